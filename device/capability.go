@@ -1,0 +1,77 @@
+package device
+
+import (
+	"io"
+	"time"
+)
+
+// DependencyQueue is ACS-HW's hardware dependency queue: a window of slots in
+// the GPU front end that holds kernels with their upstream lists and dispatches
+// each one, without a host round trip, once its upstream kernels are done. A
+// Host that has one implements this interface; find it by type assertion.
+type DependencyQueue interface {
+	// DQSlots is the window size N.
+	DQSlots() int
+	// DQSubmit inserts l into the window. deps are ids returned by earlier
+	// DQSubmit calls (the host's possibly stale view of the kernels it still
+	// considers in flight); the hardware drops those already done. It blocks
+	// the host thread while the window is full, and returns l's id.
+	DQSubmit(l *Launch, deps []uint64) (id uint64, err error)
+	// DQDone reports whether kernel id has completed, as a cheap
+	// memory-mapped read of the queue's completion counter.
+	DQDone(id uint64) bool
+	// DQSynchronize blocks until the window is empty.
+	DQSynchronize() error
+}
+
+// Stats summarizes the last Run of a device that can observe itself.
+type Stats struct {
+	Kernels   int64
+	Blocks    int64
+	Copies    int64
+	Callbacks int64
+	Races     int
+	// DeviceTime is from the first command's start to the last command's end.
+	DeviceTime time.Duration
+	// SMUtilization is the mean fraction of SM capacity (resident warps over
+	// maximum warps) in use over DeviceTime.
+	SMUtilization float64
+	// Utilization samples the same fraction over time.
+	Utilization []UtilSample
+}
+
+// UtilSample is SM utilization over [T, T+Width).
+type UtilSample struct {
+	T, Width time.Duration
+	Busy     float64 // fraction of SMs with at least one resident block
+	Warps    float64 // fraction of warp slots occupied
+}
+
+// Observer is a device that reports on its last Run.
+type Observer interface {
+	Stats() Stats
+	Races() []Race
+}
+
+// Tracer is a device that records a timeline of its runs.
+type Tracer interface {
+	// EnableTrace turns recording on or off for following runs.
+	EnableTrace(on bool)
+	// WriteTrace writes the last run's timeline as Chrome trace event JSON
+	// (Perfetto and chrome://tracing open it).
+	WriteTrace(w io.Writer) error
+}
+
+// OpRef names one command in a race report.
+type OpRef struct {
+	Name       string
+	Stream     int
+	Start, End time.Duration
+}
+
+// Race is two commands that overlapped in time while one wrote bytes the
+// other accessed.
+type Race struct {
+	A, B   OpRef
+	Lo, Hi uint64 // the conflicting device address range
+}

@@ -1,0 +1,219 @@
+// Package workloads defines what schedulers run: a Program is an ordered list
+// of operations (kernel launches with their buffer access sets, and copies),
+// grouped in steps, over named device and host buffers. A step's operations
+// may differ from the previous step's (input-dependent graphs, as in deep-RL
+// physics and dynamic DNNs); pipeline workloads are many independent jobs,
+// one step each.
+//
+// Every kernel is real: on a GPU it computes something checkable, and every
+// scheduler's outputs must equal the serial schedule's. The generators of the
+// papers' workloads live in subpackages (workloads/synthetic, ...); the CUDA C
+// sources of their kernels and the compiled images live in workloads/kernels.
+//
+// A Program is device-independent. Bind allocates it on a device through a
+// Host, uploads its inputs and prebuilds every launch, so that the scheduler's
+// issue path (Instance.Issue) allocates nothing.
+package workloads
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// OpKind says what an operation is.
+type OpKind uint8
+
+const (
+	OpKernel OpKind = iota
+	OpCopy
+)
+
+// BufferSpec is a device allocation of a program.
+type BufferSpec struct {
+	Name  string
+	Bytes int64
+	// Init fills the buffer's initial contents (uploaded by Bind before the
+	// timed region). Nil leaves it zeroed.
+	Init func(data []byte)
+	// Output marks buffers whose final contents are compared between
+	// schedulers and against references.
+	Output bool
+}
+
+// HostSpec is a host allocation that copy operations read or write.
+type HostSpec struct {
+	Name   string
+	Bytes  int64
+	Pinned bool
+	Init   func(data []byte)
+	Output bool
+}
+
+// ArgSpec is a kernel argument. Buf >= 0 names a device buffer of the
+// program (accessed with Mode over [Off, Off+Len), Len 0 = to the end);
+// Buf < 0 is a scalar of Size bytes holding Bits.
+type ArgSpec struct {
+	Buf  int
+	Mode device.Access
+	Off  int64
+	Len  int64
+	Bits uint64
+	Size int
+}
+
+// BufArg, Scalar32, Scalar64 and F32Arg build ArgSpecs.
+func BufArg(buf int, mode device.Access) ArgSpec { return ArgSpec{Buf: buf, Mode: mode} }
+func BufRange(buf int, mode device.Access, off, n int64) ArgSpec {
+	return ArgSpec{Buf: buf, Mode: mode, Off: off, Len: n}
+}
+func Scalar32(v int32) ArgSpec { a := device.I32(v); return ArgSpec{Buf: -1, Bits: a.Bits, Size: 4} }
+func Scalar64(v uint64) ArgSpec {
+	return ArgSpec{Buf: -1, Bits: v, Size: 8}
+}
+func F32Arg(v float32) ArgSpec { a := device.F32(v); return ArgSpec{Buf: -1, Bits: a.Bits, Size: 4} }
+
+// CopySpec is a copy operation between program buffers. Host is an index
+// into Program.Host; Dst and Src index Program.Buffers.
+type CopySpec struct {
+	Kind    device.CopyKind
+	Dst     int
+	DstOff  int64
+	Src     int
+	SrcOff  int64
+	Host    int
+	HostOff int64
+	Bytes   int64
+}
+
+// Op is one operation of a program.
+type Op struct {
+	Name string
+	Kind OpKind
+	// Kernel operations.
+	Kernel    *device.Kernel
+	Grid      device.Dim3
+	Block     device.Dim3
+	SharedMem int
+	Args      []ArgSpec
+	Work      device.Work
+	// Copy operations.
+	Copy CopySpec
+}
+
+// Step is a group of operations issued together (a physics step, one
+// input's inference, one job).
+type Step struct {
+	Ops []Op
+}
+
+// Program is a workload ready to bind to a device.
+type Program struct {
+	Name    string
+	Buffers []BufferSpec
+	Host    []HostSpec
+	Steps   []Step
+	// Check, if set, verifies the outputs (device buffers marked Output,
+	// by name) against a CPU reference. It is only meaningful on a device
+	// that computes (a GPU); the simulator moves no data.
+	Check func(outputs map[string][]byte) error
+}
+
+// NumOps is the number of operations over all steps.
+func (p *Program) NumOps() int {
+	n := 0
+	for i := range p.Steps {
+		n += len(p.Steps[i].Ops)
+	}
+	return n
+}
+
+// Validate checks that every operation refers to existing buffers within
+// their sizes. It does not apply device limits (device.ValidateLaunch does).
+func (p *Program) Validate() error {
+	if len(p.Steps) == 0 {
+		return fmt.Errorf("program %q has no steps", p.Name)
+	}
+	for i, b := range p.Buffers {
+		if b.Bytes <= 0 {
+			return fmt.Errorf("program %q: buffer %d (%s) has size %d", p.Name, i, b.Name, b.Bytes)
+		}
+	}
+	for i, b := range p.Host {
+		if b.Bytes <= 0 {
+			return fmt.Errorf("program %q: host buffer %d (%s) has size %d", p.Name, i, b.Name, b.Bytes)
+		}
+	}
+	for si, s := range p.Steps {
+		for oi, op := range s.Ops {
+			where := fmt.Sprintf("program %q step %d op %d (%s)", p.Name, si, oi, op.Name)
+			switch op.Kind {
+			case OpKernel:
+				if op.Kernel == nil {
+					return fmt.Errorf("%s: no kernel", where)
+				}
+				for ai, a := range op.Args {
+					if a.Buf < 0 {
+						if a.Size != 4 && a.Size != 8 {
+							return fmt.Errorf("%s: scalar argument %d has size %d", where, ai, a.Size)
+						}
+						continue
+					}
+					if a.Buf >= len(p.Buffers) {
+						return fmt.Errorf("%s: argument %d names buffer %d of %d", where, ai, a.Buf, len(p.Buffers))
+					}
+					if a.Mode == 0 {
+						return fmt.Errorf("%s: argument %d has no access mode", where, ai)
+					}
+					size := p.Buffers[a.Buf].Bytes
+					if a.Off < 0 || a.Len < 0 || a.Off+a.Len > size || a.Off >= size {
+						return fmt.Errorf("%s: argument %d range [%d,+%d) outside buffer %s of %d bytes", where, ai, a.Off, a.Len, p.Buffers[a.Buf].Name, size)
+					}
+				}
+			case OpCopy:
+				c := op.Copy
+				dev := func(idx int, off int64, what string) error {
+					if idx < 0 || idx >= len(p.Buffers) {
+						return fmt.Errorf("%s: copy %s names buffer %d of %d", where, what, idx, len(p.Buffers))
+					}
+					if off < 0 || off+c.Bytes > p.Buffers[idx].Bytes {
+						return fmt.Errorf("%s: copy %s range [%d,+%d) outside buffer %s", where, what, off, c.Bytes, p.Buffers[idx].Name)
+					}
+					return nil
+				}
+				host := func() error {
+					if c.Host < 0 || c.Host >= len(p.Host) {
+						return fmt.Errorf("%s: copy names host buffer %d of %d", where, c.Host, len(p.Host))
+					}
+					if c.HostOff < 0 || c.HostOff+c.Bytes > p.Host[c.Host].Bytes {
+						return fmt.Errorf("%s: copy host range [%d,+%d) outside host buffer %s", where, c.HostOff, c.Bytes, p.Host[c.Host].Name)
+					}
+					return nil
+				}
+				var err error
+				switch c.Kind {
+				case device.HostToDevice:
+					if err = host(); err == nil {
+						err = dev(c.Dst, c.DstOff, "destination")
+					}
+				case device.DeviceToHost:
+					if err = host(); err == nil {
+						err = dev(c.Src, c.SrcOff, "source")
+					}
+				case device.DeviceToDevice:
+					if err = dev(c.Src, c.SrcOff, "source"); err == nil {
+						err = dev(c.Dst, c.DstOff, "destination")
+					}
+				default:
+					err = fmt.Errorf("%s: unknown copy kind %d", where, c.Kind)
+				}
+				if err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("%s: unknown op kind %d", where, op.Kind)
+			}
+		}
+	}
+	return nil
+}
