@@ -1,0 +1,127 @@
+package experiments
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// WorkloadFactory builds a program from its parameters (a YAML mapping,
+// possibly nil for defaults) and the experiment's seed. It must decode params
+// strictly (DecodeParams) so a typo is an error, never a silent default.
+type WorkloadFactory func(params *yaml.Node, seed int64) (*workloads.Program, error)
+
+// SchedulerFactory builds a scheduler from its parameters.
+type SchedulerFactory func(params *yaml.Node) (sched.Scheduler, error)
+
+var (
+	regMu      sync.Mutex
+	workloadsR = map[string]registered[WorkloadFactory]{}
+	schedR     = map[string]registered[SchedulerFactory]{}
+)
+
+type registered[F any] struct {
+	doc string
+	f   F
+}
+
+// RegisterWorkload makes a workload family available to experiment files
+// under name. Each strategy's package registers its own families from an
+// init function in a file of this package named register_<strategy>.go.
+func RegisterWorkload(name, doc string, f WorkloadFactory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := workloadsR[name]; dup {
+		panic("experiments: workload " + name + " registered twice") // programming error at init
+	}
+	workloadsR[name] = registered[WorkloadFactory]{doc, f}
+}
+
+// RegisterScheduler makes a scheduler available under name.
+func RegisterScheduler(name, doc string, f SchedulerFactory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := schedR[name]; dup {
+		panic("experiments: scheduler " + name + " registered twice")
+	}
+	schedR[name] = registered[SchedulerFactory]{doc, f}
+}
+
+// NewWorkload builds the named workload.
+func NewWorkload(name string, params *yaml.Node, seed int64) (*workloads.Program, error) {
+	regMu.Lock()
+	r, ok := workloadsR[name]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q (known: %v)", name, Workloads())
+	}
+	p, err := r.f(params, seed)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// NewScheduler builds the named scheduler.
+func NewScheduler(name string, params *yaml.Node) (sched.Scheduler, error) {
+	regMu.Lock()
+	r, ok := schedR[name]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown scheduler %q (known: %v)", name, Schedulers())
+	}
+	s, err := r.f(params)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler %s: %w", name, err)
+	}
+	return s, nil
+}
+
+// Workloads and Schedulers list the registered names, sorted.
+func Workloads() []string  { return names(workloadsR) }
+func Schedulers() []string { return names(schedR) }
+
+// Doc is the one-line description a name was registered with.
+func Doc(name string) string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if r, ok := workloadsR[name]; ok {
+		return r.doc
+	}
+	return schedR[name].doc
+}
+
+func names[F any](m map[string]registered[F]) []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DecodeParams decodes a parameter mapping strictly into v (which holds the
+// defaults): an unknown field is an error naming the field and its line.
+// A nil node leaves v as it is.
+func DecodeParams(node *yaml.Node, v any) error {
+	if node == nil || node.Kind == 0 {
+		return nil
+	}
+	b, err := yaml.Marshal(node)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytesReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("parameters at line %d: %w", node.Line, err)
+	}
+	return nil
+}
