@@ -1,0 +1,314 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Plan is a stream assignment of a DAG with the synchronization that makes
+// it correct: nodes are issued in Order, node v on stream Stream[v]; before
+// v its stream waits on the completion events of the nodes in Waits[v]; an
+// event is recorded after every node with Record set.
+type Plan struct {
+	Policy  string
+	Streams int
+	Stream  []int
+	Order   []int
+	Waits   [][]int
+	Record  []bool
+	// CrossEdges counts dependency edges (in the graph the policy
+	// synchronizes) whose ends are on different streams; WaitsRemoved is
+	// how many of them needed no event wait (KeSCo's sync pruning).
+	CrossEdges   int
+	WaitsRemoved int
+}
+
+// NumWaits is the number of event waits the plan issues.
+func (p *Plan) NumWaits() int {
+	n := 0
+	for _, w := range p.Waits {
+		n += len(w)
+	}
+	return n
+}
+
+// NumRecords is the number of events the plan records.
+func (p *Plan) NumRecords() int {
+	n := 0
+	for _, r := range p.Record {
+		if r {
+			n++
+		}
+	}
+	return n
+}
+
+// Verify checks that executing p respects every edge of d: for each edge
+// u -> v, u completes before v starts, through stream order and event
+// waits (a vector clock per stream tracks what each stream has
+// transitively waited for). It also checks the plan's shape.
+func (p *Plan) Verify(d *DAG) error {
+	n := d.N()
+	if len(p.Stream) != n || len(p.Order) != n || len(p.Waits) != n || len(p.Record) != n {
+		return fmt.Errorf("plan %s: sized for %d/%d/%d/%d nodes, graph has %d", p.Policy, len(p.Stream), len(p.Order), len(p.Waits), len(p.Record), n)
+	}
+	pos := make([]int, n)     // position of node in its stream, 1-based
+	issued := make([]bool, n) // issued so far
+	tail := make([]int, p.Streams)
+	know := make([][]int, p.Streams) // know[s][t]: stream s's next command runs after the first know[s][t] commands of t
+	for s := range know {
+		know[s] = make([]int, p.Streams)
+	}
+	snap := make([][]int, n)
+	for _, v := range p.Order {
+		if v < 0 || v >= n || issued[v] {
+			return fmt.Errorf("plan %s: order lists node %d twice or out of range", p.Policy, v)
+		}
+		s := p.Stream[v]
+		if s < 0 || s >= p.Streams {
+			return fmt.Errorf("plan %s: node %d on stream %d of %d", p.Policy, v, s, p.Streams)
+		}
+		for _, u := range p.Waits[v] {
+			if !issued[u] || !p.Record[u] {
+				return fmt.Errorf("plan %s: node %d waits on node %d, which has no recorded event yet", p.Policy, v, u)
+			}
+			for t := range know[s] {
+				know[s][t] = max(know[s][t], snap[u][t])
+			}
+		}
+		tail[s]++
+		pos[v] = tail[s]
+		know[s][s] = tail[s]
+		snap[v] = append([]int(nil), know[s]...)
+		issued[v] = true
+		for _, u := range d.Pred[v] {
+			if !issued[u] {
+				return fmt.Errorf("plan %s: node %d issued before its predecessor %d", p.Policy, v, u)
+			}
+			if snap[v][p.Stream[u]] < pos[u] {
+				return fmt.Errorf("plan %s: edge %d -> %d (streams %d -> %d) is not synchronized", p.Policy, u, v, p.Stream[u], s)
+			}
+		}
+	}
+	return nil
+}
+
+func newPlan(policy string, n, streams int) *Plan {
+	return &Plan{Policy: policy, Streams: streams, Stream: make([]int, n), Waits: make([][]int, n), Record: make([]bool, n)}
+}
+
+// waitAllCross makes every cross-stream edge of d a wait (no pruning), and
+// records an event after each node with a successor on another stream.
+func (p *Plan) waitAllCross(d *DAG) {
+	for v := range d.Pred {
+		for _, u := range d.Pred[v] {
+			if p.Stream[u] != p.Stream[v] {
+				p.Waits[v] = append(p.Waits[v], u)
+				p.Record[u] = true
+				p.CrossEdges++
+			}
+		}
+	}
+}
+
+// Serial puts every node on one stream in topological order.
+func Serial(d *DAG) (*Plan, error) {
+	order, err := d.TopoOrder()
+	if err != nil {
+		return nil, err
+	}
+	p := newPlan("serial", d.N(), 1)
+	p.Order = order
+	return p, nil
+}
+
+// Taskflow is Taskflow's round-robin capture: levelize by BFS, put the i-th
+// node of each level on stream i mod streams, issue level by level, and
+// record and wait on events only where a successor is on another stream.
+// It synchronizes the graph it is given; pass the transitive reduction (the
+// graph a Taskflow user would write).
+func Taskflow(d *DAG, streams int) (*Plan, error) {
+	if streams < 1 {
+		return nil, fmt.Errorf("taskflow: streams must be at least 1, got %d", streams)
+	}
+	levels, err := d.Levels()
+	if err != nil {
+		return nil, err
+	}
+	p := newPlan(fmt.Sprintf("taskflow(s=%d)", streams), d.N(), streams)
+	for _, lv := range levels {
+		for i, v := range lv {
+			p.Stream[v] = i % streams
+			p.Order = append(p.Order, v)
+		}
+	}
+	p.waitAllCross(d)
+	return p, nil
+}
+
+// Nimble is Nimble's assignment (Kwon et al., NeurIPS 2020, section 4.3):
+// the transitive reduction (minimum equivalent graph), a maximum bipartite
+// matching over its edges giving a minimum cover by paths, one stream per
+// path, an event recorded after every node, and a wait on each parent (in
+// the reduction) that is on another stream. The number of streams is the
+// number of paths: the graph's width when no hub forces more.
+func Nimble(d *DAG) (*Plan, error) {
+	red, err := d.TransitiveReduction()
+	if err != nil {
+		return nil, err
+	}
+	chains := red.MinPathCover()
+	p := newPlan("nimble", d.N(), max(1, len(chains)))
+	for ci, c := range chains {
+		for _, v := range c {
+			p.Stream[v] = ci
+		}
+	}
+	if p.Order, err = d.TopoOrder(); err != nil {
+		return nil, err
+	}
+	p.waitAllCross(red)
+	for v := range p.Record {
+		p.Record[v] = true
+	}
+	return p, nil
+}
+
+// KeSCoOptions are the distributor's parameters.
+type KeSCoOptions struct {
+	// Streams is the most streams to use (8 in KeSCo); the distributor
+	// uses min(Streams, width of the graph).
+	Streams int
+	// Strict applies the paper's one-predecessor rule literally: a node
+	// with one predecessor always joins its stream, so the children of a
+	// fork serialize behind it. Otherwise (gpusched's refinement) a child
+	// whose parent's stream already took a node of the same level goes to
+	// the next stream round-robin that the level has not used yet.
+	Strict bool
+	// NoPrune turns sync pruning off (every cross-stream edge waits).
+	NoPrune bool
+}
+
+// KeSCo is KeSCo's distributor with its sync pruning (Lin et al., ICCD
+// 2023, section III). Streams are assigned over the levels of the
+// transitive reduction of full: a node without predecessors takes the next
+// stream round-robin; with one, its predecessor's stream; with several, the
+// stream of the predecessor that has the fewest successors not yet
+// assigned. Synchronization starts from every cross-stream edge of full
+// (the data-flow graph from the kernels' arguments) and prunes: for each
+// foreign stream only the last predecessor there is waited on, and not
+// even that one when an earlier node of the same stream already waited on
+// it or on a later node of that stream.
+func KeSCo(full *DAG, opt KeSCoOptions) (*Plan, error) {
+	if opt.Streams < 1 {
+		return nil, fmt.Errorf("kesco: streams must be at least 1, got %d", opt.Streams)
+	}
+	red, err := full.TransitiveReduction()
+	if err != nil {
+		return nil, err
+	}
+	width, err := full.Width()
+	if err != nil {
+		return nil, err
+	}
+	streams := max(1, min(opt.Streams, width))
+	levels, err := red.Levels()
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("kesco(s=%d)", streams)
+	if opt.Strict {
+		name = fmt.Sprintf("kesco-strict(s=%d)", streams)
+	}
+	p := newPlan(name, full.N(), streams)
+	unassignedSucc := make([]int, full.N())
+	for v := range red.Succ {
+		unassignedSucc[v] = len(red.Succ[v])
+	}
+	rr := 0
+	usedInLevel := make([]bool, streams)
+	nextFree := func() int {
+		for k := 0; k < streams; k++ {
+			s := (rr + k) % streams
+			if !usedInLevel[s] {
+				rr = s + 1
+				return s
+			}
+		}
+		s := rr % streams
+		rr++
+		return s
+	}
+	for _, lv := range levels {
+		clear(usedInLevel)
+		for _, v := range lv {
+			preds := red.Pred[v]
+			var s int
+			switch len(preds) {
+			case 0:
+				s = rr % streams
+				rr++
+			case 1:
+				s = p.Stream[preds[0]]
+				if !opt.Strict && usedInLevel[s] {
+					s = nextFree()
+				}
+			default:
+				best := preds[0]
+				for _, u := range preds[1:] {
+					if unassignedSucc[u] < unassignedSucc[best] {
+						best = u
+					}
+				}
+				s = p.Stream[best]
+			}
+			p.Stream[v] = s
+			usedInLevel[s] = true
+			for _, u := range preds {
+				unassignedSucc[u]--
+			}
+			p.Order = append(p.Order, v)
+		}
+	}
+	if opt.NoPrune {
+		p.waitAllCross(full)
+		return p, nil
+	}
+	// Sync pruning over the issue order.
+	pos := make([]int, full.N())
+	tail := make([]int, streams)
+	waited := make([][]int, streams) // waited[s][t]: highest position on t that s has waited for
+	for s := range waited {
+		waited[s] = make([]int, streams)
+	}
+	lastOn := make([]int, streams)
+	for _, v := range p.Order {
+		s := p.Stream[v]
+		for t := range lastOn {
+			lastOn[t] = -1
+		}
+		for _, u := range full.Pred[v] {
+			t := p.Stream[u]
+			if t == s {
+				continue
+			}
+			p.CrossEdges++
+			if lastOn[t] == -1 || pos[u] > pos[lastOn[t]] {
+				lastOn[t] = u
+			}
+		}
+		for t, u := range lastOn {
+			if u == -1 || waited[s][t] >= pos[u] {
+				continue
+			}
+			waited[s][t] = pos[u]
+			p.Waits[v] = append(p.Waits[v], u)
+			p.Record[u] = true
+		}
+		sort.Ints(p.Waits[v])
+		tail[s]++
+		pos[v] = tail[s]
+	}
+	p.WaitsRemoved = p.CrossEdges - p.NumWaits()
+	return p, nil
+}
