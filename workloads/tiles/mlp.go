@@ -1,0 +1,183 @@
+package tiles
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// MLPParams shape a transformer MLP block as one GPU of an 8-way
+// model-parallel layer runs it (cuSync, section V): GPT-3 (H = 12288,
+// GEMM1 [T x H] x [H x 6144] + GeLU, GEMM2 [T x 6144] x [6144 x H]) or
+// LLaMA-65B (H = 8192, GEMM1 [T x H] x [H x 2d] computing gate and up side
+// by side, GEMM2 [T x d] x [d x H] reading silu(gate) * up, d = 2816).
+type MLPParams struct {
+	Model  string `yaml:"model"`  // gpt3 or llama
+	Tokens int    `yaml:"tokens"` // T = batch x sequence
+	Hidden int    `yaml:"hidden"` // H; 0 = the model's
+	FF     int    `yaml:"ff"`     // GPT-3: GEMM1's width; LLaMA: d; 0 = the model's
+	Tile   string `yaml:"tile"`   // "auto" or BMxBN, for both GEMMs
+	Steps  int    `yaml:"steps"`  // repetitions of the block (same inputs)
+	// CheckRows is how many rows of T Check compares with the CPU
+	// reference (every element is still checked for being written).
+	CheckRows int `yaml:"check_rows"`
+}
+
+// MLPDefaults is GPT-3 at T = 512.
+func MLPDefaults() MLPParams {
+	return MLPParams{Model: "gpt3", Tokens: 512, Tile: "auto", Steps: 1, CheckRows: 4}
+}
+
+// Model sizes per GPU (8-way tensor parallelism).
+const (
+	GPT3Hidden  = 12288
+	GPT3FF      = 6144 // 4H / 8
+	LLaMAHidden = 8192
+	LLaMAFF     = 2816 // d per GPU, as cuSync evaluates LLaMA-65B
+)
+
+// AutoTile picks the tile for T rows: BM no taller than T needs (small T
+// wastes less of each tile), BN 128. Both GEMMs of a pair use the same BM,
+// so a consumer row tile depends on exactly one producer row tile.
+func AutoTile(rows int) Tile {
+	switch {
+	case rows <= 32:
+		return Tile{32, 128}
+	case rows <= 64:
+		return Tile{64, 128}
+	}
+	return Tile{128, 128}
+}
+
+func (p *MLPParams) resolve() (Tile, error) {
+	switch p.Model {
+	case "gpt3":
+		if p.Hidden == 0 {
+			p.Hidden = GPT3Hidden
+		}
+		if p.FF == 0 {
+			p.FF = GPT3FF
+		}
+	case "llama":
+		if p.Hidden == 0 {
+			p.Hidden = LLaMAHidden
+		}
+		if p.FF == 0 {
+			p.FF = LLaMAFF
+		}
+	default:
+		return Tile{}, fmt.Errorf("model %q: want gpt3 or llama", p.Model)
+	}
+	switch {
+	case p.Tokens < 1:
+		return Tile{}, fmt.Errorf("tokens must be at least 1, got %d", p.Tokens)
+	case p.Hidden < 1 || p.FF < 1:
+		return Tile{}, fmt.Errorf("hidden %d and ff %d must be positive", p.Hidden, p.FF)
+	case p.Steps < 1:
+		return Tile{}, fmt.Errorf("steps must be at least 1, got %d", p.Steps)
+	case p.CheckRows < 1:
+		return Tile{}, fmt.Errorf("check_rows must be at least 1, got %d", p.CheckRows)
+	}
+	if p.Tile == "" || p.Tile == "auto" {
+		return AutoTile(p.Tokens), nil
+	}
+	return ParseTile(p.Tile)
+}
+
+// MLP is a built MLP block: its two stages and the program.
+type MLP struct {
+	Params         MLPParams
+	GEMM1, GEMM2   Stage
+	Program        *workloads.Program
+	x, w1, w2      tensor
+	bufX1, bufY    string
+	gemm1N, gemm2K int
+}
+
+// NewMLP builds the MLP program. Buffers: x [T x H], w1 [H x N1], x1
+// [T x N1] (GPT-3: GeLU(x w1), N1 = ff; LLaMA: x [w_gate | w_up], N1 = 2d),
+// w2 [ff x H], y [T x H]. Each step is GEMM1 then GEMM2; x1 and y are
+// outputs, poisoned with NaN before the run.
+func NewMLP(p MLPParams, seed int64) (*MLP, error) {
+	tile, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	n1, amode, epi := p.FF, APlain, EpiGeLU
+	if p.Model == "llama" {
+		n1, amode, epi = 2*p.FF, ASwiGLU, EpiNone
+	}
+	g1, err := NewGEMM(tile, p.Tokens, n1, p.Hidden, APlain, epi)
+	if err != nil {
+		return nil, fmt.Errorf("GEMM1: %w", err)
+	}
+	g2, err := NewGEMM(tile, p.Tokens, p.Hidden, p.FF, amode, EpiNone)
+	if err != nil {
+		return nil, fmt.Errorf("GEMM2: %w", err)
+	}
+	m := &MLP{Params: p, GEMM1: g1, GEMM2: g2, gemm1N: n1, gemm2K: p.FF, bufX1: "x1", bufY: "y"}
+	m.x = newTensor(seed, 1, p.Tokens*p.Hidden, 1)
+	m.w1 = newTensor(seed, 2, p.Hidden*n1, float32(2/math.Sqrt(float64(p.Hidden))))
+	m.w2 = newTensor(seed, 3, p.FF*p.Hidden, float32(2/math.Sqrt(float64(p.FF))))
+	half := func(n int) int64 { return 2 * int64(n) }
+	prog := &workloads.Program{
+		Name: fmt.Sprintf("%s-mlp(T=%d,tile=%s)", p.Model, p.Tokens, tile),
+		Buffers: []workloads.BufferSpec{
+			{Name: "x", Bytes: half(p.Tokens * p.Hidden), Init: m.x.fill},
+			{Name: "w1", Bytes: half(p.Hidden * n1), Init: m.w1.fill},
+			{Name: m.bufX1, Bytes: half(p.Tokens * n1), Init: poison, Output: true},
+			{Name: "w2", Bytes: half(p.FF * p.Hidden), Init: m.w2.fill},
+			{Name: m.bufY, Bytes: half(p.Tokens * p.Hidden), Init: poison, Output: true},
+		},
+	}
+	for s := 0; s < p.Steps; s++ {
+		op1, err := g1.Op(fmt.Sprintf("gemm1[%d]", s), 0, 1, 2)
+		if err != nil {
+			return nil, err
+		}
+		op2, err := g2.Op(fmt.Sprintf("gemm2[%d]", s), 2, 3, 4)
+		if err != nil {
+			return nil, err
+		}
+		prog.Steps = append(prog.Steps, workloads.Step{Ops: []workloads.Op{op1, op2}})
+	}
+	prog.Check = m.Check
+	m.Program = prog
+	return m, nil
+}
+
+// Check compares sampled rows with the CPU reference: x1 from the inputs,
+// and y from the GPU's own x1 (so each kernel is checked on its own), and
+// requires every element of both outputs to be written and finite.
+func (m *MLP) Check(outputs map[string][]byte) error {
+	p := m.Params
+	x1, err := outHalves(outputs, m.bufX1, p.Tokens*m.gemm1N)
+	if err != nil {
+		return err
+	}
+	y, err := outHalves(outputs, m.bufY, p.Tokens*p.Hidden)
+	if err != nil {
+		return err
+	}
+	w1 := m.w1.values(0, m.w1.n)
+	w2 := m.w2.values(0, m.w2.n)
+	var got1, want1, got2, want2 []float32
+	for _, r := range sampleRows(p.Tokens, p.CheckRows) {
+		ref1, err := GEMMRow(m.GEMM1, m.x.values(r*p.Hidden, (r+1)*p.Hidden), w1)
+		if err != nil {
+			return err
+		}
+		row1 := x1[r*m.gemm1N : (r+1)*m.gemm1N]
+		ref2, err := GEMMRow(m.GEMM2, row1, w2)
+		if err != nil {
+			return err
+		}
+		got1, want1 = append(got1, row1...), append(want1, ref1...)
+		got2, want2 = append(got2, y[r*p.Hidden:(r+1)*p.Hidden]...), append(want2, ref2...)
+	}
+	if err := compare("x1 (GEMM1)", got1, want1); err != nil {
+		return err
+	}
+	return compare("y (GEMM2)", got2, want2)
+}
