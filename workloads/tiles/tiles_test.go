@@ -18,13 +18,13 @@ func TestHalfConversion(t *testing.T) {
 		bits Half
 	}{
 		{1, 0x3c00}, {-2, 0xc000}, {0.5, 0x3800}, {65504, 0x7bff},
-		{65520, 0x7c00},                      // rounds up to infinity
+		{65520, 0x7c00},                       // rounds up to infinity
 		{float32(math.Ldexp(1, -24)), 0x0001}, // smallest subnormal
 		{float32(math.Ldexp(1, -25)), 0x0000}, // tie between 0 and the smallest subnormal: even (0)
 		{float32(math.Ldexp(3, -26)), 0x0001}, // 0.75 of the smallest subnormal rounds up
 		{0.1, 0x2e66},
-		{1 + 1.0/2048, 0x3c00},        // tie: even mantissa stays
-		{1 + 3.0/2048, 0x3c02},        // tie: odd mantissa rounds up
+		{1 + 1.0/2048, 0x3c00}, // tie: even mantissa stays
+		{1 + 3.0/2048, 0x3c02}, // tie: odd mantissa rounds up
 		{float32(math.Inf(-1)), 0xfc00},
 	}
 	for _, c := range cases {
