@@ -1,0 +1,273 @@
+package nn
+
+import "math"
+
+// Act is an activation fused into a kernel's output (codes shared with nn.cu).
+type Act int
+
+const (
+	ActNone Act = iota
+	ActReLU
+	ActReLU6
+	ActGELU
+	ActSigmoid
+	ActSwish
+	ActTanhReLU
+	numActs
+)
+
+var actNames = [...]string{"none", "relu", "relu6", "gelu", "sigmoid", "swish", "tanh-relu"}
+
+func (a Act) String() string {
+	if a >= 0 && a < numActs {
+		return actNames[a]
+	}
+	return "act?"
+}
+
+// Apply is the activation on one value, as nn.cu's nn_act computes it.
+func (a Act) Apply(v float32) float32 {
+	switch a {
+	case ActReLU:
+		return max(v, 0)
+	case ActReLU6:
+		return min(max(v, 0), 6)
+	case ActGELU:
+		return float32(0.5 * float64(v) * (1 + math.Erf(float64(v)*0.70710678118654752)))
+	case ActSigmoid:
+		return float32(1 / (1 + math.Exp(-float64(v))))
+	case ActSwish:
+		return float32(float64(v) / (1 + math.Exp(-float64(v))))
+	case ActTanhReLU:
+		return float32(max(math.Tanh(float64(v)), 0))
+	}
+	return v
+}
+
+// actFlops is the flop count charged per activated element.
+func (a Act) flops() float64 {
+	switch a {
+	case ActNone:
+		return 0
+	case ActReLU, ActReLU6:
+		return 1
+	}
+	return 8
+}
+
+// ConvShape is a convolution's geometry.
+type ConvShape struct {
+	Cin, H, W, Cout, Ho, Wo int
+	KH, KW, Stride          int
+	PadH, PadW              int
+	Groups                  int
+}
+
+// Conv2DRef is nn_conv2d: y [Cout][Ho][Wo] = act(b + conv(x, w)).
+func Conv2DRef(x, w, b, y []float32, s ConvShape, act Act) {
+	cinG, coutG := s.Cin/s.Groups, s.Cout/s.Groups
+	for oc := 0; oc < s.Cout; oc++ {
+		g := oc / coutG
+		wp := w[oc*cinG*s.KH*s.KW:]
+		for oy := 0; oy < s.Ho; oy++ {
+			for ox := 0; ox < s.Wo; ox++ {
+				acc := b[oc]
+				for ic := 0; ic < cinG; ic++ {
+					xp := x[(g*cinG+ic)*s.H*s.W:]
+					wq := wp[ic*s.KH*s.KW:]
+					for ky := 0; ky < s.KH; ky++ {
+						iy := oy*s.Stride - s.PadH + ky
+						if iy < 0 || iy >= s.H {
+							continue
+						}
+						for kx := 0; kx < s.KW; kx++ {
+							ix := ox*s.Stride - s.PadW + kx
+							if ix < 0 || ix >= s.W {
+								continue
+							}
+							acc += xp[iy*s.W+ix] * wq[ky*s.KW+kx]
+						}
+					}
+				}
+				y[(oc*s.Ho+oy)*s.Wo+ox] = act.Apply(acc)
+			}
+		}
+	}
+}
+
+// GEMMShape is nn_gemm's geometry (element strides and leading dimensions).
+type GEMMShape struct {
+	M, N, K                   int
+	LdA, LdB, LdC             int
+	TransA, TransB            bool
+	Batch                     int
+	StrideA, StrideB, StrideC int
+	BiasMode                  int // 0 none, 1 per row, 2 per column
+	Alpha                     float32
+}
+
+// GEMMRef is nn_gemm: C = act(alpha op(A) op(B) + bias) per batch.
+func GEMMRef(a, b, bias, c []float32, s GEMMShape, act Act) {
+	for z := 0; z < s.Batch; z++ {
+		az, bz, cz := a[z*s.StrideA:], b[z*s.StrideB:], c[z*s.StrideC:]
+		for r := 0; r < s.M; r++ {
+			for col := 0; col < s.N; col++ {
+				var acc float32
+				for k := 0; k < s.K; k++ {
+					var av, bv float32
+					if s.TransA {
+						av = az[k*s.LdA+r]
+					} else {
+						av = az[r*s.LdA+k]
+					}
+					if s.TransB {
+						bv = bz[col*s.LdB+k]
+					} else {
+						bv = bz[k*s.LdB+col]
+					}
+					acc += av * bv
+				}
+				v := s.Alpha * acc
+				switch s.BiasMode {
+				case 1:
+					v += bias[r]
+				case 2:
+					v += bias[col]
+				}
+				cz[r*s.LdC+col] = act.Apply(v)
+			}
+		}
+	}
+}
+
+// GEMVRef is nn_gemv: y[m] = act(W[m,:] . x + b[m]).
+func GEMVRef(w, x, b, y []float32, m, k int, act Act) {
+	for r := 0; r < m; r++ {
+		var acc float32
+		for i := 0; i < k; i++ {
+			acc += w[r*k+i] * x[i]
+		}
+		y[r] = act.Apply(acc + b[r])
+	}
+}
+
+// PoolKind is max or average pooling.
+type PoolKind int
+
+const (
+	MaxPool PoolKind = iota
+	AvgPool
+)
+
+// Pool2DRef is nn_pool2d (average over in-bounds elements only).
+func Pool2DRef(x, y []float32, c, h, w, ho, wo, k, stride, pad int, kind PoolKind) {
+	for ch := 0; ch < c; ch++ {
+		for oy := 0; oy < ho; oy++ {
+			for ox := 0; ox < wo; ox++ {
+				acc := float32(0)
+				if kind == MaxPool {
+					acc = -math.MaxFloat32
+				}
+				cnt := 0
+				for ky := 0; ky < k; ky++ {
+					iy := oy*stride - pad + ky
+					if iy < 0 || iy >= h {
+						continue
+					}
+					for kx := 0; kx < k; kx++ {
+						ix := ox*stride - pad + kx
+						if ix < 0 || ix >= w {
+							continue
+						}
+						v := x[(ch*h+iy)*w+ix]
+						if kind == MaxPool {
+							acc = max(acc, v)
+						} else {
+							acc += v
+						}
+						cnt++
+					}
+				}
+				switch {
+				case kind == AvgPool && cnt > 0:
+					acc /= float32(cnt)
+				case cnt == 0:
+					acc = 0
+				}
+				y[(ch*ho+oy)*wo+ox] = acc
+			}
+		}
+	}
+}
+
+// GlobalAvgPoolRef is nn_global_avgpool.
+func GlobalAvgPoolRef(x, y []float32, c, hw int) {
+	for ch := 0; ch < c; ch++ {
+		var acc float32
+		for i := 0; i < hw; i++ {
+			acc += x[ch*hw+i]
+		}
+		y[ch] = acc / float32(hw)
+	}
+}
+
+// SoftmaxRef is nn_softmax over rows.
+func SoftmaxRef(x, y []float32, rows, cols int, scale float32) {
+	for r := 0; r < rows; r++ {
+		xr, yr := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		m := float32(-math.MaxFloat32)
+		for _, v := range xr {
+			m = max(m, scale*v)
+		}
+		var s float64
+		for _, v := range xr {
+			s += math.Exp(float64(scale*v - m))
+		}
+		for i, v := range xr {
+			yr[i] = float32(math.Exp(float64(scale*v-m)) / s)
+		}
+	}
+}
+
+// LayerNormRef is nn_layernorm over rows.
+func LayerNormRef(x, gamma, beta, y []float32, rows, cols int, eps float32) {
+	for r := 0; r < rows; r++ {
+		xr, yr := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		var s float64
+		for _, v := range xr {
+			s += float64(v)
+		}
+		mean := s / float64(cols)
+		var q float64
+		for _, v := range xr {
+			d := float64(v) - mean
+			q += d * d
+		}
+		inv := 1 / math.Sqrt(q/float64(cols)+float64(eps))
+		for i, v := range xr {
+			yr[i] = float32((float64(v)-mean)*inv)*gamma[i] + beta[i]
+		}
+	}
+}
+
+// Upsample2xRef is nn_upsample2x (nearest neighbour).
+func Upsample2xRef(x, y []float32, c, h, w int) {
+	for ch := 0; ch < c; ch++ {
+		for oy := 0; oy < 2*h; oy++ {
+			for ox := 0; ox < 2*w; ox++ {
+				y[(ch*2*h+oy)*2*w+ox] = x[(ch*h+oy/2)*w+ox/2]
+			}
+		}
+	}
+}
+
+// MixRef is nn_mix: y = sum_e coef[e] src[e].
+func MixRef(src, coef, y []float32, e, n int) {
+	for i := 0; i < n; i++ {
+		var acc float32
+		for j := 0; j < e; j++ {
+			acc += coef[j] * src[j*n+i]
+		}
+		y[i] = acc
+	}
+}
