@@ -1,0 +1,450 @@
+package sim
+
+import (
+	"github.com/gpusched/gpusched/device"
+)
+
+// BlockPolicy decides which resident kernel's blocks are offered free SM
+// resources first. Each scheduling pass walks the kernels that still have
+// blocks to place in the policy's order; every kernel places as many blocks
+// as fit, and later kernels fill what is left (the leftover policy of real
+// GPUs: no kernel is preempted and SMs never idle while a block fits).
+type BlockPolicy interface {
+	Name() string
+	// Before reports whether a is offered resources before b. It must
+	// depend only on the fields of KernelInfo (they never change while a
+	// kernel is resident).
+	Before(a, b KernelInfo) bool
+}
+
+// KernelInfo is what a BlockPolicy sees of a resident kernel.
+type KernelInfo struct {
+	Name     string
+	Stream   int    // issuing stream; -1 for dependency-queue kernels
+	Priority int    // stream priority: lower is higher priority, as in CUDA
+	Arrival  uint64 // order in which kernels reached the block scheduler
+	Blocks   int    // grid size
+}
+
+// PriorityLeftover is the default policy and what NVIDIA GPUs do: kernels of
+// higher-priority streams first, then the earliest arrival.
+type PriorityLeftover struct{}
+
+func (PriorityLeftover) Name() string { return "priority-leftover" }
+func (PriorityLeftover) Before(a, b KernelInfo) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	return a.Arrival < b.Arrival
+}
+
+// Leftover ignores stream priorities: earliest arrival first.
+type Leftover struct{}
+
+func (Leftover) Name() string                { return "leftover" }
+func (Leftover) Before(a, b KernelInfo) bool { return a.Arrival < b.Arrival }
+
+// SmallestFirst offers resources to the kernel with the fewest blocks first
+// (ties: priority, then arrival): an alternative policy for experiments on
+// the block scheduler itself.
+type SmallestFirst struct{}
+
+func (SmallestFirst) Name() string { return "smallest-first" }
+func (SmallestFirst) Before(a, b KernelInfo) bool {
+	if a.Blocks != b.Blocks {
+		return a.Blocks < b.Blocks
+	}
+	return PriorityLeftover{}.Before(a, b)
+}
+
+func (k *command) info() KernelInfo {
+	s := -1
+	if k.st != nil && k.dqID == 0 {
+		s = k.st.id
+	}
+	return KernelInfo{Name: k.l.Name(), Stream: s, Priority: k.prio, Arrival: k.actSeq, Blocks: k.total}
+}
+
+// smState is one SM's free resources and residency.
+type smState struct {
+	threads, warps, blocks, regs, shared int // free
+	resWarps, resBlocks                  int
+	dirty                                bool
+}
+
+func (s *smState) fitsOne(r *device.BlockResources) bool {
+	return s.blocks >= 1 && s.threads >= r.Threads && s.warps >= r.Warps && s.regs >= r.Registers && s.shared >= r.Shared
+}
+
+func (s *smState) fitCount(r *device.BlockResources) int {
+	n := s.blocks
+	if r.Threads > 0 {
+		n = min(n, s.threads/r.Threads)
+	}
+	if r.Warps > 0 {
+		n = min(n, s.warps/r.Warps)
+	}
+	if r.Registers > 0 {
+		n = min(n, s.regs/r.Registers)
+	}
+	if r.Shared > 0 {
+		n = min(n, s.shared/r.Shared)
+	}
+	return n
+}
+
+// pendingBatch is n blocks of k placed on SM sm in the current pass; block
+// is the block index for synchronizing kernels (-1 otherwise).
+type pendingBatch struct {
+	k     *command
+	sm    int32
+	n     int32
+	block int32
+}
+
+// counter is a device-memory counter of cuSync-style block synchronization.
+type counter struct {
+	key     device.Counter
+	value   uint32
+	waiters []*spinner
+}
+
+// spinner is a block that holds its SM while it waits for counters.
+type spinner struct {
+	k       *command
+	sm      int32
+	block   int32
+	since   Time
+	waits   []device.CounterWait
+	started bool
+}
+
+func counterKey(c device.Counter) uint64 { return c.Buf.Addr + uint64(c.Index)*4 }
+
+func (d *Device) counter(c device.Counter) *counter {
+	key := counterKey(c)
+	ct := d.counters[key]
+	if ct == nil {
+		ct = &counter{key: c}
+		d.counters[key] = ct
+	}
+	return ct
+}
+
+// activate puts a resident kernel in front of the block scheduler.
+func (d *Device) activate(k *command) {
+	k.res = d.info.Resources(&k.l)
+	k.total = k.l.Grid.Count()
+	d.activeSeq++
+	k.actSeq = d.activeSeq
+	k.isNew = true
+	info := k.info()
+	pol := d.opts.policy
+	i := len(d.waiting)
+	d.waiting = append(d.waiting, k)
+	for i > 0 && pol.Before(info, d.waiting[i-1].info()) {
+		d.waiting[i] = d.waiting[i-1]
+		i--
+	}
+	d.waiting[i] = k
+	d.requestPass()
+}
+
+func (d *Device) requestPass() {
+	if !d.passPend {
+		d.passPend = true
+		d.schedule(d.now, evSchedule, 0, 0, nil)
+	}
+}
+
+// schedulePass places blocks of waiting kernels, in policy order. A kernel
+// that has just arrived is offered every SM; the others only the SMs freed
+// since the last pass (on the rest nothing of theirs fit then, and nothing
+// has been freed there since).
+func (d *Device) schedulePass() {
+	d.passPend = false
+	if len(d.waiting) > 0 {
+		d.util.advance(d.now)
+		for _, k := range d.waiting {
+			if k.isNew {
+				k.isNew = false
+				d.place(k, true)
+			} else if len(d.dirty) > 0 {
+				d.place(k, false)
+			}
+		}
+		keep := d.waiting[:0]
+		for _, k := range d.waiting {
+			if k.placed < k.total {
+				keep = append(keep, k)
+			}
+		}
+		clear(d.waiting[len(keep):])
+		d.waiting = keep
+	}
+	for _, s := range d.dirty {
+		d.sms[s].dirty = false
+	}
+	d.dirty = d.dirty[:0]
+	// Durations are fixed once every block of this instant is placed, so
+	// blocks placed together see the same co-residency.
+	for _, b := range d.batches {
+		sm := &d.sms[b.sm]
+		dur := d.blockDur(b.k, sm)
+		if b.block >= 0 {
+			d.schedule(d.now+dur, evBlockDone, b.sm, b.block, b.k)
+		} else {
+			d.schedule(d.now+dur, evBatchDone, b.sm, b.n, b.k)
+		}
+	}
+	clear(d.batches)
+	d.batches = d.batches[:0]
+	if d.tr.on {
+		d.tr.smSample(d)
+	}
+}
+
+// place distributes k's unplaced blocks breadth-first over the candidate
+// SMs (every SM, or the dirty ones), as the hardware's block distributor
+// spreads a grid across SMs before stacking blocks on one.
+func (d *Device) place(k *command, all bool) {
+	r := &k.res
+	n := len(d.dirty)
+	S := len(d.sms)
+	if all {
+		n = S
+	}
+	idx := func(i int) int {
+		if all {
+			j := d.rr + i
+			if j >= S {
+				j -= S
+			}
+			return j
+		}
+		return int(d.dirty[i])
+	}
+	rem := k.total - k.placed
+	if k.l.Sync != nil || rem <= n {
+		// Few blocks (or blocks that must be numbered one by one): one
+		// block per SM per round.
+		last := -1
+		for rem > 0 {
+			progress := false
+			for i := 0; i < n && rem > 0; i++ {
+				s := idx(i)
+				if d.sms[s].fitsOne(r) {
+					d.take(k, s, 1)
+					rem--
+					progress = true
+					last = i
+				}
+			}
+			if !progress {
+				break
+			}
+		}
+		if all && last >= 0 {
+			d.rr = idx(last) + 1
+			if d.rr >= S {
+				d.rr = 0
+			}
+		}
+		return
+	}
+	if cap(d.fitBuf) < n {
+		d.fitBuf = make([]int, n)
+	}
+	fits := d.fitBuf[:n]
+	total, maxFit := 0, 0
+	for i := range fits {
+		f := d.sms[idx(i)].fitCount(r)
+		fits[i] = f
+		total += f
+		maxFit = max(maxFit, f)
+	}
+	if total == 0 {
+		return
+	}
+	if total <= rem {
+		for i, f := range fits {
+			if f > 0 {
+				d.take(k, idx(i), f)
+			}
+		}
+		return
+	}
+	// Water-fill: the largest level L with sum(min(fit, L)) <= rem, then one
+	// more block on SMs with room above L until rem is used up.
+	level, used := 0, 0
+	for level < maxFit {
+		g := 0
+		for _, f := range fits {
+			g += min(f, level+1)
+		}
+		if g > rem {
+			break
+		}
+		level, used = level+1, g
+	}
+	extra := rem - used
+	for i, f := range fits {
+		c := min(f, level)
+		if f > level && extra > 0 {
+			c++
+			extra--
+		}
+		if c > 0 {
+			d.take(k, idx(i), c)
+		}
+	}
+}
+
+// take places n blocks of k on SM s now.
+func (d *Device) take(k *command, s, n int) {
+	sm := &d.sms[s]
+	r := &k.res
+	sm.blocks -= n
+	sm.threads -= n * r.Threads
+	sm.warps -= n * r.Warps
+	sm.regs -= n * r.Registers
+	sm.shared -= n * r.Shared
+	if sm.resBlocks == 0 {
+		d.busySMs++
+	}
+	sm.resBlocks += n
+	sm.resWarps += n * r.Warps
+	d.gpuWarps += n * r.Warps
+	d.util.set(d.busySMs, d.gpuWarps)
+	if !k.started {
+		k.started = true
+		k.start = d.now
+		d.noteStart(d.now)
+	}
+	if k.l.Sync == nil {
+		k.placed += n
+		d.batches = append(d.batches, pendingBatch{k: k, sm: int32(s), n: int32(n), block: -1})
+		return
+	}
+	for ; n > 0; n-- {
+		b := k.placed
+		k.placed++
+		d.waitBuf = k.l.Sync.Waits(b, d.waitBuf[:0])
+		if d.satisfied(d.waitBuf) {
+			d.batches = append(d.batches, pendingBatch{k: k, sm: int32(s), n: 1, block: int32(b)})
+			continue
+		}
+		sp := &spinner{k: k, sm: int32(s), block: int32(b), since: d.now, waits: append([]device.CounterWait(nil), d.waitBuf...)}
+		d.spinning++
+		for _, w := range sp.waits {
+			if ct := d.counter(w.Counter); ct.value < w.Target {
+				ct.waiters = append(ct.waiters, sp)
+			}
+		}
+	}
+}
+
+func (d *Device) satisfied(ws []device.CounterWait) bool {
+	for _, w := range ws {
+		if ct := d.counters[counterKey(w.Counter)]; ct == nil || ct.value < w.Target {
+			return false
+		}
+	}
+	return true
+}
+
+// freeBlocks returns n blocks' resources of k on SM s.
+func (d *Device) freeBlocks(k *command, s, n int) {
+	sm := &d.sms[s]
+	r := &k.res
+	d.util.advance(d.now)
+	sm.blocks += n
+	sm.threads += n * r.Threads
+	sm.warps += n * r.Warps
+	sm.regs += n * r.Registers
+	sm.shared += n * r.Shared
+	sm.resBlocks -= n
+	sm.resWarps -= n * r.Warps
+	if sm.resBlocks == 0 {
+		d.busySMs--
+	}
+	d.gpuWarps -= n * r.Warps
+	d.util.set(d.busySMs, d.gpuWarps)
+	if !sm.dirty {
+		sm.dirty = true
+		d.dirty = append(d.dirty, int32(s))
+	}
+	d.stats.Blocks += int64(n)
+	k.done += n
+	if len(d.waiting) > 0 {
+		d.requestPass()
+	}
+	if d.tr.on {
+		d.tr.smDirty = true
+	}
+}
+
+func (d *Device) batchDone(k *command, s, n int) {
+	d.freeBlocks(k, s, n)
+	if k.done == k.total {
+		d.kernelDone(k)
+	}
+}
+
+// syncBlockDone finishes block b of a synchronizing kernel: it frees its SM
+// and posts its counters, which may release spinning blocks.
+func (d *Device) syncBlockDone(k *command, s, b int) {
+	d.freeBlocks(k, s, 1)
+	d.postBuf = k.l.Sync.Posts(b, d.postBuf[:0])
+	for _, c := range d.postBuf {
+		ct := d.counter(c)
+		ct.value++
+		if len(ct.waiters) == 0 {
+			continue
+		}
+		keep := ct.waiters[:0]
+		for _, sp := range ct.waiters {
+			if sp.started {
+				continue
+			}
+			if !d.satisfied(sp.waits) {
+				keep = append(keep, sp)
+				continue
+			}
+			sp.started = true
+			d.spinning--
+			dur := d.blockDur(sp.k, &d.sms[sp.sm])
+			d.schedule(d.now+dur, evBlockDone, sp.sm, sp.block, sp.k)
+		}
+		clear(ct.waiters[len(keep):])
+		ct.waiters = keep
+	}
+	if k.done == k.total {
+		d.kernelDone(k)
+	}
+}
+
+// blockDur is how long one block of k runs on sm, given the residency now:
+// the largest of its cycles at the SM clock, its flops at its share of the
+// SM's rate (its warps over max(resident warps on the SM, saturation)), and
+// its bytes at its share of device memory bandwidth (its warps over
+// max(resident warps on the GPU, memory saturation)); at least min_block_ns.
+func (d *Device) blockDur(k *command, sm *smState) Time {
+	w := &k.l.Work
+	ns := 0.0
+	if w.Cycles > 0 {
+		ns = w.Cycles * d.cost.cycle
+	}
+	warps := float64(max(k.res.Warps, 1))
+	if w.Flops > 0 {
+		share := warps / float64(max(sm.resWarps, d.cfg.SM.SaturationWarps))
+		rate := d.cfg.SM.FlopsPerCycle / d.cost.cycle * share // flops per ns
+		ns = max(ns, w.Flops/rate)
+	}
+	if w.Bytes > 0 {
+		share := warps / float64(max(d.gpuWarps, d.cfg.SM.MemSaturationWarps))
+		rate := d.info.MemBandwidth / 1e9 * share // bytes per ns
+		ns = max(ns, w.Bytes/rate)
+	}
+	return max(nsTime(ns), d.cost.minBlock)
+}

@@ -1,0 +1,317 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/configs"
+	"github.com/gpusched/gpusched/device"
+)
+
+// Config is a simulated device: the hardware description (Info) plus every
+// cost the simulator charges. Times are in nanoseconds, bandwidths in
+// decimal gigabytes per second. Every field is required in a config file;
+// an unknown or missing field is an error (see ParseConfig).
+type Config struct {
+	// Name is the config's short name ("h100"), as LoadConfig finds it.
+	Name string `yaml:"name"`
+	// Info is the hardware: SMs, per-SM limits, queues, engines, clocks.
+	Info device.Info `yaml:"info"`
+	// Host is what each driver call costs the calling host thread.
+	Host HostCosts `yaml:"host"`
+	// FrontEnd is the GPU's command processing: latencies from a command
+	// to its first block.
+	FrontEnd FrontEndCosts `yaml:"front_end"`
+	// SM is the arithmetic model of one SM.
+	SM SMModel `yaml:"sm"`
+	// Copy is the copy engines' model.
+	Copy CopyModel `yaml:"copy"`
+	// DQ is ACS-HW's hardware dependency queue.
+	DQ DQModel `yaml:"dependency_queue"`
+}
+
+// HostCosts are host-side CPU costs per driver call, in nanoseconds. Each
+// is charged to the calling host thread while it holds the driver lock
+// (host threads share one lock, as the CUDA driver serializes most calls).
+type HostCosts struct {
+	LaunchNs             float64 `yaml:"launch_ns"`               // cuLaunchKernel
+	CopyEnqueueNs        float64 `yaml:"copy_enqueue_ns"`         // cuMemcpy*Async
+	RecordNs             float64 `yaml:"record_ns"`               // cuEventRecord
+	WaitNs               float64 `yaml:"wait_ns"`                 // cuStreamWaitEvent
+	QueryNs              float64 `yaml:"query_ns"`                // cuEventQuery, cuStreamQuery, cuEventElapsedTime
+	SyncCallNs           float64 `yaml:"sync_call_ns"`            // entering a stream, event or device synchronize
+	WakeupNs             float64 `yaml:"wakeup_ns"`               // a blocked host thread resuming after the GPU signals it
+	HostFuncNs           float64 `yaml:"host_func_ns"`            // cuLaunchHostFunc
+	StreamCreateNs       float64 `yaml:"stream_create_ns"`        // cuStreamCreateWithPriority
+	EventCreateNs        float64 `yaml:"event_create_ns"`         // cuEventCreate
+	DestroyNs            float64 `yaml:"destroy_ns"`              // destroying a stream, event, graph or graph exec
+	MallocNs             float64 `yaml:"malloc_ns"`               // cuMemAlloc
+	FreeNs               float64 `yaml:"free_ns"`                 // cuMemFree
+	AllocHostNs          float64 `yaml:"alloc_host_ns"`           // cuMemAllocHost (pageable allocations are charged the same)
+	CaptureNs            float64 `yaml:"capture_ns"`              // a command recorded into a graph while capturing
+	InstantiateBaseNs    float64 `yaml:"instantiate_base_ns"`     // cuGraphInstantiate, fixed part
+	InstantiatePerNodeNs float64 `yaml:"instantiate_per_node_ns"` // cuGraphInstantiate, per node
+	GraphLaunchNs        float64 `yaml:"graph_launch_ns"`         // cuGraphLaunch
+	SetNodeNs            float64 `yaml:"set_node_ns"`             // cuGraphExec*NodeSetParams
+	ThreadStartNs        float64 `yaml:"thread_start_ns"`         // Host.Go: starting another host thread
+	DQSubmitNs           float64 `yaml:"dq_submit_ns"`            // ACS-HW: DQSubmit's host side
+	DQPollNs             float64 `yaml:"dq_poll_ns"`              // ACS-HW: DQDone's memory-mapped read
+}
+
+// FrontEndCosts are GPU-side latencies, in nanoseconds.
+type FrontEndCosts struct {
+	// LaunchLatencyNs is from a kernel command reaching the front end (the
+	// end of the host's launch call) to its first block on an idle GPU.
+	LaunchLatencyNs float64 `yaml:"launch_latency_ns"`
+	// BackToBackNs is from a kernel's predecessor completing (in its stream,
+	// or ahead of it in its hardware queue) to its first block.
+	BackToBackNs float64 `yaml:"back_to_back_ns"`
+	// GraphLaunchLatencyNs is from a graph launch being dispatched to the
+	// first block of its root nodes.
+	GraphLaunchLatencyNs float64 `yaml:"graph_launch_latency_ns"`
+	// GraphNodeNs is from a graph node's last predecessor completing to the
+	// node's first block: the per-node cost of a graph, lower than
+	// BackToBackNs.
+	GraphNodeNs float64 `yaml:"graph_node_ns"`
+	// CallbackNs is how long the driver's callback thread takes to run a
+	// host callback and release its stream (callbacks run one at a time).
+	CallbackNs float64 `yaml:"callback_ns"`
+	// MinBlockNs is the shortest duration of a block (an empty kernel's).
+	MinBlockNs float64 `yaml:"min_block_ns"`
+}
+
+// SMModel is the arithmetic model of an SM and the sharing of the memory
+// system. A block's compute rate is FlopsPerCycle*clock times its warps over
+// max(resident warps on its SM, SaturationWarps); its memory rate is
+// mem_bandwidth times its warps over max(resident warps on the GPU,
+// MemSaturationWarps). Both are fixed when the block is placed.
+type SMModel struct {
+	FlopsPerCycle      float64 `yaml:"flops_per_cycle"`      // peak flops per cycle of one SM
+	SaturationWarps    int     `yaml:"saturation_warps"`     // resident warps an SM needs to reach its peak rate
+	MemSaturationWarps int     `yaml:"mem_saturation_warps"` // resident warps GPU-wide that saturate device memory
+}
+
+// CopyModel is the copy engines: each copy costs LatencyNs plus its bytes
+// over the bandwidth of its direction. Device-to-device copies use the
+// memory system (reading and writing each byte at mem_bandwidth).
+type CopyModel struct {
+	LatencyNs    float64 `yaml:"latency_ns"`
+	HtoDGBps     float64 `yaml:"htod_gbps"`     // pinned host memory to device
+	DtoHGBps     float64 `yaml:"dtoh_gbps"`     // device to pinned host memory
+	PageableGBps float64 `yaml:"pageable_gbps"` // either direction through the driver's staging buffer
+}
+
+// DQModel is ACS-HW's hardware dependency queue (Durvasula et al., arXiv
+// 2401.12377): a window of Slots kernels in the front end.
+type DQModel struct {
+	Enabled        bool    `yaml:"enabled"`
+	Slots          int     `yaml:"slots"`           // N, the window size
+	StaleList      int     `yaml:"stale_list"`      // M: inserts wait while the oldest kernel in the window is more than M submissions old
+	InsertCycles   int     `yaml:"insert_cycles"`   // front-end cycles per insertion (N in the paper)
+	CompleteCycles int     `yaml:"complete_cycles"` // front-end cycles per completion update (N-1)
+	DispatchNs     float64 `yaml:"dispatch_ns"`     // a ready kernel to its first block
+}
+
+// ParseConfig decodes a device config strictly: every field must be
+// present, no unknown field may appear, and the values must be consistent
+// (device.Info.Check, non-negative costs, positive rates). Errors name
+// source, line and field.
+func ParseConfig(data []byte, source string) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
+		return nil, fmt.Errorf("%s: empty device config", source)
+	}
+	if err := checkFields(root.Content[0], reflect.TypeOf(Config{}), "", source); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return &c, nil
+}
+
+// checkFields walks a YAML mapping against a struct type: every field the
+// struct declares must be present and every key must be a field.
+func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	where := path
+	if where == "" {
+		where = "the document"
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s:%d: %s must be a mapping", source, n.Line, where)
+	}
+	present := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		present[n.Content[i].Value] = n.Content[i+1]
+	}
+	known := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if key == "-" {
+			continue
+		}
+		if key == "" {
+			key = strings.ToLower(f.Name)
+		}
+		known[key] = true
+		full := key
+		if path != "" {
+			full = path + "." + key
+		}
+		v, ok := present[key]
+		if !ok {
+			return fmt.Errorf("%s:%d: missing field %s", source, n.Line, full)
+		}
+		if err := checkFields(v, f.Type, full, source); err != nil {
+			return err
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !known[k.Value] {
+			full := k.Value
+			if path != "" {
+				full = path + "." + k.Value
+			}
+			return fmt.Errorf("%s:%d: unknown field %s", source, k.Line, full)
+		}
+	}
+	return nil
+}
+
+func (c *Config) check() error {
+	if c.Name == "" {
+		return fmt.Errorf("name must not be empty")
+	}
+	if err := c.Info.Check(); err != nil {
+		return err
+	}
+	nonneg := func(v float64, name string) error {
+		if v < 0 || v != v {
+			return fmt.Errorf("device %q: %s must not be negative, got %g", c.Name, name, v)
+		}
+		return nil
+	}
+	for _, s := range []struct {
+		v    any
+		path string
+	}{{c.Host, "host"}, {c.FrontEnd, "front_end"}} {
+		rv := reflect.ValueOf(s.v)
+		for i := 0; i < rv.NumField(); i++ {
+			key := strings.Split(rv.Type().Field(i).Tag.Get("yaml"), ",")[0]
+			if err := nonneg(rv.Field(i).Float(), s.path+"."+key); err != nil {
+				return err
+			}
+		}
+	}
+	pos := func(v float64, name string) error {
+		if !(v > 0) {
+			return fmt.Errorf("device %q: %s must be positive, got %g", c.Name, name, v)
+		}
+		return nil
+	}
+	for _, p := range []struct {
+		v    float64
+		name string
+	}{
+		{c.SM.FlopsPerCycle, "sm.flops_per_cycle"}, {float64(c.SM.SaturationWarps), "sm.saturation_warps"},
+		{float64(c.SM.MemSaturationWarps), "sm.mem_saturation_warps"},
+		{c.Copy.HtoDGBps, "copy.htod_gbps"}, {c.Copy.DtoHGBps, "copy.dtoh_gbps"}, {c.Copy.PageableGBps, "copy.pageable_gbps"},
+	} {
+		if err := pos(p.v, p.name); err != nil {
+			return err
+		}
+	}
+	if err := nonneg(c.Copy.LatencyNs, "copy.latency_ns"); err != nil {
+		return err
+	}
+	if c.DQ.Enabled {
+		for _, p := range []struct {
+			v    int
+			name string
+		}{{c.DQ.Slots, "dependency_queue.slots"}, {c.DQ.StaleList, "dependency_queue.stale_list"}} {
+			if p.v <= 0 {
+				return fmt.Errorf("device %q: %s must be positive when the queue is enabled, got %d", c.Name, p.name, p.v)
+			}
+		}
+	}
+	if c.DQ.InsertCycles < 0 || c.DQ.CompleteCycles < 0 {
+		return fmt.Errorf("device %q: dependency_queue cycles must not be negative", c.Name)
+	}
+	return nonneg(c.DQ.DispatchNs, "dependency_queue.dispatch_ns")
+}
+
+// Marshal writes c as YAML that ParseConfig reads back (without the
+// comments of the embedded files).
+func (c *Config) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ConfigNames lists the embedded device configs, sorted ("a100", "h100" ...).
+func ConfigNames() []string {
+	ents, err := fs.ReadDir(configs.FS, "devices")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// DefaultConfig is the name of the default device config.
+const DefaultConfig = "h100"
+
+// LoadConfig loads an embedded config by name ("h100") or a file by path
+// (anything ending in .yaml or .yml).
+func LoadConfig(nameOrPath string) (*Config, error) {
+	if strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
+		data, err := os.ReadFile(nameOrPath)
+		if err != nil {
+			return nil, fmt.Errorf("device config: %w", err)
+		}
+		return ParseConfig(data, nameOrPath)
+	}
+	data, err := configs.FS.ReadFile("devices/" + nameOrPath + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("device config %q: no such embedded config (have %s) and not a .yaml path",
+			nameOrPath, strings.Join(ConfigNames(), ", "))
+	}
+	return ParseConfig(data, "configs/devices/"+nameOrPath+".yaml")
+}

@@ -1,0 +1,535 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// Option configures a simulated device.
+type Option func(*options) error
+
+type options struct {
+	policy  BlockPolicy
+	trace   bool
+	queues  int // hardware queues override; 0 keeps the config's
+	dq      *bool
+	noRaces bool
+}
+
+// WithPolicy sets the block scheduler's policy (default PriorityLeftover).
+func WithPolicy(p BlockPolicy) Option {
+	return func(o *options) error {
+		if p == nil {
+			return errors.New("sim: WithPolicy(nil)")
+		}
+		o.policy = p
+		return nil
+	}
+}
+
+// WithTrace turns timeline recording on or off (default off).
+func WithTrace(on bool) Option { return func(o *options) error { o.trace = on; return nil } }
+
+// WithHardwareQueues overrides the number of hardware queues (connections,
+// CUDA_DEVICE_MAX_CONNECTIONS), 1 to 32.
+func WithHardwareQueues(n int) Option {
+	return func(o *options) error {
+		if n < 1 || n > 32 {
+			return fmt.Errorf("sim: %d hardware queues; CUDA allows 1 to 32", n)
+		}
+		o.queues = n
+		return nil
+	}
+}
+
+// WithDependencyQueue enables or disables the ACS-HW dependency queue,
+// overriding the config's dependency_queue.enabled.
+func WithDependencyQueue(on bool) Option {
+	return func(o *options) error { o.dq = &on; return nil }
+}
+
+// WithRaceCheck turns the race checker on (default) or off.
+func WithRaceCheck(on bool) Option { return func(o *options) error { o.noRaces = !on; return nil } }
+
+// Device is a simulated GPU. It implements device.Device, device.Observer
+// and device.Tracer. A Device runs one Run at a time.
+type Device struct {
+	cfg  Config
+	info device.Info
+	opts options
+
+	// Costs converted to Time once.
+	cost costs
+
+	run    int // generation: handles from another Run are invalid
+	inRun  bool
+	closed bool
+
+	// Engine.
+	now     Time
+	seq     uint64
+	heap    eventHeap
+	killing bool
+
+	// Host threads.
+	threads  []*thread
+	live     int // threads not finished
+	current  *thread
+	back     chan struct{}
+	lockFree Time // the driver lock is free from this time on
+	minDirty bool
+	minTh    *thread
+
+	// Handles.
+	streams  []*stream
+	events   []*eventObj
+	nextAddr uint64
+	allocs   map[uint64]int64
+	memUsed  int64
+
+	// Front end.
+	conns       []conn
+	outstanding int // commands issued (or submitted to the DQ) and not complete
+	syncWaiters []*thread
+	resident    int // resident grids
+	slotWait    []slotWaiter
+	cbFree      Time // the callback thread is free from this time on
+	copyFree    [3]Time
+	cmdPool     []*command
+	cmdSeq      uint64
+
+	// Block scheduler.
+	sms        []smState
+	waiting    []*command // kernels with unplaced blocks, in policy order
+	dirty      []int32    // SMs whose free resources grew since the last pass
+	newKernels int        // waiting kernels not yet offered every SM
+	passPend   bool
+	rr         int // rotating SM pointer for small grids
+	gpuWarps   int // resident warps on the whole GPU
+	busySMs    int
+	batches    []pendingBatch
+	fitBuf     []int
+	counters   map[uint64]*counter
+	spinning   int
+	waitBuf    []device.CounterWait
+	postBuf    []device.Counter
+	activeSeq  uint64
+
+	// Dependency queue (ACS-HW).
+	dq dqState
+
+	// Graph runs.
+	graphs []*graphRun
+
+	// Observations of the last run.
+	stats     device.Stats
+	firstT    Time
+	lastT     Time
+	anyOp     bool
+	util      utilTracker
+	ops       []opRecord
+	opArgs    []device.Arg
+	races     []device.Race
+	tr        traceRec
+	lastTrace traceRec
+}
+
+type slotWaiter struct {
+	c *conn
+	k *command
+}
+
+// costs are the config's figures in Time.
+type costs struct {
+	launch, copyEnqueue, record, wait, query, syncCall, wakeup, hostFunc    Time
+	streamCreate, eventCreate, destroy, malloc, free, allocHost, capture    Time
+	instBase, instNode, graphLaunch, setNode, threadStart, dqSubmit, dqPoll Time
+	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
+	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
+	cycle                                                                   float64 // ns per SM cycle
+}
+
+// New builds a simulated device from cfg.
+func New(cfg *Config, opts ...Option) (*Device, error) {
+	if cfg == nil {
+		return nil, errors.New("sim: nil config")
+	}
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	d := &Device{cfg: *cfg, info: cfg.Info, back: make(chan struct{})}
+	d.opts.policy = PriorityLeftover{}
+	for _, o := range opts {
+		if err := o(&d.opts); err != nil {
+			return nil, err
+		}
+	}
+	if d.opts.queues > 0 {
+		d.info.HardwareQueues = d.opts.queues
+	}
+	if d.opts.dq != nil {
+		d.cfg.DQ.Enabled = *d.opts.dq
+	}
+	if d.cfg.DQ.Enabled && d.cfg.DQ.Slots <= 0 {
+		return nil, fmt.Errorf("sim: device %q: the dependency queue needs a positive slot count", cfg.Name)
+	}
+	h, f := cfg.Host, cfg.FrontEnd
+	cyc := 1e9 / float64(cfg.Info.ClockHz)
+	d.cost = costs{
+		launch: nsTime(h.LaunchNs), copyEnqueue: nsTime(h.CopyEnqueueNs), record: nsTime(h.RecordNs), wait: nsTime(h.WaitNs),
+		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), hostFunc: nsTime(h.HostFuncNs),
+		streamCreate: nsTime(h.StreamCreateNs), eventCreate: nsTime(h.EventCreateNs), destroy: nsTime(h.DestroyNs),
+		malloc: nsTime(h.MallocNs), free: nsTime(h.FreeNs), allocHost: nsTime(h.AllocHostNs), capture: nsTime(h.CaptureNs),
+		instBase: nsTime(h.InstantiateBaseNs), instNode: nsTime(h.InstantiatePerNodeNs), graphLaunch: nsTime(h.GraphLaunchNs),
+		setNode: nsTime(h.SetNodeNs), threadStart: nsTime(h.ThreadStartNs), dqSubmit: nsTime(h.DQSubmitNs), dqPoll: nsTime(h.DQPollNs),
+		launchLatency: nsTime(f.LaunchLatencyNs), backToBack: nsTime(f.BackToBackNs), graphLatency: nsTime(f.GraphLaunchLatencyNs),
+		graphNode: nsTime(f.GraphNodeNs), callback: nsTime(f.CallbackNs), minBlock: nsTime(f.MinBlockNs),
+		copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
+		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
+		cycle: cyc,
+	}
+	return d, nil
+}
+
+// NewNamed loads a config by name or path (LoadConfig) and builds a device.
+func NewNamed(nameOrPath string, opts ...Option) (*Device, error) {
+	cfg, err := LoadConfig(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg, opts...)
+}
+
+// Config returns the device's configuration (with option overrides applied).
+func (d *Device) Config() Config {
+	c := d.cfg
+	c.Info = d.info
+	return c
+}
+
+// Info implements device.Device.
+func (d *Device) Info() device.Info { return d.info }
+
+// Close implements device.Device.
+func (d *Device) Close() error { d.closed = true; return nil }
+
+// EnableTrace implements device.Tracer.
+func (d *Device) EnableTrace(on bool) { d.opts.trace = on }
+
+// Stats implements device.Observer: the last Run's statistics.
+func (d *Device) Stats() device.Stats { return d.stats }
+
+// Races implements device.Observer: the last Run's races, ordered by the
+// start of their first operation.
+func (d *Device) Races() []device.Race { return append([]device.Race(nil), d.races...) }
+
+// reset prepares the device state for a new Run, keeping allocations.
+func (d *Device) reset() {
+	d.run++
+	d.now, d.seq = 0, 0
+	d.heap = d.heap[:0]
+	d.killing = false
+	d.threads = d.threads[:0]
+	d.live, d.current, d.lockFree = 0, nil, 0
+	d.minDirty, d.minTh = true, nil
+	d.streams = d.streams[:0]
+	d.events = d.events[:0]
+	d.nextAddr = 0x7f0000000000
+	d.allocs = map[uint64]int64{}
+	d.memUsed = 0
+	nq := d.info.HardwareQueues
+	d.conns = make([]conn, nq)
+	for i := range d.conns {
+		d.conns[i] = conn{id: i, wakeAt: -1}
+	}
+	d.outstanding = 0
+	d.syncWaiters = d.syncWaiters[:0]
+	d.resident = 0
+	d.slotWait = d.slotWait[:0]
+	d.cbFree = 0
+	d.copyFree = [3]Time{}
+	d.cmdSeq = 0
+	if len(d.sms) != d.info.SMs {
+		d.sms = make([]smState, d.info.SMs)
+	}
+	for i := range d.sms {
+		d.sms[i] = smState{
+			threads: d.info.MaxThreadsPerSM, warps: d.info.MaxWarpsPerSM, blocks: d.info.MaxBlocksPerSM,
+			regs: d.info.RegistersPerSM, shared: d.info.SharedPerSM,
+		}
+	}
+	d.waiting = d.waiting[:0]
+	d.dirty = d.dirty[:0]
+	d.newKernels = 0
+	d.passPend = false
+	d.rr = 0
+	d.gpuWarps, d.busySMs = 0, 0
+	d.batches = d.batches[:0]
+	d.counters = map[uint64]*counter{}
+	d.spinning = 0
+	d.activeSeq = 0
+	d.dq = dqState{}
+	d.graphs = d.graphs[:0]
+	d.stats = device.Stats{}
+	d.firstT, d.lastT, d.anyOp = 0, 0, false
+	d.util.reset(d.info.SMs, d.info.MaxWarpsPerSM)
+	d.ops = d.ops[:0]
+	d.opArgs = d.opArgs[:0]
+	d.races = nil
+	d.tr = traceRec{on: d.opts.trace}
+}
+
+// Run implements device.Device: it runs main as the main host thread, with
+// every host thread it starts, in simulated time, and drains the device.
+func (d *Device) Run(main func(h device.Host) error) (err error) {
+	if d.closed {
+		return errors.New("sim: Run on a closed device")
+	}
+	if d.inRun {
+		return errors.New("sim: Run called while a Run is in progress")
+	}
+	if main == nil {
+		return errors.New("sim: Run(nil)")
+	}
+	d.inRun = true
+	defer func() { d.inRun = false }()
+	d.reset()
+	d.spawn("main", main, 0)
+	err = d.loop()
+	d.finish()
+	return err
+}
+
+// loop is the engine: it runs events and host threads in time order until
+// nothing remains.
+func (d *Device) loop() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sim: panic in engine context at %v: %v\n%s", d.now.Duration(), r, debug.Stack())
+			d.killAll()
+		}
+	}()
+	for {
+		th := d.nextThread()
+		if len(d.heap) > 0 && (th == nil || d.heap[0].t <= th.clock) {
+			ev := d.heap.pop()
+			d.now = ev.t
+			d.handle(ev)
+			continue
+		}
+		if th != nil {
+			d.resumeThread(th)
+			continue
+		}
+		// Nothing runnable and no events: done, or stuck.
+		var terr error
+		for _, t := range d.threads {
+			if t.err != nil {
+				terr = t.err
+				break
+			}
+		}
+		parked := d.live > 0
+		if terr != nil {
+			d.killAll()
+			return terr
+		}
+		if parked || d.outstanding > 0 || d.spinning > 0 {
+			derr := d.deadlock()
+			d.killAll()
+			return derr
+		}
+		return nil
+	}
+}
+
+// killAll ends the goroutines of parked host threads.
+func (d *Device) killAll() {
+	d.killing = true
+	for _, t := range d.threads {
+		if t.state != thFinished {
+			d.current = t
+			t.resume <- struct{}{}
+			<-d.back
+			d.current = nil
+		}
+	}
+}
+
+// nextThread is the runnable host thread with the earliest clock (ties: the
+// earliest started), or nil.
+func (d *Device) nextThread() *thread {
+	if !d.minDirty {
+		return d.minTh
+	}
+	var best *thread
+	for _, t := range d.threads {
+		if t.state != thRunnable {
+			continue
+		}
+		if best == nil || t.clock < best.clock {
+			best = t
+		}
+	}
+	d.minTh, d.minDirty = best, false
+	return best
+}
+
+func (d *Device) resumeThread(th *thread) {
+	d.current = th
+	th.resume <- struct{}{}
+	<-d.back
+	d.current = nil
+	d.minDirty = true
+}
+
+// spawn creates a host thread at time at.
+func (d *Device) spawn(name string, fn func(device.Host) error, at Time) *thread {
+	th := &thread{d: d, name: name, id: len(d.threads), clock: at, state: thRunnable, resume: make(chan struct{}), fn: fn}
+	if d.cfg.DQ.Enabled {
+		th.host = &dqHost{th}
+	} else {
+		th.host = th
+	}
+	d.threads = append(d.threads, th)
+	d.live++
+	d.minDirty = true
+	go th.main()
+	return th
+}
+
+// wake makes a parked host thread runnable at time at plus the wake-up cost.
+func (d *Device) wake(th *thread, at Time) {
+	if th.state != thParked {
+		return
+	}
+	th.clock = max(th.clock, at) + d.cost.wakeup
+	th.state = thRunnable
+	th.blockedIn = ""
+	d.minDirty = true
+}
+
+type thState uint8
+
+const (
+	thRunnable thState = iota
+	thParked
+	thFinished
+)
+
+// thread is a host thread: a goroutine that runs only while the engine has
+// handed it control, so that host threads are coroutines in simulated time.
+type thread struct {
+	d         *Device
+	name      string
+	id        int
+	clock     Time
+	state     thState
+	resume    chan struct{}
+	fn        func(device.Host) error
+	host      device.Host
+	err       error
+	blockedIn string
+	misuse    error // misuse of a call that has no error result (Get)
+	// Results handed over by whoever woke the thread.
+	qv  any
+	qok bool
+}
+
+func (th *thread) main() {
+	d := th.d
+	defer func() {
+		if r := recover(); r != nil {
+			th.err = fmt.Errorf("host thread %s panicked: %v\n%s", th.name, r, debug.Stack())
+		}
+		th.state = thFinished
+		d.live--
+		d.minDirty = true
+		d.back <- struct{}{}
+	}()
+	<-th.resume
+	if d.killing {
+		runtime.Goexit()
+	}
+	err := th.fn(th.host)
+	if err == nil {
+		err = th.misuse
+	}
+	if err != nil {
+		if th.name == "main" {
+			th.err = err
+		} else {
+			th.err = fmt.Errorf("host thread %s: %w", th.name, err)
+		}
+	}
+}
+
+// yield hands control back to the engine until it resumes this thread.
+func (th *thread) yield() {
+	d := th.d
+	d.back <- struct{}{}
+	<-th.resume
+	if d.killing {
+		runtime.Goexit()
+	}
+}
+
+// park blocks the thread until an engine event or another thread wakes it.
+func (th *thread) park(what string) {
+	th.state = thParked
+	th.blockedIn = what
+	th.d.minDirty = true
+	th.yield()
+}
+
+// mayGo reports whether the thread may act now without breaking global time
+// order: no event and no other runnable thread comes before its clock.
+func (th *thread) mayGo() bool {
+	d := th.d
+	if len(d.heap) > 0 && d.heap[0].t <= th.clock {
+		return false
+	}
+	for _, o := range d.threads {
+		if o != th && o.state == thRunnable && (o.clock < th.clock || (o.clock == th.clock && o.id < th.id)) {
+			return false
+		}
+	}
+	return true
+}
+
+// order makes the thread's next action happen in global time order. A
+// thread that is the only one alive runs ahead of the engine freely: its
+// commands take effect at their host timestamps through the event heap, and
+// nothing else can observe the difference.
+func (th *thread) order() {
+	if th.d.live == 1 {
+		return
+	}
+	for !th.mayGo() {
+		th.yield()
+	}
+}
+
+// catchUp makes the engine process everything up to the thread's clock, so
+// the thread can observe device state.
+func (th *thread) catchUp() {
+	for !th.mayGo() {
+		th.yield()
+	}
+}
+
+// charge makes the thread pay cost under the driver lock.
+func (th *thread) charge(cost Time, call string) {
+	th.order()
+	d := th.d
+	start := max(th.clock, d.lockFree)
+	th.clock = start + cost
+	d.lockFree = th.clock
+	if d.tr.on {
+		d.tr.span(trackHost, th.id, call, start, th.clock)
+	}
+}

@@ -1,0 +1,104 @@
+// Package sim is gpusched's discrete-event GPU simulator: a device.Device
+// that runs the CUDA stream model in simulated time, at thread-block
+// granularity, deterministically.
+//
+// # Model
+//
+// Engine. Time is an integer number of picoseconds (Time). One binary heap of
+// value events ordered by (time, sequence) drives everything; equal-time
+// events run first-in first-out, so a run is bit-for-bit repeatable.
+//
+// Host threads. Each host thread (the main function given to Run, and every
+// function started with Host.Go) is a goroutine, but only one goroutine (the
+// engine or one host thread) runs at a time, handing control over channels:
+// host threads are coroutines in simulated time. Every Host call charges its
+// cost (Config.Host) to the calling thread's clock while holding a driver
+// lock shared by all host threads. Commands take effect at the host
+// timestamp the call ends at. A thread that is the only one alive runs ahead
+// of the engine without yielding (its commands enter the event heap at their
+// timestamps); with several threads, each acts only when no event and no
+// other thread comes before its clock, so all host actions happen in global
+// time order. Blocking calls (synchronize, Queue Get, a full dependency
+// queue, a pageable copy) park the thread until the engine wakes it; a
+// woken thread pays Host.WakeupNs.
+//
+// Front end. Streams map onto the hardware queues (connections) round-robin
+// in creation order (stream id mod hardware_queues). Each queue processes
+// its commands strictly in arrival order: a command whose stream
+// predecessor still runs, whose event is not yet recorded, or that finds no
+// free resident-grid slot (max_resident_grids) blocks every command behind
+// it, whatever their stream: the false dependencies of real GPUs. A kernel's
+// first block starts at max(arrival + launch_latency_ns, dispatch +
+// back_to_back_ns).
+//
+// Block scheduler. Resident kernels with blocks left to place are ordered
+// by a BlockPolicy (default PriorityLeftover: stream priority, then arrival);
+// each scheduling pass lets every kernel place as many blocks as fit, within
+// every per-SM limit of device.Info.Resources (threads, warps, blocks,
+// registers per warp in allocation units, shared memory with its per-block
+// reserve), spreading a grid breadth-first over SMs. Later kernels fill what
+// is left. Blocks of one kernel placed on one SM at one instant form one
+// batch with one completion event; a pass considers only SMs freed since the
+// last pass (plus every SM for kernels that just arrived).
+//
+// Block duration, fixed when the block is placed: the largest of
+// Work.Cycles at the SM clock; Work.Flops at the block's share of its SM's
+// rate (sm.flops_per_cycle x clock x its warps / max(resident warps on the
+// SM, sm.saturation_warps)); Work.Bytes at its share of device memory
+// bandwidth (mem_bandwidth x its warps / max(resident warps on the GPU,
+// sm.mem_saturation_warps)); and at least front_end.min_block_ns. Shares are
+// taken after every block placed at the same instant, and are not revised
+// when co-runners finish (a documented simplification).
+//
+// Copies. Host-to-device and device-to-host copies use one engine each
+// (one shared engine when copy_engines is 1), first come first served,
+// latency plus bytes over the pinned bandwidth of their direction. Pageable
+// copies run at pageable_gbps and block the calling host thread until done,
+// as CUDA's staged copies do. Device-to-device copies read and write every
+// byte at mem_bandwidth, on their own queue.
+//
+// Events, callbacks, queues. Record completes when its stream reaches it; a
+// Wait binds to the last record issued before it (a wait on an event never
+// recorded binds to its first record: on CUDA it would silently do nothing,
+// which hides an ordering bug; here the run ends in a DeadlockError naming
+// the event if that record never comes). Host callbacks run one at a time on
+// the driver's callback thread (callback_ns each), in engine context; they
+// may Put to Queues, which wake host threads parked in Get.
+//
+// Graphs. Stream capture records kernels, copies and host functions as nodes
+// (node indices count those commands in capture order; records and waits
+// become edges). A stream joins a capture by waiting on an event recorded in
+// it (fork) and must be joined back into the origin stream before
+// EndCapture, or EndCapture fails with CUDA_ERROR_STREAM_CAPTURE_UNJOINED.
+// Synchronizing a capturing stream fails with
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture. A graph
+// launch runs its nodes as their edges allow (not in stream order): roots
+// start graph_launch_latency_ns after dispatch, every other node
+// graph_node_ns after its last predecessor. Launches of one exec run one at
+// a time; SetKernelNode and SetCopyNode affect later launches only.
+//
+// ACS-HW. When dependency_queue.enabled, every Host also implements
+// device.DependencyQueue: a window of N slots in the front end (Durvasula et
+// al., arXiv 2401.12377). DQSubmit blocks while the window is full (or its
+// oldest kernel is more than stale_list submissions old), costs
+// insert_cycles of the queue's unit, drops upstream ids already done, and
+// ready kernels go to the block scheduler dispatch_ns later with no host
+// round trip; each completion costs complete_cycles.
+//
+// Spinning blocks. A block of a launch with Sync waits (holding its SM
+// resources) until its counters reach their targets, runs its Work, then
+// increments its Post counters. If spinning blocks take the SMs their
+// producers need, nothing progresses and Run returns a *device.DeadlockError
+// naming the spinning kernels and counters, as the hardware would hang.
+//
+// Outputs. Stats (kernels, blocks, copies, callbacks, device time, SM
+// utilization and its time series), Races (every pair of kernels or copies
+// that overlapped in time while one wrote bytes the other accessed, found by
+// a per-buffer sweep, O(n log n)), and a Chrome trace (WriteTrace). When work
+// remains and nothing can progress, Run returns a *device.DeadlockError
+// naming the waiting streams, events, host threads and spinning kernels.
+//
+// Sources: the CUDA C Programming Guide (streams, events, graphs, hardware
+// queues, occupancy); /work/shared/REFERENCES.md for the device figures and
+// the ACS and cuSync models; Akita/MGPUSim for the (time, sequence) engine.
+package sim

@@ -1,0 +1,131 @@
+package sim
+
+import (
+	"math"
+	"time"
+)
+
+// Time is simulated time in picoseconds since the start of a Run.
+type Time int64
+
+// nsTime converts nanoseconds (a config figure) to Time, rounded.
+func nsTime(ns float64) Time { return Time(math.Round(ns * 1000)) }
+
+// Duration converts to a time.Duration (nanosecond resolution, truncated).
+func (t Time) Duration() time.Duration { return time.Duration(t / 1000) }
+
+func fromDuration(d time.Duration) Time { return Time(d) * 1000 }
+
+// evKind says what an engine event does.
+type evKind uint8
+
+const (
+	evConn         evKind = iota // try to dispatch commands from hardware queue a
+	evActivate                   // kernel cmd reaches the block scheduler
+	evBatchDone                  // b blocks of cmd complete on SM a
+	evBlockDone                  // block b of a synchronizing kernel cmd completes on SM a
+	evSchedule                   // a block-scheduling pass
+	evCopyDone                   // copy cmd completes
+	evCallback                   // host callback cmd runs and completes
+	evDQInsert                   // a dependency-queue entry lands in the window (a: entry index)
+	evDQComplete                 // the dependency queue processes a completion (cmd: the kernel)
+	evGraphRelease               // graph node b of the run of cmd becomes ready
+)
+
+// event is one entry of the engine's heap. It is a value type: the heap is a
+// slice of events, so scheduling one allocates nothing.
+type event struct {
+	t    Time
+	seq  uint64
+	kind evKind
+	a, b int32
+	cmd  *command
+}
+
+// eventHeap is a binary min-heap ordered by (t, seq): events at equal times
+// run in the order they were scheduled, so every run is repeatable.
+type eventHeap []event
+
+func (h eventHeap) less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+
+func (h *eventHeap) push(e event) {
+	*h = append(*h, e)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *eventHeap) pop() event {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = event{}
+	s = s[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && s.less(r, l) {
+			m = r
+		}
+		if !s.less(m, i) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// schedule adds an event at time t.
+func (d *Device) schedule(t Time, kind evKind, a, b int32, cmd *command) {
+	d.seq++
+	d.heap.push(event{t: t, seq: d.seq, kind: kind, a: a, b: b, cmd: cmd})
+}
+
+// handle runs one event in engine context.
+func (d *Device) handle(ev event) {
+	switch ev.kind {
+	case evConn:
+		c := &d.conns[ev.a]
+		if c.wakeAt == ev.t {
+			c.wakeAt = -1
+		}
+		d.dispatch(c)
+	case evActivate:
+		d.activate(ev.cmd)
+	case evBatchDone:
+		d.batchDone(ev.cmd, int(ev.a), int(ev.b))
+	case evBlockDone:
+		d.syncBlockDone(ev.cmd, int(ev.a), int(ev.b))
+	case evSchedule:
+		d.schedulePass()
+	case evCopyDone:
+		d.copyDone(ev.cmd)
+	case evCallback:
+		d.runCallback(ev.cmd)
+	case evDQInsert:
+		d.dqInsert(ev.cmd)
+	case evDQComplete:
+		d.dqComplete(ev.cmd)
+	case evGraphRelease:
+		d.graphRelease(ev.cmd, int(ev.b))
+	}
+}

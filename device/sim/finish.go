@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// finish computes the observations of the Run that just ended.
+func (d *Device) finish() {
+	d.util.advance(d.lastT)
+	if !d.opts.noRaces {
+		d.races = d.findRaces()
+	}
+	s := &d.stats
+	s.Races = len(d.races)
+	if d.anyOp {
+		s.DeviceTime = (d.lastT - d.firstT).Duration()
+		series, warpTime := d.util.samples(d.lastT)
+		s.Utilization = series
+		if span := d.lastT - d.firstT; span > 0 {
+			s.SMUtilization = warpTime / (float64(d.info.SMs*d.info.MaxWarpsPerSM) * float64(span))
+		}
+	}
+	if d.tr.on {
+		for _, th := range d.threads {
+			d.tr.threads = append(d.tr.threads, "host thread "+th.name)
+		}
+	}
+	d.lastTrace = d.tr
+	d.tr = traceRec{}
+}
+
+// deadlock describes everything that waits when nothing can progress.
+func (d *Device) deadlock() *device.DeadlockError {
+	e := &device.DeadlockError{At: d.now.Duration().String()}
+	for _, st := range d.streams {
+		k := st.head
+		if k == nil {
+			continue
+		}
+		switch {
+		case k.kind == cmdWait && !k.ev.done(k.gen):
+			if k.ev.issued < k.gen {
+				e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d waits on event %d (never recorded)", st.id, k.ev.id))
+			} else {
+				e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d waits on event %d (recorded on stream %d, which never reaches the record)", st.id, k.ev.id, k.ev.stream))
+			}
+		case st.conn.head != nil && st.conn.head != k && isQueued(st.conn, k):
+			e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d: %s queued on hardware queue %d behind stream %d", st.id, k.kind, st.conn.id, st.conn.head.st.id))
+		case k.kind == cmdKernel && k.started:
+			e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d: kernel %s never completes (%d of %d blocks done)", st.id, k.l.Name(), k.done, k.total))
+		default:
+			e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d: %s %s blocked", st.id, k.kind, cmdName(k)))
+		}
+	}
+	// Spinning blocks, grouped by kernel.
+	type spinGroup struct {
+		k      *command
+		blocks int
+		first  *spinner
+	}
+	var groups []*spinGroup
+	byK := map[*command]*spinGroup{}
+	var keys []uint64
+	for key := range d.counters {
+		keys = append(keys, key)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	seen := map[*spinner]bool{}
+	for _, key := range keys {
+		for _, sp := range d.counters[key].waiters {
+			if sp.started || seen[sp] {
+				continue
+			}
+			seen[sp] = true
+			g := byK[sp.k]
+			if g == nil {
+				g = &spinGroup{k: sp.k, first: sp}
+				byK[sp.k] = g
+				groups = append(groups, g)
+			}
+			g.blocks++
+			if sp.block < g.first.block {
+				g.first = sp
+			}
+		}
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].k.seq < groups[j].k.seq })
+	for _, g := range groups {
+		w := g.first.waits[0]
+		for _, cw := range g.first.waits {
+			if ct := d.counters[counterKey(cw.Counter)]; ct == nil || ct.value < cw.Target {
+				w = cw
+				break
+			}
+		}
+		val := uint32(0)
+		if ct := d.counters[counterKey(w.Counter)]; ct != nil {
+			val = ct.value
+		}
+		e.Waiting = append(e.Waiting, fmt.Sprintf("kernel %s (stream %d): %d blocks spin holding their SMs; block %d waits for counter %#x[%d] = %d to reach %d",
+			g.k.l.Name(), g.k.streamID(), g.blocks, g.first.block, w.Counter.Buf.Addr, w.Counter.Index, val, w.Target))
+	}
+	for _, k := range d.dq.window {
+		if !k.waitReg && len(k.dqDeps) > 0 {
+			e.Waiting = append(e.Waiting, fmt.Sprintf("dependency queue: kernel %s (id %d) waits on %v", k.l.Name(), k.dqID, k.dqDeps))
+		}
+	}
+	for _, th := range d.threads {
+		if th.state == thParked {
+			e.Waiting = append(e.Waiting, fmt.Sprintf("host thread %s blocked in %s", th.name, th.blockedIn))
+		}
+	}
+	if len(e.Waiting) == 0 {
+		e.Waiting = append(e.Waiting, fmt.Sprintf("%d commands outstanding, nothing can progress", d.outstanding))
+	}
+	return e
+}
+
+func isQueued(c *conn, k *command) bool {
+	for x := c.head; x != nil; x = x.nextC {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func cmdName(k *command) string {
+	switch k.kind {
+	case cmdKernel:
+		return k.l.Name()
+	case cmdCopy:
+		return k.cp.Label
+	case cmdWait, cmdRecord:
+		return fmt.Sprintf("event %d", k.ev.id)
+	}
+	return ""
+}

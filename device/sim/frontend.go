@@ -1,0 +1,414 @@
+package sim
+
+import (
+	"github.com/gpusched/gpusched/device"
+)
+
+type cmdKind uint8
+
+const (
+	cmdKernel cmdKind = iota
+	cmdCopy
+	cmdRecord
+	cmdWait
+	cmdHostFunc
+	cmdGraph
+)
+
+func (k cmdKind) String() string {
+	return [...]string{"kernel", "copy", "record", "wait", "host function", "graph launch"}[k]
+}
+
+// command is one stream command, graph node instance or dependency-queue
+// kernel. Commands are pooled: the issue path allocates nothing once the
+// pool has grown.
+type command struct {
+	kind   cmdKind
+	seq    uint64 // issue order
+	st     *stream
+	arrive Time // reaches the front end
+	nextS  *command
+	nextC  *command
+
+	// Kernels.
+	l       device.Launch
+	args    []device.Arg
+	res     device.BlockResources
+	total   int // blocks
+	placed  int
+	done    int
+	prio    int
+	actSeq  uint64 // activation order at the block scheduler
+	isNew   bool   // not yet offered every SM
+	started bool
+	start   Time
+	end     Time
+	firstAt Time
+
+	// Copies.
+	cp         device.Copy
+	pageable   bool
+	engine     int
+	hostWaiter *thread
+
+	// Events.
+	ev      *eventObj
+	gen     uint64
+	waitReg bool
+
+	// Host functions.
+	fn func()
+
+	// Graphs: a graph launch command has gx and gr; a node instance has gr
+	// and node.
+	gx   *graphExec
+	gr   *graphRun
+	node int32
+
+	// Dependency queue.
+	dqID   uint64
+	dqDeps []uint64
+}
+
+func (d *Device) newCommand(kind cmdKind) *command {
+	var k *command
+	if n := len(d.cmdPool); n > 0 {
+		k = d.cmdPool[n-1]
+		d.cmdPool = d.cmdPool[:n-1]
+		args, deps := k.args[:0], k.dqDeps[:0]
+		*k = command{args: args, dqDeps: deps}
+	} else {
+		k = &command{}
+	}
+	d.cmdSeq++
+	k.kind, k.seq = kind, d.cmdSeq
+	return k
+}
+
+func (d *Device) release(k *command) {
+	k.l = device.Launch{}
+	k.cp = device.Copy{}
+	k.fn = nil
+	k.st, k.ev, k.gx, k.gr, k.hostWaiter = nil, nil, nil, nil, nil
+	clear(k.args)
+	d.cmdPool = append(d.cmdPool, k)
+}
+
+// setLaunch copies l (and its arguments: schedulers reuse Launch values).
+func (k *command) setLaunch(l *device.Launch) {
+	k.l = *l
+	k.args = append(k.args[:0], l.Args...)
+	k.l.Args = k.args
+}
+
+func copyLaunch(l *device.Launch) device.Launch {
+	c := *l
+	c.Args = append([]device.Arg(nil), l.Args...)
+	return c
+}
+
+// conn is a hardware queue (a connection): commands of the streams mapped
+// onto it, processed strictly in arrival order. A command that cannot start
+// (its stream predecessor still runs, its event is not recorded, no
+// resident-grid slot is free) blocks every command behind it, whichever
+// stream they belong to: the false dependencies of real GPUs.
+type conn struct {
+	id         int
+	head, tail *command
+	wakeAt     Time // time of a scheduled evConn, or -1
+	busy       bool // dispatch in progress (re-entrancy guard)
+	again      bool
+	slotReg    bool // registered in Device.slotWait
+	n          int  // commands queued
+}
+
+// enqueue issues command k on stream st at host time at.
+func (d *Device) enqueue(st *stream, k *command, at Time) {
+	k.st, k.arrive, k.prio = st, at, st.prio
+	if st.tail == nil {
+		st.head = k
+	} else {
+		st.tail.nextS = k
+	}
+	st.tail = k
+	st.pending++
+	d.outstanding++
+	c := st.conn
+	if c.tail == nil {
+		c.head = k
+	} else {
+		c.tail.nextC = k
+	}
+	c.tail = k
+	c.n++
+	if c.head == k && c.wakeAt != at {
+		c.wakeAt = at
+		d.schedule(at, evConn, int32(c.id), 0, nil)
+	}
+}
+
+// kick runs the dispatch loop of c now (engine context).
+func (d *Device) kick(c *conn) {
+	if c.busy {
+		c.again = true
+		return
+	}
+	c.busy = true
+	for {
+		c.again = false
+		d.dispatch(c)
+		if !c.again {
+			break
+		}
+	}
+	c.busy = false
+}
+
+// dispatch starts the commands at the head of c that can start now.
+func (d *Device) dispatch(c *conn) {
+	for {
+		k := c.head
+		if k == nil {
+			return
+		}
+		if k.arrive > d.now {
+			if c.wakeAt != k.arrive {
+				c.wakeAt = k.arrive
+				d.schedule(k.arrive, evConn, int32(c.id), 0, nil)
+			}
+			return
+		}
+		if k.st.head != k {
+			return // its stream predecessor is still running
+		}
+		switch k.kind {
+		case cmdWait:
+			if !k.ev.done(k.gen) {
+				if !k.waitReg {
+					k.waitReg = true
+					k.ev.waiters = append(k.ev.waiters, k)
+				}
+				return
+			}
+		case cmdKernel:
+			if d.resident >= d.info.MaxResidentGrids {
+				if !c.slotReg {
+					c.slotReg = true
+					d.slotWait = append(d.slotWait, slotWaiter{c: c})
+				}
+				return
+			}
+		case cmdGraph:
+			if k.gx.running != nil {
+				return // a graph exec runs one launch at a time; kicked when it ends
+			}
+		}
+		c.head = k.nextC
+		if c.head == nil {
+			c.tail = nil
+		}
+		k.nextC = nil
+		c.n--
+		switch k.kind {
+		case cmdRecord:
+			d.recordDone(k.ev, k.gen, k.st.id)
+			d.streamDone(k)
+			d.release(k)
+		case cmdWait:
+			d.streamDone(k)
+			d.release(k)
+		case cmdKernel:
+			d.resident++
+			k.firstAt = max(k.arrive+d.cost.launchLatency, d.now+d.cost.backToBack)
+			d.launchKernel(k)
+		case cmdCopy:
+			d.startCopy(k)
+		case cmdHostFunc:
+			d.startCallback(k)
+		case cmdGraph:
+			d.startGraph(k)
+		}
+	}
+}
+
+// launchKernel sends a resident kernel to the block scheduler at k.firstAt.
+func (d *Device) launchKernel(k *command) {
+	if k.firstAt > d.now {
+		d.schedule(k.firstAt, evActivate, 0, 0, k)
+		return
+	}
+	d.activate(k)
+}
+
+// streamDone completes the head command of its stream.
+func (d *Device) streamDone(k *command) {
+	st := k.st
+	st.head = k.nextS
+	if st.head == nil {
+		st.tail = nil
+	}
+	k.nextS = nil
+	st.pending--
+	d.outstanding--
+	if st.pending == 0 && len(st.waiters) > 0 {
+		for _, th := range st.waiters {
+			d.wake(th, d.now)
+		}
+		st.waiters = st.waiters[:0]
+	}
+	d.checkIdle()
+	if st.head != nil {
+		d.kick(st.conn)
+	}
+}
+
+// checkIdle wakes host threads in Synchronize once nothing is outstanding.
+func (d *Device) checkIdle() {
+	if d.outstanding == 0 && len(d.syncWaiters) > 0 {
+		for _, th := range d.syncWaiters {
+			d.wake(th, d.now)
+		}
+		d.syncWaiters = d.syncWaiters[:0]
+	}
+}
+
+// recordDone completes record gen of ev now.
+func (d *Device) recordDone(ev *eventObj, gen uint64, streamID int) {
+	if gen > ev.completed {
+		ev.completed, ev.doneAt = gen, d.now
+	}
+	if len(ev.hostWait) > 0 {
+		keep := ev.hostWait[:0]
+		for _, w := range ev.hostWait {
+			if ev.done(w.gen) {
+				d.wake(w.th, d.now)
+			} else {
+				keep = append(keep, w)
+			}
+		}
+		ev.hostWait = keep
+	}
+	if len(ev.waiters) > 0 {
+		keep := ev.waiters[:0]
+		for _, w := range ev.waiters {
+			if ev.done(w.gen) {
+				w.waitReg = false
+				d.kick(w.st.conn)
+			} else {
+				keep = append(keep, w)
+			}
+		}
+		clear(ev.waiters[len(keep):])
+		ev.waiters = keep
+	}
+}
+
+// kernelDone completes a kernel whose last block finished now.
+func (d *Device) kernelDone(k *command) {
+	k.end = d.now
+	d.resident--
+	d.stats.Kernels++
+	d.noteOp(k)
+	// A free resident-grid slot goes to the first waiter.
+	if len(d.slotWait) > 0 {
+		w := d.slotWait[0]
+		copy(d.slotWait, d.slotWait[1:])
+		d.slotWait = d.slotWait[:len(d.slotWait)-1]
+		if w.c != nil {
+			w.c.slotReg = false
+			d.kick(w.c)
+		} else {
+			d.resident++
+			d.launchKernel(w.k)
+		}
+	}
+	d.finishCmd(k)
+}
+
+// finishCmd routes a completed kernel, copy or callback to what waits on it.
+func (d *Device) finishCmd(k *command) {
+	switch {
+	case k.gr != nil:
+		d.graphNodeDone(k)
+	case k.dqID != 0:
+		d.dqKernelDone(k)
+	default:
+		d.streamDone(k)
+		d.release(k)
+	}
+}
+
+// acquireSlot gives k a resident-grid slot now, or queues it.
+func (d *Device) acquireSlot(k *command) {
+	if d.resident < d.info.MaxResidentGrids {
+		d.resident++
+		d.launchKernel(k)
+		return
+	}
+	d.slotWait = append(d.slotWait, slotWaiter{k: k})
+}
+
+// Copies.
+
+const (
+	engHtoD = iota
+	engDtoH
+	engDtoD
+)
+
+func (d *Device) startCopy(k *command) {
+	c := &k.cp
+	var dur Time
+	eng := engDtoD
+	switch c.Kind {
+	case device.HostToDevice, device.DeviceToHost:
+		gbps := d.cfg.Copy.HtoDGBps
+		eng = engHtoD
+		if c.Kind == device.DeviceToHost {
+			gbps = d.cfg.Copy.DtoHGBps
+			if d.info.CopyEngines >= 2 {
+				eng = engDtoH
+			}
+		}
+		if k.pageable {
+			gbps = min(gbps, d.cfg.Copy.PageableGBps)
+		}
+		// bytes / (GB/s) is nanoseconds.
+		dur = d.cost.copyLatency + nsTime(float64(c.Bytes)/gbps)
+	default:
+		// Device to device: every byte is read and written.
+		dur = d.cost.copyLatency + nsTime(2*float64(c.Bytes)/d.info.MemBandwidth*1e9)
+	}
+	start := max(d.now, d.copyFree[eng])
+	k.engine = eng
+	k.start, k.end = start, start+dur
+	d.copyFree[eng] = k.end
+	d.schedule(k.end, evCopyDone, 0, 0, k)
+}
+
+func (d *Device) copyDone(k *command) {
+	d.stats.Copies++
+	d.noteOp(k)
+	if k.hostWaiter != nil {
+		d.wake(k.hostWaiter, d.now)
+		k.hostWaiter = nil
+	}
+	d.finishCmd(k)
+}
+
+// Host callbacks run one at a time on the driver's callback thread.
+
+func (d *Device) startCallback(k *command) {
+	start := max(d.now, d.cbFree)
+	k.start = start
+	k.end = start + d.cost.callback
+	d.cbFree = k.end
+	d.schedule(k.end, evCallback, 0, 0, k)
+}
+
+func (d *Device) runCallback(k *command) {
+	d.stats.Callbacks++
+	d.noteOp(k)
+	k.fn()
+	d.finishCmd(k)
+}

@@ -1,0 +1,375 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// gnode is one node of a captured graph: a kernel, a copy or a host
+// function, with the nodes it depends on.
+type gnode struct {
+	kind cmdKind
+	l    device.Launch
+	cp   device.Copy
+	fn   func()
+	deps []int32
+}
+
+// capture is one stream capture in progress: the origin stream and every
+// stream that joined it by waiting on an event recorded in it.
+type capture struct {
+	d       *Device
+	origin  *stream
+	g       *graph
+	streams []*stream
+	invalid string
+	ended   bool
+}
+
+func (c *capture) invalidate(why string) {
+	if c.invalid == "" {
+		c.invalid = why
+	}
+}
+
+func (c *capture) add(st *stream, n gnode) error {
+	if c.invalid != "" {
+		return &device.APIError{Call: "capture", Code: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", Msg: c.invalid}
+	}
+	n.deps = append([]int32(nil), st.capTail...)
+	idx := int32(len(c.g.nodes))
+	c.g.nodes = append(c.g.nodes, n)
+	st.capTail = append(st.capTail[:0], idx)
+	return nil
+}
+
+// join makes st depend on the nodes ev captured (a fork when st was not
+// capturing; a join otherwise).
+func (c *capture) join(st *stream, ev *eventObj) error {
+	if c.invalid != "" {
+		return &device.APIError{Call: "cuStreamWaitEvent", Code: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", Msg: c.invalid}
+	}
+	switch st.capture {
+	case nil:
+		st.capture = c
+		st.capTail = append(st.capTail[:0], ev.capNodes...)
+		c.streams = append(c.streams, st)
+	case c:
+	next:
+		for _, n := range ev.capNodes {
+			for _, m := range st.capTail {
+				if m == n {
+					continue next
+				}
+			}
+			st.capTail = append(st.capTail, n)
+		}
+	default:
+		return &device.APIError{Call: "cuStreamWaitEvent", Code: "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+			Msg: fmt.Sprintf("stream %d is capturing into another graph than event %d", st.id, ev.id)}
+	}
+	return nil
+}
+
+// graph is a device.Graph.
+type graph struct {
+	device.Base
+	d         *Device
+	run       int
+	nodes     []gnode
+	destroyed bool
+}
+
+func (g *graph) Nodes() int { return len(g.nodes) }
+
+// graphExec is a device.GraphExec: nodes, successor lists, predecessor
+// counts. nodes is copy-on-write: a launch keeps the slice it was issued
+// with, so SetKernelNode only affects later launches, as in CUDA.
+type graphExec struct {
+	device.Base
+	d         *Device
+	run       int
+	nodes     []gnode
+	shared    bool // nodes is referenced by an issued launch
+	succ      [][]int32
+	npred     []int32
+	destroyed bool
+	running   *graphRun
+}
+
+func (x *graphExec) Nodes() int { return len(x.nodes) }
+
+// graphRun is one launch of a graph exec in progress.
+type graphRun struct {
+	x         *graphExec
+	nodes     []gnode
+	cmd       *command
+	npend     []int32
+	remaining int
+}
+
+func (d *Device) graphOf(g device.Graph, call string) error {
+	x, ok := g.(*graph)
+	switch {
+	case g == nil || !ok || x == nil:
+		return invalidHandle(call, fmt.Sprintf("%T is not a graph of this simulator", g))
+	case x.d != d || x.run != d.run:
+		return invalidHandle(call, "graph from another device or Run")
+	case x.destroyed:
+		return invalidHandle(call, "graph was destroyed")
+	}
+	return nil
+}
+
+func (d *Device) execOf(g device.GraphExec, call string) error {
+	x, ok := g.(*graphExec)
+	switch {
+	case g == nil || !ok || x == nil:
+		return invalidHandle(call, fmt.Sprintf("%T is not a graph exec of this simulator", g))
+	case x.d != d || x.run != d.run:
+		return invalidHandle(call, "graph exec from another device or Run")
+	case x.destroyed:
+		return invalidHandle(call, "graph exec was destroyed")
+	}
+	return nil
+}
+
+func (th *thread) BeginCapture(s device.Stream) error {
+	d := th.d
+	st, err := d.streamOf(s, "cuStreamBeginCapture")
+	if err != nil {
+		return err
+	}
+	if st.capture != nil {
+		return &device.APIError{Call: "cuStreamBeginCapture", Code: "CUDA_ERROR_ILLEGAL_STATE", Msg: fmt.Sprintf("stream %d is already capturing", st.id)}
+	}
+	th.charge(d.cost.capture, "cuStreamBeginCapture")
+	c := &capture{d: d, origin: st, g: &graph{d: d, run: d.run}}
+	c.streams = []*stream{st}
+	st.capture = c
+	st.capTail = st.capTail[:0]
+	return nil
+}
+
+func (th *thread) EndCapture(s device.Stream) (device.Graph, error) {
+	d := th.d
+	st, err := d.streamOf(s, "cuStreamEndCapture")
+	if err != nil {
+		return nil, err
+	}
+	c := st.capture
+	if c == nil {
+		return nil, &device.APIError{Call: "cuStreamEndCapture", Code: "CUDA_ERROR_ILLEGAL_STATE", Msg: fmt.Sprintf("stream %d is not capturing", st.id)}
+	}
+	if c.origin != st {
+		return nil, &device.APIError{Call: "cuStreamEndCapture", Code: "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
+			Msg: fmt.Sprintf("stream %d joined a capture that began on stream %d; end it there", st.id, c.origin.id)}
+	}
+	th.charge(d.cost.capture, "cuStreamEndCapture")
+	// Every node must be an ancestor of (or be) the origin's last nodes:
+	// every forked stream must have joined back.
+	joined := make([]bool, len(c.g.nodes))
+	stack := append([]int32(nil), st.capTail...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if joined[n] {
+			continue
+		}
+		joined[n] = true
+		stack = append(stack, c.g.nodes[n].deps...)
+	}
+	var unjoined error
+	for _, o := range c.streams {
+		for _, n := range o.capTail {
+			if !joined[n] && unjoined == nil {
+				unjoined = &device.APIError{Call: "cuStreamEndCapture", Code: "CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
+					Msg: fmt.Sprintf("stream %d forked from the capture on stream %d and never joined back (node %d)", o.id, st.id, n)}
+			}
+		}
+		o.capture = nil
+		o.capTail = nil
+	}
+	c.ended = true
+	if c.invalid != "" {
+		return nil, &device.APIError{Call: "cuStreamEndCapture", Code: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", Msg: c.invalid}
+	}
+	if unjoined != nil {
+		return nil, unjoined
+	}
+	return c.g, nil
+}
+
+func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
+	d := th.d
+	if err := d.graphOf(g, "cuGraphInstantiate"); err != nil {
+		return nil, err
+	}
+	gr := g.(*graph)
+	n := len(gr.nodes)
+	th.charge(d.cost.instBase+Time(n)*d.cost.instNode, "cuGraphInstantiate")
+	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
+	for i, nd := range gr.nodes {
+		x.nodes[i] = nd
+		if nd.kind == cmdKernel {
+			x.nodes[i].l = copyLaunch(&nd.l)
+		}
+		x.npred[i] = int32(len(nd.deps))
+		for _, p := range nd.deps {
+			x.succ[p] = append(x.succ[p], int32(i))
+		}
+	}
+	return x, nil
+}
+
+func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
+	d := th.d
+	if err := d.execOf(gx, "cuGraphLaunch"); err != nil {
+		return err
+	}
+	st, err := d.streamOf(s, "cuGraphLaunch")
+	if err != nil {
+		return err
+	}
+	if st.capture != nil {
+		return &device.APIError{Call: "cuGraphLaunch", Code: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+			Msg: "launching a graph into a capturing stream (child graphs) is not modelled"}
+	}
+	x := gx.(*graphExec)
+	th.charge(d.cost.graphLaunch, "cuGraphLaunch")
+	k := d.newCommand(cmdGraph)
+	k.gx = x
+	k.gr = &graphRun{x: x, nodes: x.nodes, cmd: k}
+	x.shared = true
+	d.enqueue(st, k, th.clock)
+	return nil
+}
+
+// ownNodes makes x's node slice private before an update (copy-on-write).
+func (x *graphExec) ownNodes() {
+	if x.shared {
+		x.nodes = append([]gnode(nil), x.nodes...)
+		x.shared = false
+	}
+}
+
+func (th *thread) SetKernelNode(gx device.GraphExec, node int, l *device.Launch) error {
+	d := th.d
+	const call = "cuGraphExecKernelNodeSetParams"
+	if err := d.execOf(gx, call); err != nil {
+		return err
+	}
+	x := gx.(*graphExec)
+	if node < 0 || node >= len(x.nodes) || x.nodes[node].kind != cmdKernel {
+		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("node %d is not a kernel node of this graph (%d nodes)", node, len(x.nodes))}
+	}
+	if err := device.ValidateLaunch(&d.info, l); err != nil {
+		return err
+	}
+	old := x.nodes[node].l.Kernel
+	if l.Kernel != old && (l.Kernel.Module != old.Module || l.Kernel.Name != old.Name) {
+		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("node %d runs %s; it cannot be changed to %s", node, old, l.Kernel)}
+	}
+	th.charge(d.cost.setNode, call)
+	x.ownNodes()
+	x.nodes[node].l = copyLaunch(l)
+	return nil
+}
+
+func (th *thread) SetCopyNode(gx device.GraphExec, node int, c *device.Copy) error {
+	d := th.d
+	const call = "cuGraphExecMemcpyNodeSetParams"
+	if err := d.execOf(gx, call); err != nil {
+		return err
+	}
+	x := gx.(*graphExec)
+	if node < 0 || node >= len(x.nodes) || x.nodes[node].kind != cmdCopy {
+		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("node %d is not a copy node of this graph (%d nodes)", node, len(x.nodes))}
+	}
+	if err := device.ValidateCopy(c); err != nil {
+		return err
+	}
+	if c.Kind != x.nodes[node].cp.Kind {
+		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("node %d copies %s; it cannot become %s", node, x.nodes[node].cp.Kind, c.Kind)}
+	}
+	if c.Kind != device.DeviceToDevice && !c.Host.Pinned {
+		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: "a graph copy node needs pinned host memory"}
+	}
+	th.charge(d.cost.setNode, call)
+	x.ownNodes()
+	x.nodes[node].cp = *c
+	return nil
+}
+
+// startGraph begins a graph launch that reached the head of its stream.
+func (d *Device) startGraph(k *command) {
+	gr := k.gr
+	x := gr.x
+	x.running = gr
+	n := len(gr.nodes)
+	gr.remaining = n
+	gr.npend = make([]int32, n)
+	copy(gr.npend, x.npred)
+	if n == 0 {
+		d.graphFinished(gr)
+		return
+	}
+	at := d.now + d.cost.graphLatency
+	for i := range gr.nodes {
+		if gr.npend[i] == 0 {
+			d.schedule(at, evGraphRelease, 0, int32(i), k)
+		}
+	}
+}
+
+// graphRelease starts node i of the graph run of launch command gk.
+func (d *Device) graphRelease(gk *command, i int) {
+	gr := gk.gr
+	nd := &gr.nodes[i]
+	k := d.newCommand(nd.kind)
+	k.st, k.prio, k.arrive = gk.st, gk.st.prio, d.now
+	k.gr, k.node = gr, int32(i)
+	switch nd.kind {
+	case cmdKernel:
+		k.setLaunch(&nd.l)
+		k.firstAt = d.now
+		d.acquireSlot(k)
+	case cmdCopy:
+		k.cp = nd.cp
+		d.startCopy(k)
+	case cmdHostFunc:
+		k.fn = nd.fn
+		d.startCallback(k)
+	}
+}
+
+// graphNodeDone releases the successors of a finished node.
+func (d *Device) graphNodeDone(k *command) {
+	gr := k.gr
+	for _, s := range gr.x.succ[k.node] {
+		gr.npend[s]--
+		if gr.npend[s] == 0 {
+			d.schedule(d.now+d.cost.graphNode, evGraphRelease, 0, s, gr.cmd)
+		}
+	}
+	gr.remaining--
+	d.release(k)
+	if gr.remaining == 0 {
+		d.graphFinished(gr)
+	}
+}
+
+func (d *Device) graphFinished(gr *graphRun) {
+	gr.x.running = nil
+	k := gr.cmd
+	st := k.st
+	d.streamDone(k)
+	d.release(k)
+	// Another launch of the same exec may wait at some queue's head.
+	for i := range d.conns {
+		if c := &d.conns[i]; c != st.conn && c.head != nil && c.head.kind == cmdGraph {
+			d.kick(c)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// stream is a device.Stream: an in-order list of incomplete commands, bound
+// to one hardware queue.
+type stream struct {
+	device.Base
+	d         *Device
+	id        int
+	prio      int
+	run       int
+	destroyed bool
+	conn      *conn
+	// Incomplete commands in issue order; head is the oldest.
+	head, tail *command
+	pending    int
+	waiters    []*thread // host threads in StreamSynchronize
+	// Capture state: the capture this stream takes part in and the nodes
+	// its next command depends on.
+	capture *capture
+	capTail []int32
+}
+
+func (s *stream) ID() int       { return s.id }
+func (s *stream) Priority() int { return s.prio }
+func (s *stream) String() string {
+	return fmt.Sprintf("stream %d", s.id)
+}
+
+// eventObj is a device.Event. Records are numbered (generations); a wait
+// waits for the generation that was last issued when it was enqueued.
+type eventObj struct {
+	device.Base
+	d         *Device
+	id        int
+	run       int
+	destroyed bool
+	timing    bool
+	issued    uint64 // records issued
+	completed uint64 // highest completed record
+	doneAt    Time
+	stream    int // stream of the last issued record
+	waiters   []*command
+	hostWait  []evWaiter
+	// Capture: set when last recorded on a capturing stream.
+	capture  *capture
+	capNodes []int32
+}
+
+func (e *eventObj) ID() int { return e.id }
+
+// evWaiter is a host thread in EventSynchronize, waiting for record gen.
+type evWaiter struct {
+	th  *thread
+	gen uint64
+}
+
+func (e *eventObj) done(gen uint64) bool { return e.completed >= gen }
+
+// handle errors, as the driver names them.
+func invalidHandle(call, what string) error {
+	return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_HANDLE", Msg: what}
+}
+
+func (d *Device) streamOf(s device.Stream, call string) (*stream, error) {
+	st, ok := s.(*stream)
+	switch {
+	case s == nil || !ok || st == nil:
+		return nil, invalidHandle(call, fmt.Sprintf("%T is not a stream of this simulator", s))
+	case st.d != d:
+		return nil, invalidHandle(call, fmt.Sprintf("stream %d belongs to another device", st.id))
+	case st.run != d.run:
+		return nil, invalidHandle(call, fmt.Sprintf("stream %d was created in another Run", st.id))
+	case st.destroyed:
+		return nil, invalidHandle(call, fmt.Sprintf("stream %d was destroyed", st.id))
+	}
+	return st, nil
+}
+
+func (d *Device) eventOf(e device.Event, call string) (*eventObj, error) {
+	ev, ok := e.(*eventObj)
+	switch {
+	case e == nil || !ok || ev == nil:
+		return nil, invalidHandle(call, fmt.Sprintf("%T is not an event of this simulator", e))
+	case ev.d != d:
+		return nil, invalidHandle(call, fmt.Sprintf("event %d belongs to another device", ev.id))
+	case ev.run != d.run:
+		return nil, invalidHandle(call, fmt.Sprintf("event %d was created in another Run", ev.id))
+	case ev.destroyed:
+		return nil, invalidHandle(call, fmt.Sprintf("event %d was destroyed", ev.id))
+	}
+	return ev, nil
+}
+
+// queue is a device.Queue: a FIFO mailbox whose Get parks a host thread.
+type queue struct {
+	d       *Device
+	name    string
+	run     int
+	items   []any
+	head    int
+	closed  bool
+	waiters []*thread
+}
+
+// putTime is when a Put or Close from the current context takes effect:
+// the calling host thread's clock, or engine time in a callback.
+func (d *Device) putTime() Time {
+	if th := d.current; th != nil {
+		th.order()
+		return th.clock
+	}
+	return d.now
+}
+
+func (q *queue) Put(v any) {
+	d := q.d
+	if q.run != d.run || q.closed {
+		// A Put after Close, or to a queue of a finished Run, is dropped:
+		// Queue.Put has no error to return. It is a scheduler bug that
+		// the receiving side sees as a missing value.
+		return
+	}
+	t := d.putTime()
+	if len(q.waiters) > 0 {
+		w := q.waiters[0]
+		q.waiters = q.waiters[1:]
+		w.qv, w.qok = v, true
+		d.wake(w, t)
+		return
+	}
+	q.items = append(q.items, v)
+}
+
+func (q *queue) Close() {
+	d := q.d
+	if q.run != d.run || q.closed {
+		return
+	}
+	t := d.putTime()
+	q.closed = true
+	for _, w := range q.waiters {
+		w.qv, w.qok = nil, false
+		d.wake(w, t)
+	}
+	q.waiters = nil
+}
+
+func (q *queue) Len() int { return len(q.items) - q.head }
+
+func (q *queue) take() any {
+	v := q.items[q.head]
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return v
+}
