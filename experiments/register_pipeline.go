@@ -1,0 +1,128 @@
+package experiments
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/sched/pipeline"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/jobs"
+)
+
+// pipelineFamilies are SET's job workloads (workloads/jobs), by family name.
+var pipelineFamilies = []struct {
+	name, doc string
+	build     func(params *yaml.Node, seed int64) (*jobs.Workload, error)
+}{
+	{"jobs-sobel", "SET pipeline: Sobel edge magnitude per image (params: jobs, size)", func(n *yaml.Node, seed int64) (*jobs.Workload, error) {
+		p := jobs.DefaultSobel()
+		if err := DecodeParams(n, &p); err != nil {
+			return nil, err
+		}
+		return jobs.Sobel(p, seed)
+	}},
+	{"jobs-sssp", "SET pipeline: Bellman-Ford rounds on a random graph per job (params: jobs, vertices, degree, iterations)", func(n *yaml.Node, seed int64) (*jobs.Workload, error) {
+		p := jobs.DefaultSSSP()
+		if err := DecodeParams(n, &p); err != nil {
+			return nil, err
+		}
+		return jobs.SSSP(p, seed)
+	}},
+	{"jobs-bp", "SET pipeline: back-propagation layer, forward and weight gradient (params: jobs, batch, inputs, hidden)", func(n *yaml.Node, seed int64) (*jobs.Workload, error) {
+		p := jobs.DefaultBP()
+		if err := DecodeParams(n, &p); err != nil {
+			return nil, err
+		}
+		return jobs.BP(p, seed)
+	}},
+	{"jobs-gemm", "SET pipeline: tiled GEMM per job (params: jobs, size)", func(n *yaml.Node, seed int64) (*jobs.Workload, error) {
+		p := jobs.DefaultGEMM()
+		if err := DecodeParams(n, &p); err != nil {
+			return nil, err
+		}
+		return jobs.GEMM(p, seed)
+	}},
+	{"jobs-knn", "SET pipeline: k nearest neighbours, distances and selection (params: jobs, points, queries, dims, k)", func(n *yaml.Node, seed int64) (*jobs.Workload, error) {
+		p := jobs.DefaultKNN()
+		if err := DecodeParams(n, &p); err != nil {
+			return nil, err
+		}
+		return jobs.KNN(p, seed)
+	}},
+	{"jobs-hotspot", "SET pipeline: Rodinia hotspot thermal stencil iterations (params: jobs, size, iterations)", func(n *yaml.Node, seed int64) (*jobs.Workload, error) {
+		p := jobs.DefaultHotspot()
+		if err := DecodeParams(n, &p); err != nil {
+			return nil, err
+		}
+		return jobs.Hotspot(p, seed)
+	}},
+}
+
+// PipelineWorkload builds a SET job workload with its throughput unit, for
+// reports that count throughput in the workload's own unit.
+func PipelineWorkload(family string, params *yaml.Node, seed int64) (*jobs.Workload, error) {
+	for _, f := range pipelineFamilies {
+		if f.name == family {
+			return f.build(params, seed)
+		}
+	}
+	return nil, fmt.Errorf("%q is not a pipeline workload family", family)
+}
+
+func init() {
+	for _, f := range pipelineFamilies {
+		build := f.build
+		RegisterWorkload(f.name, f.doc, func(params *yaml.Node, seed int64) (*workloads.Program, error) {
+			w, err := build(params, seed)
+			if err != nil {
+				return nil, err
+			}
+			return w.Program, nil
+		})
+	}
+	type workersParam struct {
+		B int `yaml:"b"`
+	}
+	RegisterScheduler("synchronous", "pipeline baseline: one stream, each job issued then synchronized",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			var p struct{}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return pipeline.NewSynchronous(), nil
+		})
+	RegisterScheduler("graph-per-job", "pipeline baseline: each job captured, instantiated, launched and synchronized as its own CUDA graph",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			var p struct{}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return pipeline.NewGraph(), nil
+		})
+	RegisterScheduler("batching", "pipeline baseline: b jobs round-robin over b streams, one device synchronize per batch (params: b)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			p := workersParam{B: 4}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return pipeline.NewBatching(p.B)
+		})
+	RegisterScheduler("queue", "pipeline baseline: b streams, each with a job queue and a host thread synchronizing per job (params: b)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			p := workersParam{B: 4}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return pipeline.NewQueue(p.B)
+		})
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing (params: b)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			p := workersParam{B: 4}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return pipeline.NewSET(p.B)
+		})
+}

@@ -1,0 +1,341 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// The baselines SET is measured against (SET paper, section 5): each runs
+// the jobs in their own buffers, as the program declares them.
+
+// Synchronous issues a job on one stream and waits for it before the next.
+type Synchronous struct {
+	stream  device.Stream
+	metrics Metrics
+}
+
+// Graph captures each job into a CUDA graph, instantiates and launches it,
+// waits for it, and destroys it: a graph per job.
+type Graph struct {
+	stream  device.Stream
+	metrics Metrics
+}
+
+// Batching issues B jobs round-robin over B streams, then synchronizes the
+// device once per batch.
+type Batching struct {
+	B       int
+	streams []device.Stream
+	metrics Metrics
+}
+
+// Queue gives each of B streams a queue of jobs (dealt round-robin) and a
+// host thread that issues its queue's jobs one at a time, synchronizing its
+// stream after each.
+type Queue struct {
+	B       int
+	streams []device.Stream
+	queues  []device.Queue
+	done    device.Queue
+	threads []*Metrics // per host thread
+	metrics Metrics
+}
+
+func NewSynchronous() *Synchronous { return &Synchronous{} }
+func NewGraph() *Graph             { return &Graph{} }
+
+func NewBatching(b int) (*Batching, error) {
+	if b < 1 || b > 64 {
+		return nil, fmt.Errorf("batching: streams must be between 1 and 64, got %d", b)
+	}
+	return &Batching{B: b}, nil
+}
+
+func NewQueue(b int) (*Queue, error) {
+	if b < 1 || b > 64 {
+		return nil, fmt.Errorf("queue: streams must be between 1 and 64, got %d", b)
+	}
+	return &Queue{B: b}, nil
+}
+
+func (*Synchronous) Name() string { return "synchronous" }
+func (*Graph) Name() string       { return "graph-per-job" }
+func (b *Batching) Name() string  { return fmt.Sprintf("batching(b=%d)", b.B) }
+func (q *Queue) Name() string     { return fmt.Sprintf("queue(b=%d)", q.B) }
+
+// Metrics report the last Run (see Metrics.Map for the names).
+func (s *Synchronous) Metrics() map[string]float64 { return s.metrics.Map() }
+func (g *Graph) Metrics() map[string]float64       { return g.metrics.Map() }
+func (b *Batching) Metrics() map[string]float64    { return b.metrics.Map() }
+func (q *Queue) Metrics() map[string]float64       { return q.metrics.Map() }
+
+func (s *Synchronous) Prepare(h device.Host, in *workloads.Instance) (err error) {
+	if _, err := analyze(in); err != nil {
+		return err
+	}
+	s.stream, err = h.NewStream(device.StreamOptions{})
+	return err
+}
+
+func (s *Synchronous) Cleanup(h device.Host) error {
+	if s.stream == nil {
+		return nil
+	}
+	err := h.Destroy(s.stream)
+	s.stream = nil
+	return err
+}
+
+func (s *Synchronous) Run(h device.Host, in *workloads.Instance) error {
+	if s.stream == nil {
+		if err := s.Prepare(h, in); err != nil {
+			return err
+		}
+		defer s.Cleanup(h)
+	}
+	m := &s.metrics
+	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
+	start := h.Now()
+	for j := 0; j < in.Steps(); j++ {
+		t := h.Now()
+		if err := issueJob(h, in, s.stream, j); err != nil {
+			return err
+		}
+		t = since(h, t, &m.Schedule)
+		if err := h.StreamSynchronize(s.stream); err != nil {
+			return err
+		}
+		since(h, t, &m.Wait)
+		m.Syncs++
+	}
+	m.Makespan = h.Now() - start
+	return nil
+}
+
+func (g *Graph) Prepare(h device.Host, in *workloads.Instance) (err error) {
+	if _, err := analyze(in); err != nil {
+		return err
+	}
+	g.stream, err = h.NewStream(device.StreamOptions{})
+	return err
+}
+
+func (g *Graph) Cleanup(h device.Host) error {
+	if g.stream == nil {
+		return nil
+	}
+	err := h.Destroy(g.stream)
+	g.stream = nil
+	return err
+}
+
+func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
+	if g.stream == nil {
+		if err := g.Prepare(h, in); err != nil {
+			return err
+		}
+		defer g.Cleanup(h)
+	}
+	m := &g.metrics
+	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
+	start := h.Now()
+	for j := 0; j < in.Steps(); j++ {
+		t := h.Now()
+		if err := h.BeginCapture(g.stream); err != nil {
+			return err
+		}
+		if err := issueJob(h, in, g.stream, j); err != nil {
+			if gr, e := h.EndCapture(g.stream); e == nil && gr != nil {
+				h.Destroy(gr)
+			}
+			return err
+		}
+		gr, err := h.EndCapture(g.stream)
+		if err != nil {
+			return err
+		}
+		x, err := h.Instantiate(gr)
+		if err != nil {
+			h.Destroy(gr)
+			return err
+		}
+		if err := h.GraphLaunch(x, g.stream); err != nil {
+			return err
+		}
+		t = since(h, t, &m.Schedule)
+		if err := h.StreamSynchronize(g.stream); err != nil {
+			return err
+		}
+		t = since(h, t, &m.Wait)
+		m.Syncs++
+		if err := h.Destroy(x); err != nil {
+			return err
+		}
+		if err := h.Destroy(gr); err != nil {
+			return err
+		}
+		since(h, t, &m.Schedule)
+	}
+	m.Makespan = h.Now() - start
+	return nil
+}
+
+func (b *Batching) Prepare(h device.Host, in *workloads.Instance) (err error) {
+	if _, err := analyze(in); err != nil {
+		return err
+	}
+	b.streams, err = sched.NewStreams(h, b.B)
+	return err
+}
+
+func (b *Batching) Cleanup(h device.Host) error {
+	err := sched.DestroyStreams(h, b.streams)
+	b.streams = nil
+	return err
+}
+
+func (b *Batching) Run(h device.Host, in *workloads.Instance) error {
+	if b.streams == nil {
+		if err := b.Prepare(h, in); err != nil {
+			return err
+		}
+		defer b.Cleanup(h)
+	}
+	m := &b.metrics
+	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
+	start := h.Now()
+	for lo := 0; lo < in.Steps(); lo += b.B {
+		t := h.Now()
+		for j := lo; j < lo+b.B && j < in.Steps(); j++ {
+			if err := issueJob(h, in, b.streams[j-lo], j); err != nil {
+				return err
+			}
+		}
+		t = since(h, t, &m.Schedule)
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		since(h, t, &m.Wait)
+		m.Syncs++
+	}
+	m.Makespan = h.Now() - start
+	return nil
+}
+
+// Prepare creates the streams and starts one host thread per stream, each
+// blocked on its (still empty) job queue, so Run pays for no thread start.
+func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
+	if _, err := analyze(in); err != nil {
+		return err
+	}
+	if q.streams, err = sched.NewStreams(h, q.B); err != nil {
+		return err
+	}
+	q.done = h.NewQueue("queue done")
+	q.queues = make([]device.Queue, q.B)
+	q.threads = make([]*Metrics, q.B)
+	for i := 0; i < q.B; i++ {
+		q.queues[i] = h.NewQueue(fmt.Sprintf("queue %d", i))
+		q.threads[i] = &Metrics{}
+		jobs, st, m, done := q.queues[i], q.streams[i], q.threads[i], q.done
+		h.Go(fmt.Sprintf("queue worker %d", i), func(h device.Host) error {
+			err := queueWorker(h, in, jobs, st, m)
+			done.Put(err)
+			return err
+		})
+	}
+	return nil
+}
+
+// queueWorker issues each job it gets on its stream and waits for it.
+// The wait for its first job is not counted: it started before Run.
+func queueWorker(h device.Host, in *workloads.Instance, jobs device.Queue, st device.Stream, m *Metrics) error {
+	for first := true; ; first = false {
+		t := h.Now()
+		v, ok := h.Get(jobs)
+		if first {
+			t = h.Now()
+		} else {
+			t = since(h, t, &m.Wait)
+		}
+		if !ok {
+			return nil
+		}
+		j := v.(int)
+		if err := issueJob(h, in, st, j); err != nil {
+			return err
+		}
+		t = since(h, t, &m.Schedule)
+		if err := h.StreamSynchronize(st); err != nil {
+			return err
+		}
+		since(h, t, &m.Wait)
+		m.Syncs++
+	}
+}
+
+// Cleanup ends the host threads if Run did not (closing their queues) and
+// destroys the streams.
+func (q *Queue) Cleanup(h device.Host) error {
+	var first error
+	if q.queues != nil {
+		for _, jq := range q.queues {
+			jq.Close()
+		}
+		for i := 0; i < q.B; i++ {
+			v, ok := h.Get(q.done)
+			if !ok {
+				break
+			}
+			if err, _ := v.(error); err != nil && first == nil {
+				first = err
+			}
+		}
+		q.queues = nil
+	}
+	if err := sched.DestroyStreams(h, q.streams); err != nil && first == nil {
+		first = err
+	}
+	q.streams, q.done = nil, nil
+	return first
+}
+
+func (q *Queue) Run(h device.Host, in *workloads.Instance) error {
+	if q.queues == nil {
+		if err := q.Prepare(h, in); err != nil {
+			return err
+		}
+		defer q.Cleanup(h)
+	}
+	n := in.Steps()
+	start := h.Now()
+	for j := 0; j < n; j++ {
+		q.queues[j%q.B].Put(j)
+	}
+	for _, jq := range q.queues {
+		jq.Close()
+	}
+	dealt := h.Now() - start
+	var first error
+	for i := 0; i < q.B; i++ {
+		v, ok := h.Get(q.done)
+		if !ok {
+			break
+		}
+		if err, _ := v.(error); err != nil && first == nil {
+			first = err
+		}
+	}
+	m := &q.metrics
+	*m = Metrics{Jobs: n, HostThreads: q.B, Makespan: h.Now() - start, Schedule: dealt}
+	for _, t := range q.threads {
+		m.Schedule += t.Schedule
+		m.Wait += t.Wait
+		m.Syncs += t.Syncs
+	}
+	q.queues = nil // the threads have ended; Cleanup need not end them
+	return first
+}

@@ -1,0 +1,39 @@
+// Package pipeline schedules pipelines of many independent jobs, each of
+// which copies its input in from pinned host memory, runs one or a few
+// kernels, and copies its result out (workloads/jobs builds such programs:
+// step j is job j). It holds SET, the stream-event-triggered CUDA-graph
+// pipeline of Li, Huang and Ogras (arXiv 2606.05495, Euro-Par 2026), and the
+// four baselines that paper measures it against:
+//
+//   - Synchronous: one stream; issue a job, synchronize, repeat.
+//   - Graph: capture each job into a CUDA graph, instantiate, launch,
+//     synchronize, destroy: a graph per job.
+//   - Batching: B jobs round-robin over B streams, one device synchronize
+//     per batch, so every batch waits for its slowest job (inter-batch gaps).
+//   - Queue: B streams, each with a queue of jobs and a host thread that
+//     issues one job and synchronizes its stream before the next.
+//
+// SET keeps the GPU fed without host round trips between a job and the next:
+// B workers each own a stream, private device buffers and a graph of the job
+// shape captured and instantiated once; per job the dispatcher only updates
+// the graph nodes whose parameters change, launches the graph and enqueues a
+// host callback that returns the worker to a free pool (a device.Queue, so
+// nothing polls). Idle workers steal from peers' queues round-robin and
+// retarget the stolen job to their own buffers; a worker's buffers are
+// reused only after its callback has fired, so jobs in flight never share
+// memory (the simulator's race checker verifies it, and on a GPU every job's
+// output is compared with its CPU reference).
+//
+// Every scheduler reports Metrics() (a map by name): the makespan
+// T_measured, throughput in jobs per second, t_schedule (host time inside
+// scheduling calls, measured with the host thread's clock around them),
+// t_wait (host time blocked in synchronization), and the scheduling share
+// t_schedule / T_measured of SET's overhead model
+// T_measured = T_ideal + intra-batch gaps + inter-batch gaps
+// (with several host threads, t_schedule / (T_measured x threads)).
+//
+// A program is accepted as a pipeline when every job has the same shape
+// (operations, kernels, grids, sizes) and the device buffers each job writes
+// are its own and have no initial contents; buffers no job writes are shared
+// constants and are never retargeted.
+package pipeline

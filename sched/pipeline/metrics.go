@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// meter accumulates one host thread's time in scheduling calls (issuing,
+// graph capture, instantiation and updates, host-callback enqueues) and in
+// blocking waits (synchronize calls, waiting for a free worker), each
+// measured with the thread's own clock around the call.
+type meter struct {
+	schedule time.Duration
+	wait     time.Duration
+}
+
+// since adds the time from t0 to now to *d and returns now.
+func since(h device.Host, t0 time.Duration, d *time.Duration) time.Duration {
+	now := h.Now()
+	*d += now - t0
+	return now
+}
+
+// Metrics is what a pipeline scheduler measured in its last Run, in SET's
+// overhead model: the measured time T is the ideal time plus the gaps the
+// schedule leaves between and within batches, and the scheduling share is
+// the fraction of host time spent in scheduling calls.
+type Metrics struct {
+	Jobs        int
+	HostThreads int
+	// Makespan is T_measured: from Run's start to its last job's completion,
+	// on the main host thread's clock.
+	Makespan time.Duration
+	// Schedule is t_schedule: host time inside scheduling calls, summed over
+	// host threads. Wait is host time blocked in synchronization.
+	Schedule, Wait time.Duration
+	// Syncs counts blocking synchronizations; Steals counts jobs a SET
+	// worker took from a peer; NodeUpdates counts graph node updates issued
+	// and NodeUpdatesSkipped those skipped because the node already held
+	// the job's parameters.
+	Syncs, Steals, NodeUpdates, NodeUpdatesSkipped int
+}
+
+// Share is t_schedule / (T_measured x host threads): the mean fraction of
+// each host thread's time spent scheduling (for one host thread, SET's
+// t_schedule / T_measured).
+func (m *Metrics) Share() float64 {
+	if m.Makespan <= 0 || m.HostThreads == 0 {
+		return 0
+	}
+	return m.Schedule.Seconds() / (m.Makespan.Seconds() * float64(m.HostThreads))
+}
+
+// JobsPerSecond is the throughput.
+func (m *Metrics) JobsPerSecond() float64 {
+	if m.Makespan <= 0 {
+		return 0
+	}
+	return float64(m.Jobs) / m.Makespan.Seconds()
+}
+
+// Map is the metrics by name, as experiment tables print them.
+func (m *Metrics) Map() map[string]float64 {
+	return map[string]float64{
+		"jobs":                 float64(m.Jobs),
+		"host_threads":         float64(m.HostThreads),
+		"makespan_s":           m.Makespan.Seconds(),
+		"jobs_per_s":           m.JobsPerSecond(),
+		"t_schedule_s":         m.Schedule.Seconds(),
+		"t_wait_s":             m.Wait.Seconds(),
+		"schedule_share":       m.Share(),
+		"syncs":                float64(m.Syncs),
+		"steals":               float64(m.Steals),
+		"node_updates":         float64(m.NodeUpdates),
+		"node_updates_skipped": float64(m.NodeUpdatesSkipped),
+	}
+}

@@ -1,0 +1,307 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// SET is the stream-event-triggered CUDA-graph pipeline (Li, Huang and
+// Ogras, arXiv 2606.05495, sections 3-4). B workers each own a stream, an
+// instantiated graph of the job shape and private device buffers. Jobs are
+// dealt round-robin into per-worker queues with their parameters already
+// bound to the worker's buffers. One dispatcher host thread takes an idle
+// worker from the free-worker pool, pops the next job from that worker's
+// queue (or, when it is empty, steals one round-robin from a peer and
+// retargets it to the thief's buffers), writes the job's parameters into the
+// worker's graph, launches it, and enqueues a host callback behind it that
+// returns the worker to the pool. The pool is fed only by those callbacks:
+// nothing polls, and a worker's buffers are never reused before the job in
+// them has completed.
+//
+// One refinement over the paper: a node whose parameters already equal the
+// job's is not updated. A worker's kernels always see the same private
+// buffers, so usually only the two copy nodes (the job's host slots) change.
+type SET struct {
+	B int
+
+	js      *jobSet
+	bd      *binder
+	workers []*worker
+	free    device.Queue
+	// retargetCost is host bookkeeping charged per rewritten buffer
+	// pointer when a stolen job is retargeted (h.Spend; free on a GPU,
+	// where the work itself takes the time).
+	retargetCost time.Duration
+	bufArgs      int // buffer references per job
+	metrics      Metrics
+	// dealTo, if set, names the worker job j is dealt to (default j mod
+	// B): tests use it to unbalance the queues so that workers steal.
+	dealTo func(j int) int
+	// shareSlots makes every worker use worker 0's buffers: wrong on
+	// purpose, for the race checker's negative-control test.
+	shareSlots bool
+}
+
+type worker struct {
+	id     int
+	stream device.Stream
+	exec   device.GraphExec
+	slots  []device.Buffer
+	queue  []boundJob // prepared jobs, taken from the front; thieves take from the back
+	head   int
+	cur    boundJob // the parameters the graph's nodes hold now
+	victim int      // the next peer to try stealing from
+	done   func()   // the completion callback: back to the free pool
+}
+
+// NewSET makes a SET scheduler with b workers.
+func NewSET(b int) (*SET, error) {
+	if b < 1 || b > 64 {
+		return nil, fmt.Errorf("set: workers must be between 1 and 64, got %d", b)
+	}
+	return &SET{B: b, retargetCost: 20 * time.Nanosecond}, nil
+}
+
+func (s *SET) Name() string { return fmt.Sprintf("set(b=%d)", s.B) }
+
+// Metrics reports the last Run (see Metrics.Map for the names).
+func (s *SET) Metrics() map[string]float64 { return s.metrics.Map() }
+
+// Prepare analyzes the jobs, allocates each worker's stream and private
+// buffers, captures the job shape once per worker into a graph, instantiates
+// it, and deals the jobs, bound to their workers' buffers, into the
+// workers' queues.
+func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
+	js, err := analyze(in)
+	if err != nil {
+		return err
+	}
+	s.js, s.bd, s.bufArgs = js, newBinder(js), js.bufferArgs()
+	s.free = h.NewQueue("set free workers")
+	for w := 0; w < s.B; w++ {
+		wk := &worker{id: w, victim: (w + 1) % s.B}
+		s.workers = append(s.workers, wk)
+		if wk.stream, err = h.NewStream(device.StreamOptions{}); err != nil {
+			return fmt.Errorf("set: worker %d: %w", w, err)
+		}
+		if s.shareSlots && w > 0 {
+			wk.slots = s.workers[0].slots
+			free, id := s.free, w
+			wk.done = func() { free.Put(id) }
+			continue
+		}
+		for i, n := range js.slotBytes {
+			b, err := h.Malloc(n)
+			if err != nil {
+				return fmt.Errorf("set: worker %d: private buffer %d (%d bytes): %w", w, i, n, err)
+			}
+			wk.slots = append(wk.slots, b)
+		}
+		free, id := s.free, w
+		wk.done = func() { free.Put(id) }
+	}
+	// Deal jobs round-robin, bound to their worker's buffers.
+	per := (js.jobs() + s.B - 1) / s.B
+	for _, wk := range s.workers {
+		wk.queue = make([]boundJob, 0, per)
+	}
+	for j := 0; j < js.jobs(); j++ {
+		wk := s.workers[j%s.B]
+		if s.dealTo != nil {
+			wk = s.workers[s.dealTo(j)]
+		}
+		wk.queue = append(wk.queue, boundJob{})
+		s.bd.bind(j, wk.slots, &wk.queue[len(wk.queue)-1])
+	}
+	for _, wk := range s.workers {
+		// Capture the shape with the worker's first job (or any job: the
+		// nodes are updated before every launch).
+		first := boundJob{}
+		s.bd.bind(0, wk.slots, &first)
+		if len(wk.queue) > 0 {
+			first = wk.queue[0]
+		}
+		if wk.exec, err = s.capture(h, wk.stream, &first); err != nil {
+			return fmt.Errorf("set: worker %d: %w", wk.id, err)
+		}
+		wk.cur = boundJob{job: first.job, launches: append([]device.Launch(nil), first.launches...), copies: append([]device.Copy(nil), first.copies...)}
+	}
+	return nil
+}
+
+// capture records one job's commands on st into a graph and instantiates it.
+func (s *SET) capture(h device.Host, st device.Stream, job *boundJob) (device.GraphExec, error) {
+	if err := h.BeginCapture(st); err != nil {
+		return nil, err
+	}
+	in := s.js.in
+	lo, _ := in.StepRange(job.job)
+	for k := 0; k < s.js.ops; k++ {
+		var err error
+		if in.Op(lo+k).Kind == workloads.OpKernel {
+			err = h.Launch(st, &job.launches[k])
+		} else {
+			err = h.Copy(st, &job.copies[k])
+		}
+		if err != nil {
+			if g, e := h.EndCapture(st); e == nil && g != nil {
+				h.Destroy(g)
+			}
+			return nil, err
+		}
+	}
+	g, err := h.EndCapture(st)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Destroy(g)
+	if g.Nodes() != s.js.ops {
+		return nil, fmt.Errorf("captured graph has %d nodes for a job of %d operations", g.Nodes(), s.js.ops)
+	}
+	return h.Instantiate(g)
+}
+
+// Cleanup releases the workers' graphs, streams and buffers.
+func (s *SET) Cleanup(h device.Host) error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, wk := range s.workers {
+		if wk.exec != nil {
+			keep(h.Destroy(wk.exec))
+		}
+		if wk.stream != nil {
+			keep(h.Destroy(wk.stream))
+		}
+		if s.shareSlots && wk.id > 0 {
+			continue
+		}
+		for _, b := range wk.slots {
+			keep(h.Free(b))
+		}
+	}
+	if s.free != nil {
+		s.free.Close()
+	}
+	s.workers, s.free = nil, nil
+	return first
+}
+
+// take returns the next job for worker wk: the front of its own queue, or
+// else the back of the next non-empty peer queue in round-robin order,
+// which the caller must retarget. ok is false when every queue is empty.
+func (s *SET) take(wk *worker) (job *boundJob, stolen, ok bool) {
+	if wk.head < len(wk.queue) {
+		wk.head++
+		return &wk.queue[wk.head-1], false, true
+	}
+	for i := 0; i < s.B; i++ {
+		v := s.workers[wk.victim]
+		wk.victim = (wk.victim + 1) % s.B
+		if v == wk || v.head == len(v.queue) {
+			continue
+		}
+		last := len(v.queue) - 1
+		job = &v.queue[last]
+		v.queue = v.queue[:last]
+		return job, true, true
+	}
+	return nil, false, false
+}
+
+// Run dispatches every job and returns when the last one has completed.
+func (s *SET) Run(h device.Host, in *workloads.Instance) error {
+	if s.js == nil || s.js.in != in {
+		if err := s.Prepare(h, in); err != nil {
+			s.Cleanup(h)
+			return err
+		}
+		defer s.Cleanup(h)
+	}
+	m := &s.metrics
+	*m = Metrics{Jobs: s.js.jobs(), HostThreads: 1}
+	start := h.Now()
+	for _, wk := range s.workers {
+		s.free.Put(wk.id)
+	}
+	// Every worker enters the pool once at the start and once per
+	// completed job, so Jobs+B takes from the pool see every job complete.
+	launched := 0
+	var stolen boundJob
+	for got := 0; got < m.Jobs+s.B; got++ {
+		t := h.Now()
+		v, ok := h.Get(s.free)
+		since(h, t, &m.Wait)
+		if !ok {
+			return fmt.Errorf("set: the free-worker pool closed with %d of %d jobs launched", launched, m.Jobs)
+		}
+		if launched == m.Jobs {
+			continue // a completion after the last launch
+		}
+		wk := s.workers[v.(int)]
+		job, steal, ok := s.take(wk)
+		if !ok {
+			return fmt.Errorf("set: worker %d found every queue empty with %d of %d jobs launched", wk.id, launched, m.Jobs)
+		}
+		if steal {
+			t := h.Now()
+			s.bd.bind(job.job, wk.slots, &stolen)
+			h.Spend(time.Duration(s.bufArgs) * s.retargetCost)
+			since(h, t, &m.Schedule)
+			job = &stolen
+			m.Steals++
+		}
+		if err := s.launch(h, wk, job); err != nil {
+			return fmt.Errorf("set: job %d on worker %d: %w", job.job, wk.id, err)
+		}
+		launched++
+	}
+	m.Makespan = h.Now() - start
+	return nil
+}
+
+// launch writes job's parameters into wk's graph (only the nodes that
+// differ), launches it and enqueues the completion callback.
+func (s *SET) launch(h device.Host, wk *worker, job *boundJob) error {
+	m := &s.metrics
+	in := s.js.in
+	lo, _ := in.StepRange(job.job)
+	t := h.Now()
+	for k := 0; k < s.js.ops; k++ {
+		if in.Op(lo+k).Kind == workloads.OpKernel {
+			if sameLaunch(&wk.cur.launches[k], &job.launches[k]) {
+				m.NodeUpdatesSkipped++
+				continue
+			}
+			if err := h.SetKernelNode(wk.exec, k, &job.launches[k]); err != nil {
+				return err
+			}
+			wk.cur.launches[k] = job.launches[k]
+		} else {
+			if sameCopy(&wk.cur.copies[k], &job.copies[k]) {
+				m.NodeUpdatesSkipped++
+				continue
+			}
+			if err := h.SetCopyNode(wk.exec, k, &job.copies[k]); err != nil {
+				return err
+			}
+			wk.cur.copies[k] = job.copies[k]
+		}
+		m.NodeUpdates++
+	}
+	wk.cur.job = job.job
+	if err := h.GraphLaunch(wk.exec, wk.stream); err != nil {
+		return err
+	}
+	if err := h.HostFunc(wk.stream, wk.done); err != nil {
+		return err
+	}
+	since(h, t, &m.Schedule)
+	return nil
+}
