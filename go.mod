@@ -8,4 +8,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/mumax/3 v0.0.0-20261020084628-54efa12420b2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -1,0 +1,415 @@
+//go:build cuda
+
+package cuda_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"math"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/workloads/kernels"
+)
+
+// open opens GPU 0 with every compiled module, or skips the test saying why
+// there is no GPU.
+func open(t testing.TB) *cuda.Device {
+	t.Helper()
+	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
+	if errors.Is(err, device.ErrNoDevice) {
+		t.Skipf("no GPU: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, d.Close()) })
+	return d
+}
+
+func kernel(t testing.TB, module, name string) *device.Kernel {
+	k, err := kernels.Lookup(module, name)
+	require.NoError(t, err)
+	return k
+}
+
+func TestInfoDescribesTheGPU(t *testing.T) {
+	d := open(t)
+	in := d.Info()
+	require.NoError(t, in.Check())
+	assert.Positive(t, in.SMs)
+	assert.Equal(t, 32, in.WarpSize)
+	assert.LessOrEqual(t, in.StreamPriorityHigh, in.StreamPriorityLowest)
+	list, err := cuda.Devices()
+	require.NoError(t, err)
+	require.NotEmpty(t, list)
+	assert.Equal(t, in.Name, list[0].Name)
+	t.Logf("%+v", list[0])
+}
+
+// synthRef is synth_node with one input, in float32 rounded per operation
+// as the kernel's __fmul_rn/__fadd_rn.
+func synthRef(x float32, iters int) float32 {
+	for k := 0; k < iters; k++ {
+		x = float32(float32(x*0.9999) + 0.001)
+	}
+	return x
+}
+
+func f32bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		u := math.Float32bits(x)
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	return b
+}
+
+func bytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
+	}
+	return v
+}
+
+// synthLaunch is synth_node reading in and writing out, n elements.
+func synthLaunch(k *device.Kernel, in, out device.Buffer, n, iters int) *device.Launch {
+	return &device.Launch{
+		Kernel: k, Grid: device.D1((n + 255) / 256), Block: device.D1(256),
+		Args: []device.Arg{
+			device.In(in), device.I32(int32(n)), device.In(in), device.I32(int32(n)),
+			device.In(in), device.I32(int32(n)), device.In(in), device.I32(int32(n)),
+			device.I32(1), device.Out(out), device.I32(int32(n)), device.I32(int32(iters)),
+		},
+	}
+}
+
+func TestKernelComputesAndCopiesRoundTrip(t *testing.T) {
+	d := open(t)
+	k := kernel(t, "synthetic", "synth_node")
+	const n = 10000
+	for _, pinned := range []bool{true, false} {
+		err := d.Run(func(h device.Host) error {
+			s, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			in, err := h.Malloc(4 * n)
+			require.NoError(t, err)
+			out, err := h.Malloc(4 * n)
+			require.NoError(t, err)
+			hin, err := h.AllocHost(4*n, pinned)
+			require.NoError(t, err)
+			hout, err := h.AllocHost(4*n, pinned)
+			require.NoError(t, err)
+			src := make([]float32, n)
+			for i := range src {
+				src[i] = float32(i%97) * 0.37
+			}
+			copy(hin.Data, f32bytes(src))
+			for i := range hout.Data {
+				hout.Data[i] = 0xff // poison
+			}
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: in, Host: hin, Bytes: 4 * n}))
+			require.NoError(t, h.Launch(s, synthLaunch(k, in, out, n, 50)))
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: out, Host: hout, Bytes: 4 * n}))
+			require.NoError(t, h.StreamSynchronize(s))
+			got := bytesF32(hout.Data)
+			for i := range src {
+				if got[i] != synthRef(src[i], 50) {
+					t.Fatalf("pinned=%v element %d: got %v, want %v", pinned, i, got[i], synthRef(src[i], 50))
+				}
+			}
+			return nil
+		})
+		require.NoError(t, err)
+	}
+}
+
+// The launch path allocates nothing.
+func TestLaunchAllocatesNothing(t *testing.T) {
+	d := open(t)
+	empty := kernel(t, "calibrate", "cal_empty")
+	k := kernel(t, "synthetic", "synth_node")
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		buf, err := h.Malloc(4096)
+		require.NoError(t, err)
+		le := &device.Launch{Kernel: empty, Grid: device.D1(1), Block: device.D1(1)}
+		ls := synthLaunch(k, buf, buf, 1024, 1)
+		ls.Args[9] = device.InOut(buf)
+		for _, l := range []*device.Launch{le, ls} {
+			require.NoError(t, h.Launch(s, l)) // warm: loads the function
+			allocs := testing.AllocsPerRun(1000, func() {
+				if err := h.Launch(s, l); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Zero(t, allocs, "allocations per launch of %s", l.Name())
+		}
+		return h.StreamSynchronize(s)
+	}))
+}
+
+func TestHostCallbacksQueuesAndThreads(t *testing.T) {
+	d := open(t)
+	spin := kernel(t, "calibrate", "cal_spin")
+	require.NoError(t, d.Run(func(h device.Host) error {
+		done := h.NewQueue("done")
+		results := h.NewQueue("results")
+		counter, err := h.Malloc(4)
+		require.NoError(t, err)
+		const workers = 4
+		for w := 0; w < workers; w++ {
+			w := w
+			h.Go("worker", func(h device.Host) error {
+				s, err := h.NewStream(device.StreamOptions{})
+				if err != nil {
+					return err
+				}
+				l := &device.Launch{Kernel: spin, Grid: device.D1(2), Block: device.D1(32),
+					Args: []device.Arg{device.U64(20000), device.InOut(counter)}}
+				if err := h.Launch(s, l); err != nil {
+					return err
+				}
+				if err := h.HostFunc(s, func() { done.Put(w) }); err != nil {
+					return err
+				}
+				v, ok := h.Get(done)
+				if !ok {
+					return errors.New("done queue closed")
+				}
+				results.Put(v)
+				return nil
+			})
+		}
+		var got []int
+		for i := 0; i < workers; i++ {
+			v, ok := h.Get(results)
+			require.True(t, ok)
+			got = append(got, v.(int))
+		}
+		sort.Ints(got)
+		assert.Equal(t, []int{0, 1, 2, 3}, got)
+		require.NoError(t, h.Synchronize())
+		host, err := h.AllocHost(4, true)
+		require.NoError(t, err)
+		s, err := h.NewStream(device.StreamOptions{Priority: d.Info().StreamPriorityHigh})
+		require.NoError(t, err)
+		assert.Equal(t, d.Info().StreamPriorityHigh, s.Priority())
+		require.NoError(t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: counter, Host: host, Bytes: 4}))
+		require.NoError(t, h.StreamSynchronize(s))
+		assert.Equal(t, uint32(2*workers), uint32(host.Data[0])|uint32(host.Data[1])<<8, "every block ran")
+		return nil
+	}))
+}
+
+func TestDeadlockIsReported(t *testing.T) {
+	d := open(t)
+	err := d.Run(func(h device.Host) error {
+		q := h.NewQueue("never")
+		_, ok := h.Get(q)
+		assert.False(t, ok)
+		return nil
+	})
+	var dl *device.DeadlockError
+	require.ErrorAs(t, err, &dl)
+	assert.Contains(t, dl.Error(), "queue never")
+}
+
+func TestDriverErrorsNameCallAndCode(t *testing.T) {
+	d := open(t)
+	err := d.Run(func(h device.Host) error {
+		a, err := h.NewEvent(device.EventOptions{})
+		require.NoError(t, err)
+		b, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+		require.NoError(t, err)
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		require.NoError(t, h.Record(a, s))
+		require.NoError(t, h.Record(b, s))
+		require.NoError(t, h.StreamSynchronize(s))
+		_, err = h.Elapsed(a, b)
+		var api *device.APIError
+		require.ErrorAs(t, err, &api)
+		assert.Equal(t, "cuEventElapsedTime", api.Call)
+		assert.Equal(t, "CUDA_ERROR_INVALID_HANDLE", api.Code)
+
+		_, err = h.Malloc(1 << 50)
+		require.ErrorAs(t, err, &api)
+		assert.Equal(t, "cuMemAlloc", api.Call)
+		assert.Equal(t, "CUDA_ERROR_OUT_OF_MEMORY", api.Code)
+
+		_, err = h.NewStream(device.StreamOptions{Priority: 1})
+		assert.ErrorContains(t, err, "outside the device's range")
+
+		bad := &device.Launch{Kernel: kernel(t, "calibrate", "cal_empty"), Grid: device.D1(1), Block: device.D1(4096)}
+		var le *device.LaunchError
+		require.ErrorAs(t, h.Launch(s, bad), &le)
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+func TestGraphCaptureAcrossStreamsAndUpdate(t *testing.T) {
+	d := open(t)
+	k := kernel(t, "synthetic", "synth_node")
+	const n = 4096
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s1, _ := h.NewStream(device.StreamOptions{})
+		s2, _ := h.NewStream(device.StreamOptions{})
+		fork, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+		join, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+		a, _ := h.Malloc(4 * n)
+		b, _ := h.Malloc(4 * n)
+		c, _ := h.Malloc(4 * n)
+		hin, _ := h.AllocHost(4*n, true)
+		hb, _ := h.AllocHost(4*n, true)
+		hc, _ := h.AllocHost(4*n, true)
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(i) / n
+		}
+		copy(hin.Data, f32bytes(src))
+
+		require.NoError(t, h.BeginCapture(s1))
+		require.NoError(t, h.Copy(s1, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: 4 * n})) // node 0
+		require.NoError(t, h.Record(fork, s1))
+		require.NoError(t, h.Wait(s2, fork))
+		require.NoError(t, h.Launch(s1, synthLaunch(k, a, b, n, 10))) // node 1
+		require.NoError(t, h.Launch(s2, synthLaunch(k, a, c, n, 20))) // node 2
+		require.NoError(t, h.Record(join, s2))
+		require.NoError(t, h.Wait(s1, join))
+		require.NoError(t, h.Copy(s1, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: hb, Bytes: 4 * n})) // node 3
+		require.NoError(t, h.Copy(s1, &device.Copy{Kind: device.DeviceToHost, Src: c, Host: hc, Bytes: 4 * n})) // node 4
+		g, err := h.EndCapture(s1)
+		require.NoError(t, err)
+		assert.Equal(t, 5, g.Nodes())
+		x, err := h.Instantiate(g)
+		require.NoError(t, err)
+		require.NoError(t, h.Destroy(g)) // the exec keeps what it needs
+
+		check := func(itB, itC int) {
+			gb, gc := bytesF32(hb.Data), bytesF32(hc.Data)
+			for i := range src {
+				require.Equal(t, synthRef(src[i], itB), gb[i], "b[%d]", i)
+				require.Equal(t, synthRef(src[i], itC), gc[i], "c[%d]", i)
+			}
+		}
+		require.NoError(t, h.GraphLaunch(x, s1))
+		require.NoError(t, h.StreamSynchronize(s1))
+		check(10, 20)
+
+		// New parameters for node 2, and node 4 copies b instead of c.
+		require.NoError(t, h.SetKernelNode(x, 2, synthLaunch(k, a, c, n, 35)))
+		require.NoError(t, h.SetCopyNode(x, 4, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: hc, Bytes: 4 * n}))
+		require.NoError(t, h.GraphLaunch(x, s1))
+		require.NoError(t, h.StreamSynchronize(s1))
+		check(10, 10)
+
+		assert.ErrorContains(t, h.SetKernelNode(x, 0, synthLaunch(k, a, c, n, 1)), "is a copy node")
+		assert.ErrorContains(t, h.SetCopyNode(x, 4, &device.Copy{Kind: device.HostToDevice, Dst: b, Host: hc, Bytes: 4 * n}), "direction cannot change")
+		other := &device.Launch{Kernel: kernel(t, "calibrate", "cal_empty"), Grid: device.D1(1), Block: device.D1(1)}
+		assert.ErrorContains(t, h.SetKernelNode(x, 1, other), "same kernel")
+		return nil
+	}))
+}
+
+func TestTraceTimeline(t *testing.T) {
+	d := open(t)
+	spin := kernel(t, "calibrate", "cal_spin")
+	d.EnableTrace(true)
+	defer d.EnableTrace(false)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		counter, _ := h.Malloc(4)
+		for i := 0; i < 3; i++ {
+			l := &device.Launch{Kernel: spin, Grid: device.D1(1), Block: device.D1(32), Label: "spin",
+				Args: []device.Arg{device.U64(100000), device.InOut(counter)}}
+			require.NoError(t, h.Launch(s, l))
+		}
+		return h.StreamSynchronize(s)
+	}))
+	var buf bytes.Buffer
+	require.NoError(t, d.WriteTrace(&buf))
+	var doc struct {
+		TraceEvents []struct {
+			Ph, Name, Cat string
+			Pid           int
+			Ts, Dur       float64
+		} `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+	var kernelsSeen []float64
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" && e.Cat == "kernel" {
+			kernelsSeen = append(kernelsSeen, e.Ts)
+			assert.Greater(t, e.Dur, 90.0, "a 100 us spin lasts about 100 us")
+		}
+	}
+	require.Len(t, kernelsSeen, 3)
+	assert.True(t, sort.Float64sAreSorted(kernelsSeen))
+	assert.GreaterOrEqual(t, kernelsSeen[2]-kernelsSeen[0], 190.0, "one stream runs them one after another")
+}
+
+var launchBench = flag.Int("launchbench", 0, "run the launch benchmark with this many launches per loop (e.g. 100000)")
+
+// TestLaunchLoopGoVsC launches an empty kernel n times through the Device
+// interface and n times from a loop in C in the same binary, alternating,
+// and reports both. It runs only with -launchbench=N: it is a measurement,
+// not a check.
+func TestLaunchLoopGoVsC(t *testing.T) {
+	if *launchBench <= 0 {
+		t.Skip("measurement; run with -launchbench=100000")
+	}
+	d := open(t)
+	empty := kernel(t, "calibrate", "cal_empty")
+	n := *launchBench
+	const rounds = 5
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		l := &device.Launch{Kernel: empty, Grid: device.D1(1), Block: device.D1(1)}
+		goLoop := func() time.Duration {
+			start := time.Now()
+			for i := 0; i < n; i++ {
+				if err := h.Launch(s, l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			require.NoError(t, h.StreamSynchronize(s))
+			return time.Since(start)
+		}
+		cLoop := func() time.Duration {
+			start := time.Now()
+			_, err := cuda.LaunchLoopC(h, s, empty, n)
+			require.NoError(t, err)
+			require.NoError(t, h.StreamSynchronize(s))
+			return time.Since(start)
+		}
+		goLoop() // warm up
+		cLoop()
+		var gos, cs []time.Duration
+		for r := 0; r < rounds; r++ {
+			cs = append(cs, cLoop())
+			gos = append(gos, goLoop())
+		}
+		med := func(v []time.Duration) time.Duration {
+			v = append([]time.Duration(nil), v...)
+			sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+			return v[len(v)/2]
+		}
+		mg, mc := med(gos), med(cs)
+		t.Logf("launches per loop: %d, rounds: %d (alternating C then Go), loop = launches + one stream synchronize", n, rounds)
+		t.Logf("C  loop: median %v (%.3f us/launch), all %v", mc, float64(mc.Nanoseconds())/float64(n)/1e3, cs)
+		t.Logf("Go loop: median %v (%.3f us/launch), all %v", mg, float64(mg.Nanoseconds())/float64(n)/1e3, gos)
+		t.Logf("Go/C ratio: %.4f", float64(mg)/float64(mc))
+		return nil
+	}))
+}

@@ -1,0 +1,521 @@
+//go:build cuda
+
+package cuda
+
+/*
+#include "gs.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/mumax/3/cuda/cu"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// host is one host thread's view of the driver (device.Host).
+type host struct {
+	r     *run
+	id    int
+	name  string
+	args  argScratch
+	funcs map[*device.Kernel]*function
+	lastK *device.Kernel
+	lastF *function
+	trace []traceOp
+}
+
+// stream is a CUDA stream (device.Stream).
+type stream struct {
+	device.Base
+	id, prio int
+	s        C.CUstream
+	r        *run
+	dead     atomic.Bool
+	capture  atomic.Pointer[capture]
+}
+
+func (s *stream) ID() int       { return s.id }
+func (s *stream) Priority() int { return s.prio }
+
+// event is a CUDA event (device.Event). capture is the capture it was last
+// recorded in, if any: a stream that waits on it joins that capture.
+type event struct {
+	device.Base
+	id      int
+	e       C.CUevent
+	r       *run
+	dead    atomic.Bool
+	capture atomic.Pointer[capture]
+}
+
+func (e *event) ID() int { return e.id }
+
+var _ device.Host = (*host)(nil)
+
+func (h *host) Name() string          { return h.name }
+func (h *host) Now() time.Duration    { return h.r.now() }
+func (h *host) Spend(d time.Duration) {} // on a GPU the work takes its own time
+func (h *host) Go(name string, fn func(h device.Host) error) {
+	h.r.spawn(name, fn)
+}
+
+func (h *host) stream(s device.Stream, op string) (*stream, error) {
+	st, ok := s.(*stream)
+	if !ok || st == nil {
+		return nil, fmt.Errorf("cuda: %s: %T is not a stream of this device", op, s)
+	}
+	if st.r != h.r || st.dead.Load() {
+		return nil, fmt.Errorf("cuda: %s: stream %d was destroyed or belongs to another run", op, st.id)
+	}
+	return st, nil
+}
+
+func (h *host) event(e device.Event, op string) (*event, error) {
+	ev, ok := e.(*event)
+	if !ok || ev == nil {
+		return nil, fmt.Errorf("cuda: %s: %T is not an event of this device", op, e)
+	}
+	if ev.r != h.r || ev.dead.Load() {
+		return nil, fmt.Errorf("cuda: %s: event %d was destroyed or belongs to another run", op, ev.id)
+	}
+	return ev, nil
+}
+
+// fn resolves a kernel descriptor: a one-entry cache, then this thread's
+// map, then the device (which loads the function the first time).
+func (h *host) fn(k *device.Kernel) (*function, error) {
+	if k == h.lastK {
+		return h.lastF, nil
+	}
+	f, ok := h.funcs[k]
+	if !ok {
+		var err error
+		if f, err = h.r.d.function(k); err != nil {
+			return nil, err
+		}
+		h.funcs[k] = f
+	}
+	h.lastK, h.lastF = k, f
+	return f, nil
+}
+
+// Memory.
+
+func (h *host) Malloc(bytes int64) (device.Buffer, error) {
+	if bytes <= 0 {
+		return device.Buffer{}, fmt.Errorf("cuda: Malloc(%d): size must be positive", bytes)
+	}
+	var p cu.DevicePtr
+	if err := guard("cuMemAlloc", func() { p = cu.MemAlloc(bytes) }); err != nil {
+		return device.Buffer{}, err
+	}
+	b := device.Buffer{Addr: uint64(p), Size: bytes}
+	h.r.mu.Lock()
+	h.r.bufs[b.Addr] = bytes
+	h.r.mu.Unlock()
+	return b, nil
+}
+
+func (h *host) Free(b device.Buffer) error {
+	h.r.mu.Lock()
+	size, ok := h.r.bufs[b.Addr]
+	if ok {
+		delete(h.r.bufs, b.Addr)
+	}
+	h.r.mu.Unlock()
+	if !ok || size != b.Size {
+		return fmt.Errorf("cuda: Free: buffer at %#x (%d bytes) is not a live allocation of this run", b.Addr, b.Size)
+	}
+	return guard("cuMemFree", func() { cu.MemFree(cu.DevicePtr(uintptr(b.Addr))) })
+}
+
+func (h *host) AllocHost(bytes int64, pinned bool) (*device.HostMem, error) {
+	if bytes <= 0 {
+		return nil, fmt.Errorf("cuda: AllocHost(%d): size must be positive", bytes)
+	}
+	m := &hostAlloc{r: h.r, size: bytes, pinned: pinned}
+	if pinned {
+		if err := guard("cuMemAllocHost", func() { m.ptr = cu.MemAllocHost(bytes) }); err != nil {
+			return nil, err
+		}
+	} else {
+		// Pageable, but C memory: the driver may hold pointers to it.
+		m.ptr = C.aligned_alloc(4096, C.size_t((bytes+4095)/4096*4096))
+		if m.ptr == nil {
+			return nil, fmt.Errorf("cuda: AllocHost(%d): out of host memory", bytes)
+		}
+	}
+	data := unsafe.Slice((*byte)(m.ptr), bytes)
+	clear(data)
+	h.r.mu.Lock()
+	h.r.hostMem[m] = true
+	h.r.mu.Unlock()
+	return &device.HostMem{Data: data, Pinned: pinned, Handle: m}, nil
+}
+
+func (h *host) hostAlloc(m *device.HostMem, op string) (*hostAlloc, error) {
+	if m == nil {
+		return nil, fmt.Errorf("cuda: %s: host memory is nil", op)
+	}
+	a, ok := m.Handle.(*hostAlloc)
+	if !ok || a.r != h.r || a.freed {
+		return nil, fmt.Errorf("cuda: %s: host memory was not allocated by AllocHost in this run, or was freed", op)
+	}
+	return a, nil
+}
+
+func (h *host) FreeHost(m *device.HostMem) error {
+	a, err := h.hostAlloc(m, "FreeHost")
+	if err != nil {
+		return err
+	}
+	h.r.mu.Lock()
+	delete(h.r.hostMem, a)
+	h.r.mu.Unlock()
+	m.Data = nil
+	return a.free()
+}
+
+// Streams and events.
+
+func (h *host) NewStream(opt device.StreamOptions) (device.Stream, error) {
+	in := &h.r.d.info
+	if opt.Priority < in.StreamPriorityHigh || opt.Priority > in.StreamPriorityLowest {
+		return nil, fmt.Errorf("cuda: NewStream: priority %d is outside the device's range [%d, %d] (lower is higher priority)",
+			opt.Priority, in.StreamPriorityHigh, in.StreamPriorityLowest)
+	}
+	flags := C.uint(C.CU_STREAM_NON_BLOCKING)
+	if opt.Blocking {
+		flags = C.CU_STREAM_DEFAULT
+	}
+	st := &stream{id: h.r.nextID(), prio: opt.Priority, r: h.r}
+	if err := check("cuStreamCreateWithPriority", C.cuStreamCreateWithPriority(&st.s, flags, C.int(opt.Priority))); err != nil {
+		return nil, err
+	}
+	h.r.mu.Lock()
+	h.r.streams[st] = true
+	h.r.lanes = append(h.r.lanes, device.TraceLane{Pid: pidStreams, Tid: st.id, Name: fmt.Sprintf("stream %d (priority %d)", st.id, st.prio)})
+	h.r.mu.Unlock()
+	return st, nil
+}
+
+func (h *host) NewEvent(opt device.EventOptions) (device.Event, error) {
+	flags := C.uint(C.CU_EVENT_DEFAULT)
+	if opt.DisableTiming {
+		flags = C.CU_EVENT_DISABLE_TIMING
+	}
+	ev := &event{id: h.r.nextID(), r: h.r}
+	if err := check("cuEventCreate", C.cuEventCreate(&ev.e, flags)); err != nil {
+		return nil, err
+	}
+	h.r.mu.Lock()
+	h.r.events[ev] = true
+	h.r.mu.Unlock()
+	return ev, nil
+}
+
+func (h *host) Destroy(res device.Resource) error {
+	r := h.r
+	switch v := res.(type) {
+	case *stream:
+		if _, err := h.stream(v, "Destroy"); err != nil {
+			return err
+		}
+		if err := check("cuStreamDestroy", C.cuStreamDestroy(v.s)); err != nil {
+			return err
+		}
+		v.dead.Store(true)
+		r.mu.Lock()
+		delete(r.streams, v)
+		r.mu.Unlock()
+	case *event:
+		if _, err := h.event(v, "Destroy"); err != nil {
+			return err
+		}
+		if err := check("cuEventDestroy", C.cuEventDestroy(v.e)); err != nil {
+			return err
+		}
+		v.dead.Store(true)
+		r.mu.Lock()
+		delete(r.events, v)
+		r.mu.Unlock()
+	case *graph:
+		return h.destroyGraph(v)
+	case *graphExec:
+		return h.destroyExec(v)
+	default:
+		return fmt.Errorf("cuda: Destroy: %T is not a resource of this device", res)
+	}
+	return nil
+}
+
+// Commands.
+
+func (h *host) Launch(s device.Stream, l *device.Launch) error {
+	st, err := h.stream(s, "Launch")
+	if err != nil {
+		return err
+	}
+	if err := device.ValidateLaunch(&h.r.d.info, l); err != nil {
+		return err
+	}
+	f, err := h.fn(l.Kernel)
+	if err != nil {
+		return err
+	}
+	if err := h.args.marshal(l); err != nil {
+		return err
+	}
+	capt := st.capture.Load()
+	var tr tracePoint
+	if h.r.tracing && capt == nil {
+		if tr, err = h.traceBegin(st); err != nil {
+			return err
+		}
+	}
+	if r := C.gs_launch(f.f, C.uint(l.Grid.X), C.uint(l.Grid.Y), C.uint(l.Grid.Z),
+		C.uint(l.Block.X), C.uint(l.Block.Y), C.uint(l.Block.Z), C.uint(l.SharedMem),
+		st.s, h.args.params); r != C.CUDA_SUCCESS {
+		return apiErr("cuLaunchKernel", r)
+	}
+	if capt != nil {
+		return h.captured(st, capt, captureNode{kind: nodeKernel, fn: f, kernel: l.Kernel})
+	}
+	if tr.on {
+		return h.traceEnd(st, tr, l.Name(), "kernel",
+			device.TraceArg{Key: "kernel", Value: l.Kernel.String()},
+			device.TraceArg{Key: "grid", Value: l.Grid.String()},
+			device.TraceArg{Key: "block", Value: l.Block.String()})
+	}
+	return nil
+}
+
+// copyPointers resolves a validated copy's addresses.
+func (h *host) copyPointers(c *device.Copy, op string) (dst, src C.CUdeviceptr, hostPtr C.uintptr_t, err error) {
+	if c.Kind != device.DeviceToDevice {
+		a, err := h.hostAlloc(c.Host, op)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		hostPtr = C.uintptr_t(uintptr(a.ptr) + uintptr(c.HostOff))
+	}
+	if c.Kind != device.DeviceToHost {
+		dst = C.CUdeviceptr(c.Dst.Addr + uint64(c.DstOff))
+	}
+	if c.Kind != device.HostToDevice {
+		src = C.CUdeviceptr(c.Src.Addr + uint64(c.SrcOff))
+	}
+	return dst, src, hostPtr, nil
+}
+
+func (h *host) Copy(s device.Stream, c *device.Copy) error {
+	st, err := h.stream(s, "Copy")
+	if err != nil {
+		return err
+	}
+	if err := device.ValidateCopy(c); err != nil {
+		return err
+	}
+	dst, src, hp, err := h.copyPointers(c, "Copy")
+	if err != nil {
+		return err
+	}
+	capt := st.capture.Load()
+	var tr tracePoint
+	if h.r.tracing && capt == nil {
+		if tr, err = h.traceBegin(st); err != nil {
+			return err
+		}
+	}
+	n := C.size_t(c.Bytes)
+	var r C.CUresult
+	var call string
+	switch c.Kind {
+	case device.HostToDevice:
+		call, r = "cuMemcpyHtoDAsync", C.gs_htod(dst, hp, n, st.s)
+	case device.DeviceToHost:
+		call, r = "cuMemcpyDtoHAsync", C.gs_dtoh(hp, src, n, st.s)
+	default:
+		call, r = "cuMemcpyDtoDAsync", C.gs_dtod(dst, src, n, st.s)
+	}
+	if r != C.CUDA_SUCCESS {
+		return apiErr(call, r)
+	}
+	if capt != nil {
+		return h.captured(st, capt, captureNode{kind: nodeCopy, copyKind: c.Kind})
+	}
+	if tr.on {
+		name := c.Label
+		if name == "" {
+			name = c.Kind.String()
+		}
+		return h.traceEnd(st, tr, name, "copy",
+			device.TraceArg{Key: "kind", Value: c.Kind.String()},
+			device.TraceArg{Key: "bytes", Value: fmt.Sprint(c.Bytes)})
+	}
+	return nil
+}
+
+func (h *host) Record(e device.Event, s device.Stream) error {
+	ev, err := h.event(e, "Record")
+	if err != nil {
+		return err
+	}
+	st, err := h.stream(s, "Record")
+	if err != nil {
+		return err
+	}
+	if err := check("cuEventRecord", C.cuEventRecord(ev.e, st.s)); err != nil {
+		return err
+	}
+	ev.capture.Store(st.capture.Load())
+	return nil
+}
+
+func (h *host) Wait(s device.Stream, e device.Event) error {
+	st, err := h.stream(s, "Wait")
+	if err != nil {
+		return err
+	}
+	ev, err := h.event(e, "Wait")
+	if err != nil {
+		return err
+	}
+	if err := check("cuStreamWaitEvent", C.cuStreamWaitEvent(st.s, ev.e, 0)); err != nil {
+		return err
+	}
+	// Waiting on an event recorded in a capture makes the stream join it.
+	if c := ev.capture.Load(); c != nil && st.capture.Load() == nil && c.join(st) {
+		st.capture.Store(c)
+	}
+	return nil
+}
+
+func (h *host) HostFunc(s device.Stream, fn func()) error {
+	st, err := h.stream(s, "HostFunc")
+	if err != nil {
+		return err
+	}
+	if fn == nil {
+		return fmt.Errorf("cuda: HostFunc: fn is nil")
+	}
+	capt := st.capture.Load()
+	handle := callbacks.add(fn, h.r, capt != nil)
+	if capt == nil {
+		// Counted before the launch: the callback may run at once.
+		h.r.th.callbackQueued(1)
+	}
+	var tr tracePoint
+	if h.r.tracing && capt == nil {
+		if tr, err = h.traceBegin(st); err != nil {
+			return err
+		}
+	}
+	if r := C.gs_launch_host_func(st.s, C.uintptr_t(handle)); r != C.CUDA_SUCCESS {
+		callbacks.remove(handle)
+		if capt == nil {
+			h.r.th.callbackDone()
+		}
+		return apiErr("cuLaunchHostFunc", r)
+	}
+	if capt != nil {
+		h.r.mu.Lock()
+		h.r.handles = append(h.r.handles, handle)
+		h.r.mu.Unlock()
+		return h.captured(st, capt, captureNode{kind: nodeHost})
+	}
+	if tr.on {
+		return h.traceEnd(st, tr, "host callback", "callback")
+	}
+	return nil
+}
+
+// Queries and synchronization.
+
+func (h *host) Query(e device.Event) (bool, error) {
+	ev, err := h.event(e, "Query")
+	if err != nil {
+		return false, err
+	}
+	switch r := C.cuEventQuery(ev.e); r {
+	case C.CUDA_SUCCESS:
+		return true, nil
+	case C.CUDA_ERROR_NOT_READY:
+		return false, nil
+	default:
+		return false, apiErr("cuEventQuery", r)
+	}
+}
+
+func (h *host) StreamQuery(s device.Stream) (bool, error) {
+	st, err := h.stream(s, "StreamQuery")
+	if err != nil {
+		return false, err
+	}
+	switch r := C.cuStreamQuery(st.s); r {
+	case C.CUDA_SUCCESS:
+		return true, nil
+	case C.CUDA_ERROR_NOT_READY:
+		return false, nil
+	default:
+		return false, apiErr("cuStreamQuery", r)
+	}
+}
+
+func (h *host) EventSynchronize(e device.Event) error {
+	ev, err := h.event(e, "EventSynchronize")
+	if err != nil {
+		return err
+	}
+	return check("cuEventSynchronize", C.cuEventSynchronize(ev.e))
+}
+
+func (h *host) StreamSynchronize(s device.Stream) error {
+	st, err := h.stream(s, "StreamSynchronize")
+	if err != nil {
+		return err
+	}
+	return check("cuStreamSynchronize", C.cuStreamSynchronize(st.s))
+}
+
+func (h *host) Synchronize() error {
+	return check("cuCtxSynchronize", C.cuCtxSynchronize())
+}
+
+func (h *host) Elapsed(start, end device.Event) (time.Duration, error) {
+	a, err := h.event(start, "Elapsed")
+	if err != nil {
+		return 0, err
+	}
+	b, err := h.event(end, "Elapsed")
+	if err != nil {
+		return 0, err
+	}
+	if err := check("cuEventElapsedTime", C.gs_elapsed(h.args.sc, a.e, b.e)); err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(h.args.sc.ms) * 1e6), nil
+}
+
+// Queues.
+
+func (h *host) NewQueue(name string) device.Queue { return h.r.th.newQueue(name) }
+
+func (h *host) Get(q device.Queue) (any, bool) {
+	qq, ok := q.(*queue)
+	if !ok || qq == nil || qq.t != h.r.th {
+		// Not one of this run's queues: nothing will ever arrive.
+		h.r.callbackError(fmt.Sprintf("host thread %s: Get on a queue (%T) not made by this run's NewQueue", h.name, q))
+		return nil, false
+	}
+	return qq.get(h.id, h.name)
+}
+
+// DeviceInfo implements device.InfoHost.
+func (h *host) DeviceInfo() device.Info { return h.r.d.info }

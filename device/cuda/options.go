@@ -1,0 +1,26 @@
+package cuda
+
+// Options configure Open.
+type Options struct {
+	// Ordinal is the GPU to open (0 is the first).
+	Ordinal int
+	// Modules maps module names to CUDA images (fat binaries, cubins or
+	// PTX), as workloads/kernels.Images() returns them. A device.Kernel's
+	// Module names one of them. This package does not import workloads, so
+	// the caller passes them in.
+	Modules map[string][]byte
+	// Trace turns timeline recording on from the start (device.Tracer's
+	// EnableTrace turns it on and off later).
+	Trace bool
+}
+
+// Summary describes one GPU the driver sees, for listings such as
+// `gpusched devices`.
+type Summary struct {
+	Ordinal           int
+	Name              string
+	ComputeCapability string // "9.0"
+	SMs               int
+	MemoryBytes       int64
+	DriverVersion     string // CUDA version the driver supports, "13.0"
+}

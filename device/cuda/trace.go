@@ -1,0 +1,99 @@
+//go:build cuda
+
+package cuda
+
+/*
+#include "gs.h"
+*/
+import "C"
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// Trace lanes: host threads (pid 1) and streams (pid 2).
+const (
+	pidHost    = 1
+	pidStreams = 2
+)
+
+// tracePoint is a command being traced: its start event is recorded on the
+// stream just before the command, and the host call's start time.
+type tracePoint struct {
+	on      bool
+	hostAt  time.Duration
+	evStart C.CUevent
+}
+
+// traceOp is one traced command, resolved to times after the run.
+type traceOp struct {
+	name, cat      string
+	stream         int
+	host           int
+	hostAt, hostTo time.Duration
+	evStart, evEnd C.CUevent
+	args           []device.TraceArg
+}
+
+func (h *host) traceBegin(st *stream) (tracePoint, error) {
+	tp := tracePoint{on: true, hostAt: h.r.now()}
+	if err := check("cuEventCreate", C.cuEventCreate(&tp.evStart, C.CU_EVENT_DEFAULT)); err != nil {
+		return tracePoint{}, err
+	}
+	if err := check("cuEventRecord", C.cuEventRecord(tp.evStart, st.s)); err != nil {
+		C.cuEventDestroy(tp.evStart)
+		return tracePoint{}, err
+	}
+	return tp, nil
+}
+
+func (h *host) traceEnd(st *stream, tp tracePoint, name, cat string, args ...device.TraceArg) error {
+	hostTo := h.r.now()
+	var end C.CUevent
+	if err := check("cuEventCreate", C.cuEventCreate(&end, C.CU_EVENT_DEFAULT)); err != nil {
+		C.cuEventDestroy(tp.evStart)
+		return err
+	}
+	if err := check("cuEventRecord", C.cuEventRecord(end, st.s)); err != nil {
+		C.cuEventDestroy(tp.evStart)
+		C.cuEventDestroy(end)
+		return err
+	}
+	h.trace = append(h.trace, traceOp{name: name, cat: cat, stream: st.id, host: h.id,
+		hostAt: tp.hostAt, hostTo: hostTo, evStart: tp.evStart, evEnd: end, args: args})
+	return nil
+}
+
+// timeline resolves the traced commands once the device is idle: each
+// command's stream span from its two events, measured from the base event,
+// and its host call on its host thread's lane.
+func (r *run) timeline() *device.Timeline {
+	tl := &device.Timeline{
+		Processes: []device.TraceProcess{{Pid: pidHost, Name: "host threads"}, {Pid: pidStreams, Name: "streams"}},
+		Lanes:     append([]device.TraceLane(nil), r.lanes...),
+	}
+	var sc C.gs_scratch
+	at := func(e C.CUevent) (time.Duration, bool) {
+		if C.gs_elapsed(&sc, r.base, e) != C.CUDA_SUCCESS {
+			return 0, false
+		}
+		return r.baseAt + time.Duration(float64(sc.ms)*1e6), true
+	}
+	for _, op := range r.trace {
+		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidHost, Tid: op.host, Name: op.name, Cat: "host",
+			Start: op.hostAt, Dur: op.hostTo - op.hostAt})
+		start, ok1 := at(op.evStart)
+		end, ok2 := at(op.evEnd)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if end < start {
+			end = start
+		}
+		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidStreams, Tid: op.stream, Name: op.name, Cat: op.cat,
+			Start: start, Dur: end - start, Args: op.args})
+	}
+	return tl
+}
