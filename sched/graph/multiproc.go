@@ -24,6 +24,7 @@ type MultiProcess struct {
 	inner func() (sched.Scheduler, error)
 	name  string
 	procs [][]task
+	stats map[string]float64 // of the last Prepare; kept after Cleanup
 }
 
 type task struct {
@@ -80,6 +81,7 @@ func (m *MultiProcess) Prepare(h device.Host, in *workloads.Instance) error {
 		}
 		m.procs[s%np] = append(m.procs[s%np], task{v, sc})
 	}
+	m.stats = m.sumStats()
 	return nil
 }
 
@@ -97,8 +99,18 @@ func (m *MultiProcess) Cleanup(h device.Host) error {
 	return errors.Join(errs...)
 }
 
-// Stats sums the inner schedulers' figures (streams: the largest).
+// Stats sums the inner schedulers' figures as prepared (streams: the
+// largest of any task) and counts the processes. It stays available after
+// Cleanup.
 func (m *MultiProcess) Stats() map[string]float64 {
+	out := make(map[string]float64, len(m.stats))
+	for k, v := range m.stats {
+		out[k] = v
+	}
+	return out
+}
+
+func (m *MultiProcess) sumStats() map[string]float64 {
 	out := map[string]float64{"processes": float64(len(m.procs))}
 	for _, p := range m.procs {
 		for _, t := range p {

@@ -104,6 +104,7 @@ type Scheduler struct {
 	barrier []device.Event // per stream, for step barriers and fork/join
 	exec    device.GraphExec
 	nodes   int
+	stats   map[string]float64 // of the last Prepare; kept after Cleanup
 }
 
 // scope is a range of flat operations planned together.
@@ -154,10 +155,19 @@ func (s *Scheduler) Plans() []*Plan {
 	return out
 }
 
-// Stats sums the prepared plans' figures for result tables: streams used,
-// event waits issued, waits removed by pruning, cross-stream edges, events
-// recorded, and captured graph nodes per launch (whole-program graphs).
+// Stats sums the last prepared plans' figures for result tables: streams
+// used, event waits issued, waits removed by pruning, cross-stream edges,
+// events recorded, and captured graph nodes per launch (whole-program
+// graphs). It stays available after Cleanup.
 func (s *Scheduler) Stats() map[string]float64 {
+	out := make(map[string]float64, len(s.stats))
+	for k, v := range s.stats {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *Scheduler) computeStats() map[string]float64 {
 	st := map[string]float64{}
 	streams := 0
 	for _, sc := range s.scopes {
@@ -239,6 +249,7 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		}
 		s.exec, s.nodes = x, nodes
 	}
+	s.stats = s.computeStats()
 	return nil
 }
 
@@ -263,7 +274,7 @@ func (s *Scheduler) Cleanup(h device.Host) error {
 	for _, st := range s.streams {
 		errs = append(errs, h.Destroy(st))
 	}
-	*s = Scheduler{opt: s.opt}
+	*s = Scheduler{opt: s.opt, stats: s.stats}
 	return errors.Join(errs...)
 }
 

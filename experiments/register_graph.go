@@ -1,0 +1,105 @@
+package experiments
+
+import (
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/sched/graph"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/kesco"
+)
+
+// graphParams are the parameters every whole-graph scheduler shares.
+type graphParams struct {
+	Streams int  `yaml:"streams"`
+	Graph   bool `yaml:"graph"`
+	PerStep bool `yaml:"per_step"`
+	Strict  bool `yaml:"strict"`
+	NoPrune bool `yaml:"no_prune"`
+}
+
+func graphFactory(policy graph.Policy, streams bool, kescoOpts bool) SchedulerFactory {
+	return func(params *yaml.Node) (sched.Scheduler, error) {
+		var p graphParams
+		if err := DecodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		if !streams && p.Streams != 0 {
+			return nil, fmt.Errorf("%s takes no streams parameter: its stream count follows from the policy", policy)
+		}
+		if !kescoOpts && (p.Strict || p.NoPrune) {
+			return nil, fmt.Errorf("strict and no_prune apply only to kesco")
+		}
+		return graph.New(graph.Options{Policy: policy, Streams: p.Streams, Graph: p.Graph, PerStep: p.PerStep, Strict: p.Strict, NoPrune: p.NoPrune})
+	}
+}
+
+func init() {
+	RegisterScheduler("taskflow", "Taskflow round-robin by BFS level over the transitive reduction, events only across streams (params: streams=4, graph, per_step)",
+		graphFactory(graph.PolicyTaskflow, true, false))
+	RegisterScheduler("nimble", "Nimble: one stream per path of a minimum path cover of the transitive reduction, an event after every node (params: graph, per_step)",
+		graphFactory(graph.PolicyNimble, false, false))
+	RegisterScheduler("kesco", "KeSCo distributor with sync pruning, streams capped at the graph width (params: streams=8, graph, per_step, strict, no_prune)",
+		graphFactory(graph.PolicyKeSCo, true, true))
+	RegisterScheduler("serial-graph", "the whole program on one stream in program order, through sched/graph (params: graph, per_step)",
+		graphFactory(graph.PolicySerial, false, false))
+	RegisterScheduler("grsched", "GrCUDA-like runtime DAG: kernels discovered in order with an unbounded window, independent ones on different streams (params: max_streams=16, dep_cost_ns=510)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			p := struct {
+				MaxStreams int     `yaml:"max_streams"`
+				DepCostNS  float64 `yaml:"dep_cost_ns"`
+			}{MaxStreams: 16, DepCostNS: float64(graph.DefaultGrSchedDepCost.Nanoseconds())}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return graph.NewGrSched(p.MaxStreams, time.Duration(p.DepCostNS*float64(time.Nanosecond)))
+		})
+	RegisterScheduler("multiprocess", "KeSCo's multi-process mode: each step (task) on its own host thread with its own inner scheduler (params: processes=0 (one per task), inner=serial|taskflow|nimble|kesco, streams, graph)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			p := struct {
+				Processes int    `yaml:"processes"`
+				Inner     string `yaml:"inner"`
+				Streams   int    `yaml:"streams"`
+				Graph     bool   `yaml:"graph"`
+			}{Inner: "kesco"}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			opt := graph.Options{Policy: graph.Policy(p.Inner), Streams: p.Streams, Graph: p.Graph}
+			if err := opt.Validate(); err != nil {
+				return nil, fmt.Errorf("inner: %w", err)
+			}
+			name := p.Inner
+			if p.Graph {
+				name += "+graph"
+			}
+			return graph.NewMultiProcess(p.Processes, name, func() (sched.Scheduler, error) { return graph.New(opt) })
+		})
+
+	RegisterWorkload("kesco", "one KeSCo/GrCUDA benchmark: VEC, BS, ML, HITS, IMG, DL, M1 or M2 (params: bench, scale=1, blocks=16)",
+		func(params *yaml.Node, seed int64) (*workloads.Program, error) {
+			p := struct {
+				Bench  string  `yaml:"bench"`
+				Scale  float64 `yaml:"scale"`
+				Blocks int     `yaml:"blocks"`
+			}{Scale: 1}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			if p.Bench == "" {
+				return nil, fmt.Errorf("bench is required (one of %v)", kesco.Names)
+			}
+			return kesco.New(p.Bench, kesco.Params{Scale: p.Scale, Blocks: p.Blocks}, seed)
+		})
+	RegisterWorkload("kesco-mix", "KeSCo multi-task mix: tasks drawn from the large (M1, M2, BS, IMG) and small (VEC, ML, DL) sets, one step per task (params: tasks=16, large=1, small=1, scale=0.25, blocks=16)",
+		func(params *yaml.Node, seed int64) (*workloads.Program, error) {
+			p := kesco.MixParams{Tasks: 16, Large: 1, Small: 1, Scale: 0.25}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return kesco.Mix(p, seed)
+		})
+}
