@@ -20,6 +20,7 @@ type ConvPairParams struct {
 	Tile      string `yaml:"tile"` // "auto" or BMxBN
 	Steps     int    `yaml:"steps"`
 	CheckRows int    `yaml:"check_rows"` // output pixels compared with the CPU reference
+	NoData    bool   `yaml:"no_data"`    // leave buffers uninitialized (simulator only; Check then fails)
 }
 
 // ConvPairDefaults is ResNet-38's first stage (64 channels, 56 x 56) at batch 8.
@@ -133,6 +134,11 @@ func NewConvPair(p ConvPairParams, seed int64) (*ConvPair, error) {
 		prog.Steps = append(prog.Steps, workloads.Step{Ops: []workloads.Op{op1, op2}})
 	}
 	prog.Check = cp.Check
+	if p.NoData {
+		for i := range prog.Buffers {
+			prog.Buffers[i].Init = nil
+		}
+	}
 	cp.Program = prog
 	return cp, nil
 }

@@ -22,6 +22,10 @@ type MLPParams struct {
 	// CheckRows is how many rows of T Check compares with the CPU
 	// reference (every element is still checked for being written).
 	CheckRows int `yaml:"check_rows"`
+	// NoData leaves every buffer uninitialized: for the simulator, which
+	// moves no data, so that sweeps over full-size models do not generate
+	// hundreds of megabytes of inputs per run. Check then fails.
+	NoData bool `yaml:"no_data"`
 }
 
 // MLPDefaults is GPT-3 at T = 512.
@@ -143,6 +147,11 @@ func NewMLP(p MLPParams, seed int64) (*MLP, error) {
 		prog.Steps = append(prog.Steps, workloads.Step{Ops: []workloads.Op{op1, op2}})
 	}
 	prog.Check = m.Check
+	if p.NoData {
+		for i := range prog.Buffers {
+			prog.Buffers[i].Init = nil
+		}
+	}
 	m.Program = prog
 	return m, nil
 }

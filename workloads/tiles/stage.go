@@ -191,15 +191,34 @@ func (s Stage) UniqueBytes() float64 {
 	return 2 * (a + float64(s.K)*float64(s.N) + float64(s.M)*float64(s.N))
 }
 
+// TensorFlopsPerCycle is the estimated rate of the tile kernels per SM on
+// sm_80/sm_90 tensor cores (fp16 operands, fp32 accumulation): wmma
+// fragments loaded from shared memory with a two-stage cp.async pipeline
+// reach about a quarter of Hopper's dense fp16 peak (4096 flops per cycle
+// per SM with wgmma) and about half of Ampere's (2048). It is an estimate to
+// be replaced by calibration against the GPU.
+const TensorFlopsPerCycle = 1024
+
+// SimFP32Flops is the FP32 rate per SM per cycle (128 lanes x 2 flops) that
+// the simulator's SM model charges Work.Flops against (configs/devices:
+// sm.flops_per_cycle on the H100, H200 and A100 configs). Tensor-core
+// work is expressed in those units: a tile's tensor flops times
+// SimFP32Flops / TensorFlopsPerCycle.
+const SimFP32Flops = 256
+
 // Work is one block's cost for the simulator: the tile's tensor-core
-// arithmetic, and its share of the launch's device-memory traffic. Operand
-// re-reads across tiles hit the 50 MB L2 (a row of A tiles shares its A
-// slice, a column shares its B slice), so device memory sees each operand
-// about once: charging every block its full A and B slices would make these
-// compute-bound kernels look memory-bound.
+// arithmetic (in the simulator's FP32-equivalent flops, see
+// TensorFlopsPerCycle), and its share of the launch's device-memory
+// traffic. Operand re-reads across tiles hit the 50 MB L2 (a row of tiles
+// shares its A slice, a column its B slice), so device memory sees each
+// operand about once: charging every block its full A and B slices would
+// make these compute-bound kernels look memory-bound.
 func (s Stage) Work() device.Work {
 	n := float64(s.NumTiles())
-	return device.Work{Flops: s.FLOPs() / n, Bytes: s.UniqueBytes() / n}
+	return device.Work{
+		Flops: s.FLOPs() / n * SimFP32Flops / TensorFlopsPerCycle,
+		Bytes: s.UniqueBytes() / n,
+	}
 }
 
 // Argument positions of the tile kernels (tiles.cu). Both kernels take

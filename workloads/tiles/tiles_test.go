@@ -132,7 +132,7 @@ func TestStageArgsRoundTrip(t *testing.T) {
 	assert.Equal(t, 3, s.TilesM())
 	assert.Equal(t, 48, s.TilesN())
 	assert.Equal(t, device.D2(48, 3), s.Grid())
-	assert.InDelta(t, 2*128*128*12288.0, s.Work().Flops, 1)
+	assert.InDelta(t, 2*128*128*12288.0/4, s.Work().Flops, 1, "tensor flops in FP32-equivalent units")
 	assert.InDelta(t, 2*(300*12288+12288*6144+300*6144)/144.0, s.Work().Bytes, 1)
 
 	bad := workloads.Op{Name: "other", Kind: workloads.OpKernel, Kernel: &device.Kernel{Module: "nn", Name: "nn_gemm"}}

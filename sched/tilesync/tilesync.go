@@ -1,0 +1,442 @@
+// Package tilesync is cuSync (Jangda et al., "A Framework for Fine-Grained
+// Synchronization of Dependent GPU Kernels", CGO 2024, arXiv 2305.13450):
+// a producer kernel and the consumer that reads its output run at the same
+// time on two streams, the consumer's tiles waiting on per-tile counters in
+// device memory instead of on the producer's completion, so consumer blocks
+// fill the SMs that the producer's last, partial wave leaves idle.
+//
+// # Mechanism (section III)
+//
+// The producer runs on a high-priority stream, the consumer on a
+// low-priority one (CUDA: lower number = higher priority), so whenever an
+// SM frees up the block scheduler places the producer's remaining blocks
+// before the consumer's. A finished producer tile fences its stores and
+// increments a counter; a consumer tile spins with volatile loads until its
+// counters reach their targets. Counters are never reset: run i waits for i
+// times the tiles that post to a counter. A Policy maps tiles to counters
+// (RowSync, TileSync, StridedSync, Conv2DTileSync; see Pair), and one Pair
+// object drives both the kernels' arguments (workloads/tiles, tiles.cu) and
+// the simulator's block-by-block model (device.Launch.Sync: ProducerSync,
+// ConsumerSync), so the simulator sees spinning blocks hold their SM
+// resources exactly where the kernel's would.
+//
+// Spinning blocks can deadlock: if consumer blocks take every SM before the
+// producer has placed a block, nothing they wait for can ever run. cuSync's
+// wait kernel, one thread on the consumer's stream ahead of the consumer,
+// spins until the producer's first block has started; after that the
+// producer's higher priority wins every freed SM, so it always progresses.
+//
+// # Options (section IV-C)
+//
+//   - wait kernel: needed only when the two kernels do not fit one wave
+//     together (W in the paper: avoid it otherwise; it costs a launch).
+//   - custom tile order: blocks take tiles in the order of a table through
+//     an atomic counter, so producer rows finish in order whatever order the
+//     hardware starts blocks in (T).
+//   - independent operand first: a consumer issues its weight loads before
+//     it waits, so they are in flight while it spins (R).
+//
+// # The rule (Choose)
+//
+// The gain is wave quantization: a launch of w waves takes ceil(w) rounds
+// of an idle GPU, and overlap recovers the idle part of the last one.
+// Waves come from device.Info.Occupancy (blocks per SM, from registers and
+// shared memory) and the tile counts.
+//
+//   - Both kernels fit one wave together (waves(P) + waves(C) <= 1): all
+//     blocks are resident at once, so no consumer can starve the producer:
+//     skip the wait kernel; the finest policy lets each consumer tile start
+//     the moment its own inputs exist (TileSync; StridedSync for SwiGLU;
+//     Conv2DTileSync for convolutions).
+//   - Otherwise, if one wave holds at least two rows of producer tiles,
+//     rows complete in order early in each wave and a consumer loses little
+//     by waiting for its whole row: RowSync (one wait per tile, the fewest
+//     counter reads).
+//   - Otherwise a producer row spans most of a wave or more, and a
+//     consumer waiting for whole rows would wait for nearly the whole
+//     producer: the finest policy again.
+//   - The wait kernel is on unless both fit one wave; the custom tile order
+//     is on when the producer takes more than one wave; the independent
+//     operand always goes first.
+//
+// The baseline is the same kernels with stream synchronization: producer
+// then consumer on one stream (policy "stream").
+package tilesync
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/tiles"
+)
+
+// Options configure the scheduler. "auto" follows the rule.
+type Options struct {
+	Policy           string `yaml:"policy"`            // auto, stream, row, tile, strided, conv2d
+	WaitKernel       string `yaml:"wait_kernel"`       // auto, on, off
+	TileOrder        string `yaml:"tile_order"`        // auto, on, off
+	IndependentFirst string `yaml:"independent_first"` // auto (on), on, off
+}
+
+// Defaults is the rule for everything.
+func Defaults() Options {
+	return Options{Policy: "auto", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"}
+}
+
+func tri(name, v string) (auto, on bool, err error) {
+	switch v {
+	case "auto":
+		return true, false, nil
+	case "on":
+		return false, true, nil
+	case "off":
+		return false, false, nil
+	}
+	return false, false, fmt.Errorf("%s %q: want auto, on or off", name, v)
+}
+
+// Scheduler runs a program's producer/consumer pairs with tile
+// synchronization (or, with policy stream, on one stream).
+type Scheduler struct {
+	opt    Options
+	policy Policy
+	auto   bool
+
+	items      []item
+	prodS      device.Stream
+	consS      device.Stream
+	evPre, evC device.Event
+	bufs       []device.Buffer
+	iter       uint32
+	choices    []string
+}
+
+type item struct {
+	op int      // flat index: a solo operation, or the producer of pr
+	pr *pairRun // nil for a solo operation
+}
+
+type pairRun struct {
+	pair         *Pair
+	choice       Choice
+	prodL, consL device.Launch
+	waitL        device.Launch
+	consSync     *ConsumerSync
+	waitSync     *WaitKernelSync
+}
+
+// New checks opt and builds a scheduler.
+func New(opt Options) (*Scheduler, error) {
+	s := &Scheduler{opt: opt}
+	if opt.Policy == "auto" {
+		s.auto = true
+	} else {
+		p, err := ParsePolicy(opt.Policy)
+		if err != nil {
+			return nil, err
+		}
+		s.policy = p
+	}
+	for _, o := range []struct{ n, v string }{{"wait_kernel", opt.WaitKernel}, {"tile_order", opt.TileOrder}, {"independent_first", opt.IndependentFirst}} {
+		if _, _, err := tri(o.n, o.v); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Name implements sched.Scheduler.
+func (s *Scheduler) Name() string {
+	if !s.auto && s.policy == StreamSync {
+		return "stream-sync"
+	}
+	return fmt.Sprintf("tilesync(policy=%s,wait=%s,order=%s,indep=%s)", s.opt.Policy, s.opt.WaitKernel, s.opt.TileOrder, s.opt.IndependentFirst)
+}
+
+// Choices describes, per pair, what the scheduler chose and why (after
+// Prepare).
+func (s *Scheduler) Choices() []string { return append([]string(nil), s.choices...) }
+
+// pairs finds producer/consumer pairs: consecutive tile operations of one
+// step where the second reads (as A) the buffer the first writes (as C).
+func findPairs(in *workloads.Instance) []item {
+	var items []item
+	for k := 0; k < in.N(); k++ {
+		if k+1 < in.N() && in.Ref(k).Step == in.Ref(k+1).Step {
+			a, b := in.Op(k), in.Op(k+1)
+			_, e1 := tiles.FromOp(a)
+			_, e2 := tiles.FromOp(b)
+			if e1 == nil && e2 == nil && b.Args[tiles.ArgA].Buf == a.Args[tiles.ArgC].Buf {
+				items = append(items, item{op: k, pr: &pairRun{}})
+				k++
+				continue
+			}
+		}
+		items = append(items, item{op: k})
+	}
+	return items
+}
+
+// Prepare implements sched.Preparer: streams, events, counters, order
+// tables and the synchronized launches, all outside the timed run.
+func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
+	var err error
+	var info *device.Info
+	if ih, ok := h.(device.InfoHost); ok {
+		i := ih.DeviceInfo()
+		info = &i
+	}
+	lo, hi := 0, 0
+	if info != nil {
+		lo, hi = info.StreamPriorityLowest, info.StreamPriorityHigh
+	} else {
+		hi = -1 // every CUDA GPU since Kepler has at least priorities 0 and -1
+	}
+	if s.prodS, err = h.NewStream(device.StreamOptions{Priority: hi}); err != nil {
+		return err
+	}
+	if s.consS, err = h.NewStream(device.StreamOptions{Priority: lo}); err != nil {
+		return err
+	}
+	if s.evPre, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+		return err
+	}
+	if s.evC, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+		return err
+	}
+	s.items = findPairs(in)
+	if !s.auto && s.policy == StreamSync {
+		for i := range s.items {
+			s.items[i].pr = nil // every operation in program order on one stream
+		}
+		s.items = nil
+		for k := 0; k < in.N(); k++ {
+			s.items = append(s.items, item{op: k})
+		}
+		return nil
+	}
+	waitK, err := tiles.WaitKernel()
+	if err != nil {
+		return err
+	}
+	for _, it := range s.items {
+		if it.pr == nil {
+			continue
+		}
+		prod, _ := tiles.FromOp(in.Op(it.op))
+		cons, _ := tiles.FromOp(in.Op(it.op + 1))
+		var c Choice
+		if s.auto || s.opt.WaitKernel == "auto" || s.opt.TileOrder == "auto" {
+			if info == nil {
+				return fmt.Errorf("tilesync: the rule needs the device's description (the host does not implement device.InfoHost); give policy, wait_kernel and tile_order explicitly")
+			}
+			if c, err = Choose(info, prod, cons); err != nil {
+				return err
+			}
+		}
+		if !s.auto {
+			c.Policy = s.policy
+		}
+		if a, on, _ := tri("", s.opt.WaitKernel); !a {
+			c.WaitKernel = on
+		}
+		if a, on, _ := tri("", s.opt.TileOrder); !a {
+			c.TileOrder = on
+		}
+		c.IndependentFirst = true
+		if a, on, _ := tri("", s.opt.IndependentFirst); !a {
+			c.IndependentFirst = on
+		}
+		pair, err := NewPair(c.Policy, prod, cons)
+		if err != nil {
+			return fmt.Errorf("%s -> %s: %w", in.Op(it.op).Name, in.Op(it.op+1).Name, err)
+		}
+		pr := it.pr
+		pr.pair, pr.choice = pair, c
+		s.choices = append(s.choices, fmt.Sprintf("%s -> %s: %s wait=%v order=%v indep=%v (%s)", in.Op(it.op).Name, in.Op(it.op+1).Name,
+			c.Policy, c.WaitKernel, c.TileOrder, c.IndependentFirst, c.Why))
+		if err := s.build(h, in, it.op, pr, waitK); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upload allocates a buffer holding data (zeros when data is nil).
+func (s *Scheduler) upload(h device.Host, words int, data []int32) (device.Buffer, error) {
+	b, err := h.Malloc(int64(4 * words))
+	if err != nil {
+		return b, err
+	}
+	s.bufs = append(s.bufs, b)
+	m, err := h.AllocHost(int64(4*words), true)
+	if err != nil {
+		return b, err
+	}
+	defer h.FreeHost(m)
+	clear(m.Data)
+	for i, v := range data {
+		m.Data[4*i], m.Data[4*i+1], m.Data[4*i+2], m.Data[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	}
+	if err := h.Copy(s.prodS, &device.Copy{Kind: device.HostToDevice, Dst: b, Host: m, Bytes: int64(4 * words), Label: "tilesync init"}); err != nil {
+		return b, err
+	}
+	return b, h.StreamSynchronize(s.prodS)
+}
+
+func word(b device.Buffer, i int, mode device.Access) device.Arg {
+	return device.Arg{Kind: device.ArgBuffer, Buf: b, Mode: mode, Off: int64(4 * i), Len: 4}
+}
+
+func (s *Scheduler) build(h device.Host, in *workloads.Instance, k int, pr *pairRun, waitK *device.Kernel) error {
+	p, c := pr.pair, pr.choice
+	counters, err := s.upload(h, p.CounterWords(), nil)
+	if err != nil {
+		return err
+	}
+	pr.prodL = *in.Launch(k)
+	pr.prodL.Args = append([]device.Arg(nil), pr.prodL.Args...)
+	pr.consL = *in.Launch(k + 1)
+	pr.consL.Args = append([]device.Arg(nil), pr.consL.Args...)
+	pa, ca := pr.prodL.Args, pr.consL.Args
+	all := device.Arg{Kind: device.ArgBuffer, Buf: counters, Len: int64(4 * p.Counters)}
+	pa[tiles.ArgPost] = all
+	pa[tiles.ArgPost].Mode = device.ReadWrite
+	pa[tiles.ArgPostRowStride] = device.I32(int32(p.PostRowStride))
+	pa[tiles.ArgPostColMod] = device.I32(int32(p.PostColMod))
+	pa[tiles.ArgPostColDiv] = device.I32(int32(p.PostColDiv))
+	ca[tiles.ArgWait] = all
+	ca[tiles.ArgWait].Mode = device.Read
+	ca[tiles.ArgWaitRowStride] = device.I32(int32(p.WaitRowStride))
+	ca[tiles.ArgWaitColMod] = device.I32(int32(p.WaitColMod))
+	ca[tiles.ArgWaitColDiv] = device.I32(int32(p.WaitColDiv))
+	ca[tiles.ArgWaitTileK] = device.I32(int32(p.WaitTileK))
+	ca[tiles.ArgWaitPer] = device.I32(int32(p.PerCounter))
+	if c.IndependentFirst {
+		ca[tiles.ArgFlags] = device.I32(tiles.FlagIndependentFirst)
+	}
+	psync := &ProducerSync{Pair: p, Counters: counters, Flag: c.WaitKernel}
+	pr.consSync = &ConsumerSync{Pair: p, Counters: counters}
+	if c.TileOrder {
+		// Row-major: producer rows complete first to last, and consumer
+		// rows are taken in the order their inputs complete.
+		for _, side := range []struct {
+			st    tiles.Stage
+			args  []device.Arg
+			ctr   int
+			order *[]int32
+		}{{p.Prod, pa, p.prodOrderIndex(), &psync.Order}, {p.Cons, ca, p.consOrderIndex(), &pr.consSync.Order}} {
+			order := make([]int32, side.st.NumTiles())
+			for i := range order {
+				order[i] = int32(i)
+			}
+			ob, err := s.upload(h, len(order), order)
+			if err != nil {
+				return err
+			}
+			side.args[tiles.ArgOrder] = device.In(ob)
+			side.args[tiles.ArgOrderCounter] = word(counters, side.ctr, device.ReadWrite)
+			*side.order = order
+		}
+	}
+	if c.WaitKernel {
+		pa[tiles.ArgStartFlag] = word(counters, p.flagIndex(), device.ReadWrite)
+		pr.waitSync = &WaitKernelSync{Pair: p, Counters: counters}
+		pr.waitL = device.Launch{Kernel: waitK, Grid: device.D1(1), Block: device.D1(1),
+			Args: []device.Arg{word(counters, p.flagIndex(), device.Read), device.I32(0)},
+			Work: device.Work{Cycles: 1}, Label: "wait(" + in.Op(k).Name + ")", Sync: pr.waitSync}
+	}
+	pr.prodL.Sync = psync
+	pr.consL.Sync = pr.consSync
+	return nil
+}
+
+// Run implements sched.Scheduler.
+func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
+	if s.prodS == nil {
+		return fmt.Errorf("tilesync: Run before Prepare")
+	}
+	s.iter++
+	it32 := device.I32(int32(s.iter))
+	pending := false // a consumer is in flight on consS
+	issued := false  // something was issued on prodS in this run
+	for _, it := range s.items {
+		if pending {
+			// The next producer (or solo operation) may overwrite what the
+			// last consumer reads.
+			if err := h.Wait(s.prodS, s.evC); err != nil {
+				return err
+			}
+			pending = false
+		}
+		if it.pr == nil {
+			if err := in.Issue(h, s.prodS, it.op); err != nil {
+				return err
+			}
+			issued = true
+			continue
+		}
+		pr := it.pr
+		pr.prodL.Args[tiles.ArgIter] = it32
+		pr.consL.Args[tiles.ArgIter] = it32
+		pr.consSync.Iter = s.iter
+		// The consumer must also see everything issued before its producer
+		// in this run (earlier runs ended synchronized).
+		if issued {
+			if err := h.Record(s.evPre, s.prodS); err != nil {
+				return err
+			}
+			if err := h.Wait(s.consS, s.evPre); err != nil {
+				return err
+			}
+		}
+		issued = true
+		if err := h.Launch(s.prodS, &pr.prodL); err != nil {
+			return err
+		}
+		if pr.choice.WaitKernel {
+			pr.waitL.Args[1] = it32
+			pr.waitSync.Iter = s.iter
+			if err := h.Launch(s.consS, &pr.waitL); err != nil {
+				return err
+			}
+		}
+		if err := h.Launch(s.consS, &pr.consL); err != nil {
+			return err
+		}
+		if err := h.Record(s.evC, s.consS); err != nil {
+			return err
+		}
+		pending = true
+	}
+	if pending {
+		if err := h.StreamSynchronize(s.consS); err != nil {
+			return err
+		}
+	}
+	return h.StreamSynchronize(s.prodS)
+}
+
+// Cleanup implements sched.Preparer.
+func (s *Scheduler) Cleanup(h device.Host) error {
+	var errs []string
+	for _, b := range s.bufs {
+		if err := h.Free(b); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	for _, r := range []device.Resource{s.prodS, s.consS, s.evPre, s.evC} {
+		if r != nil {
+			if err := h.Destroy(r); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+	}
+	s.bufs, s.prodS, s.consS, s.evPre, s.evC = nil, nil, nil, nil, nil
+	if len(errs) > 0 {
+		return fmt.Errorf("tilesync cleanup: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
