@@ -10,8 +10,9 @@
 // square root are the correctly rounded __fdiv_rn and __fsqrt_rn, and sums
 // run in the same order, so a GPU step matches the Go reference bit for bit
 // and every schedule of the kernels computes the same bits (no atomics).
-// Corrections are gathered per particle and written to per-contact-type
-// delta buffers, which rl_apply sums in a fixed order.
+// Contact corrections are gathered per particle and written to
+// per-contact-type delta buffers, which rl_apply sums in a fixed order; the
+// rods are solved per environment, in order, by one thread.
 
 #define MUL(a, b) __fmul_rn((a), (b))
 #define DIV(a, b) __fdiv_rn((a), (b))
@@ -75,11 +76,11 @@ extern "C" __global__ void rl_broadphase(const float* pos, const int* pairIdx, c
     mask[p] = overlap ? 1u : 0u;
 }
 
-// Zeroes the group's delta buffers (rods and the five contact types).
-extern "C" __global__ void rl_clear(float* d0, float* d1, float* d2, float* d3, float* d4, float* d5, int n) {
+// Zeroes the group's delta buffers (one per contact type).
+extern "C" __global__ void rl_clear(float* d0, float* d1, float* d2, float* d3, float* d4, int n) {
     int i = tid();
     if (i >= 4 * n) return;
-    d0[i] = 0.0f; d1[i] = 0.0f; d2[i] = 0.0f; d3[i] = 0.0f; d4[i] = 0.0f; d5[i] = 0.0f;
+    d0[i] = 0.0f; d1[i] = 0.0f; d2[i] = 0.0f; d3[i] = 0.0f; d4[i] = 0.0f;
 }
 
 static __device__ __forceinline__ void narrow_plane(const float* pos, const float* radius, const int* list, float* contacts, int count) {
@@ -213,38 +214,38 @@ static __device__ __forceinline__ void solve_segments(const float* pos, const fl
 extern "C" __global__ void rl_solve_capsule_capsule(const float* pos, const float* invmass, const int* pairIdx, const float* pairRad, const int* list, const int* gather, const float* contacts, float* delta, int nrows) { solve_segments(pos, invmass, pairIdx, pairRad, list, gather, contacts, delta, nrows); }
 extern "C" __global__ void rl_solve_sphere_capsule(const float* pos, const float* invmass, const int* pairIdx, const float* pairRad, const int* list, const int* gather, const float* contacts, float* delta, int nrows) { solve_segments(pos, invmass, pairIdx, pairRad, list, gather, contacts, delta, nrows); }
 
-// Distance constraints, gathered per particle from a CSR.
-extern "C" __global__ void rl_solve_rods(const float* pos, const float* invmass, const int* row, const int* nbr, const float* rest, float* delta, int n) {
-    int i = tid();
-    if (i >= n) return;
-    v3 xi = load3(pos, i);
-    float wi = invmass[i];
-    v3 sum = {0.0f, 0.0f, 0.0f};
-    float cnt = 0.0f;
-    for (int e = row[i]; e < row[i + 1]; e++) {
-        int j = nbr[e];
-        v3 d = sub3(xi, load3(pos, j));
+// Distance constraints: one thread per environment walks its rods in order
+// and corrects both ends in place (Gauss-Seidel within an environment).
+// rods holds a b pairs of environment-local particle indices.
+extern "C" __global__ void rl_solve_rods(float* pos, const float* invmass, const int* rods, const float* rest, int envs, int per, int nrods) {
+    int e = tid();
+    if (e >= envs) return;
+    int base = e * per;
+    for (int r = 0; r < nrods; r++) {
+        int a = base + rods[2 * r], b = base + rods[2 * r + 1];
+        v3 xa = load3(pos, a), xb = load3(pos, b);
+        float wa = invmass[a], wb = invmass[b];
+        v3 d = sub3(xa, xb);
         float l = __fsqrt_rn(dot3(d, d));
-        float ws = wi + invmass[j];
+        float ws = wa + wb;
         if (l > DIST_EPSILON && ws > 0.0f) {
-            float f = DIV(-MUL(DIV(wi, ws), l - rest[e]), l);
-            sum = add3(sum, scale3(d, f));
-            cnt = cnt + 1.0f;
+            float g = DIV(DIV(l - rest[r], l), ws);
+            store3(pos, a, sub3(xa, scale3(d, MUL(g, wa))));
+            store3(pos, b, add3(xb, scale3(d, MUL(g, wb))));
         }
     }
-    store_delta(delta, i, sum, cnt);
 }
 
-// pos += RELAXATION/count * (sum of the corrections), in the fixed order
-// rods, sphere-plane, capsule-plane, box-plane, capsule-capsule,
+// pos += RELAXATION/count * (sum of the contact corrections), in the fixed
+// order sphere-plane, capsule-plane, box-plane, capsule-capsule,
 // sphere-capsule.
-extern "C" __global__ void rl_apply(float* pos, const float* d0, const float* d1, const float* d2, const float* d3, const float* d4, const float* d5, int n) {
+extern "C" __global__ void rl_apply(float* pos, const float* d0, const float* d1, const float* d2, const float* d3, const float* d4, int n) {
     int i = tid();
     if (i >= n) return;
-    const float* ds[6] = {d0, d1, d2, d3, d4, d5};
+    const float* ds[5] = {d0, d1, d2, d3, d4};
     v3 sum = {0.0f, 0.0f, 0.0f};
     float cnt = 0.0f;
-    for (int t = 0; t < 6; t++) {
+    for (int t = 0; t < 5; t++) {
         v3 d = {ds[t][4 * i], ds[t][4 * i + 1], ds[t][4 * i + 2]};
         sum = add3(sum, d);
         cnt = cnt + ds[t][4 * i + 3];

@@ -20,14 +20,19 @@
 //	clear        zero the per-type correction buffers
 //	narrow phase one kernel per contact type present: sphere-plane,
 //	             capsule-plane, box-plane, capsule-capsule, sphere-capsule
-//	iterations   per contact type present, a solve kernel; the rods' solve;
-//	             then apply (sum the corrections in a fixed order)
+//	iterations   per contact type present, a solve kernel (Jacobi: each
+//	             writes its own correction buffer); apply (sum the
+//	             corrections in a fixed order); the rods, Gauss-Seidel in
+//	             order within each environment, one thread per environment
 //	velocity     v = (x - x_prev) / dt, damped
 //	observe      per-environment observation and reward terms
 //
 // Environments are cut into groups (envs_per_group); every kernel works on
 // one group, so a step is hundreds of launches of 1 to a few dozen blocks,
-// and groups are independent of each other: the parallelism ACS finds.
+// and groups are independent of each other: the parallelism ACS finds. The
+// rods kernel, a long serial loop per thread over few threads, is the
+// latency-bound low-occupancy kind of kernel that leaves most of a GPU idle
+// when kernels run one at a time.
 //
 // The host decides. As in Brax, the host picks each step's contact
 // kernels: the generator runs the same step on the CPU (physics.go, which

@@ -75,8 +75,7 @@ const (
 	bVel
 	bInvMass
 	bRadius
-	bRow
-	bNbr
+	bRods
 	bRest
 	bPairIdx
 	bPairRad
@@ -86,7 +85,7 @@ const (
 	bGather
 	bMask
 	bObs
-	bDelta0 // rods, then one per contact type
+	bDelta0 // one per contact type
 )
 
 // Tolerance of Check: the kernels are written to match the reference bit for
@@ -189,8 +188,7 @@ func generate(p Params, seed int64) (*workloads.Program, *referenceOutputs, erro
 		bVel:      {Name: "vel", Bytes: 3 * f32 * int64(nPart), Init: putF32(init.vel), Output: true},
 		bInvMass:  {Name: "invmass", Bytes: f32 * int64(m.gp), Init: putF32(m.invmass)},
 		bRadius:   {Name: "radius", Bytes: f32 * int64(m.gp), Init: putF32(m.radius)},
-		bRow:      {Name: "rod_row", Bytes: f32 * int64(len(m.row)), Init: putI32(m.row)},
-		bNbr:      {Name: "rod_nbr", Bytes: f32 * int64(max(1, len(m.nbr))), Init: putI32(m.nbr)},
+		bRods:     {Name: "rods", Bytes: 2 * f32 * int64(max(1, len(m.rest))), Init: putI32(m.rods)},
 		bRest:     {Name: "rod_rest", Bytes: f32 * int64(max(1, len(m.rest))), Init: putF32(m.rest)},
 		bPairIdx:  {Name: "pair_idx", Bytes: 4 * f32 * int64(max(1, m.pairs())), Init: putI32(m.pairIdx)},
 		bPairRad:  {Name: "pair_rad", Bytes: 2 * f32 * int64(max(1, m.pairs())), Init: putF32(m.pairRad)},
@@ -201,12 +199,8 @@ func generate(p Params, seed int64) (*workloads.Program, *referenceOutputs, erro
 		bMask:     {Name: "broadphase", Bytes: f32 * int64(max(1, p.Steps*m.groups*m.pairs())), Output: true},
 		bObs:      {Name: "obs", Bytes: f32 * int64(len(obs)), Output: true},
 	}
-	for d := 0; d <= numContactTypes; d++ {
-		name := "delta_rods"
-		if d > 0 {
-			name = "delta_" + contactTypeNames[d-1]
-		}
-		bufs = append(bufs, workloads.BufferSpec{Name: name, Bytes: 4 * f32 * int64(nPart)})
+	for d := 0; d < numContactTypes; d++ {
+		bufs = append(bufs, workloads.BufferSpec{Name: "delta_" + contactTypeNames[d], Bytes: 4 * f32 * int64(nPart)})
 	}
 
 	e := emitter{m: m, p: p, k: kern, c: c, secs: func(s, g, t int) (section, section, section) {
@@ -280,7 +274,6 @@ func (e *emitter) step(s int, gs []*groupStep) []workloads.Op {
 	op := func(name string, k *device.Kernel, n int, w perThread, args ...workloads.ArgSpec) workloads.Op {
 		return workloads.Op{Name: name, Kind: workloads.OpKernel, Kernel: k, Grid: blocks(n), Block: device.D1(e.p.Block), Args: args, Work: w.block(e.p.Block)}
 	}
-	rodsPerParticle := float64(len(m.nbr)) / float64(gp)
 	// phases[ph](g) appends group g's kernels of phase ph.
 	var phases []func(g int) []workloads.Op
 	phases = append(phases,
@@ -304,8 +297,11 @@ func (e *emitter) step(s int, gs []*groupStep) []workloads.Op {
 				workloads.BufRange(bMask, device.Write, off, int64(4*m.pairs())), i32(m.pairs()))}
 		},
 		func(g int) []workloads.Op {
-			args := make([]workloads.ArgSpec, 0, 7)
-			for d := 0; d <= numContactTypes; d++ {
+			if !gs[g].anyContact() {
+				return nil
+			}
+			args := make([]workloads.ArgSpec, 0, numContactTypes+1)
+			for d := 0; d < numContactTypes; d++ {
 				args = append(args, rng4(bDelta0+d, g, gp, device.Write))
 			}
 			return []workloads.Op{op(fmt.Sprintf("clear[s%d,g%d]", s, g), e.k.clear, 4*gp, wClear, append(args, i32(gp))...)}
@@ -331,7 +327,7 @@ func (e *emitter) step(s int, gs []*groupStep) []workloads.Op {
 	)
 	for it := 0; it < e.p.Iterations; it++ {
 		phases = append(phases,
-			func(g int) []workloads.Op { // contact solves and rods: independent, each writes its own delta
+			func(g int) []workloads.Op { // contact solves: independent, each writes its own delta
 				var ops []workloads.Op
 				for t := 0; t < numContactTypes; t++ {
 					if !gs[g].present(t) {
@@ -342,26 +338,31 @@ func (e *emitter) step(s int, gs []*groupStep) []workloads.Op {
 					if t < numClasses {
 						ops = append(ops, op(name, e.k.solve[t], list.n, wSolvePlane,
 							rng3(bPos, g, gp, device.Read), rng3(bPrev, g, gp, device.Read), whole(bRadius), whole(bInvMass),
-							rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Read), rng4(bDelta0+1+t, g, gp, device.Write), i32(list.n)))
+							rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Read), rng4(bDelta0+t, g, gp, device.Write), i32(list.n)))
 					} else {
 						rows := gs[g].rows[t]
 						entries := float64(gath.n-2*rows-1) / float64(rows)
 						ops = append(ops, op(name, e.k.solve[t], rows, wSolveSeg.times(entries),
 							rng3(bPos, g, gp, device.Read), whole(bInvMass), whole(bPairIdx), whole(bPairRad),
 							rngSec(bLists, list, device.Read), rngSec(bGather, gath, device.Read), rngSec(bContacts, cont, device.Read),
-							rng4(bDelta0+1+t, g, gp, device.Write), i32(rows)))
+							rng4(bDelta0+t, g, gp, device.Write), i32(rows)))
 					}
 				}
-				ops = append(ops, op(fmt.Sprintf("solve_rods[s%d,g%d,i%d]", s, g, it), e.k.rods, gp, wRods.times(rodsPerParticle),
-					rng3(bPos, g, gp, device.Read), whole(bInvMass), whole(bRow), whole(bNbr), whole(bRest), rng4(bDelta0, g, gp, device.Write), i32(gp)))
 				return ops
 			},
 			func(g int) []workloads.Op {
+				if !gs[g].anyContact() {
+					return nil
+				}
 				args := []workloads.ArgSpec{rng3(bPos, g, gp, device.ReadWrite)}
-				for d := 0; d <= numContactTypes; d++ {
+				for d := 0; d < numContactTypes; d++ {
 					args = append(args, rng4(bDelta0+d, g, gp, device.Read))
 				}
 				return []workloads.Op{op(fmt.Sprintf("apply[s%d,g%d,i%d]", s, g, it), e.k.apply, gp, wApply, append(args, i32(gp))...)}
+			},
+			func(g int) []workloads.Op { // the rods, Gauss-Seidel per environment, in place
+				return []workloads.Op{op(fmt.Sprintf("solve_rods[s%d,g%d,i%d]", s, g, it), e.k.rods, m.envsPerGroup, wRods.times(float64(len(m.rest))),
+					rng3(bPos, g, gp, device.ReadWrite), whole(bInvMass), whole(bRods), whole(bRest), i32(m.envsPerGroup), i32(m.per), i32(len(m.rest)))}
 			},
 		)
 	}

@@ -250,33 +250,33 @@ func kSolveSegments(pos, invmass []float32, pairIdx []int32, pairRad []float32, 
 	}
 }
 
-// kSolveRods: each particle gathers the corrections of its distance
-// constraints (rows of a CSR: row[i]..row[i+1] index nbr and rest).
-func kSolveRods(pos, invmass []float32, row, nbr []int32, rest []float32, delta []float32, n int) {
-	for i := int32(0); i < int32(n); i++ {
-		xi := load3(pos, i)
-		wi := invmass[i]
-		var sum vec3
-		cnt := float32(0)
-		for e := row[i]; e < row[i+1]; e++ {
-			j := nbr[e]
-			d := xi.sub(load3(pos, j))
+// kSolveRods: one thread per environment walks the environment's distance
+// constraints in order and corrects both ends in place (Gauss-Seidel within
+// an environment; environments are independent). rods holds a b pairs of
+// environment-local particle indices.
+func kSolveRods(pos, invmass []float32, rods []int32, rest []float32, envs, per int) {
+	for e := int32(0); e < int32(envs); e++ {
+		base := e * int32(per)
+		for r := range rest {
+			a, b := base+rods[2*r], base+rods[2*r+1]
+			xa, xb := load3(pos, a), load3(pos, b)
+			wa, wb := invmass[a], invmass[b]
+			d := xa.sub(xb)
 			l := sqrt32(d.dot(d))
-			ws := wi + invmass[j]
+			ws := wa + wb
 			if l > distEpsilon && ws > 0 {
-				f := -mul(wi/ws, l-rest[e]) / l
-				sum = sum.add(d.scale(f))
-				cnt = cnt + 1
+				g := (l - rest[r]) / l / ws
+				store3(pos, a, xa.sub(d.scale(mul(g, wa))))
+				store3(pos, b, xb.add(d.scale(mul(g, wb))))
 			}
 		}
-		delta[4*i], delta[4*i+1], delta[4*i+2], delta[4*i+3] = sum[0], sum[1], sum[2], cnt
 	}
 }
 
-// kApply: pos += relaxation/count * sum of the corrections, summed in the
-// fixed order rods, sphere-plane, capsule-plane, box-plane,
+// kApply: pos += relaxation/count * sum of the contact corrections, summed
+// in the fixed order sphere-plane, capsule-plane, box-plane,
 // capsule-capsule, sphere-capsule.
-func kApply(pos []float32, deltas [numContactTypes + 1][]float32, n int) {
+func kApply(pos []float32, deltas [numContactTypes][]float32, n int) {
 	for i := int32(0); i < int32(n); i++ {
 		var sum vec3
 		cnt := float32(0)

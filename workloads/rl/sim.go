@@ -20,7 +20,7 @@ type model struct {
 
 	invmass, radius []float32
 	class           []uint8
-	row, nbr        []int32
+	rods            []int32 // a b per rod, environment-local
 	rest            []float32
 	pairIdx         []int32 // 4 per pair: a0 a1 b0 b1
 	pairRad         []float32
@@ -30,24 +30,14 @@ type model struct {
 func newModel(tpl *template, envs, envsPerGroup int) *model {
 	m := &model{tpl: tpl, envs: envs, envsPerGroup: envsPerGroup, groups: envs / envsPerGroup, per: len(tpl.Pos)}
 	m.gp = m.per * envsPerGroup
-	adj := make([][]rod, m.gp)
 	for e := 0; e < envsPerGroup; e++ {
-		base := int32(e * m.per)
 		m.invmass = append(m.invmass, tpl.InvMass...)
 		m.radius = append(m.radius, tpl.Radius...)
 		m.class = append(m.class, tpl.Class...)
-		for _, r := range tpl.Rods {
-			adj[base+r.A] = append(adj[base+r.A], rod{base + r.A, base + r.B, r.L})
-			adj[base+r.B] = append(adj[base+r.B], rod{base + r.B, base + r.A, r.L})
-		}
 	}
-	m.row = append(m.row, 0)
-	for i := range adj {
-		for _, r := range adj[i] {
-			m.nbr = append(m.nbr, r.B)
-			m.rest = append(m.rest, r.L)
-		}
-		m.row = append(m.row, int32(len(m.nbr)))
+	for _, r := range tpl.Rods {
+		m.rods = append(m.rods, r.A, r.B)
+		m.rest = append(m.rest, r.L)
 	}
 	addPair := func(base int32, a, b segment) {
 		m.pairIdx = append(m.pairIdx, base+a.A, base+a.B, base+b.A, base+b.B)
@@ -116,6 +106,17 @@ type groupStep struct {
 
 func (gs *groupStep) present(t int) bool { return len(gs.lists[t]) > 0 }
 
+// anyContact reports whether the group has any contact candidate: without
+// one, the step needs no delta clearing and no apply.
+func (gs *groupStep) anyContact() bool {
+	for t := 0; t < numContactTypes; t++ {
+		if gs.present(t) {
+			return true
+		}
+	}
+	return false
+}
+
 // buildGather makes the per-particle rows of a segment contact type: each
 // particle touched by a listed pair gathers entries k*4+code, rows sorted
 // by particle, entries in list order.
@@ -181,7 +182,7 @@ func (m *model) stepGroup(st *state, g int, act []float32, c stepConsts, obs []f
 			gs.gather[t], gs.rows[t] = m.buildGather(gs.lists[t])
 		}
 	}
-	var deltas [numContactTypes + 1][]float32
+	var deltas [numContactTypes][]float32
 	for i := range deltas {
 		deltas[i] = make([]float32, 4*m.gp) // kClear
 	}
@@ -203,13 +204,15 @@ func (m *model) stepGroup(st *state, g int, act []float32, c stepConsts, obs []f
 				continue
 			}
 			if t < numClasses {
-				kSolvePlane(pos, prev, m.radius, m.invmass, gs.lists[t], contacts[t], deltas[1+t])
+				kSolvePlane(pos, prev, m.radius, m.invmass, gs.lists[t], contacts[t], deltas[t])
 			} else {
-				kSolveSegments(pos, m.invmass, m.pairIdx, m.pairRad, gs.lists[t], gs.gather[t], gs.rows[t], contacts[t], deltas[1+t])
+				kSolveSegments(pos, m.invmass, m.pairIdx, m.pairRad, gs.lists[t], gs.gather[t], gs.rows[t], contacts[t], deltas[t])
 			}
 		}
-		kSolveRods(pos, m.invmass, m.row, m.nbr, m.rest, deltas[0], m.gp)
-		kApply(pos, deltas, m.gp)
+		if gs.anyContact() {
+			kApply(pos, deltas, m.gp)
+		}
+		kSolveRods(pos, m.invmass, m.rods, m.rest, m.envsPerGroup, m.per)
 	}
 	kVelocity(pos, prev, vel, m.gp, c.invdt, c.damp)
 	kObserve(pos, vel, obs, m.envsPerGroup, m.per)

@@ -43,10 +43,12 @@ var (
 	wSolvePlane = perThread{cycles: 1800, flops: 40, bytes: 84}
 	// per gathered entry: contact, pair, four particles and masses.
 	wSolveSeg = perThread{cycles: 1500, bytes: 28, loopCycles: 900, loopFlops: 50, loopBy: 120}
-	// per rod: neighbour index, rest length, neighbour position and mass.
-	wRods = perThread{cycles: 1200, bytes: 32, loopCycles: 250, loopFlops: 14, loopBy: 24}
-	// load position and six deltas, store position.
-	wApply = perThread{cycles: 1300, flops: 30, bytes: 120}
+	// per rod, one dependent round: indices and rest length (cached), both
+	// ends' positions (just stored by this thread: an L2 round trip) and
+	// masses, ~25 flops, two stores.
+	wRods = perThread{cycles: 800, loopCycles: 450, loopFlops: 25, loopBy: 56}
+	// load position and five deltas, store position.
+	wApply = perThread{cycles: 1300, flops: 25, bytes: 104}
 	// load pos and prev, store vel.
 	wVelocity = perThread{cycles: 1100, flops: 9, bytes: 36}
 	// per particle of the environment: position and velocity.
