@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -58,7 +59,7 @@ func NewWorkload(name string, params *yaml.Node, seed int64) (*workloads.Program
 	r, ok := workloadsR[name]
 	regMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown workload %q (known: %v)", name, Workloads())
+		return nil, fmt.Errorf("unknown workload family %q (known: %s)", name, strings.Join(Workloads(), ", "))
 	}
 	p, err := r.f(params, seed)
 	if err != nil {
@@ -73,7 +74,7 @@ func NewScheduler(name string, params *yaml.Node) (sched.Scheduler, error) {
 	r, ok := schedR[name]
 	regMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown scheduler %q (known: %v)", name, Schedulers())
+		return nil, fmt.Errorf("unknown scheduler kind %q (known: %s)", name, strings.Join(Schedulers(), ", "))
 	}
 	s, err := r.f(params)
 	if err != nil {
@@ -108,20 +109,32 @@ func names[F any](m map[string]registered[F]) []string {
 }
 
 // DecodeParams decodes a parameter mapping strictly into v (which holds the
-// defaults): an unknown field is an error naming the field and its line.
-// A nil node leaves v as it is.
+// defaults): an unknown field is an error naming the field, its line in the
+// experiment file and the fields v does have; a value of the wrong type is an
+// error naming its line. A nil or empty node leaves v as it is.
 func DecodeParams(node *yaml.Node, v any) error {
 	if node == nil || node.Kind == 0 {
 		return nil
 	}
-	b, err := yaml.Marshal(node)
-	if err != nil {
-		return err
+	if node.Kind == yaml.ScalarNode && node.ShortTag() == "!!null" {
+		return nil // "params:" with nothing after it
 	}
-	dec := yaml.NewDecoder(bytesReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("parameters at line %d: %w", node.Line, err)
+	if node.Kind != yaml.MappingNode {
+		return &LineError{Line: node.Line, Msg: fmt.Sprintf("params must be a mapping of name: value, got %s", kindName(node))}
 	}
-	return nil
+	return decodeStrict(node, v, "params")
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the value %q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "nothing"
 }

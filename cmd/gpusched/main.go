@@ -1,0 +1,156 @@
+// Command gpusched runs inter-kernel scheduling experiments on the GPU
+// simulator and on real GPUs, and compares them.
+//
+//	gpusched run FILE [-o DIR] [-j N] [--timelines]
+//	gpusched sweep FILE --param NAME=V1,V2,... [--param ...] [--shard I/N] [-o DIR]
+//	gpusched merge -o DIR SHARD.json...
+//	gpusched compare A.json B.json
+//	gpusched validate FILE [--sim CONFIG] [--gpu DEVICE] [-o DIR]
+//	gpusched trace FILE --workload W --scheduler S [--device D] -o OUT.json
+//	gpusched devices
+//	gpusched list
+//	gpusched calibrate --device cuda -o FILE
+//
+// Errors go to stderr and end the command with a non-zero status: 1 when
+// the command ran but something failed (a row's error, a mismatch), 2 for a
+// usage error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError is a mistake on the command line: status 2 and the usage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// command is one subcommand.
+type command struct {
+	name, args, help string
+	run              func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "FILE [-o DIR] [-j N] [--timelines]", "run an experiment: print the table, write results (md, csv, json, svg)", cmdRun},
+		{"sweep", "FILE --param NAME=V1,V2,... [--shard I/N] [-o DIR]", "run an experiment at every point of a parameter grid, or one shard of it", cmdSweep},
+		{"merge", "-o DIR SHARD.json...", "join the shards of a sweep into the results of the whole sweep", cmdMerge},
+		{"compare", "A.json B.json", "two result sets side by side, with ratios", cmdCompare},
+		{"validate", "FILE [--sim CONFIG] [--gpu DEVICE] [-o DIR]", "run on the simulator and on the GPU; per-row errors and MAPE", cmdValidate},
+		{"trace", "FILE --workload W --scheduler S [--device D] -o OUT.json", "run one row and write its timeline (Chrome trace JSON, for Perfetto)", cmdTrace},
+		{"devices", "", "list the simulator's device configs and the CUDA devices", cmdDevices},
+		{"list", "", "list the workload families and schedulers experiment files can name", cmdList},
+		{"calibrate", "--device cuda -o FILE", "measure a GPU and write a simulator device config", cmdCalibrate},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: gpusched COMMAND [ARGS]")
+	fmt.Fprintln(w)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  gpusched %s %s\n      %s\n", c.name, c.args, c.help)
+	}
+	fmt.Fprintln(w, "\nRun gpusched COMMAND -h for a command's flags.")
+}
+
+// run is main without os.Exit, for tests.
+func run(args []string, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "gpusched: internal error: %v\n%s", r, debug.Stack())
+			status = 3
+		}
+	}()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(args[1:], stdout, stderr)
+		var ue *usageError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "gpusched %s: %v\nusage: gpusched %s %s\n", c.name, err, c.name, c.args)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "gpusched %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "gpusched: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+// parse parses flags that may come before, between or after the
+// positional arguments (gpusched run FILE -o DIR), and checks their count.
+func parse(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) < minPos || (maxPos >= 0 && len(pos) > maxPos) {
+		switch {
+		case len(pos) < minPos:
+			return nil, usagef("missing arguments")
+		default:
+			return nil, usagef("unexpected arguments: %s", strings.Join(pos[maxPos:], " "))
+		}
+	}
+	return pos, nil
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gpusched "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// multiFlag collects a repeated flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// isTerminal reports whether f is a character device (a terminal), without
+// a dependency: a progress bar goes only there.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

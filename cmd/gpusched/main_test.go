@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const exp = `name: cli
+seed: 5
+repetitions: 2
+baseline: serial
+workloads:
+  - name: dag
+    family: synthetic
+    params: {layers: 2, width: 4, steps: 1, iters: 4096, max_blocks: 16}
+schedulers:
+  - kind: serial
+  - kind: round-robin
+    params: {k: 4}
+devices: [h100]
+`
+
+// gpusched runs the command in-process and returns status, stdout, stderr.
+func gpusched(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	status := run(args, &out, &errOut)
+	return status, out.String(), errOut.String()
+}
+
+func writeExp(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cli.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	return p
+}
+
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		out[e.Name()] = b
+	}
+	return out
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestRun(t *testing.T) {
+	f := writeExp(t, exp)
+	dir := t.TempDir()
+	status, out, errOut := gpusched(t, "run", f, "-o", dir, "--timelines")
+	require.Equal(t, 0, status, errOut)
+	assert.Empty(t, errOut, "no progress bar when stderr is not a terminal")
+	assert.Contains(t, out, "makespan µs median [min-max]")
+	assert.Contains(t, out, "round-robin(k=4)")
+	assert.Contains(t, out, "wrote "+filepath.Join(dir, "results.md"))
+	files := readDir(t, dir)
+	assert.Equal(t, []string{"results.csv", "results.json", "results.md", "speedup-dag.svg", "util-dag-h100.svg"}, keys(files))
+	tl, err := os.ReadDir(filepath.Join(dir, "timelines"))
+	require.NoError(t, err)
+	assert.Len(t, tl, 2)
+}
+
+func TestRunErrors(t *testing.T) {
+	broken := writeExp(t, strings.Replace(exp, "    params: {k: 4}", "    params: {streams: 4}", 1))
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		status int
+		stderr string
+	}{
+		{"no command", nil, 2, ""},
+		{"unknown command", []string{"rnu"}, 2, `unknown command "rnu"`},
+		{"missing file argument", []string{"run"}, 2, "missing arguments"},
+		{"two files", []string{"run", "a.yaml", "b.yaml"}, 2, "unexpected arguments: b.yaml"},
+		{"unknown flag", []string{"run", "--fast", "a.yaml"}, 2, "flag provided but not defined: -fast"},
+		{"missing file", []string{"run", "/nonexistent/x.yaml"}, 1, "/nonexistent/x.yaml"},
+		{"broken file names line and field", []string{"run", broken}, 1, `cli.yaml:12: scheduler "round-robin": unknown field "streams" in params (known fields: k)`},
+		{"sweep without --param", []string{"sweep", broken}, 2, "--param"},
+		{"bad shard", []string{"sweep", broken, "--param", "seed=1", "--shard", "3/3"}, 2, "0 <= i < n"},
+		{"merge without -o", []string{"merge", "x.json"}, 2, "-o DIR is required"},
+		{"compare missing file", []string{"compare", "/nonexistent/a.json", "/nonexistent/b.json"}, 1, "/nonexistent/a.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, errOut := gpusched(t, tt.args...)
+			assert.Equal(t, tt.status, status, errOut)
+			assert.Contains(t, errOut, tt.stderr)
+			assert.NotContains(t, errOut, "panic")
+		})
+	}
+}
+
+// TestShardedSweepMergesToTheUnshardedSweep is the cluster workflow: three
+// array tasks each run a shard, merge joins them, and the result is the
+// unsharded sweep's files, byte for byte.
+func TestShardedSweepMergesToTheUnshardedSweep(t *testing.T) {
+	f := writeExp(t, exp)
+	params := []string{"--param", "workloads.dag.width=2,3,4", "--param", "seed=1,2"}
+	whole := t.TempDir()
+	status, _, errOut := gpusched(t, append([]string{"sweep", f, "-o", whole}, params...)...)
+	require.Equal(t, 0, status, errOut)
+
+	var shards []string
+	for i := 0; i < 3; i++ {
+		dir := filepath.Join(t.TempDir(), "shard")
+		status, _, errOut := gpusched(t, append([]string{"sweep", f, "--shard", []string{"0/3", "1/3", "2/3"}[i], "-o", dir}, params...)...)
+		require.Equal(t, 0, status, errOut)
+		assert.Equal(t, []string{"results.json"}, keys(readDir(t, dir)), "a shard writes only what merge reads")
+		shards = append(shards, filepath.Join(dir, "results.json"))
+	}
+	merged := t.TempDir()
+	status, out, errOut := gpusched(t, "merge", "-o", merged, shards[1], shards[2], shards[0])
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, "merged 3 parts, 12 rows")
+
+	a, b := readDir(t, whole), readDir(t, merged)
+	require.Equal(t, keys(a), keys(b))
+	assert.Contains(t, keys(a), "results.json")
+	for name := range a {
+		assert.True(t, bytes.Equal(a[name], b[name]), "%s: merged shards differ from the unsharded sweep", name)
+	}
+
+	// Two shards are not the sweep.
+	status, _, errOut = gpusched(t, "merge", "-o", t.TempDir(), shards[0], shards[1])
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, "missing rows")
+}
+
+func TestCompare(t *testing.T) {
+	f := writeExp(t, exp)
+	a, b := t.TempDir(), t.TempDir()
+	status, _, errOut := gpusched(t, "run", f, "-o", a)
+	require.Equal(t, 0, status, errOut)
+	status, _, errOut = gpusched(t, "run", writeExp(t, strings.Replace(exp, "[h100]", "[h100]\n", 1)), "-o", b)
+	require.Equal(t, 0, status, errOut)
+	status, out, errOut := gpusched(t, "compare", filepath.Join(a, "results.json"), b)
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, "dag / round-robin(k=4) / h100")
+	assert.Contains(t, out, "1.000", "identical runs: ratio 1")
+}
+
+func TestValidate(t *testing.T) {
+	f := writeExp(t, exp)
+	dir := t.TempDir()
+	status, out, errOut := gpusched(t, "validate", f, "--sim", "h200", "--gpu", "h100", "-o", dir)
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, "summary: simulator h200 against h100: makespan MAPE")
+	var v map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, "validation.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &v))
+	assert.EqualValues(t, 2, v["makespan_rows"])
+
+	// With no GPU in this build, validate says so.
+	status, _, errOut = gpusched(t, "validate", f)
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, "no CUDA device")
+}
+
+func TestTrace(t *testing.T) {
+	f := writeExp(t, exp)
+	out := filepath.Join(t.TempDir(), "trace.json")
+	status, stdout, errOut := gpusched(t, "trace", f, "--workload", "dag", "--scheduler", "serial", "-o", out)
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, stdout, "dag / serial / h100: makespan")
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var trace any
+	require.NoError(t, json.Unmarshal(b, &trace))
+
+	status, _, errOut = gpusched(t, "trace", f, "--workload", "dag", "-o", out)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errOut, "--scheduler")
+}
+
+func TestDevicesAndList(t *testing.T) {
+	status, out, errOut := gpusched(t, "devices")
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, "h100")
+	assert.Contains(t, out, "NVIDIA H100 SXM5 80GB")
+	assert.Contains(t, out, "132")
+	assert.Contains(t, out, "CUDA devices")
+
+	status, out, errOut = gpusched(t, "list")
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, "synthetic")
+	assert.Contains(t, out, "round-robin")
+}

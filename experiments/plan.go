@@ -1,0 +1,270 @@
+package experiments
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// SweepParam is one swept parameter and its values, in order. Name is
+// "seed", "repetitions", "workloads.<workload>.<param>[.<sub>...]" or
+// "schedulers.<scheduler>.<param>[.<sub>...]"; values are YAML scalars.
+type SweepParam struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+// ParseSweepParam parses "name=v1,v2,...".
+func ParseSweepParam(s string) (SweepParam, error) {
+	name, vals, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.TrimSpace(vals) == "" {
+		return SweepParam{}, fmt.Errorf("--param %q: want name=v1,v2,... (for example workloads.synthetic.width=4,8,16)", s)
+	}
+	p := SweepParam{Name: name}
+	for _, v := range strings.Split(vals, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return SweepParam{}, fmt.Errorf("--param %q: empty value", s)
+		}
+		p.Values = append(p.Values, v)
+	}
+	return p, nil
+}
+
+// Assignment is one parameter's value at a sweep point.
+type Assignment struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Shard selects every Count-th group of rows, starting at Index (0-based),
+// so that the shards of a sweep partition it and can run as a cluster array
+// job. A group is one (sweep point, workload, device): all its schedulers
+// run in one shard, so speedups never need another shard's rows.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// ParseShard parses "i/n" with 0 <= i < n.
+func ParseShard(s string) (Shard, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("--shard %q: want i/n with 0 <= i < n (for example $SLURM_ARRAY_TASK_ID/4)", s)
+	}
+	return Shard{Index: i, Count: n}, nil
+}
+
+func (s Shard) takes(group int) bool { return s.Count <= 1 || group%s.Count == s.Index }
+
+// job is one row of the matrix: a scheduler on a workload on a device, at a
+// sweep point.
+type job struct {
+	index, group int
+	point        []Assignment
+	exp          *Experiment // the variant at this point
+	workload     *WorkloadSpec
+	sched        *SchedulerSpec
+	device       string
+}
+
+// plan expands e (and its sweep) into jobs, in the fixed order point,
+// workload, device, scheduler. Every job is numbered; the shard decides
+// which are returned.
+func plan(e *Experiment, sweep []SweepParam, shard Shard) (jobs []*job, total int, err error) {
+	points, err := sweepPoints(sweep)
+	if err != nil {
+		return nil, 0, err
+	}
+	index, group := 0, 0
+	for _, pt := range points {
+		v := e
+		if len(pt) > 0 {
+			if v, err = e.variant(pt); err != nil {
+				return nil, 0, fmt.Errorf("sweep point %s: %w", pointString(pt), err)
+			}
+		}
+		for wi := range v.Workloads {
+			for _, d := range v.Devices {
+				for si := range v.Schedulers {
+					if shard.takes(group) {
+						jobs = append(jobs, &job{index: index, group: group, point: pt, exp: v,
+							workload: &v.Workloads[wi], sched: &v.Schedulers[si], device: d})
+					}
+					index++
+				}
+				group++
+			}
+		}
+	}
+	return jobs, index, nil
+}
+
+// sweepPoints is the cartesian product of the parameters' values, the last
+// parameter varying fastest. No parameters: one empty point.
+func sweepPoints(sweep []SweepParam) ([][]Assignment, error) {
+	points := [][]Assignment{nil}
+	seen := map[string]bool{}
+	for _, p := range sweep {
+		if seen[p.Name] {
+			return nil, fmt.Errorf("--param %s given twice", p.Name)
+		}
+		seen[p.Name] = true
+		if len(p.Values) == 0 {
+			return nil, fmt.Errorf("--param %s has no values", p.Name)
+		}
+		var next [][]Assignment
+		for _, pt := range points {
+			for _, v := range p.Values {
+				q := append(append([]Assignment(nil), pt...), Assignment{p.Name, v})
+				next = append(next, q)
+			}
+		}
+		points = next
+	}
+	return points, nil
+}
+
+func pointString(pt []Assignment) string {
+	parts := make([]string, len(pt))
+	for i, a := range pt {
+		parts[i] = a.Name + "=" + a.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// variant is a copy of e with the point's values applied, checked again.
+func (e *Experiment) variant(pt []Assignment) (*Experiment, error) {
+	v := *e
+	v.Warmup = e.Warmup
+	v.Workloads = make([]WorkloadSpec, len(e.Workloads))
+	for i, w := range e.Workloads {
+		w.Params = *cloneNode(&w.Params)
+		v.Workloads[i] = w
+	}
+	v.Schedulers = make([]SchedulerSpec, len(e.Schedulers))
+	for i, s := range e.Schedulers {
+		s.Params = *cloneNode(&s.Params)
+		if s.autoName {
+			s.Name = "" // named again from the scheduler built with the new params
+		}
+		v.Schedulers[i] = s
+	}
+	v.Devices = append([]string(nil), e.Devices...)
+	for _, a := range pt {
+		if err := v.apply(a); err != nil {
+			return nil, err
+		}
+	}
+	// Sweeps that rename an auto-named scheduler must not change which
+	// entry is the baseline.
+	baseIdx := -1
+	for i, s := range e.Schedulers {
+		if s.Name == e.Baseline {
+			baseIdx = i
+		}
+	}
+	v.Baseline = ""
+	if err := v.check(); err != nil {
+		return nil, err
+	}
+	if baseIdx >= 0 {
+		v.Baseline = v.Schedulers[baseIdx].Name
+	}
+	return &v, nil
+}
+
+func (e *Experiment) apply(a Assignment) error {
+	parse := func() (int64, error) {
+		n, err := strconv.ParseInt(a.Value, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("--param %s: %q is not an integer", a.Name, a.Value)
+		}
+		return n, nil
+	}
+	switch a.Name {
+	case "seed":
+		n, err := parse()
+		e.Seed = n
+		return err
+	case "repetitions":
+		n, err := parse()
+		e.Repetitions = int(n)
+		return err
+	}
+	parts := strings.Split(a.Name, ".")
+	if len(parts) < 3 || (parts[0] != "workloads" && parts[0] != "schedulers") {
+		return fmt.Errorf("--param %s: want seed, repetitions, workloads.<name>.<param> or schedulers.<name>.<param>", a.Name)
+	}
+	var params *yaml.Node
+	var names []string
+	if parts[0] == "workloads" {
+		for i := range e.Workloads {
+			names = append(names, e.Workloads[i].Name)
+			if e.Workloads[i].Name == parts[1] {
+				params = &e.Workloads[i].Params
+			}
+		}
+	} else {
+		for i := range e.Schedulers {
+			n := e.Schedulers[i].Name
+			if e.Schedulers[i].autoName {
+				n = e.Schedulers[i].baseName
+			}
+			names = append(names, n)
+			if n == parts[1] {
+				params = &e.Schedulers[i].Params
+			}
+		}
+	}
+	if params == nil {
+		return fmt.Errorf("--param %s: no %s named %q (have: %s)", a.Name, strings.TrimSuffix(parts[0], "s"), parts[1], strings.Join(names, ", "))
+	}
+	setParam(params, parts[2:], a.Value)
+	return nil
+}
+
+// setParam sets the scalar at path under mapping n, creating mappings on
+// the way. The value is an untagged plain scalar, so YAML resolves it
+// (8 is an int, 0.5 a float, true a bool) when the factory decodes it.
+func setParam(n *yaml.Node, path []string, value string) {
+	if n.Kind != yaml.MappingNode {
+		*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == path[0] {
+			if len(path) == 1 {
+				n.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Value: value, Line: n.Content[i+1].Line, Column: n.Content[i+1].Column}
+				return
+			}
+			setParam(n.Content[i+1], path[1:], value)
+			return
+		}
+	}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: path[0]}
+	val := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+	if len(path) > 1 {
+		val = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		setParam(val, path[1:], value)
+	}
+	n.Content = append(n.Content, key, val)
+}
+
+func cloneNode(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, k := range n.Content {
+			c.Content[i] = cloneNode(k)
+		}
+	}
+	return &c
+}

@@ -1,0 +1,295 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// Test-only schedulers: one that ignores dependencies (two streams, no
+// events), so the simulator's race checker must catch it, and one that fails.
+func init() {
+	RegisterScheduler("test-racy", "test only: op k on stream k mod 2, no events", func(p *yaml.Node) (sched.Scheduler, error) {
+		return racy{}, DecodeParams(p, &struct{}{})
+	})
+	RegisterScheduler("test-fail", "test only: fails", func(p *yaml.Node) (sched.Scheduler, error) {
+		return failing{}, DecodeParams(p, &struct{}{})
+	})
+}
+
+type racy struct{}
+
+func (racy) Name() string { return "racy" }
+func (racy) Run(h device.Host, in *workloads.Instance) error {
+	var streams [2]device.Stream
+	for i := range streams {
+		s, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return err
+		}
+		defer h.Destroy(s)
+		streams[i] = s
+	}
+	for k := 0; k < in.N(); k++ {
+		if err := in.Issue(h, streams[k%2], k); err != nil {
+			return err
+		}
+	}
+	return h.Synchronize()
+}
+
+type failing struct{}
+
+func (failing) Name() string                               { return "failing" }
+func (failing) Run(device.Host, *workloads.Instance) error { return errors.New("refuses to schedule") }
+
+// small is a fast experiment: a small DAG, serial against round-robin.
+const small = `name: small
+seed: 7
+repetitions: 2
+baseline: serial
+workloads:
+  - name: dag
+    family: synthetic
+    params: {layers: 3, width: 4, steps: 2, iters: 8192, max_blocks: 16}
+schedulers:
+  - kind: serial
+  - kind: round-robin
+    params: {k: 4}
+devices: [h100]
+`
+
+func parseSmall(t *testing.T, extra string) *Experiment {
+	t.Helper()
+	e, err := ParseExperiment([]byte(small+extra), "small.yaml")
+	require.NoError(t, err)
+	return e
+}
+
+func TestRunSmall(t *testing.T) {
+	e := parseSmall(t, "")
+	var table bytes.Buffer
+	res, err := Run(e, RunOptions{Table: &table, Workers: 2})
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 2)
+	assert.Equal(t, 2, res.TotalRows)
+	serial, rr := res.Rows[0], res.Rows[1]
+	for _, row := range res.Rows {
+		assert.Empty(t, row.Errors)
+		require.NotNil(t, row.Makespan)
+		assert.Equal(t, 2, row.Makespan.N)
+		assert.Len(t, row.MakespansNS, 2)
+		assert.Positive(t, row.Makespan.Median)
+		require.NotNil(t, row.Races)
+		assert.Zero(t, *row.Races, "the baselines are race-free")
+		require.NotNil(t, row.SMUtil)
+		assert.Greater(t, *row.SMUtil, 0.0)
+		assert.LessOrEqual(t, *row.SMUtil, 1.0)
+		assert.Len(t, row.Utilization, utilBins)
+		assert.Equal(t, "NVIDIA H100 SXM5 80GB", row.DeviceName)
+	}
+	assert.Equal(t, "serial", serial.Scheduler)
+	assert.True(t, serial.Baseline)
+	assert.Equal(t, "round-robin(k=4)", rr.Scheduler)
+	require.NotNil(t, serial.Kernels)
+	assert.Equal(t, int64(3*4*2), *serial.Kernels, "layers x width x steps kernels")
+	assert.Equal(t, *serial.Kernels, *rr.Kernels, "same program, same kernels")
+	assert.Equal(t, 1.0, *serial.Speedup)
+	assert.InDelta(t, serial.Makespan.Median/rr.Makespan.Median, *rr.Speedup, 1e-3)
+	assert.Greater(t, *rr.Speedup, 1.0, "four streams beat one on a DAG four wide of small kernels")
+	// The simulator is deterministic: repetitions agree exactly.
+	assert.Equal(t, serial.MakespansNS[0], serial.MakespansNS[1])
+
+	lines := strings.Split(strings.TrimSpace(table.String()), "\n")
+	require.Len(t, lines, 4, "header, rule, two rows")
+	assert.Contains(t, lines[0], "makespan µs median [min-max]")
+	assert.True(t, strings.HasPrefix(lines[2], "dag"))
+	assert.Contains(t, lines[2], "serial")
+	assert.Contains(t, lines[2], "1.000x")
+	assert.Contains(t, lines[3], "round-robin(k=4)")
+	assert.True(t, strings.HasSuffix(lines[3], "ok"))
+}
+
+func TestRunReportsRacesAndFailures(t *testing.T) {
+	e := parseSmall(t, "")
+	e2, err := ParseExperiment([]byte(strings.Replace(small, "  - kind: round-robin\n    params: {k: 4}\n",
+		"  - kind: test-racy\n  - kind: test-fail\n", 1)), "small.yaml")
+	require.NoError(t, err)
+	_ = e
+	var table bytes.Buffer
+	res, err := Run(e2, RunOptions{Table: &table})
+	require.NoError(t, err, "a failing row does not stop the run")
+	require.Len(t, res.Rows, 3)
+	racyRow, failRow := res.Rows[1], res.Rows[2]
+	require.NotNil(t, racyRow.Races)
+	assert.Positive(t, *racyRow.Races, "ignoring dependencies across two streams races")
+	require.NotEmpty(t, racyRow.RaceExamples)
+	assert.Contains(t, racyRow.RaceExamples[0], "overlap on")
+	require.Len(t, failRow.Errors, 1)
+	assert.Contains(t, failRow.Errors[0], "refuses to schedule")
+	assert.Nil(t, failRow.Speedup)
+	assert.Len(t, res.Failed(), 1)
+	assert.Contains(t, table.String(), "ERROR: repetition 0: failing: refuses to schedule")
+	md := string(Markdown(res, false))
+	assert.Contains(t, md, "dag / failing / h100: repetition 0: failing: refuses to schedule")
+	assert.Contains(t, md, "dag / racy / h100: ")
+}
+
+// files reads every file under dir, by relative path.
+func files(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel], err = os.ReadFile(p)
+		return err
+	}))
+	return out
+}
+
+func fileNames(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestRunTwiceIsByteIdentical(t *testing.T) {
+	e := parseSmall(t, "")
+	var dirs []string
+	for _, workers := range []int{1, 3} {
+		dir := t.TempDir()
+		res, err := Run(e, RunOptions{Workers: workers, TimelineDir: filepath.Join(dir, "timelines")})
+		require.NoError(t, err)
+		_, err = Write(dir, res, allFormats)
+		require.NoError(t, err)
+		dirs = append(dirs, dir)
+	}
+	a, b := files(t, dirs[0]), files(t, dirs[1])
+	assert.Equal(t, []string{"results.csv", "results.json", "results.md", "speedup-dag.svg",
+		"timelines/dag__round-robin-k-4-__h100.json", "timelines/dag__serial__h100.json", "util-dag-h100.svg"}, fileNames(a))
+	require.Equal(t, fileNames(a), fileNames(b))
+	for name := range a {
+		assert.True(t, bytes.Equal(a[name], b[name]), "%s differs between two runs", name)
+	}
+	var trace any
+	require.NoError(t, json.Unmarshal(a["timelines/dag__serial__h100.json"], &trace), "timelines are JSON")
+}
+
+func TestSweepShardsMergeToTheUnshardedSweep(t *testing.T) {
+	e := parseSmall(t, "")
+	sweep := []SweepParam{
+		{Name: "workloads.dag.width", Values: []string{"2", "4"}},
+		{Name: "seed", Values: []string{"1", "2", "3"}},
+	}
+	whole, err := Run(e, RunOptions{Sweep: sweep})
+	require.NoError(t, err)
+	require.Len(t, whole.Rows, 2*3*2)
+	assert.Equal(t, []Assignment{{"workloads.dag.width", "4"}, {"seed", "2"}}, whole.Rows[8].Point)
+	wholeDir := t.TempDir()
+	_, err = Write(wholeDir, whole, allFormats)
+	require.NoError(t, err)
+
+	var parts []*Results
+	for i := 0; i < 3; i++ {
+		part, err := Run(e, RunOptions{Sweep: sweep, Shard: Shard{Index: i, Count: 3}})
+		require.NoError(t, err)
+		assert.Len(t, part.Rows, 4, "6 groups of 2 rows over 3 shards")
+		// Through the file a shard writes, as merge reads it.
+		dir := t.TempDir()
+		_, err = Write(dir, part, []string{"json"})
+		require.NoError(t, err)
+		back, err := ReadResults(filepath.Join(dir, "results.json"))
+		require.NoError(t, err)
+		parts = append(parts, back)
+	}
+	merged, err := Merge([]*Results{parts[2], parts[0], parts[1]})
+	require.NoError(t, err)
+	mergedDir := t.TempDir()
+	_, err = Write(mergedDir, merged, allFormats)
+	require.NoError(t, err)
+
+	a, b := files(t, wholeDir), files(t, mergedDir)
+	require.Equal(t, fileNames(a), fileNames(b))
+	for name := range a {
+		assert.True(t, bytes.Equal(a[name], b[name]), "%s: merged shards differ from the unsharded sweep", name)
+	}
+	// The sweep really varied the workload: width 4 has twice the kernels of width 2.
+	assert.Equal(t, 2*(*whole.Rows[0].Kernels), *whole.Rows[6].Kernels)
+}
+
+func TestSweepErrors(t *testing.T) {
+	e := parseSmall(t, "")
+	for _, tt := range []struct {
+		param SweepParam
+		want  string
+	}{
+		{SweepParam{"workloads.nope.width", []string{"2"}}, `no workload named "nope" (have: dag)`},
+		{SweepParam{"workloads.dag.widht", []string{"2"}}, `unknown field "widht"`},
+		{SweepParam{"workloads.dag.width", []string{"0"}}, "width must be at least 1"},
+		{SweepParam{"schedulers.serial.k", []string{"2"}}, "unknown field \"k\""},
+		{SweepParam{"seed", []string{"x"}}, `"x" is not an integer`},
+		{SweepParam{"layers", []string{"2"}}, "want seed, repetitions, workloads.<name>.<param>"},
+	} {
+		_, err := Run(e, RunOptions{Sweep: []SweepParam{tt.param}})
+		require.Error(t, err, tt.param.Name)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+}
+
+func TestSweepRenamesAutoNamedSchedulers(t *testing.T) {
+	e := parseSmall(t, "")
+	res, err := Run(e, RunOptions{Sweep: []SweepParam{{"schedulers.round-robin(k=4).k", []string{"2", "8"}}}})
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 4)
+	assert.Equal(t, "round-robin(k=2)", res.Rows[1].Scheduler, "the label follows the swept parameter")
+	assert.Equal(t, "round-robin(k=8)", res.Rows[3].Scheduler)
+	assert.True(t, res.Rows[2].Baseline)
+	require.NotNil(t, res.Rows[3].Speedup)
+}
+
+func TestTrace(t *testing.T) {
+	e := parseSmall(t, "")
+	var buf bytes.Buffer
+	row, err := Trace(e, "dag", "round-robin(k=4)", "", &buf)
+	require.NoError(t, err)
+	assert.Equal(t, 1, row.Makespan.N)
+	var trace any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &trace))
+
+	_, err = Trace(e, "dag", "fastest", "", &buf)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no scheduler "fastest" in small (have serial, round-robin(k=4))`)
+}
+
+func TestValidateTwoSimulatorConfigs(t *testing.T) {
+	e := parseSmall(t, "")
+	v, simRes, gpuRes, err := Validate(e, "h200", "h100", RunOptions{})
+	require.NoError(t, err)
+	require.Len(t, v.Rows, 2)
+	assert.Equal(t, "h200", simRes.Rows[0].Device)
+	assert.Equal(t, "h100", gpuRes.Rows[0].Device)
+	assert.Equal(t, 2, v.MakespanN)
+	assert.Equal(t, 1, v.SpeedupN, "the baseline's speedup is 1 by definition and left out")
+	want, _ := MAPE([]float64{simRes.Rows[0].Makespan.Median, simRes.Rows[1].Makespan.Median},
+		[]float64{gpuRes.Rows[0].Makespan.Median, gpuRes.Rows[1].Makespan.Median})
+	assert.InDelta(t, want, *v.MakespanMAPE, 1e-9)
+}

@@ -1,0 +1,227 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Write writes r into dir in the given formats (md, csv, json, svg) and
+// returns the files written, in a fixed order.
+func Write(dir string, r *Results, formats []string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	var order []string
+	add := func(name string, data []byte) {
+		files[name] = data
+		order = append(order, name)
+	}
+	for _, f := range formats {
+		switch f {
+		case "json":
+			b, err := json.MarshalIndent(r, "", "  ")
+			if err != nil {
+				return nil, err
+			}
+			add("results.json", append(b, '\n'))
+		case "csv":
+			b, err := CSV(r)
+			if err != nil {
+				return nil, err
+			}
+			add("results.csv", b)
+		case "md":
+			add("results.md", Markdown(r, contains(formats, "svg")))
+		case "svg":
+			for _, p := range Plots(r) {
+				add(p.File, p.SVG)
+			}
+		default:
+			return nil, fmt.Errorf("unknown output format %q (known: %s)", f, strings.Join(allFormats, ", "))
+		}
+	}
+	var paths []string
+	for _, name := range order {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, files[name], 0o644); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// CSV is one line per row: identity, sweep point, makespan statistics (µs),
+// speedup, and what the device observed.
+func CSV(r *Results) ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	head := []string{"index"}
+	for _, p := range r.Sweep {
+		head = append(head, p.Name)
+	}
+	head = append(head, "workload", "family", "scheduler", "kind", "scheduler_desc", "device", "device_name",
+		"repetitions", "makespan_median_us", "makespan_mean_us", "makespan_std_us", "makespan_min_us", "makespan_max_us",
+		"makespan_ci95_lo_us", "makespan_ci95_hi_us", "speedup", "sm_util", "kernels", "races", "outputs", "errors")
+	if err := w.Write(head); err != nil {
+		return nil, err
+	}
+	for _, row := range r.Rows {
+		rec := []string{strconv.Itoa(row.Index)}
+		for _, a := range row.Point {
+			rec = append(rec, a.Value)
+		}
+		rec = append(rec, row.Workload, row.Family, row.Scheduler, row.Kind, row.SchedulerDesc, row.Device, row.DeviceName)
+		if s := row.Makespan; s != nil && s.N > 0 {
+			rec = append(rec, strconv.Itoa(s.N), ff(s.Median), ff(s.Mean), ff(s.Std), ff(s.Min), ff(s.Max), ff(s.CI95Lo), ff(s.CI95Hi))
+		} else {
+			rec = append(rec, "0", "", "", "", "", "", "", "")
+		}
+		rec = append(rec, optF(row.Speedup), optF(row.SMUtil), optI64(row.Kernels), optInt(row.Races), row.Outputs, strings.Join(row.Errors, "; "))
+		if err := w.Write(rec); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
+func ff(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func optF(f *float64) string {
+	if f == nil {
+		return ""
+	}
+	return ff(*f)
+}
+
+func optI64(n *int64) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+func optInt(n *int) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.Itoa(*n)
+}
+
+// Markdown is a report: what ran, one table per workload, errors and races
+// spelled out, and the plots.
+func Markdown(r *Results, withPlots bool) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s\n\n", r.Experiment)
+	if r.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(r.Description))
+	}
+	fmt.Fprintf(&b, "Experiment file `%s`, seed %d, %d measured repetitions per row", r.Source, r.Seed, r.Repetitions)
+	if r.Baseline != "" {
+		fmt.Fprintf(&b, ", speedups against `%s`", r.Baseline)
+	}
+	b.WriteString(".")
+	if len(r.Sweep) > 0 {
+		b.WriteString(" Sweep:")
+		for _, p := range r.Sweep {
+			fmt.Fprintf(&b, " `%s` = %s;", p.Name, strings.Join(p.Values, ", "))
+		}
+	}
+	b.WriteString(" Makespans are in microseconds: median [min-max] and the 95% confidence interval of the mean.\n\n")
+
+	for _, wl := range distinct(r.Rows, func(row *Row) string { return row.Workload }) {
+		fmt.Fprintf(&b, "## %s\n\n", wl)
+		b.WriteString("|")
+		for _, p := range r.Sweep {
+			fmt.Fprintf(&b, " %s |", p.Name)
+		}
+		b.WriteString(" scheduler | device | makespan median [min-max] | 95% CI | speedup | SM util | kernels | races | outputs |\n|")
+		for range r.Sweep {
+			b.WriteString("---|")
+		}
+		b.WriteString("---|---|--:|--:|--:|--:|--:|--:|---|\n")
+		for i := range r.Rows {
+			row := &r.Rows[i]
+			if row.Workload != wl {
+				continue
+			}
+			b.WriteString("|")
+			for _, a := range row.Point {
+				fmt.Fprintf(&b, " %s |", a.Value)
+			}
+			name := row.Scheduler
+			if row.SchedulerDesc != "" && row.SchedulerDesc != row.Scheduler {
+				name += " (" + row.SchedulerDesc + ")"
+			}
+			ci := "-"
+			if s := row.Makespan; s != nil && s.N > 0 {
+				ci = fmt.Sprintf("%.1f-%.1f", s.CI95Lo, s.CI95Hi)
+			}
+			out := row.Outputs
+			if len(row.Errors) > 0 {
+				out = "**error** (below)"
+			}
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(name), row.Device, fmtMakespan(row.Makespan), ci,
+				fmtSpeedup(row.Speedup), fmtPct(row.SMUtil), fmtInt(row.Kernels), fmtRaces(row.Races), out)
+		}
+		b.WriteString("\n")
+		if withPlots {
+			fmt.Fprintf(&b, "![speedup of each scheduler on %s](%s)\n\n", wl, speedupFile(wl))
+			for _, p := range utilPlots(r) {
+				if p.workload == wl {
+					fmt.Fprintf(&b, "![SM utilization over time: %s](%s)\n\n", p.title, p.file)
+				}
+			}
+		}
+	}
+	var problems []string
+	for _, row := range r.Rows {
+		where := rowLabel(&row)
+		for _, e := range row.Errors {
+			problems = append(problems, fmt.Sprintf("- %s: %s", where, e))
+		}
+		if row.Races != nil && *row.Races > 0 {
+			problems = append(problems, fmt.Sprintf("- %s: %d races, for example: %s", where, *row.Races, strings.Join(row.RaceExamples, "; ")))
+		}
+	}
+	if len(problems) > 0 {
+		b.WriteString("## Errors and races\n\n")
+		b.WriteString(strings.Join(problems, "\n"))
+		b.WriteString("\n")
+	} else {
+		b.WriteString("No errors; 0 races on every row that reports races.\n")
+	}
+	return b.Bytes()
+}
+
+func rowLabel(row *Row) string {
+	s := fmt.Sprintf("%s / %s / %s", row.Workload, row.Scheduler, row.Device)
+	if len(row.Point) > 0 {
+		s += " at " + pointString(row.Point)
+	}
+	return s
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// distinct lists key(row) over rows, first-seen order.
+func distinct(rows []Row, key func(*Row) string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := range rows {
+		k := key(&rows[i])
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,313 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func f64(v float64) *float64 { return &v }
+func i64(v int64) *int64     { return &v }
+func iptr(v int) *int        { return &v }
+
+// handResults is a small result set with known numbers: two workloads, a
+// baseline and two other schedulers, one of which failed on workload b.
+func handResults() *Results {
+	mk := func(idx, group int, wl, sc string, base bool, ms ...float64) Row {
+		r := Row{Index: idx, Group: group, Workload: wl, Family: "synthetic", Scheduler: sc, Kind: sc, SchedulerDesc: sc,
+			Baseline: base, Device: "h100", DeviceName: "NVIDIA H100 SXM5 80GB", Outputs: "not compared (the simulator moves no data)"}
+		var us []float64
+		for _, m := range ms {
+			r.MakespansNS = append(r.MakespansNS, int64(m*1e3))
+			us = append(us, m)
+		}
+		s := Summarize(us)
+		r.Makespan = &s
+		r.SMUtil, r.Kernels, r.Races = f64(0.25), i64(64), iptr(0)
+		for k := 0; k < 4 && len(ms) > 0; k++ {
+			r.Utilization = append(r.Utilization, UtilPoint{T: float64(k) * ms[len(ms)-1] / 4, Warps: 0.1 * float64(k+1), Busy: 0.2})
+		}
+		return r
+	}
+	r := &Results{Experiment: "hand", Source: "hand.yaml", Seed: 1, Repetitions: 2, Baseline: "serial", TotalRows: 6}
+	r.Rows = []Row{
+		mk(0, 0, "a", "serial", true, 100, 100),
+		mk(1, 0, "a", "rr2", false, 50, 50),
+		mk(2, 0, "a", "rr4", false, 40, 40),
+		mk(3, 1, "b", "serial", true, 90, 90),
+		mk(4, 1, "b", "rr2", false, 60, 60),
+		mk(5, 1, "b", "rr4", false),
+	}
+	r.Rows[5].Makespan = nil
+	r.Rows[5].Utilization = nil
+	r.Rows[5].Errors = []string{"deadlock at 3µs: stream 2 waits on event 7 (never recorded)"}
+	r.Rows[1].Races = iptr(2)
+	r.Rows[1].RaceExamples = []string{"k1 (stream 1) and k2 (stream 2) overlap"}
+	r.computeSpeedups()
+	return r
+}
+
+func TestSpeedups(t *testing.T) {
+	r := handResults()
+	want := []float64{1, 2, 2.5, 1, 1.5}
+	for i, w := range want {
+		require.NotNil(t, r.Rows[i].Speedup, "row %d", i)
+		assert.InDelta(t, w, *r.Rows[i].Speedup, 1e-12, "row %d", i)
+	}
+	assert.Nil(t, r.Rows[5].Speedup, "a failed row has no speedup")
+}
+
+// svgElements parses an SVG strictly and returns its elements by name.
+func svgElements(t *testing.T, data []byte) map[string][]xml.StartElement {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	dec.Strict = true
+	out := map[string][]xml.StartElement{}
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, "SVG must be well-formed XML")
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+				assert.Equal(t, "http://www.w3.org/2000/svg", se.Name.Space)
+			}
+			out[se.Name.Local] = append(out[se.Name.Local], se)
+		}
+	}
+	require.Equal(t, "svg", root)
+	return out
+}
+
+func attr(se xml.StartElement, name string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func TestSpeedupSVG(t *testing.T) {
+	r := handResults()
+	plots := Plots(r)
+	byFile := map[string][]byte{}
+	for _, p := range plots {
+		byFile[p.File] = p.SVG
+	}
+	require.Contains(t, byFile, "speedup-a.svg")
+	require.Contains(t, byFile, "speedup-b.svg")
+
+	// Workload a: three bars whose heights are proportional to 1, 2 and 2.5.
+	els := svgElements(t, byFile["speedup-a.svg"])
+	var bars []xml.StartElement
+	for _, rect := range els["rect"] {
+		if attr(rect, "class") == "bar" {
+			bars = append(bars, rect)
+		}
+	}
+	require.Len(t, bars, 3)
+	heights := map[string]float64{}
+	bottoms := map[string]float64{}
+	for _, b := range bars {
+		h, err := strconv.ParseFloat(attr(b, "height"), 64)
+		require.NoError(t, err)
+		y, err := strconv.ParseFloat(attr(b, "y"), 64)
+		require.NoError(t, err)
+		heights[attr(b, "data-scheduler")] = h
+		bottoms[attr(b, "data-scheduler")] = y + h
+	}
+	assert.InDelta(t, 2.0, heights["rr2"]/heights["serial"], 0.01)
+	assert.InDelta(t, 2.5, heights["rr4"]/heights["serial"], 0.01)
+	assert.InDelta(t, bottoms["serial"], bottoms["rr4"], 0.05, "bars share the zero line")
+	assert.Equal(t, "2.5", attr(bars[2], "data-speedup"))
+
+	// Workload b: two bars, and the failed row marked as an error, not drawn.
+	els = svgElements(t, byFile["speedup-b.svg"])
+	n := 0
+	for _, rect := range els["rect"] {
+		if attr(rect, "class") == "bar" {
+			n++
+		}
+	}
+	assert.Equal(t, 2, n)
+	missing := 0
+	for _, txt := range els["text"] {
+		if attr(txt, "class") == "missing" {
+			missing++
+			assert.Equal(t, "rr4", attr(txt, "data-scheduler"))
+		}
+	}
+	assert.Equal(t, 1, missing)
+	assert.Contains(t, string(byFile["speedup-b.svg"]), ">error</text>")
+}
+
+func TestUtilizationSVG(t *testing.T) {
+	r := handResults()
+	var util []byte
+	for _, p := range Plots(r) {
+		if p.File == "util-a-h100.svg" {
+			util = p.SVG
+		}
+	}
+	require.NotNil(t, util, "a utilization plot for workload a on h100")
+	els := svgElements(t, util)
+	lines := els["polyline"]
+	require.Len(t, lines, 3, "one line per scheduler")
+	// serial: 4 bins of 25 µs at 10%, 20%, 30%, 40% warps, a step line of 8 points.
+	pts := strings.Fields(attr(lines[0], "points"))
+	require.Len(t, pts, 8)
+	ys := map[string]bool{}
+	for _, p := range pts {
+		ys[strings.Split(p, ",")[1]] = true
+	}
+	assert.Len(t, ys, 4, "four distinct levels")
+	assert.Equal(t, "serial", attr(lines[0], "data-scheduler"))
+	assert.Equal(t, "0.25", attr(lines[0], "data-sm-util"))
+}
+
+func TestSVGEscapesNames(t *testing.T) {
+	r := handResults()
+	for i := range r.Rows {
+		r.Rows[i].Workload = `<a&"b">`
+		r.Rows[i].Scheduler += `<&>`
+	}
+	for _, p := range Plots(r) {
+		svgElements(t, p.SVG) // fails on bad XML
+	}
+}
+
+func TestCSVAndMarkdown(t *testing.T) {
+	r := handResults()
+	data, err := CSV(r)
+	require.NoError(t, err)
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, recs, 7)
+	head := recs[0]
+	col := func(name string) int {
+		for i, h := range head {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return -1
+	}
+	assert.Equal(t, "2.5", recs[3][col("speedup")])
+	assert.Equal(t, "40", recs[3][col("makespan_median_us")])
+	assert.Equal(t, "", recs[6][col("speedup")])
+	assert.Contains(t, recs[6][col("errors")], "deadlock")
+
+	md := string(Markdown(r, true))
+	assert.Contains(t, md, "| rr4 | h100 | 40.0 [40.0-40.0] | 40.0-40.0 | 2.500x | 25.0% | 64 | 0 | not compared")
+	assert.Contains(t, md, "## Errors and races")
+	assert.Contains(t, md, "b / rr4 / h100: deadlock")
+	assert.Contains(t, md, "a / rr2 / h100: 2 races")
+	assert.Contains(t, md, "![speedup of each scheduler on a](speedup-a.svg)")
+}
+
+func TestWriteAndReadBack(t *testing.T) {
+	r := handResults()
+	dir := t.TempDir()
+	files, err := Write(dir, r, allFormats)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "results.md"), files[0])
+	back, err := ReadResults(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	assert.Equal(t, r, back, "results.json round-trips")
+}
+
+func TestMerge(t *testing.T) {
+	r := handResults()
+	shard := func(i, n int) *Results {
+		p := *r
+		p.Shard = &Shard{i, n}
+		p.Rows = nil
+		for _, row := range r.Rows {
+			if row.Group%n == i {
+				p.Rows = append(p.Rows, row)
+			}
+		}
+		return &p
+	}
+	merged, err := Merge([]*Results{shard(1, 2), shard(0, 2)})
+	require.NoError(t, err)
+	assert.Equal(t, r, merged)
+
+	_, err = Merge([]*Results{shard(0, 2)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "have 3 of 6 rows; missing rows 3, 4, 5")
+
+	_, err = Merge([]*Results{shard(0, 2), shard(0, 2), shard(1, 2)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "row 0 (a / serial / h100) is in part 0 and part 1")
+
+	other := shard(1, 2)
+	other.Seed = 2
+	_, err = Merge([]*Results{shard(0, 2), other})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "different experiment")
+}
+
+func TestCompare(t *testing.T) {
+	a := handResults()
+	b := handResults()
+	b.Rows[1].Makespan.Median = 25 // rr2 on a twice as fast in B
+	b.Rows = b.Rows[:5]
+	c, err := Compare(a, b, "A.json", "B.json")
+	require.NoError(t, err)
+	require.Len(t, c.Rows, 5)
+	assert.InDelta(t, 0.5, c.Rows[1].Ratio, 1e-12)
+	assert.InDelta(t, 1.0, c.Rows[0].Ratio, 1e-12)
+	assert.Equal(t, []string{"b / rr4 / h100"}, c.OnlyA)
+	var out bytes.Buffer
+	require.NoError(t, c.Print(&out))
+	assert.Contains(t, out.String(), "0.500")
+	assert.Contains(t, out.String(), "only in A: b / rr4 / h100")
+
+	b.Rows[0].Workload = "zzz"
+	b.Rows = b.Rows[:1]
+	_, err = Compare(a, b, "A.json", "B.json")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no row in common")
+}
+
+func TestJoinValidation(t *testing.T) {
+	gpu := handResults()
+	simRes := handResults()
+	simRes.Rows[0].Makespan.Median = 110 // +10%
+	simRes.Rows[1].Makespan.Median = 45  // -10%
+	simRes.Rows[2].Makespan.Median = 50  // +25%
+	simRes.Rows[3].Makespan.Median = 90  // 0%
+	simRes.Rows[4].Makespan.Median = 60  // 0%
+	simRes.computeSpeedups()
+	v := JoinValidation(simRes, gpu, "h100", "cuda")
+	require.Len(t, v.Rows, 6)
+	assert.InDelta(t, 10.0, *v.Rows[0].MakespanErr, 1e-9)
+	assert.InDelta(t, -10.0, *v.Rows[1].MakespanErr, 1e-9)
+	assert.Nil(t, v.Rows[0].SpeedupErr, "the baseline's speedup is 1 by definition")
+	assert.Equal(t, 5, v.MakespanN)
+	assert.InDelta(t, (10+10+25+0+0)/5.0, *v.MakespanMAPE, 1e-9)
+	// Speedups (baseline rows excluded): a/rr2 110/45 vs 2, a/rr4 110/50 vs 2.5, b/rr2 1.5 vs 1.5.
+	wantErrs := []float64{math.Abs(round(110.0/45, 4)-2) / 2 * 100, math.Abs(2.2-2.5) / 2.5 * 100, 0}
+	assert.Equal(t, 3, v.SpeedupN)
+	assert.InDelta(t, (wantErrs[0]+wantErrs[1]+wantErrs[2])/3, *v.SpeedupMAPE, 1e-9)
+	assert.Nil(t, v.Rows[5].MakespanErr, "a failed row has no error figure")
+	assert.NotEmpty(t, v.Rows[5].Problems)
+	var out bytes.Buffer
+	require.NoError(t, v.Print(&out))
+	assert.Contains(t, out.String(), "makespan MAPE 9.0% over 5 rows")
+}
