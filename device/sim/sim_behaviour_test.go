@@ -218,7 +218,7 @@ func (w waitAll) Posts(b int, buf []device.Counter) []device.Counter { return bu
 type postAll struct{ c device.Counter }
 
 func (p postAll) Waits(b int, buf []device.CounterWait) []device.CounterWait { return buf }
-func (p postAll) Posts(b int, buf []device.Counter) []device.Counter    { return append(buf, p.c) }
+func (p postAll) Posts(b int, buf []device.Counter) []device.Counter         { return append(buf, p.c) }
 
 // mixed is a workload with several host threads, queues, callbacks, copies,
 // graphs and events: everything whose interleaving could go wrong.
