@@ -48,15 +48,23 @@ func (t Tensor) H() int { return t.Shape[1] }
 func (t Tensor) W() int { return t.Shape[2] }
 
 // Slice is elements [i0, i1) along the first dimension (channels of a
-// feature map, rows of a matrix): a contiguous view.
+// feature map, rows of a matrix): a contiguous view. Out-of-range bounds
+// give the zero Tensor, which builders reject.
 func (t Tensor) Slice(i0, i1 int) Tensor {
+	if !t.Valid() || i0 < 0 || i1 <= i0 || i1 > t.Shape[0] {
+		return Tensor{}
+	}
 	inner := t.Numel() / t.Shape[0]
 	sh := append([]int{i1 - i0}, t.Shape[1:]...)
 	return Tensor{Buf: t.Buf, Off: t.Off + i0*inner, Shape: sh}
 }
 
-// At is element i along the first dimension, with that dimension removed.
+// At is element i along the first dimension, with that dimension removed
+// (the zero Tensor when out of range).
 func (t Tensor) At(i int) Tensor {
+	if !t.Valid() || i < 0 || i >= t.Shape[0] {
+		return Tensor{}
+	}
 	inner := t.Numel() / t.Shape[0]
 	sh := append([]int(nil), t.Shape[1:]...)
 	if len(sh) == 0 {
@@ -83,11 +91,20 @@ func (t Tensor) Arg(m device.Access) workloads.ArgSpec {
 type Init struct {
 	// Uniform in [-Bound, Bound] around Center.
 	Center, Bound float32
+	// Row > 1 subtracts the mean of every consecutive Row values (one
+	// output unit's fan-in). See He.
+	Row int
 }
 
 // He is the uniform initialization that keeps activations' variance through
-// a ReLU layer of fanIn inputs (He et al. 2015): bound sqrt(6/fanIn).
-func He(fanIn int) Init { return Init{Bound: float32(math.Sqrt(6 / float64(fanIn)))} }
+// a ReLU layer of fanIn inputs (He et al. 2015), bound sqrt(6/fanIn), with
+// each unit's weights shifted to zero mean. The shift stands in for batch
+// norm's centering: ReLU outputs are positive, so a unit whose weights sum
+// to a clearly negative value is off for every input, and a narrow random
+// network (reduced scale) would often output a constant.
+func He(fanIn int) Init {
+	return Init{Bound: float32(math.Sqrt(6 / float64(fanIn))), Row: fanIn}
+}
 
 // Small is a small symmetric init (folded batch-norm biases).
 func Small() Init { return Init{Bound: 0.1} }
@@ -301,6 +318,18 @@ func genWeight(w weight, dst []float32) {
 		z ^= z >> 31
 		u := float32(z>>40) / float32(1<<24) // [0,1)
 		dst[i] = w.init.Center + w.init.Bound*(2*u-1)
+	}
+	if r := w.init.Row; r > 1 {
+		for lo := 0; lo+r <= len(dst); lo += r {
+			var sum float64
+			for _, v := range dst[lo : lo+r] {
+				sum += float64(v)
+			}
+			mean := float32(sum / float64(r))
+			for i := lo; i < lo+r; i++ {
+				dst[i] -= mean
+			}
+		}
 	}
 }
 

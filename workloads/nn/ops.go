@@ -250,7 +250,7 @@ func (n *Net) Linear(name string, x Tensor, out int, act Act) Tensor {
 		return y
 	case 2:
 		rows, in := x.Shape[0], x.Shape[1]
-		w := n.Weight(name+"/w", He(in), in, out)
+		w := n.Weight(name+"/w", Init{Bound: He(in).Bound}, in, out) // [in][out]: no per-unit rows
 		b := n.Weight(name+"/b", Small(), out)
 		y := n.Activation(name, rows, out)
 		if !n.ok() {
