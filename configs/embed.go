@@ -4,13 +4,16 @@
 //
 //   - devices/*.yaml: simulator device configs (device/sim.Config), one per
 //     GPU, with the source of every figure as a comment and estimates marked.
+//   - experiments/*.yaml: experiment files (the experiments package reads
+//     them), so that `gpusched run quickstart` needs no checkout.
 //
-// The package imports nothing; device/sim decodes the files (strictly).
+// The package imports nothing; device/sim and experiments decode the files
+// (strictly).
 package configs
 
 import "embed"
 
-// FS holds devices/*.yaml.
+// FS holds devices/*.yaml and experiments/*.yaml.
 //
-//go:embed devices/*.yaml
+//go:embed devices/*.yaml experiments/*.yaml
 var FS embed.FS
