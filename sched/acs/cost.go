@@ -1,0 +1,43 @@
+package acs
+
+import "time"
+
+// The paper's measured CPU cost of one dependency check (inserting one
+// kernel into a window of 16 or 32 kernels, each with 6 or 10 memory
+// ranges), in microseconds (Durvasula et al., arXiv 2401.12377: the
+// software window's dependency-check overhead).
+var measuredCheck = [2][2]float64{
+	{0.41, 0.70}, // window 16: 6 ranges, 10 ranges
+	{0.51, 1.64}, // window 32: 6 ranges, 10 ranges
+}
+
+const (
+	measuredWinLo, measuredWinHi       = 16, 32
+	measuredRangesLo, measuredRangesHi = 6, 10
+)
+
+// CheckCost is the CPU time charged for comparing a new kernel with ranges
+// memory ranges against the window kernels currently in the window.
+//
+// Inside the measured box (16 to 32 kernels, 6 to 10 ranges) it is the
+// bilinear interpolation of the paper's four measurements. Outside it, the
+// box's nearest edge is scaled in proportion (window/edge, ranges/edge):
+// the check is a loop over kernels and ranges, so its cost grows linearly
+// in each, and this never extrapolates below zero, as a bilinear
+// extrapolation of these four points would for small windows. An empty
+// window costs nothing.
+func CheckCost(window, ranges int) time.Duration {
+	if window <= 0 {
+		return 0
+	}
+	ranges = max(ranges, 1)
+	w := min(max(window, measuredWinLo), measuredWinHi)
+	r := min(max(ranges, measuredRangesLo), measuredRangesHi)
+	fw := float64(w-measuredWinLo) / float64(measuredWinHi-measuredWinLo)
+	fr := float64(r-measuredRangesLo) / float64(measuredRangesHi-measuredRangesLo)
+	lo := measuredCheck[0][0]*(1-fr) + measuredCheck[0][1]*fr
+	hi := measuredCheck[1][0]*(1-fr) + measuredCheck[1][1]*fr
+	us := lo*(1-fw) + hi*fw
+	us *= float64(window) / float64(w) * float64(ranges) / float64(r)
+	return time.Duration(us * float64(time.Microsecond))
+}

@@ -1,0 +1,49 @@
+// Package acs is ACS, out-of-order kernel scheduling for input-dependent
+// kernel graphs (Durvasula et al., "ACS: Concurrent Kernel Execution on
+// Irregular, Input-Dependent Computational Graphs", arXiv 2401.12377, also
+// ACE at PACT 2024), in its software form on any device and in its hardware
+// form on a device with a hardware dependency queue (the simulator).
+//
+// ACS-SW. Every operation declares the byte
+// ranges it reads and writes (its buffer arguments). Operations enter an
+// input FIFO in program order, then a window of N slots (N = 32 by
+// default). On insertion an operation's ranges are compared with those of
+// every operation in the window: each read-after-write, write-after-read or
+// write-after-write overlap puts the older operation on its upstream list.
+// States go pending -> ready (upstream list empty) -> executing -> done;
+// completion removes the operation from the window and from every upstream
+// list. One window thread owns the window; K scheduler threads each own one
+// stream and run at most one kernel at a time: take a ready kernel, launch
+// it, synchronize the stream, report the completion. The window thread is
+// charged the CPU cost of each insertion's dependency check with
+// Host.Spend, interpolated from the paper's measurements (CheckCost).
+//
+// Beyond the paper, each a selectable variant (Params):
+//
+//   - completion "event": record an event after each launch and wait on
+//     that event; "callback": enqueue a host function (cuLaunchHostFunc)
+//     after each launch that posts the completion to the window thread, so
+//     a scheduler thread never blocks on the device.
+//   - inflight > 1: a pending kernel whose unfinished upstream kernels are
+//     all already issued to one stream is issued behind them on that
+//     stream, up to inflight kernels per stream: stream order enforces the
+//     dependency, and the launch latency overlaps the upstream's run.
+//   - batch > 1: when more kernels are ready than threads are idle, an idle
+//     thread takes a short run of ready kernels and launches them as one
+//     CUDA graph (captured on its stream and instantiated, at their
+//     measured cost; with graph_cache, an instantiated graph of the same
+//     kernel sequence is reused with its node parameters updated).
+//
+// ACS-HW. The window lives in the GPU's front end
+// (device.DependencyQueue, found by type assertion on the Host). The CPU
+// keeps a possibly stale list of the last M kernels it submitted, computes
+// each new kernel's upstream ids against that list (charged like ACS-SW's
+// check) and submits it; the hardware drops upstream ids already done,
+// refuses inserts while a kernel more than M submissions old is unfinished,
+// and dispatches ready kernels without a host round trip. On a device
+// without the queue ACS-HW returns an error wrapping device.ErrUnsupported.
+//
+// Host threads coordinate only through device.Queue values and host
+// callbacks, never through Go locks or channels: on the simulator host
+// threads are coroutines in simulated time.
+package acs

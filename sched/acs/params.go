@@ -1,0 +1,124 @@
+package acs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Completion is how a scheduler thread learns that its kernel finished.
+type Completion string
+
+const (
+	// CompletionSync blocks the thread in cuStreamSynchronize (the paper).
+	CompletionSync Completion = "sync"
+	// CompletionEvent records an event after each launch and blocks in
+	// cuEventSynchronize on the oldest unfinished one.
+	CompletionEvent Completion = "event"
+	// CompletionCallback enqueues a host function after each launch that
+	// posts the completion to the window thread; the thread never blocks
+	// on the device.
+	CompletionCallback Completion = "callback"
+)
+
+// Params configure ACS-SW. DefaultParams is the paper's configuration.
+type Params struct {
+	// Window is N, the window's slots. Window <= 0 is an unbounded window
+	// (every operation enters at once: a GrSched-like runtime).
+	Window int `yaml:"window"`
+	// Threads is K, the scheduler threads, each owning one stream.
+	Threads int `yaml:"threads"`
+	// Completion is sync, event or callback.
+	Completion Completion `yaml:"completion"`
+	// InFlight is how many kernels (or graphs) a stream may hold at once.
+	// 1 is the paper; above 1, kernels whose unfinished upstream kernels
+	// are all on one stream are issued behind them.
+	InFlight int `yaml:"inflight"`
+	// Batch is the longest run of ready kernels an idle thread launches as
+	// one CUDA graph; 0 or 1 launches kernels one by one.
+	Batch int `yaml:"batch"`
+	// GraphCache reuses an instantiated graph of the same kernel sequence,
+	// updating its nodes' parameters, instead of capturing and
+	// instantiating every batch. Needs Batch > 1.
+	GraphCache bool `yaml:"graph_cache"`
+	// CheckCost charges each insertion's dependency check to the window
+	// thread (CheckCost); turning it off models a free check. It only
+	// matters on the simulator: on a GPU the check takes its real time.
+	CheckCost bool `yaml:"check_cost"`
+}
+
+// DefaultParams is ACS-SW as the paper evaluates it: a window of 32, four
+// scheduler threads with one kernel in flight each, completion by stream
+// synchronization, the measured check cost.
+func DefaultParams() Params {
+	return Params{Window: 32, Threads: 4, Completion: CompletionSync, InFlight: 1, CheckCost: true}
+}
+
+// Validate reports the first invalid parameter.
+func (p *Params) Validate() error {
+	switch {
+	case p.Threads < 1 || p.Threads > 64:
+		return fmt.Errorf("acs-sw: threads must be in [1, 64], got %d", p.Threads)
+	case p.InFlight < 1:
+		return fmt.Errorf("acs-sw: inflight must be at least 1, got %d", p.InFlight)
+	case p.Batch < 0:
+		return fmt.Errorf("acs-sw: batch must not be negative, got %d", p.Batch)
+	case p.GraphCache && p.Batch < 2:
+		return fmt.Errorf("acs-sw: graph_cache needs batch of at least 2, got %d", p.Batch)
+	}
+	switch p.Completion {
+	case CompletionSync, CompletionEvent, CompletionCallback:
+	default:
+		return fmt.Errorf("acs-sw: completion must be sync, event or callback, got %q", p.Completion)
+	}
+	return nil
+}
+
+// Name is "acs-sw(N=32,K=4,sync)" plus the variants that differ from the
+// paper.
+func (p Params) Name() string {
+	var b strings.Builder
+	b.WriteString("acs-sw(")
+	if p.Window <= 0 {
+		b.WriteString("N=inf")
+	} else {
+		fmt.Fprintf(&b, "N=%d", p.Window)
+	}
+	fmt.Fprintf(&b, ",K=%d,%s", p.Threads, p.Completion)
+	if p.InFlight > 1 {
+		fmt.Fprintf(&b, ",inflight=%d", p.InFlight)
+	}
+	if p.Batch > 1 {
+		fmt.Fprintf(&b, ",batch=%d", p.Batch)
+		if p.GraphCache {
+			b.WriteString(",cached")
+		}
+	}
+	if !p.CheckCost {
+		b.WriteString(",free-check")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// HWParams configure ACS-HW.
+type HWParams struct {
+	// StaleList is M, the host's list of recently submitted kernels that
+	// each new kernel is checked against. It must be at least the
+	// device's M (configs/devices/*.yaml dependency_queue.stale_list, 64):
+	// the hardware guarantees only that kernels more than its M
+	// submissions old are done.
+	StaleList int `yaml:"stale_list"`
+	// CheckCost charges the host-side check as ACS-SW's.
+	CheckCost bool `yaml:"check_cost"`
+}
+
+// DefaultHWParams matches the device configs' M = 64.
+func DefaultHWParams() HWParams { return HWParams{StaleList: 64, CheckCost: true} }
+
+// Validate reports the first invalid parameter.
+func (p *HWParams) Validate() error {
+	if p.StaleList < 1 {
+		return fmt.Errorf("acs-hw: stale_list must be at least 1, got %d", p.StaleList)
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package acs
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/rl"
+	"github.com/gpusched/gpusched/workloads/synthetic"
+)
+
+// variants are every ACS-SW variant the experiments report.
+func variants() []Params {
+	base := DefaultParams()
+	with := func(f func(*Params)) Params { p := base; f(&p); return p }
+	return []Params{
+		base,
+		with(func(p *Params) { p.Completion = CompletionEvent }),
+		with(func(p *Params) { p.Completion = CompletionCallback }),
+		with(func(p *Params) { p.InFlight = 4 }),
+		with(func(p *Params) { p.Completion = CompletionEvent; p.InFlight = 4 }),
+		with(func(p *Params) { p.Completion = CompletionCallback; p.InFlight = 4; p.Threads = 8 }),
+		with(func(p *Params) { p.Batch = 4 }),
+		with(func(p *Params) { p.Completion = CompletionCallback; p.Batch = 4; p.GraphCache = true }),
+		with(func(p *Params) { p.Completion = CompletionEvent; p.InFlight = 2; p.Batch = 3 }),
+		with(func(p *Params) { p.Window = 8; p.Threads = 2 }),
+		with(func(p *Params) { p.Window = 0 }),
+	}
+}
+
+func smallRL(t *testing.T) *workloads.Program {
+	t.Helper()
+	p := rl.DefaultParams()
+	p.Envs, p.EnvsPerGroup, p.Steps, p.Warmup = 32, 8, 2, 10
+	prog, err := rl.Generate(p, 3)
+	require.NoError(t, err)
+	return prog
+}
+
+func smallSynthetic(t *testing.T) *workloads.Program {
+	t.Helper()
+	p := synthetic.Defaults()
+	p.Layers, p.Width, p.Steps = 5, 6, 2
+	prog, err := synthetic.Generate(p, 9)
+	require.NoError(t, err)
+	return prog
+}
+
+type result struct {
+	makespan time.Duration
+	stats    device.Stats
+	races    []device.Race
+}
+
+// run binds prog on dev, prepares s, times its Run between two device
+// synchronizations, as the experiments runner does.
+func run(t *testing.T, dev *sim.Device, prog *workloads.Program, s sched.Scheduler) (result, error) {
+	t.Helper()
+	var r result
+	err := dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		if err != nil {
+			return err
+		}
+		defer in.Release(h)
+		prep, _ := s.(sched.Preparer)
+		if prep != nil {
+			if err := prep.Prepare(h, in); err != nil {
+				return err
+			}
+		}
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		t0 := h.Now()
+		if err := s.Run(h, in); err != nil {
+			return err
+		}
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		r.makespan = h.Now() - t0
+		if prep != nil {
+			return prep.Cleanup(h)
+		}
+		return nil
+	})
+	r.stats, r.races = dev.Stats(), dev.Races()
+	return r, err
+}
+
+func kernels(prog *workloads.Program) int64 {
+	n := int64(0)
+	for _, st := range prog.Steps {
+		for _, op := range st.Ops {
+			if op.Kind == workloads.OpKernel {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestEveryVariantIsRaceFreeOnTheSimulator(t *testing.T) {
+	progs := map[string]*workloads.Program{"rl-physics": smallRL(t), "synthetic": smallSynthetic(t)}
+	for _, cfg := range []string{"rtx3070", "h100"} {
+		dev, err := sim.NewNamed(cfg)
+		require.NoError(t, err)
+		for _, wl := range []string{"rl-physics", "synthetic"} {
+			prog := progs[wl]
+			var scheds []sched.Scheduler
+			for _, p := range variants() {
+				s, err := New(p)
+				require.NoError(t, err)
+				scheds = append(scheds, s)
+			}
+			hw, err := NewHW(DefaultHWParams())
+			require.NoError(t, err)
+			scheds = append(scheds, hw)
+			for _, s := range scheds {
+				t.Run(fmt.Sprintf("%s/%s/%s", cfg, wl, s.Name()), func(t *testing.T) {
+					r, err := run(t, dev, prog, s)
+					require.NoError(t, err)
+					assert.Empty(t, r.races, "no two conflicting kernels overlap")
+					assert.Equal(t, kernels(prog), r.stats.Kernels, "every kernel ran exactly once")
+					assert.Greater(t, r.makespan, time.Duration(0))
+				})
+			}
+		}
+	}
+}
+
+func TestIgnoringDependenciesIsCaught(t *testing.T) {
+	// The negative control for the test above: the same scheduler told
+	// that no operation touches memory races, and the checker sees it.
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	s, err := NewSW(DefaultParams())
+	require.NoError(t, err)
+	s.access = func(*workloads.Instance, int) []device.Arg { return nil }
+	// In group order consecutive kernels conflict, so ignoring that
+	// overlaps them at once.
+	p := rl.DefaultParams()
+	p.Envs, p.EnvsPerGroup, p.Steps, p.Order = 32, 8, 1, "group"
+	prog, err := rl.Generate(p, 3)
+	require.NoError(t, err)
+	r, err := run(t, dev, prog, s)
+	require.NoError(t, err)
+	assert.NotEmpty(t, r.races)
+}
+
+func TestACSHWUnsupportedWithoutTheQueue(t *testing.T) {
+	dev, err := sim.NewNamed("h100", sim.WithDependencyQueue(false))
+	require.NoError(t, err)
+	hw, err := NewHW(DefaultHWParams())
+	require.NoError(t, err)
+	_, err = run(t, dev, smallRL(t), hw)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, device.ErrUnsupported))
+	assert.Contains(t, err.Error(), "acs-hw: unsupported on this device")
+}
+
+func TestSimulatedRunsAreDeterministic(t *testing.T) {
+	prog := smallRL(t)
+	for _, p := range []Params{DefaultParams(), variants()[5], variants()[7]} {
+		dev, err := sim.NewNamed("rtx3070")
+		require.NoError(t, err)
+		var spans []time.Duration
+		for i := 0; i < 2; i++ {
+			s, err := New(p)
+			require.NoError(t, err)
+			r, err := run(t, dev, prog, s)
+			require.NoError(t, err)
+			spans = append(spans, r.makespan)
+		}
+		assert.Equal(t, spans[0], spans[1], p.Name())
+	}
+}
+
+func TestOverlapsIndependentKernels(t *testing.T) {
+	// Layers of eight independent long kernels of a few blocks: one
+	// stream runs them one at a time, ACS four at a time.
+	p := synthetic.Defaults()
+	p.Layers, p.Width, p.Steps, p.MinBlocks, p.MaxBlocks, p.Iters = 4, 8, 1, 2, 4, 4096
+	prog, err := synthetic.Generate(p, 1)
+	require.NoError(t, err)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	serial, err := run(t, dev, prog, sched.NewSerial())
+	require.NoError(t, err)
+	s, err := New(DefaultParams())
+	require.NoError(t, err)
+	acs, err := run(t, dev, prog, s)
+	require.NoError(t, err)
+	assert.Less(t, float64(acs.makespan), 0.6*float64(serial.makespan), "ACS %v, serial %v", acs.makespan, serial.makespan)
+}
+
+func TestCheckCostIsCharged(t *testing.T) {
+	prog := smallRL(t)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	charged, err := New(DefaultParams())
+	require.NoError(t, err)
+	p := DefaultParams()
+	p.CheckCost = false
+	free, err := New(p)
+	require.NoError(t, err)
+	a, err := run(t, dev, prog, charged)
+	require.NoError(t, err)
+	b, err := run(t, dev, prog, free)
+	require.NoError(t, err)
+	assert.Greater(t, a.makespan, b.makespan)
+}
+
+func TestPreparedSchedulerRunsTwice(t *testing.T) {
+	prog := smallRL(t)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	for _, p := range []Params{DefaultParams(), variants()[7]} {
+		s, err := NewSW(p)
+		require.NoError(t, err)
+		err = dev.Run(func(h device.Host) error {
+			in, err := workloads.Bind(h, prog)
+			if err != nil {
+				return err
+			}
+			if err := s.Prepare(h, in); err != nil {
+				return err
+			}
+			for i := 0; i < 2; i++ {
+				if err := s.Run(h, in); err != nil {
+					return err
+				}
+			}
+			assert.Error(t, s.Prepare(h, in), "a second Prepare before Cleanup")
+			return s.Cleanup(h)
+		})
+		require.NoError(t, err, p.Name())
+		assert.Equal(t, 2*kernels(prog), dev.Stats().Kernels)
+		assert.Empty(t, dev.Races())
+	}
+}
+
+func TestParamsValidation(t *testing.T) {
+	cases := []struct {
+		name string
+		mod  func(*Params)
+		want string
+	}{
+		{"threads", func(p *Params) { p.Threads = 0 }, "threads must be in [1, 64]"},
+		{"inflight", func(p *Params) { p.InFlight = 0 }, "inflight must be at least 1"},
+		{"batch", func(p *Params) { p.Batch = -1 }, "batch must not be negative"},
+		{"cache", func(p *Params) { p.GraphCache = true }, "graph_cache needs batch"},
+		{"completion", func(p *Params) { p.Completion = "poll" }, `completion must be sync, event or callback, got "poll"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := DefaultParams()
+			c.mod(&p)
+			_, err := New(p)
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+	_, err := NewHW(HWParams{StaleList: 0})
+	assert.ErrorContains(t, err, "stale_list must be at least 1")
+}
+
+func TestNames(t *testing.T) {
+	assert.Equal(t, "acs-sw(N=32,K=4,sync)", DefaultParams().Name())
+	p := Params{Window: 0, Threads: 8, Completion: CompletionCallback, InFlight: 4, Batch: 4, GraphCache: true}
+	assert.Equal(t, "acs-sw(N=inf,K=8,callback,inflight=4,batch=4,cached,free-check)", p.Name())
+	hw, err := NewHW(DefaultHWParams())
+	require.NoError(t, err)
+	assert.Equal(t, "acs-hw(M=64)", hw.Name())
+}

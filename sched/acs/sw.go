@@ -1,0 +1,485 @@
+package acs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// SW is ACS-SW: a window thread (the host thread that calls Run) and K
+// scheduler threads, each owning one stream.
+type SW struct {
+	p Params
+	// access is an operation's access set: in.Access, replaceable by
+	// tests (a scheduler that ignores dependencies must be caught).
+	access func(in *workloads.Instance, k int) []device.Arg
+
+	// Set up by Prepare, kept across Runs until Cleanup.
+	started  bool
+	streams  []device.Stream
+	events   [][]device.Event // event completion: a ring of InFlight per thread
+	work     []device.Queue   // window thread -> scheduler thread t: *job
+	done     device.Queue     // scheduler threads and callbacks -> window thread
+	released [][]*job         // finished jobs whose graphs thread t may reuse or free
+}
+
+var (
+	_ sched.Scheduler = (*SW)(nil)
+	_ sched.Preparer  = (*SW)(nil)
+)
+
+// New returns ACS-SW with parameters p. Window <= 0 is an unbounded
+// window. The constructor and Params are stable: other strategies (the
+// graph package's GrSched-like runtime) build on it.
+func New(p Params) (sched.Scheduler, error) { return NewSW(p) }
+
+// NewSW is New with its concrete type.
+func NewSW(p Params) (*SW, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &SW{p: p, access: (*workloads.Instance).Access}, nil
+}
+
+func (s *SW) Name() string { return s.p.Name() }
+
+// Params returns the scheduler's parameters.
+func (s *SW) Params() Params { return s.p }
+
+// job is a unit handed to a scheduler thread: one operation, or a run of
+// ready operations launched as one graph.
+type job struct {
+	in      *workloads.Instance
+	ops     []int
+	release []*job // earlier jobs of this thread known finished
+
+	// Set by the scheduler thread.
+	exec device.GraphExec
+	key  string
+}
+
+// doneMsg reports a finished job (or its failure) to the window thread.
+type doneMsg struct {
+	thread int
+	job    *job
+	err    error
+}
+
+// exitMsg reports that a scheduler thread has returned.
+type exitMsg struct{ thread int }
+
+// Prepare creates the streams, events and queues and starts the scheduler
+// threads, which then wait for work: like the paper's thread pool, they
+// exist before the timed region.
+func (s *SW) Prepare(h device.Host, _ *workloads.Instance) error {
+	if s.started {
+		return errors.New("acs-sw: Prepare called twice without Cleanup")
+	}
+	k := s.p.Threads
+	s.streams = make([]device.Stream, 0, k)
+	s.events = make([][]device.Event, k)
+	s.work = make([]device.Queue, k)
+	s.released = make([][]*job, k)
+	s.done = h.NewQueue("acs-done")
+	for t := 0; t < k; t++ {
+		st, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			s.destroy(h)
+			return fmt.Errorf("acs-sw: stream %d: %w", t, err)
+		}
+		s.streams = append(s.streams, st)
+		if s.p.Completion == CompletionEvent {
+			for i := 0; i < s.p.InFlight; i++ {
+				ev, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+				if err != nil {
+					s.destroy(h)
+					return fmt.Errorf("acs-sw: event: %w", err)
+				}
+				s.events[t] = append(s.events[t], ev)
+			}
+		}
+		s.work[t] = h.NewQueue(fmt.Sprintf("acs-work-%d", t))
+	}
+	for t := 0; t < k; t++ {
+		h.Go(fmt.Sprintf("acs-sched-%d", t), s.threadMain(t))
+	}
+	s.started = true
+	return nil
+}
+
+// Cleanup hands the threads their last finished jobs, stops them, waits
+// for them to return and releases the streams and events.
+func (s *SW) Cleanup(h device.Host) error {
+	if !s.started {
+		return nil
+	}
+	for t, q := range s.work {
+		if len(s.released[t]) > 0 {
+			q.Put(&job{release: s.released[t]})
+			s.released[t] = nil
+		}
+		q.Close()
+	}
+	for exited := 0; exited < len(s.work); {
+		v, ok := h.Get(s.done)
+		if !ok {
+			return errors.New("acs-sw: completion queue closed while stopping")
+		}
+		if _, ok := v.(exitMsg); ok {
+			exited++
+		}
+	}
+	s.started = false
+	return s.destroy(h)
+}
+
+func (s *SW) destroy(h device.Host) error {
+	var first error
+	for _, evs := range s.events {
+		for _, ev := range evs {
+			if err := h.Destroy(ev); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	for _, st := range s.streams {
+		if err := h.Destroy(st); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.streams, s.events = nil, nil
+	return first
+}
+
+// Run is the window thread: it inserts operations into the window in
+// program order, hands ready ones to idle scheduler threads and retires
+// completions, until every operation is done.
+func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
+	if !s.started {
+		if err := s.Prepare(h, in); err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := s.Cleanup(h); err == nil {
+				err = cerr
+			}
+		}()
+	}
+	w := newWindow(in.N(), s.p.Window, func(k int) []device.Arg { return s.access(in, k) }, s.p.CheckCost)
+	inflight := make([]int, s.p.Threads)
+	outstanding := 0
+	send := func(t int, ops []int) {
+		for _, k := range ops {
+			w.issue(k, t)
+		}
+		s.work[t].Put(&job{in: in, ops: ops, release: s.released[t]})
+		s.released[t] = nil
+		inflight[t]++
+		outstanding++
+	}
+	dispatch := func() {
+		idle := 0
+		for _, n := range inflight {
+			if n == 0 {
+				idle++
+			}
+		}
+		for t := 0; t < len(inflight) && len(w.ready) > 0; t++ {
+			if inflight[t] != 0 {
+				continue
+			}
+			n := 1
+			if s.p.Batch > 1 {
+				// Spread the ready kernels over the idle threads; a thread
+				// takes several only when there are more than threads.
+				n = min(s.p.Batch, (len(w.ready)+idle-1)/idle, len(w.ready))
+			}
+			send(t, append([]int(nil), w.ready[:n]...))
+			idle--
+		}
+		if s.p.InFlight > 1 {
+			for i := 0; i < len(w.members); i++ {
+				k := w.members[i]
+				if w.state[k] != statePending {
+					continue
+				}
+				if t, ok := w.streamOrdered(k); ok && inflight[t] < s.p.InFlight {
+					send(t, []int{k})
+				}
+			}
+		}
+	}
+	var firstErr error
+	w.admit()
+	h.Spend(w.takeCost())
+	dispatch()
+	for outstanding > 0 || (firstErr == nil && !w.finished()) {
+		if outstanding == 0 {
+			return fmt.Errorf("acs-sw: %d of %d operations done and nothing in flight: a dependency cycle (bug)", w.done, w.n)
+		}
+		v, ok := h.Get(s.done)
+		for ok {
+			m, isDone := v.(*doneMsg)
+			if !isDone {
+				return fmt.Errorf("acs-sw: unexpected message %T on the completion queue", v)
+			}
+			inflight[m.thread]--
+			outstanding--
+			if m.err != nil {
+				if firstErr == nil {
+					firstErr = m.err
+				}
+			} else {
+				for _, k := range m.job.ops {
+					w.complete(k)
+				}
+				s.released[m.thread] = append(s.released[m.thread], m.job)
+			}
+			if s.done.Len() == 0 {
+				break
+			}
+			v, ok = h.Get(s.done)
+		}
+		if !ok {
+			return errors.New("acs-sw: completion queue closed during a run")
+		}
+		if firstErr != nil {
+			continue // drain what is in flight, issue nothing more
+		}
+		// Newly ready kernels go out before the window spends time
+		// inserting the operations that the freed slots admit.
+		dispatch()
+		if w.admit() > 0 {
+			h.Spend(w.takeCost())
+			dispatch()
+		}
+	}
+	return firstErr
+}
+
+// threadState is a scheduler thread's own: its stream and its graph cache.
+type threadState struct {
+	s      *SW
+	t      int
+	h      device.Host
+	stream device.Stream
+	cache  map[string][]device.GraphExec
+}
+
+func (s *SW) threadMain(t int) func(h device.Host) error {
+	return func(h device.Host) error {
+		ts := &threadState{s: s, t: t, h: h, stream: s.streams[t], cache: map[string][]device.GraphExec{}}
+		defer func() {
+			for _, xs := range ts.cache {
+				for _, x := range xs {
+					h.Destroy(x)
+				}
+			}
+			s.done.Put(exitMsg{t})
+		}()
+		switch s.p.Completion {
+		case CompletionSync:
+			ts.loopSync()
+		case CompletionEvent:
+			ts.loopEvent()
+		default:
+			ts.loopCallback()
+		}
+		return nil
+	}
+}
+
+// next takes the thread's next job with operations, freeing or caching the
+// graphs of the jobs it releases. ok is false once the queue is closed.
+func (ts *threadState) next() (*job, bool) {
+	for {
+		v, ok := ts.h.Get(ts.s.work[ts.t])
+		if !ok {
+			return nil, false
+		}
+		j := v.(*job)
+		for _, r := range j.release {
+			if r.exec == nil {
+				continue
+			}
+			if ts.s.p.GraphCache {
+				ts.cache[r.key] = append(ts.cache[r.key], r.exec)
+			} else {
+				ts.h.Destroy(r.exec)
+			}
+			r.exec = nil
+		}
+		j.release = nil
+		if len(j.ops) > 0 {
+			return j, true
+		}
+	}
+}
+
+func (ts *threadState) report(j *job, err error) {
+	ts.s.done.Put(&doneMsg{thread: ts.t, job: j, err: err})
+}
+
+// loopSync: launch, synchronize the stream, report (the paper). Jobs that
+// arrived meanwhile (inflight > 1) are launched before synchronizing.
+func (ts *threadState) loopSync() {
+	var batch []*job
+	for {
+		j, ok := ts.next()
+		if !ok {
+			return
+		}
+		batch = batch[:0]
+		for {
+			if err := ts.launch(j); err != nil {
+				ts.report(j, err)
+			} else {
+				batch = append(batch, j)
+			}
+			if ts.s.work[ts.t].Len() == 0 {
+				break
+			}
+			if j, ok = ts.next(); !ok {
+				break
+			}
+		}
+		err := ts.h.StreamSynchronize(ts.stream)
+		for _, b := range batch {
+			ts.report(b, err)
+		}
+		if !ok {
+			return
+		}
+	}
+}
+
+// loopEvent: launch and record an event; block on the oldest unfinished
+// event only when no new job is waiting.
+func (ts *threadState) loopEvent() {
+	evs := ts.s.events[ts.t]
+	type pending struct {
+		j  *job
+		ev device.Event
+	}
+	var fifo []pending
+	seq := 0
+	for {
+		if len(fifo) == 0 || ts.s.work[ts.t].Len() > 0 {
+			j, ok := ts.next()
+			if !ok {
+				return
+			}
+			if err := ts.launch(j); err != nil {
+				ts.report(j, err)
+				continue
+			}
+			ev := evs[seq%len(evs)]
+			seq++
+			if err := ts.h.Record(ev, ts.stream); err != nil {
+				ts.report(j, err)
+				continue
+			}
+			fifo = append(fifo, pending{j, ev})
+			continue
+		}
+		p := fifo[0]
+		fifo = fifo[1:]
+		ts.report(p.j, ts.h.EventSynchronize(p.ev))
+	}
+}
+
+// loopCallback: launch and enqueue a host function that reports the
+// completion; never block on the device.
+func (ts *threadState) loopCallback() {
+	done := ts.s.done
+	for {
+		j, ok := ts.next()
+		if !ok {
+			return
+		}
+		if err := ts.launch(j); err != nil {
+			ts.report(j, err)
+			continue
+		}
+		msg := &doneMsg{thread: ts.t, job: j}
+		if err := ts.h.HostFunc(ts.stream, func() { done.Put(msg) }); err != nil {
+			ts.report(j, err)
+		}
+	}
+}
+
+// launch issues a job on the thread's stream: one operation directly, or a
+// run of operations as a graph.
+func (ts *threadState) launch(j *job) error {
+	h, st, in := ts.h, ts.stream, j.in
+	if len(j.ops) == 1 {
+		return in.Issue(h, st, j.ops[0])
+	}
+	if ts.s.p.GraphCache {
+		j.key = sequenceKey(in, j.ops)
+		if xs := ts.cache[j.key]; len(xs) > 0 {
+			x := xs[len(xs)-1]
+			ts.cache[j.key] = xs[:len(xs)-1]
+			for i, k := range j.ops {
+				var err error
+				if l := in.Launch(k); l != nil {
+					err = h.SetKernelNode(x, i, l)
+				} else {
+					err = h.SetCopyNode(x, i, in.CopyCmd(k))
+				}
+				if err != nil {
+					h.Destroy(x)
+					return fmt.Errorf("acs-sw: update cached graph node %d: %w", i, err)
+				}
+			}
+			j.exec = x
+			return h.GraphLaunch(x, st)
+		}
+	}
+	if err := h.BeginCapture(st); err != nil {
+		return err
+	}
+	for _, k := range j.ops {
+		if err := in.Issue(h, st, k); err != nil {
+			if g, e2 := h.EndCapture(st); e2 == nil {
+				h.Destroy(g)
+			}
+			return err
+		}
+	}
+	g, err := h.EndCapture(st)
+	if err != nil {
+		return err
+	}
+	x, err := h.Instantiate(g)
+	h.Destroy(g)
+	if err != nil {
+		return err
+	}
+	j.exec = x
+	return h.GraphLaunch(x, st)
+}
+
+// sequenceKey identifies a run of operations up to their parameters: the
+// kernels (or copy directions) in order, which is what an instantiated
+// graph can be updated across.
+func sequenceKey(in *workloads.Instance, ops []int) string {
+	var b strings.Builder
+	for _, k := range ops {
+		op := in.Op(k)
+		if op.Kind == workloads.OpKernel {
+			b.WriteString(op.Kernel.Module)
+			b.WriteByte('.')
+			b.WriteString(op.Kernel.Name)
+		} else {
+			b.WriteString("copy:")
+			b.WriteString(op.Copy.Kind.String())
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}

@@ -1,0 +1,128 @@
+package acs
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+func arg(b device.Buffer, m device.Access, off, n int64) device.Arg {
+	return device.Arg{Kind: device.ArgBuffer, Buf: b, Mode: m, Off: off, Len: n}
+}
+
+var (
+	bufA = device.Buffer{Addr: 0x1000, Size: 1024}
+	bufB = device.Buffer{Addr: 0x4000, Size: 1024}
+)
+
+func accessOf(sets ...[]device.Arg) func(int) []device.Arg {
+	return func(k int) []device.Arg { return sets[k] }
+}
+
+func TestWindowHazards(t *testing.T) {
+	sets := [][]device.Arg{
+		{arg(bufA, device.Write, 0, 0)},   // 0 writes A
+		{arg(bufA, device.Read, 0, 0)},    // 1 reads A: RAW on 0
+		{arg(bufA, device.Read, 0, 0)},    // 2 reads A: RAW on 0 (reads never conflict)
+		{arg(bufB, device.Write, 0, 512)}, // 3 writes B's low half: independent
+		{arg(bufB, device.Write, 512, 0)}, // 4 writes B's high half: disjoint from 3
+		{arg(bufA, device.Write, 0, 0)},   // 5 writes A: WAW on 0, WAR on 1 and 2
+		{arg(bufB, device.Read, 0, 0)},    // 6 reads all of B: RAW on 3 and 4
+	}
+	w := newWindow(len(sets), 32, accessOf(sets...), false)
+	require.Equal(t, len(sets), w.admit())
+	want := [][]int{nil, {0}, {0}, nil, nil, {0, 1, 2}, {3, 4}}
+	for k := range sets {
+		assert.Equal(t, want[k], w.up[k], "upstream of %d", k)
+	}
+	assert.Equal(t, []int{0, 3, 4}, w.ready)
+	assert.Equal(t, statePending, w.state[5])
+}
+
+func TestWindowLifecycle(t *testing.T) {
+	// A chain 0 -> 1 -> 2 plus an independent 3, in a window of 2.
+	sets := [][]device.Arg{
+		{arg(bufA, device.Write, 0, 0)},
+		{arg(bufA, device.ReadWrite, 0, 0)},
+		{arg(bufA, device.Read, 0, 0)},
+		{arg(bufB, device.Write, 0, 0)},
+	}
+	w := newWindow(4, 2, accessOf(sets...), false)
+	assert.Equal(t, 2, w.admit(), "two slots")
+	assert.Equal(t, 0, w.admit(), "full")
+	assert.Equal(t, []int{0}, w.ready)
+	w.issue(0, 1)
+	assert.Equal(t, stateIssued, w.state[0])
+	assert.Empty(t, w.ready)
+	w.complete(0)
+	assert.Equal(t, stateDone, w.state[0])
+	assert.Equal(t, []int{1}, w.ready, "completion removes 0 from 1's upstream list")
+	assert.Equal(t, 1, w.admit(), "the freed slot admits 2")
+	assert.Equal(t, []int{1}, w.up[2])
+	w.issue(1, 0)
+	w.complete(1)
+	assert.Equal(t, 1, w.admit())
+	assert.Equal(t, []int{2, 3}, w.ready, "program order")
+	w.issue(2, 0)
+	w.issue(3, 1)
+	w.complete(3)
+	w.complete(2)
+	assert.True(t, w.finished())
+	assert.Empty(t, w.members)
+}
+
+func TestWindowUnbounded(t *testing.T) {
+	sets := make([][]device.Arg, 100)
+	for i := range sets {
+		sets[i] = []device.Arg{arg(bufA, device.ReadWrite, int64(8*(i%10)), 8)}
+	}
+	w := newWindow(100, 0, accessOf(sets...), false)
+	assert.Equal(t, 100, w.admit(), "window <= 0 admits everything")
+	assert.Len(t, w.ready, 10, "ten independent chains")
+	// Every unfinished conflicting kernel in the window is upstream, as in
+	// the paper (no transitive reduction): op 90 waits on its whole chain.
+	assert.Equal(t, []int{0, 10, 20, 30, 40, 50, 60, 70, 80}, w.up[90])
+}
+
+func TestWindowStreamOrdered(t *testing.T) {
+	sets := [][]device.Arg{
+		{arg(bufA, device.Write, 0, 0)},
+		{arg(bufB, device.Write, 0, 0)},
+		{arg(bufA, device.Read, 0, 0)},                               // waits on 0
+		{arg(bufA, device.Read, 0, 0), arg(bufB, device.Read, 0, 0)}, // waits on 0 and 1
+	}
+	w := newWindow(4, 32, accessOf(sets...), false)
+	w.admit()
+	_, ok := w.streamOrdered(2)
+	assert.False(t, ok, "0 not issued yet")
+	w.issue(0, 2)
+	th, ok := w.streamOrdered(2)
+	assert.True(t, ok)
+	assert.Equal(t, 2, th)
+	w.issue(1, 3)
+	_, ok = w.streamOrdered(3)
+	assert.False(t, ok, "upstream kernels on two streams")
+	w.complete(1)
+	th, ok = w.streamOrdered(3)
+	assert.True(t, ok, "only 0 is left, on stream 2")
+	assert.Equal(t, 2, th)
+}
+
+func TestWindowChargesCheckCost(t *testing.T) {
+	sets := make([][]device.Arg, 40)
+	for i := range sets {
+		sets[i] = []device.Arg{arg(bufA, device.Read, 0, 0), arg(bufB, device.Read, 0, 0)}
+	}
+	w := newWindow(40, 32, accessOf(sets...), true)
+	w.admit()
+	var want time.Duration
+	for i := 0; i < 32; i++ {
+		want += CheckCost(i, 2)
+	}
+	assert.Equal(t, want, w.takeCost())
+	assert.Zero(t, w.takeCost(), "taken")
+}
