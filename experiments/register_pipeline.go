@@ -117,12 +117,15 @@ func init() {
 			}
 			return pipeline.NewQueue(p.B)
 		})
-	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing (params: b)",
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker (params: b, depth)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
-			p := workersParam{B: 4}
+			p := struct {
+				B     int `yaml:"b"`
+				Depth int `yaml:"depth"`
+			}{B: 4, Depth: 1}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			return pipeline.NewSET(p.B)
+			return pipeline.NewSET(p.B, p.Depth)
 		})
 }

@@ -76,13 +76,15 @@ func runOn(t *testing.T, p *workloads.Program, s metricser) (map[string]float64,
 }
 
 func allSchedulers(t *testing.T, b int) []metricser {
-	set, err := NewSET(b)
+	set, err := NewSET(b, 1)
+	require.NoError(t, err)
+	deep, err := NewSET(b, 2)
 	require.NoError(t, err)
 	batching, err := NewBatching(b)
 	require.NoError(t, err)
 	queue, err := NewQueue(b)
 	require.NoError(t, err)
-	return []metricser{NewSynchronous(), NewGraph(), batching, queue, set}
+	return []metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep}
 }
 
 func TestEverySchedulerRunsEveryWorkloadWithoutRaces(t *testing.T) {
@@ -114,7 +116,7 @@ func TestEverySchedulerRunsEveryWorkloadWithoutRaces(t *testing.T) {
 func TestSETUpdatesOnlyTheNodesThatChange(t *testing.T) {
 	w, err := jobs.SSSP(jobs.SSSPParams{Jobs: 16, Vertices: 1024, Degree: 4, Iterations: 4}, 1)
 	require.NoError(t, err)
-	s, err := NewSET(4)
+	s, err := NewSET(4, 1)
 	require.NoError(t, err)
 	m, races := runOn(t, w.Program, s)
 	require.Empty(t, races)
@@ -145,7 +147,7 @@ func TestSETStealsAndRetargetsWithoutRaces(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := jobs.Hotspot(jobs.HotspotParams{Jobs: tt.jobs, Size: 256, Iterations: 4}, 1)
 			require.NoError(t, err)
-			s, err := NewSET(tt.b)
+			s, err := NewSET(tt.b, 1)
 			require.NoError(t, err)
 			s.dealTo = tt.dealTo
 			m, races := runOn(t, w.Program, s)
@@ -168,7 +170,7 @@ func TestRaceCheckerCatchesSharedWorkerBuffers(t *testing.T) {
 	// Large enough jobs that several are in flight at once.
 	w, err := jobs.Sobel(jobs.SobelParams{Jobs: 8, Size: 512}, 1)
 	require.NoError(t, err)
-	s, err := NewSET(4)
+	s, err := NewSET(4, 1)
 	require.NoError(t, err)
 	s.shareSlots = true
 	_, races := runOn(t, w.Program, s)
@@ -180,7 +182,7 @@ func TestSETIsDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	var ms []map[string]float64
 	for i := 0; i < 2; i++ {
-		s, err := NewSET(3)
+		s, err := NewSET(3, 1)
 		require.NoError(t, err)
 		m, _ := runOn(t, w.Program, s)
 		ms = append(ms, m)
@@ -262,8 +264,10 @@ func TestAnalyze(t *testing.T) {
 }
 
 func TestBadParameters(t *testing.T) {
-	_, err := NewSET(0)
+	_, err := NewSET(0, 1)
 	assert.ErrorContains(t, err, "workers must be between 1 and 64, got 0")
+	_, err = NewSET(2, 0)
+	assert.ErrorContains(t, err, "depth (jobs in flight per worker) must be between 1 and 8, got 0")
 	_, err = NewBatching(65)
 	assert.ErrorContains(t, err, "got 65")
 	_, err = NewQueue(-1)

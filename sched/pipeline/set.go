@@ -21,11 +21,19 @@ import (
 // nothing polls, and a worker's buffers are never reused before the job in
 // them has completed.
 //
-// One refinement over the paper: a node whose parameters already equal the
-// job's is not updated. A worker's kernels always see the same private
+// Two refinements over the paper. A node whose parameters already equal the
+// job's is not updated: a worker's kernels always see the same private
 // buffers, so usually only the two copy nodes (the job's host slots) change.
+// And with Depth > 1 a worker may have up to Depth jobs in flight on its
+// stream: a graph update affects only later launches (CUDA: "already
+// enqueued or running launches are not affected"), and the stream runs the
+// worker's jobs in order, so the next job's copy-in still starts only after
+// the previous job in the same buffers has finished, while the GPU no longer
+// idles for the callback's host round trip between them. Depth 1 is the
+// paper's SET.
 type SET struct {
-	B int
+	B     int
+	Depth int
 
 	js      *jobSet
 	bd      *binder
@@ -57,15 +65,24 @@ type worker struct {
 	done   func()   // the completion callback: back to the free pool
 }
 
-// NewSET makes a SET scheduler with b workers.
-func NewSET(b int) (*SET, error) {
+// NewSET makes a SET scheduler with b workers, each with up to depth jobs
+// in flight (1: the paper's SET).
+func NewSET(b, depth int) (*SET, error) {
 	if b < 1 || b > 64 {
 		return nil, fmt.Errorf("set: workers must be between 1 and 64, got %d", b)
 	}
-	return &SET{B: b, retargetCost: 20 * time.Nanosecond}, nil
+	if depth < 1 || depth > 8 {
+		return nil, fmt.Errorf("set: depth (jobs in flight per worker) must be between 1 and 8, got %d", depth)
+	}
+	return &SET{B: b, Depth: depth, retargetCost: 20 * time.Nanosecond}, nil
 }
 
-func (s *SET) Name() string { return fmt.Sprintf("set(b=%d)", s.B) }
+func (s *SET) Name() string {
+	if s.Depth > 1 {
+		return fmt.Sprintf("set(b=%d,depth=%d)", s.B, s.Depth)
+	}
+	return fmt.Sprintf("set(b=%d)", s.B)
+}
 
 // Metrics reports the last Run (see Metrics.Map for the names).
 func (s *SET) Metrics() map[string]float64 { return s.metrics.Map() }
@@ -227,14 +244,17 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 	m := &s.metrics
 	*m = Metrics{Jobs: s.js.jobs(), HostThreads: 1}
 	start := h.Now()
-	for _, wk := range s.workers {
-		s.free.Put(wk.id)
+	for d := 0; d < s.Depth; d++ {
+		for _, wk := range s.workers {
+			s.free.Put(wk.id)
+		}
 	}
-	// Every worker enters the pool once at the start and once per
-	// completed job, so Jobs+B takes from the pool see every job complete.
+	// Every worker enters the pool Depth times at the start and once per
+	// completed job, so Jobs+B*Depth takes from the pool see every job
+	// complete.
 	launched := 0
 	var stolen boundJob
-	for got := 0; got < m.Jobs+s.B; got++ {
+	for got := 0; got < m.Jobs+s.B*s.Depth; got++ {
 		t := h.Now()
 		v, ok := h.Get(s.free)
 		since(h, t, &m.Wait)
