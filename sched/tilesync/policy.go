@@ -90,6 +90,9 @@ func NewPair(policy Policy, prod, cons tiles.Stage) (*Pair, error) {
 			return nil, fmt.Errorf("consumer convolution (%dx%dx%dx%d) does not read the producer's output (%dx%dx%dx%d)",
 				cons.Batch, cons.H, cons.W, cons.Cin, prod.Batch, prod.H, prod.W, prod.N)
 		}
+		if prod.Tile != cons.Tile {
+			return nil, fmt.Errorf("convolution pair with tiles %s and %s: the consumer reduces over channel blocks of its tile width, which must be the producer's", prod.Tile, cons.Tile)
+		}
 		reads = cons.Cin
 	case cons.AMode == tiles.ASwiGLU:
 		if 2*cons.K != prod.N {

@@ -192,13 +192,16 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
         for (int j = 0; j < FN; j++) wmma::fill_fragment(acc[i][j], 0.0f);
 
     // k-iterations. GEMM: kt covers A columns kt*32.. Convolution: the
-    // reduction runs over channel blocks of cb channels (the producer's tile
-    // width when waiting, so each block is waited for once), then the nine
-    // filter positions, then the channels of the block, 32 at a time.
+    // reduction runs over channel blocks of cb = BN channels (a producer
+    // tile's width when producer and consumer share a tile shape, so each
+    // block is waited for once), then the nine filter positions, then the
+    // channels of the block, 32 at a time. The order does not depend on
+    // whether the kernel waits, so synchronized and stream-ordered runs
+    // compute bit-identical results.
     const bool waiting = p.wait != nullptr;
     int cb = 0, perCb = 0, kIters;
     if (p.conv) {
-        cb = (waiting && p.waitTileK > 0) ? p.waitTileK : p.cin;
+        cb = (p.cin % BN == 0) ? BN : p.cin;
         perCb = 9 * (cb / TILES_BK);
         kIters = (p.cin / cb) * perCb;
     } else {

@@ -17,8 +17,8 @@ func init() {
 		Source:       "tiles.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "abce7d80059597d4e3171e6e3479fe612f77dc63fff5335495190c3d53a4e9d4",
-		ImageSHA256:  "28810a011ab80cf67b9ade2f7c9203bff1184ec6dfa6823cd35b26c021a926db",
+		SourceSHA256: "bb216dfcfc731ca0ce2c3a182233b7185f3e4d5cabb18675e708afd1191ee5d3",
+		ImageSHA256:  "3a338479668339d7d1cb4544bb8a3cc9e464b1e4427142ee1b66400372725c91",
 		Image:        image_tiles,
 		Kernels: []*device.Kernel{
 			{Module: "tiles", Name: "tiles_conv_128x128", Regs: 120, StaticShared: 37892},
