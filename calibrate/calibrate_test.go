@@ -1,0 +1,77 @@
+package calibrate
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device/sim"
+)
+
+// Calibrating the simulator must give back the config it was built from:
+// every measured figure within 2%.
+func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
+	for _, name := range sim.ConfigNames() {
+		t.Run(name, func(t *testing.T) { recovers(t, name) })
+	}
+}
+
+func recovers(t *testing.T, name string) {
+	base, err := sim.LoadConfig(name)
+	require.NoError(t, err)
+	dev, err := sim.New(base)
+	require.NoError(t, err)
+	var progress bytes.Buffer
+	got, rep, err := Run(dev, base, &progress)
+	require.NoError(t, err)
+
+	want := map[string]float64{
+		"host.launch_ns": base.Host.LaunchNs, "host.copy_enqueue_ns": base.Host.CopyEnqueueNs,
+		"host.record_ns": base.Host.RecordNs, "host.wait_ns": base.Host.WaitNs, "host.query_ns": base.Host.QueryNs,
+		"host.sync_call_ns": base.Host.SyncCallNs, "host.wakeup_ns": base.Host.WakeupNs,
+		"host.host_func_ns": base.Host.HostFuncNs, "host.stream_create_ns": base.Host.StreamCreateNs,
+		"host.event_create_ns": base.Host.EventCreateNs, "host.destroy_ns": base.Host.DestroyNs,
+		"host.malloc_ns": base.Host.MallocNs, "host.free_ns": base.Host.FreeNs, "host.alloc_host_ns": base.Host.AllocHostNs,
+		"host.capture_ns": base.Host.CaptureNs, "host.instantiate_base_ns": base.Host.InstantiateBaseNs,
+		"host.instantiate_per_node_ns": base.Host.InstantiatePerNodeNs, "host.graph_launch_ns": base.Host.GraphLaunchNs,
+		"host.set_node_ns": base.Host.SetNodeNs, "host.thread_start_ns": base.Host.ThreadStartNs,
+		"front_end.launch_latency_ns": base.FrontEnd.LaunchLatencyNs, "front_end.back_to_back_ns": base.FrontEnd.BackToBackNs,
+		"front_end.graph_launch_latency_ns": base.FrontEnd.GraphLaunchLatencyNs, "front_end.graph_node_ns": base.FrontEnd.GraphNodeNs,
+		"front_end.callback_ns": base.FrontEnd.CallbackNs, "front_end.min_block_ns": base.FrontEnd.MinBlockNs,
+		"copy.latency_ns": base.Copy.LatencyNs, "copy.htod_gbps": base.Copy.HtoDGBps, "copy.dtoh_gbps": base.Copy.DtoHGBps,
+		"copy.pageable_gbps": base.Copy.PageableGBps, "info.mem_bandwidth": base.Info.MemBandwidth,
+	}
+	for field, w := range want {
+		m, ok := rep.Get(field)
+		if !assert.True(t, ok, "no measurement for %s", field) {
+			continue
+		}
+		assert.InDelta(t, 0, math.Abs(m.Value-w)/w, 0.02, "%s: measured %g, config %g", field, m.Value, w)
+	}
+	// The returned config carries the measured values and loads back.
+	assert.InDelta(t, base.Host.LaunchNs, got.Host.LaunchNs, 0.02*base.Host.LaunchNs)
+	assert.InDelta(t, base.Info.MemBandwidth, got.Info.MemBandwidth, 0.02*base.Info.MemBandwidth)
+	assert.Equal(t, base.SM, got.SM)
+	assert.Equal(t, base.DQ, got.DQ)
+	data, err := got.Marshal()
+	require.NoError(t, err)
+	back, err := sim.ParseConfig(data, "calibrated")
+	require.NoError(t, err)
+	assert.Equal(t, got, back)
+
+	// Report-only figures are there too.
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	for _, s := range []string{"block dispatch rate", "launch throughput, 8 host thread(s)", "pageable HtoD bandwidth"} {
+		assert.Contains(t, md.String(), s)
+	}
+	assert.Contains(t, progress.String(), "launch API cost")
+}
+
+func TestRunRejectsMissingInputs(t *testing.T) {
+	_, _, err := Run(nil, nil, nil)
+	assert.ErrorContains(t, err, "device and base config are required")
+}
