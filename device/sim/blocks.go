@@ -150,12 +150,10 @@ func (d *Device) activate(k *command) {
 	d.requestPass()
 }
 
-func (d *Device) requestPass() {
-	if !d.passPend {
-		d.passPend = true
-		d.schedule(d.now, evSchedule, 0, 0, nil)
-	}
-}
+// requestPass asks for a scheduling pass at the end of the current instant:
+// the engine runs it once every event at this time has run, so blocks freed
+// and kernels arrived at one instant are placed together.
+func (d *Device) requestPass() { d.passPend = true }
 
 // schedulePass places blocks of waiting kernels, in policy order. A kernel
 // that has just arrived is offered every SM; the others only the SMs freed

@@ -314,6 +314,10 @@ func (d *Device) loop() (err error) {
 		}
 	}()
 	for {
+		if d.passPend && (len(d.heap) == 0 || d.heap[0].t > d.now) {
+			d.schedulePass()
+			continue
+		}
 		th := d.nextThread()
 		if len(d.heap) > 0 && (th == nil || d.heap[0].t <= th.clock) {
 			ev := d.heap.pop()
@@ -413,6 +417,10 @@ func (d *Device) wake(th *thread, at Time) {
 	d.minDirty = true
 }
 
+// runAhead is how many calls a lone host thread makes before it lets the
+// engine catch up with its clock.
+const runAhead = 1024
+
 type thState uint8
 
 const (
@@ -435,6 +443,7 @@ type thread struct {
 	err       error
 	blockedIn string
 	misuse    error // misuse of a call that has no error result (Get)
+	ahead     int   // calls since the engine last caught up (single-thread run-ahead)
 	// Results handed over by whoever woke the thread.
 	qv  any
 	qok bool
@@ -507,6 +516,12 @@ func (th *thread) mayGo() bool {
 // nothing else can observe the difference.
 func (th *thread) order() {
 	if th.d.live == 1 {
+		// Let the engine catch up now and then, so that the commands
+		// issued ahead of it (and their pooled structs) stay few.
+		if th.ahead++; th.ahead >= runAhead {
+			th.ahead = 0
+			th.catchUp()
+		}
 		return
 	}
 	for !th.mayGo() {

@@ -46,49 +46,51 @@ type event struct {
 // run in the order they were scheduled, so every run is repeatable.
 type eventHeap []event
 
-func (h eventHeap) less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
-	}
-	return h[i].seq < h[j].seq
+func (e *event) before(o *event) bool {
+	return e.t < o.t || (e.t == o.t && e.seq < o.seq)
 }
 
+// push and pop move a hole instead of swapping, writing each event once.
 func (h *eventHeap) push(e event) {
 	*h = append(*h, e)
 	s := *h
 	i := len(s) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !s.less(i, p) {
+		if !e.before(&s[p]) {
 			break
 		}
-		s[i], s[p] = s[p], s[i]
+		s[i] = s[p]
 		i = p
 	}
+	s[i] = e
 }
 
 func (h *eventHeap) pop() event {
 	s := *h
 	top := s[0]
 	n := len(s) - 1
-	s[0] = s[n]
+	last := s[n]
 	s[n] = event{}
 	s = s[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	if n > 0 {
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			m := l
+			if r := l + 1; r < n && s[r].before(&s[l]) {
+				m = r
+			}
+			if !s[m].before(&last) {
+				break
+			}
+			s[i] = s[m]
+			i = m
 		}
-		m := l
-		if r := l + 1; r < n && s.less(r, l) {
-			m = r
-		}
-		if !s.less(m, i) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
+		s[i] = last
 	}
 	*h = s
 	return top
@@ -115,8 +117,6 @@ func (d *Device) handle(ev event) {
 		d.batchDone(ev.cmd, int(ev.a), int(ev.b))
 	case evBlockDone:
 		d.syncBlockDone(ev.cmd, int(ev.a), int(ev.b))
-	case evSchedule:
-		d.schedulePass()
 	case evCopyDone:
 		d.copyDone(ev.cmd)
 	case evCallback:

@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// BenchmarkTinyKernels: 100,000 one-block kernels issued round-robin over 8
+// streams by one host thread, then a device synchronize. Reports simulated
+// kernels per wall-clock second.
+func BenchmarkTinyKernels(b *testing.B) {
+	const kernels, nStreams = 100_000, 8
+	d, err := NewNamed("h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(64), Work: device.Work{Cycles: 2000}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		err := d.Run(func(h device.Host) error {
+			var ss [nStreams]device.Stream
+			for j := range ss {
+				ss[j], _ = h.NewStream(device.StreamOptions{})
+			}
+			for j := 0; j < kernels; j++ {
+				if err := h.Launch(ss[j%nStreams], l); err != nil {
+					return err
+				}
+			}
+			return h.Synchronize()
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := d.Stats().Kernels; got != kernels {
+			b.Fatalf("%d kernels ran, want %d", got, kernels)
+		}
+	}
+	b.ReportMetric(float64(kernels*b.N)/time.Since(start).Seconds(), "kernels/s")
+}
+
+// BenchmarkBlockPlacement: 1,000 kernels of 10,000 256-thread blocks over
+// 4 streams. Reports simulated block placements per wall-clock second.
+func BenchmarkBlockPlacement(b *testing.B) {
+	const kernels, blocks, nStreams = 1000, 10_000, 4
+	d, err := NewNamed("h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &device.Launch{Kernel: spinK, Grid: device.D1(blocks), Block: device.D1(256), Work: device.Work{Cycles: 20000}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		err := d.Run(func(h device.Host) error {
+			var ss [nStreams]device.Stream
+			for j := range ss {
+				ss[j], _ = h.NewStream(device.StreamOptions{})
+			}
+			for j := 0; j < kernels; j++ {
+				if err := h.Launch(ss[j%nStreams], l); err != nil {
+					return err
+				}
+			}
+			return h.Synchronize()
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := d.Stats().Blocks; got != kernels*blocks {
+			b.Fatalf("%d blocks ran, want %d", got, kernels*blocks)
+		}
+	}
+	b.ReportMetric(float64(kernels*blocks*b.N)/time.Since(start).Seconds(), "blocks/s")
+}
