@@ -1,0 +1,417 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+func h100Config(t *testing.T) *Config {
+	c, err := LoadConfig("h100")
+	require.NoError(t, err)
+	return c
+}
+
+func TestFalseDependencyExactTimeline(t *testing.T) {
+	// One hardware queue, H100 costs. Hand-computed:
+	//   NewStream x2: 10 us. Launch A (stream 0, 20 us): arrives 13.3,
+	//   first block 15.3, ends 35.3. Launch B (stream 0, 20 us): arrives
+	//   16.6, waits for A, dispatched 35.3, first block 36.3 (back to
+	//   back 1 us), ends 56.3. Launch C (stream 1, 1 us): arrives 19.9,
+	//   queued behind B: dispatched 35.3 with B, first block
+	//   max(19.9+2, 35.3+1) = 36.3, ends 37.3.
+	// With two queues C starts at 21.9 and ends at 22.9.
+	for _, tc := range []struct {
+		queues int
+		cEnd   time.Duration
+	}{{1, 37300 * time.Nanosecond}, {2, 22900 * time.Nanosecond}} {
+		d := newH100(t, WithHardwareQueues(tc.queues), WithTrace(true))
+		require.NoError(t, d.Run(func(h device.Host) error {
+			s0, _ := h.NewStream(device.StreamOptions{})
+			s1, _ := h.NewStream(device.StreamOptions{})
+			a := spinLaunch(1, 32, 20*time.Microsecond)
+			a.Label = "A"
+			b := spinLaunch(1, 32, 20*time.Microsecond)
+			b.Label = "B"
+			c := spinLaunch(1, 32, time.Microsecond)
+			c.Label = "C"
+			require.NoError(t, h.Launch(s0, a))
+			require.NoError(t, h.Launch(s0, b))
+			require.NoError(t, h.Launch(s1, c))
+			return h.Synchronize()
+		}))
+		spans := map[string][2]Time{}
+		for _, s := range d.lastTrace.spans {
+			if s.kind == trackStream {
+				spans[s.name] = [2]Time{s.start, s.end}
+			}
+		}
+		assert.Equal(t, [2]Time{15300000, 35300000}, spans["A"])
+		assert.Equal(t, [2]Time{36300000, 56300000}, spans["B"])
+		assert.Equal(t, tc.cEnd, spans["C"][1].Duration(), "queues=%d", tc.queues)
+	}
+}
+
+func TestResidentGridLimit(t *testing.T) {
+	cfg := h100Config(t)
+	cfg.Info.MaxResidentGrids = 2
+	d, err := New(cfg, WithTrace(true))
+	require.NoError(t, err)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		for i := 0; i < 3; i++ {
+			s, _ := h.NewStream(device.StreamOptions{})
+			l := spinLaunch(1, 32, 10*time.Microsecond)
+			l.Label = string(rune('A' + i))
+			require.NoError(t, h.Launch(s, l))
+		}
+		return h.Synchronize()
+	}))
+	spans := map[string][2]Time{}
+	for _, s := range d.lastTrace.spans {
+		spans[s.name] = [2]Time{s.start, s.end}
+	}
+	// The third kernel gets a slot only when the first completes.
+	assert.Greater(t, spans["C"][0], spans["A"][1])
+	assert.Less(t, spans["B"][0], spans["A"][1])
+}
+
+func TestUtilization(t *testing.T) {
+	d := newH100(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		require.NoError(t, h.Launch(s, spinLaunch(264, 1024, 100*time.Microsecond)))
+		require.NoError(t, h.Launch(s, spinLaunch(132, 1024, 100*time.Microsecond)))
+		return h.Synchronize()
+	}))
+	st := d.Stats()
+	// 100 us at every warp slot, 1 us back-to-back gap, 100 us at half.
+	assert.InDelta(t, 150.0/201.0, st.SMUtilization, 0.005)
+	require.NotEmpty(t, st.Utilization)
+	var busyMax float64
+	for _, u := range st.Utilization {
+		busyMax = max(busyMax, u.Busy)
+		assert.LessOrEqual(t, u.Warps, 1.0+1e-9)
+	}
+	assert.InDelta(t, 1.0, busyMax, 1e-9)
+}
+
+func TestDependencyQueue(t *testing.T) {
+	d := newH100(t, WithTrace(true))
+	require.NoError(t, d.Run(func(h device.Host) error {
+		q, ok := h.(device.DependencyQueue)
+		require.True(t, ok, "the simulator's host has the ACS-HW queue")
+		assert.Equal(t, 32, q.DQSlots())
+		a := spinLaunch(1, 32, 20*time.Microsecond)
+		a.Label = "A"
+		b := spinLaunch(1, 32, 5*time.Microsecond)
+		b.Label = "B"
+		c := spinLaunch(1, 32, 5*time.Microsecond)
+		c.Label = "C"
+		ia, err := q.DQSubmit(a, nil)
+		require.NoError(t, err)
+		ib, err := q.DQSubmit(b, []uint64{ia})
+		require.NoError(t, err)
+		_, err = q.DQSubmit(c, []uint64{ia + 100})
+		require.Error(t, err, "an id never submitted")
+		ic, err := q.DQSubmit(c, nil)
+		require.NoError(t, err)
+		assert.False(t, q.DQDone(ib))
+		require.NoError(t, q.DQSynchronize())
+		assert.True(t, q.DQDone(ia) && q.DQDone(ib) && q.DQDone(ic))
+		return nil
+	}))
+	spans := map[string][2]Time{}
+	for _, s := range d.lastTrace.spans {
+		if s.kind == trackDQ {
+			spans[s.name] = [2]Time{s.start, s.end}
+		}
+	}
+	// B waits for A (completion update 31 cycles + dispatch 0.5 us); C,
+	// independent, overlaps A.
+	assert.GreaterOrEqual(t, spans["B"][0], spans["A"][1]+nsTime(500))
+	assert.Less(t, spans["C"][0], spans["A"][1])
+	assert.Equal(t, int64(3), d.Stats().Kernels)
+
+	off := newH100(t, WithDependencyQueue(false))
+	require.NoError(t, off.Run(func(h device.Host) error {
+		_, ok := h.(device.DependencyQueue)
+		assert.False(t, ok, "disabled queue is not offered")
+		return nil
+	}))
+}
+
+func TestDependencyQueueFullBlocksHost(t *testing.T) {
+	cfg := h100Config(t)
+	cfg.DQ.Slots = 2
+	d, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		q := h.(device.DependencyQueue)
+		for i := 0; i < 2; i++ {
+			_, err := q.DQSubmit(spinLaunch(1, 32, 50*time.Microsecond), nil)
+			require.NoError(t, err)
+		}
+		before := h.Now()
+		_, err := q.DQSubmit(spinLaunch(1, 32, time.Microsecond), nil)
+		require.NoError(t, err)
+		// The third submit waited for a slot: about 50 us.
+		assert.Greater(t, h.Now()-before, 45*time.Microsecond)
+		return q.DQSynchronize()
+	}))
+}
+
+func TestGraphUpdatesAffectLaterLaunchesOnly(t *testing.T) {
+	d := newH100(t, WithTrace(true))
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		require.NoError(t, h.BeginCapture(s))
+		k := spinLaunch(1, 32, 10*time.Microsecond)
+		k.Label = "ten"
+		require.NoError(t, h.Launch(s, k))
+		// Launches during capture do not run.
+		g, err := h.EndCapture(s)
+		require.NoError(t, err)
+		x, err := h.Instantiate(g)
+		require.NoError(t, err)
+		require.NoError(t, h.GraphLaunch(x, s))
+		k.Label, k.Work.Cycles = "forty", cyclesFor(40*time.Microsecond)
+		require.NoError(t, h.SetKernelNode(x, 0, k))
+		require.NoError(t, h.GraphLaunch(x, s))
+		other := &device.Kernel{Module: "test", Name: "other"}
+		bad := *k
+		bad.Kernel = other
+		var api *device.APIError
+		require.ErrorAs(t, h.SetKernelNode(x, 0, &bad), &api)
+		require.ErrorAs(t, h.SetKernelNode(x, 3, k), &api)
+		return h.StreamSynchronize(s)
+	}))
+	var got []string
+	var durs []Time
+	for _, s := range d.lastTrace.spans {
+		if s.kind == trackStream {
+			got = append(got, s.name)
+			durs = append(durs, s.end-s.start)
+		}
+	}
+	assert.Equal(t, []string{"ten", "forty"}, got)
+	assert.Equal(t, []Time{nsTime(10000), nsTime(40000)}, durs)
+}
+
+func TestCaptureErrors(t *testing.T) {
+	d := newH100(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		s2, _ := h.NewStream(device.StreamOptions{})
+		e, _ := h.NewEvent(device.EventOptions{})
+		code := func(err error) string {
+			var api *device.APIError
+			if errors.As(err, &api) {
+				return api.Code
+			}
+			return "no APIError: " + errString(err)
+		}
+		_, err := h.EndCapture(s)
+		assert.Equal(t, "CUDA_ERROR_ILLEGAL_STATE", code(err))
+
+		// Synchronizing a capturing stream fails and invalidates the capture.
+		require.NoError(t, h.BeginCapture(s))
+		assert.Equal(t, "CUDA_ERROR_ILLEGAL_STATE", code(h.BeginCapture(s)))
+		assert.Equal(t, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", code(h.StreamSynchronize(s)))
+		_, err = h.EndCapture(s)
+		assert.Equal(t, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", code(err))
+
+		// Ending a capture on a forked stream rather than its origin.
+		require.NoError(t, h.BeginCapture(s))
+		require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+		require.NoError(t, h.Record(e, s))
+		require.NoError(t, h.Wait(s2, e))
+		_, err = h.EndCapture(s2)
+		assert.Equal(t, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", code(err))
+		require.NoError(t, h.Record(e, s2))
+		require.NoError(t, h.Wait(s, e))
+		g, err := h.EndCapture(s)
+		require.NoError(t, err)
+		assert.Equal(t, 1, g.Nodes())
+
+		// A capturing stream waiting on an event recorded outside it.
+		require.NoError(t, h.Record(e, s2))
+		require.NoError(t, h.BeginCapture(s))
+		assert.Equal(t, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION", code(h.Wait(s, e)))
+		_, err = h.EndCapture(s)
+		assert.Equal(t, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", code(err))
+		return h.Synchronize()
+	}))
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+func TestHostThreadsQueuesAndDriverLock(t *testing.T) {
+	d := newH100(t)
+	var got time.Duration
+	var tWorker, tMain time.Duration
+	require.NoError(t, d.Run(func(h device.Host) error {
+		q := h.NewQueue("work")
+		start := h.Now()
+		h.Go("worker", func(w device.Host) error {
+			v, ok := w.Get(q)
+			require.True(t, ok)
+			got = v.(time.Duration)
+			tWorker = w.Now()
+			return nil
+		})
+		h.Spend(100 * time.Microsecond)
+		q.Put(h.Now())
+		tMain = h.Now()
+		_ = start
+		return nil
+	}))
+	// The worker wakes when the value is put, plus the wake-up cost.
+	assert.Equal(t, tMain, got)
+	assert.Equal(t, got+2500*time.Nanosecond, tWorker)
+
+	// Two threads launching at once share the driver lock: their launch
+	// costs serialize.
+	var ends []time.Duration
+	require.NoError(t, d.Run(func(h device.Host) error {
+		q := h.NewQueue("ends")
+		for i := 0; i < 2; i++ {
+			h.Go("launcher", func(w device.Host) error {
+				s, _ := w.NewStream(device.StreamOptions{})
+				for j := 0; j < 10; j++ {
+					require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+				}
+				q.Put(w.Now())
+				return nil
+			})
+		}
+		for i := 0; i < 2; i++ {
+			v, _ := h.Get(q)
+			ends = append(ends, v.(time.Duration))
+		}
+		return nil
+	}))
+	// 2 x (5 us stream + 10 x 3.3 us) = 76 us of driver time after the two
+	// 20 us thread starts; the later thread ends at 40 + 76 = 116 us.
+	assert.Equal(t, 116*time.Microsecond, max(ends[0], ends[1]))
+}
+
+func TestPageableCopyBlocksHost(t *testing.T) {
+	d := newH100(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		buf, _ := h.Malloc(20e6)
+		pinned, _ := h.AllocHost(20e6, true)
+		pageable, _ := h.AllocHost(20e6, false)
+		t0 := h.Now()
+		require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: pinned, Bytes: 20e6}))
+		assert.Equal(t, 3500*time.Nanosecond, h.Now()-t0, "a pinned copy returns after its enqueue cost")
+		t1 := h.Now()
+		require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: pageable, Bytes: 20e6}))
+		// Behind the pinned copy (2 us + 20 MB / 55 GB/s = 365.6 us), then
+		// 2 us + 20 MB / 20 GB/s = 1002 us, then the wake-up.
+		assert.Greater(t, h.Now()-t1, 1300*time.Microsecond)
+		return nil
+	}))
+}
+
+func TestHandlesAndMemoryErrors(t *testing.T) {
+	d := newH100(t)
+	var old device.Stream
+	var oldEv device.Event
+	require.NoError(t, d.Run(func(h device.Host) error {
+		old, _ = h.NewStream(device.StreamOptions{})
+		oldEv, _ = h.NewEvent(device.EventOptions{})
+		_, err := h.Malloc(d.Info().MemoryBytes + 1)
+		var api *device.APIError
+		require.ErrorAs(t, err, &api)
+		assert.Equal(t, "CUDA_ERROR_OUT_OF_MEMORY", api.Code)
+		assert.Error(t, h.Free(device.Buffer{Addr: 12345, Size: 1}))
+		b, err := h.Malloc(100)
+		require.NoError(t, err)
+		require.NoError(t, h.Free(b))
+		assert.Error(t, h.Free(b), "double free")
+		require.NoError(t, h.Destroy(oldEv))
+		assert.Error(t, h.Record(oldEv, old), "destroyed event")
+		return nil
+	}))
+	require.NoError(t, d.Run(func(h device.Host) error {
+		err := h.Launch(old, spinLaunch(1, 32, time.Microsecond))
+		var api *device.APIError
+		require.ErrorAs(t, err, &api)
+		assert.Equal(t, "CUDA_ERROR_INVALID_HANDLE", api.Code)
+		assert.Contains(t, api.Msg, "another Run")
+		return nil
+	}))
+}
+
+func TestThreadErrorsAndPanics(t *testing.T) {
+	d := newH100(t)
+	err := d.Run(func(h device.Host) error {
+		q := h.NewQueue("never")
+		h.Go("stuck", func(w device.Host) error { w.Get(q); return nil })
+		return errors.New("main failed")
+	})
+	assert.EqualError(t, err, "main failed", "a thread's error wins over the deadlock it leaves")
+	err = d.Run(func(h device.Host) error {
+		h.Go("bad", func(w device.Host) error { panic("boom") })
+		return nil
+	})
+	assert.ErrorContains(t, err, "host thread bad panicked: boom")
+	err = d.Run(func(h device.Host) error {
+		q := h.NewQueue("never")
+		h.Get(q)
+		return nil
+	})
+	var dl *device.DeadlockError
+	require.ErrorAs(t, err, &dl)
+	assert.Contains(t, dl.Waiting, `host thread main blocked in Get(queue "never")`)
+}
+
+func TestTraceIsChromeJSON(t *testing.T) {
+	d := newH100(t, WithTrace(true))
+	require.NoError(t, d.Run(mixed))
+	var doc struct {
+		TraceEvents []struct {
+			Name string          `json:"name"`
+			Ph   string          `json:"ph"`
+			Pid  int             `json:"pid"`
+			Tid  int             `json:"tid"`
+			Ts   float64         `json:"ts"`
+			Dur  float64         `json:"dur"`
+			Args json.RawMessage `json:"args"`
+		} `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(traceOf(t, d)), &doc))
+	phases := map[string]int{}
+	type track struct{ pid, tid int }
+	lastEnd := map[track]float64{}
+	for _, e := range doc.TraceEvents {
+		phases[e.Ph]++
+		if e.Ph == "X" {
+			k := track{e.Pid, e.Tid}
+			assert.GreaterOrEqual(t, e.Ts+1e-9, lastEnd[k], "slices on one track never overlap (%s)", e.Name)
+			lastEnd[k] = e.Ts + e.Dur
+		}
+	}
+	assert.Positive(t, phases["X"])
+	assert.Positive(t, phases["M"])
+	assert.Positive(t, phases["C"])
+	off := newH100(t)
+	require.NoError(t, off.Run(mixed))
+	assert.Error(t, off.WriteTrace(&bytesDiscard{}), "no trace recorded")
+}
+
+type bytesDiscard struct{}
+
+func (bytesDiscard) Write(p []byte) (int, error) { return len(p), nil }
