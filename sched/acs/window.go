@@ -35,13 +35,19 @@ type window struct {
 	stream  []int   // the scheduler thread an issued operation went to
 	done    int
 
+	// Each operation's byte ranges, split by whether it writes them,
+	// computed once at insertion: the check is the inner loop of the
+	// window thread, and on a GPU its real cost is what ACS-SW pays.
+	reads, writes [][]span
+
 	checkCost time.Duration // accumulated dependency-check cost to charge
 	charge    bool
 }
 
 func newWindow(n, slots int, access func(k int) []device.Arg, charge bool) *window {
 	w := &window{access: access, n: n, slots: slots, charge: charge,
-		state: make([]opState, n), up: make([][]int, n), down: make([][]int, n), stream: make([]int, n)}
+		state: make([]opState, n), up: make([][]int, n), down: make([][]int, n), stream: make([]int, n),
+		reads: make([][]span, n), writes: make([][]span, n)}
 	for i := range w.stream {
 		w.stream[i] = -1
 	}
@@ -66,8 +72,25 @@ func (w *window) admit() int {
 // (RAW, WAR, WAW) and records its upstream list.
 func (w *window) insert(k int) {
 	acc := w.access(k)
+	for _, a := range acc {
+		if a.Kind != device.ArgBuffer {
+			continue
+		}
+		lo, hi := a.Range()
+		if hi <= lo {
+			continue
+		}
+		if a.Mode&device.Write != 0 {
+			w.writes[k] = append(w.writes[k], span{lo, hi})
+		} else {
+			w.reads[k] = append(w.reads[k], span{lo, hi})
+		}
+	}
+	rk, wk := w.reads[k], w.writes[k]
 	for _, m := range w.members {
-		if device.Conflicts(acc, w.access(m)) {
+		// RAW and WAW: k's ranges against m's writes; WAR: k's writes
+		// against m's reads.
+		if overlaps(rk, w.writes[m]) || overlaps(wk, w.writes[m]) || overlaps(wk, w.reads[m]) {
 			w.up[k] = append(w.up[k], m)
 			w.down[m] = append(w.down[m], k)
 		}
@@ -82,6 +105,20 @@ func (w *window) insert(k int) {
 	} else {
 		w.state[k] = statePending
 	}
+}
+
+// span is a byte range [lo, hi) of device address space.
+type span struct{ lo, hi uint64 }
+
+func overlaps(a, b []span) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.lo < y.hi && y.lo < x.hi {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func rangesOf(acc []device.Arg) int {
@@ -129,6 +166,7 @@ func (w *window) complete(k int) {
 		}
 	}
 	w.down[k] = nil
+	w.reads[k], w.writes[k] = nil, nil
 }
 
 // streamOrdered reports whether pending operation k's unfinished upstream

@@ -1,6 +1,7 @@
 package acs
 
 import (
+	"math/rand"
 	"testing"
 	"time"
 
@@ -125,4 +126,30 @@ func TestWindowChargesCheckCost(t *testing.T) {
 	}
 	assert.Equal(t, want, w.takeCost())
 	assert.Zero(t, w.takeCost(), "taken")
+}
+
+func TestWindowAgreesWithDeviceConflicts(t *testing.T) {
+	// The window's split read/write check decides exactly as
+	// device.Conflicts on random access sets.
+	r := rand.New(rand.NewSource(1))
+	bufs := []device.Buffer{bufA, bufB}
+	modes := []device.Access{device.Read, device.Write, device.ReadWrite}
+	sets := make([][]device.Arg, 300)
+	for i := range sets {
+		for j := 0; j < 1+r.Intn(4); j++ {
+			off := int64(r.Intn(1000))
+			sets[i] = append(sets[i], arg(bufs[r.Intn(2)], modes[r.Intn(3)], off, int64(1+r.Intn(int(1024-off)))))
+		}
+	}
+	w := newWindow(len(sets), 0, accessOf(sets...), false)
+	w.admit()
+	for k := range sets {
+		var want []int
+		for m := 0; m < k; m++ {
+			if device.Conflicts(sets[k], sets[m]) {
+				want = append(want, m)
+			}
+		}
+		assert.Equal(t, want, w.up[k], "op %d", k)
+	}
 }
