@@ -1,6 +1,11 @@
 package nn
 
-import "math"
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
 
 // Act is an activation fused into a kernel's output (codes shared with nn.cu).
 type Act int
@@ -63,36 +68,77 @@ type ConvShape struct {
 	Groups                  int
 }
 
-// Conv2DRef is nn_conv2d: y [Cout][Ho][Wo] = act(b + conv(x, w)).
+// Conv2DRef is nn_conv2d: y [Cout][Ho][Wo] = act(b + conv(x, w)). Every
+// output element starts from its bias and adds its terms in (input channel,
+// ky, kx) order, as the kernel does; the loops are ordered for locality.
 func Conv2DRef(x, w, b, y []float32, s ConvShape, act Act) {
 	cinG, coutG := s.Cin/s.Groups, s.Cout/s.Groups
-	for oc := 0; oc < s.Cout; oc++ {
+	plane := s.Ho * s.Wo
+	parallelFor(s.Cout, cinG*s.KH*s.KW*plane, func(oc int) {
 		g := oc / coutG
+		out := y[oc*plane : (oc+1)*plane]
+		for i := range out {
+			out[i] = b[oc]
+		}
 		wp := w[oc*cinG*s.KH*s.KW:]
-		for oy := 0; oy < s.Ho; oy++ {
-			for ox := 0; ox < s.Wo; ox++ {
-				acc := b[oc]
-				for ic := 0; ic < cinG; ic++ {
-					xp := x[(g*cinG+ic)*s.H*s.W:]
-					wq := wp[ic*s.KH*s.KW:]
-					for ky := 0; ky < s.KH; ky++ {
+		for ic := 0; ic < cinG; ic++ {
+			xp := x[(g*cinG+ic)*s.H*s.W:]
+			for ky := 0; ky < s.KH; ky++ {
+				for kx := 0; kx < s.KW; kx++ {
+					wv := wp[(ic*s.KH+ky)*s.KW+kx]
+					// Output columns whose input column is in range.
+					ox0 := max(0, ceilDiv(s.PadW-kx, s.Stride))
+					ox1 := min(s.Wo, ceilDiv(s.W+s.PadW-kx, s.Stride))
+					for oy := 0; oy < s.Ho; oy++ {
 						iy := oy*s.Stride - s.PadH + ky
 						if iy < 0 || iy >= s.H {
 							continue
 						}
-						for kx := 0; kx < s.KW; kx++ {
-							ix := ox*s.Stride - s.PadW + kx
-							if ix < 0 || ix >= s.W {
-								continue
+						row := xp[iy*s.W : (iy+1)*s.W]
+						o := out[oy*s.Wo : (oy+1)*s.Wo]
+						if s.Stride == 1 && ox0 < ox1 {
+							src, dst := row[ox0-s.PadW+kx:ox1-s.PadW+kx], o[ox0:ox1]
+							for i := range dst {
+								dst[i] += src[i] * wv
 							}
-							acc += xp[iy*s.W+ix] * wq[ky*s.KW+kx]
+							continue
+						}
+						for ox := ox0; ox < ox1; ox++ {
+							o[ox] += row[ox*s.Stride-s.PadW+kx] * wv
 						}
 					}
 				}
-				y[(oc*s.Ho+oy)*s.Wo+ox] = act.Apply(acc)
 			}
 		}
+		for i := range out {
+			out[i] = act.Apply(out[i])
+		}
+	})
+}
+
+// parallelFor runs body(0..n-1) on all CPUs when the n iterations of about
+// cost operations each are worth it. Iterations write disjoint outputs, so
+// the result does not depend on the split.
+func parallelFor(n, cost int, body func(i int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || n < 2 || n*cost < 1<<18 {
+		for i := 0; i < n; i++ {
+			body(i)
+		}
+		return
 	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				body(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // GEMMShape is nn_gemm's geometry (element strides and leading dimensions).
@@ -106,28 +152,32 @@ type GEMMShape struct {
 	Alpha                     float32
 }
 
-// GEMMRef is nn_gemm: C = act(alpha op(A) op(B) + bias) per batch.
+// GEMMRef is nn_gemm: C = act(alpha op(A) op(B) + bias) per batch. Each
+// element sums its K products in k order from zero, as the kernel does.
 func GEMMRef(a, b, bias, c []float32, s GEMMShape, act Act) {
-	for z := 0; z < s.Batch; z++ {
+	parallelFor(s.Batch*s.M, s.N*s.K, func(zr int) {
+		z, r := zr/s.M, zr%s.M
 		az, bz, cz := a[z*s.StrideA:], b[z*s.StrideB:], c[z*s.StrideC:]
-		for r := 0; r < s.M; r++ {
-			for col := 0; col < s.N; col++ {
-				var acc float32
-				for k := 0; k < s.K; k++ {
-					var av, bv float32
-					if s.TransA {
-						av = az[k*s.LdA+r]
-					} else {
-						av = az[r*s.LdA+k]
-					}
-					if s.TransB {
-						bv = bz[col*s.LdB+k]
-					} else {
-						bv = bz[k*s.LdB+col]
-					}
-					acc += av * bv
+		acc := make([]float32, s.N)
+		{
+			for k := 0; k < s.K; k++ {
+				av := az[r*s.LdA+k]
+				if s.TransA {
+					av = az[k*s.LdA+r]
 				}
-				v := s.Alpha * acc
+				if s.TransB {
+					for col := range acc {
+						acc[col] += av * bz[col*s.LdB+k]
+					}
+				} else {
+					brow := bz[k*s.LdB : k*s.LdB+s.N]
+					for col, bv := range brow {
+						acc[col] += av * bv
+					}
+				}
+			}
+			for col, v := range acc {
+				v *= s.Alpha
 				switch s.BiasMode {
 				case 1:
 					v += bias[r]
@@ -137,7 +187,7 @@ func GEMMRef(a, b, bias, c []float32, s GEMMShape, act Act) {
 				cz[r*s.LdC+col] = act.Apply(v)
 			}
 		}
-	}
+	})
 }
 
 // GEMVRef is nn_gemv: y[m] = act(W[m,:] . x + b[m]).
@@ -271,3 +321,5 @@ func MixRef(src, coef, y []float32, e, n int) {
 		y[i] = acc
 	}
 }
+
+func ceilDivInt(a, b int) int { return ceilDiv(a, b) }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -162,4 +163,92 @@ func TestCompare(t *testing.T) {
 	assert.ErrorContains(t, Compare("x", []float32{1.1, -100, 0}, want, 1e-4), "1 of 3 values")
 	assert.Error(t, Compare("x", []float32{float32(math.NaN()), -100, 0}, want, 1e-4))
 	assert.ErrorContains(t, Compare("x", []float32{1}, want, 1e-4), "1 values, reference has 3")
+}
+
+// The references are loop-reordered for speed; each output element must
+// still add the same terms in the same order as the kernel (and so as the
+// textbook loops below), bit for bit.
+func TestReferencesMatchNaiveLoopsBitForBit(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	convs := []ConvShape{
+		{Cin: 3, H: 9, W: 7, Cout: 4, KH: 3, KW: 3, Stride: 1, PadH: 1, PadW: 1, Groups: 1},
+		{Cin: 4, H: 8, W: 8, Cout: 4, KH: 5, KW: 5, Stride: 2, PadH: 2, PadW: 2, Groups: 4},
+		{Cin: 6, H: 5, W: 11, Cout: 4, KH: 1, KW: 7, Stride: 1, PadH: 0, PadW: 3, Groups: 2},
+		{Cin: 2, H: 7, W: 7, Cout: 3, KH: 1, KW: 1, Stride: 2, PadH: -1, PadW: -1, Groups: 1},
+		{Cin: 2, H: 2, W: 3, Cout: 2, KH: 5, KW: 5, Stride: 3, PadH: 2, PadW: 3, Groups: 1},
+		// Large enough for the parallel path.
+		{Cin: 16, H: 32, W: 32, Cout: 16, KH: 3, KW: 3, Stride: 1, PadH: 1, PadW: 1, Groups: 1},
+	}
+	for _, s := range convs {
+		s.Ho, s.Wo = (s.H+2*s.PadH-s.KH)/s.Stride+1, (s.W+2*s.PadW-s.KW)/s.Stride+1
+		if s.PadH < 0 {
+			s.Ho, s.Wo = (s.H+1)/2, (s.W+1)/2
+		}
+		x, w, b := fill(s.Cin*s.H*s.W), fill(s.Cout*s.Cin/s.Groups*s.KH*s.KW), fill(s.Cout)
+		got, want := make([]float32, s.Cout*s.Ho*s.Wo), make([]float32, s.Cout*s.Ho*s.Wo)
+		Conv2DRef(x, w, b, got, s, ActReLU6)
+		cinG := s.Cin / s.Groups
+		for oc := 0; oc < s.Cout; oc++ {
+			g := oc / (s.Cout / s.Groups)
+			for oy := 0; oy < s.Ho; oy++ {
+				for ox := 0; ox < s.Wo; ox++ {
+					acc := b[oc]
+					for ic := 0; ic < cinG; ic++ {
+						for ky := 0; ky < s.KH; ky++ {
+							for kx := 0; kx < s.KW; kx++ {
+								iy, ix := oy*s.Stride-s.PadH+ky, ox*s.Stride-s.PadW+kx
+								if iy >= 0 && iy < s.H && ix >= 0 && ix < s.W {
+									acc += x[((g*cinG+ic)*s.H+iy)*s.W+ix] * w[((oc*cinG+ic)*s.KH+ky)*s.KW+kx]
+								}
+							}
+						}
+					}
+					want[(oc*s.Ho+oy)*s.Wo+ox] = ActReLU6.Apply(acc)
+				}
+			}
+		}
+		assert.Equal(t, want, got, "%+v", s)
+	}
+
+	for _, s := range []GEMMShape{
+		{M: 5, N: 7, K: 9, LdA: 9, LdB: 7, LdC: 7, Batch: 1, BiasMode: 1, Alpha: 1},
+		{M: 4, N: 3, K: 6, LdA: 4, LdB: 6, LdC: 5, TransA: true, TransB: true, Batch: 2, StrideA: 24, StrideB: 18, StrideC: 20, BiasMode: 2, Alpha: 0.25},
+		{M: 64, N: 64, K: 64, LdA: 64, LdB: 64, LdC: 64, Batch: 1, BiasMode: 1, Alpha: 1}, // parallel path
+	} {
+		a, b, bias := fill(4096), fill(4096), fill(64)
+		got, want := make([]float32, 4096), make([]float32, 4096)
+		GEMMRef(a, b, bias, got, s, ActGELU)
+		for z := 0; z < s.Batch; z++ {
+			for i := 0; i < s.M; i++ {
+				for j := 0; j < s.N; j++ {
+					var acc float32
+					for k := 0; k < s.K; k++ {
+						av, bv := a[z*s.StrideA+i*s.LdA+k], b[z*s.StrideB+k*s.LdB+j]
+						if s.TransA {
+							av = a[z*s.StrideA+k*s.LdA+i]
+						}
+						if s.TransB {
+							bv = b[z*s.StrideB+j*s.LdB+k]
+						}
+						acc += av * bv
+					}
+					v := s.Alpha * acc
+					if s.BiasMode == 1 {
+						v += bias[i]
+					} else {
+						v += bias[j]
+					}
+					want[z*s.StrideC+i*s.LdC+j] = ActGELU.Apply(v)
+				}
+			}
+		}
+		assert.Equal(t, want, got, "%+v", s)
+	}
 }
