@@ -204,6 +204,18 @@ func Waves(in *device.Info, s tiles.Stage) (float64, error) {
 	return in.Waves(&l), nil
 }
 
+// Finest is the finest-grained policy a pair allows: TileSync, or
+// StridedSync for a SwiGLU consumer, or Conv2DTileSync for convolutions.
+func Finest(prod, cons tiles.Stage) Policy {
+	switch {
+	case prod.Kind == tiles.Conv:
+		return Conv2DTileSync
+	case cons.AMode == tiles.ASwiGLU:
+		return StridedSync
+	}
+	return TileSync
+}
+
 // Choice is what the rule picks for one pair.
 type Choice struct {
 	Policy           Policy
@@ -234,15 +246,14 @@ func Choose(in *device.Info, prod, cons tiles.Stage) (Choice, error) {
 	oneWave := wp+wc <= 1
 	c.WaitKernel = !oneWave
 	c.TileOrder = wp > 1
-	fine := TileSync
-	switch {
-	case prod.Kind == tiles.Conv:
-		fine = Conv2DTileSync
-	case cons.AMode == tiles.ASwiGLU:
-		fine = StridedSync
-	}
+	fine := Finest(prod, cons)
 	rowsPerWave := float64(slots) / float64(prod.TilesN())
 	switch {
+	case wp <= 1 && !oneWave:
+		// WaitKernel and TileOrder keep their values for a caller that
+		// synchronizes this pair anyway.
+		c.Policy = StreamSync
+		c.Why = fmt.Sprintf("%.2f + %.2f waves: the producer fits one wave, so its tiles finish together and leave no partial wave to fill, while spinning consumers would hold SMs: stream", wp, wc)
 	case oneWave:
 		c.Policy = fine
 		c.Why = fmt.Sprintf("both fit one wave (%.2f + %.2f): %s, no wait kernel", wp, wc, fine)

@@ -43,6 +43,10 @@
 // Waves come from device.Info.Occupancy (blocks per SM, from registers and
 // shared memory) and the tile counts.
 //
+//   - The producer fits one wave but the pair does not (waves(P) <= 1 <
+//     waves(P) + waves(C)): the producer's tiles all run at once and finish
+//     together, so there is no partial producer wave for consumers to fill,
+//     and consumers placed early would only spin on SMs: stream order.
 //   - Both kernels fit one wave together (waves(P) + waves(C) <= 1): all
 //     blocks are resident at once, so no consumer can starve the producer:
 //     skip the wait kernel; the finest policy lets each consumer tile start
@@ -74,7 +78,7 @@ import (
 
 // Options configure the scheduler. "auto" follows the rule.
 type Options struct {
-	Policy           string `yaml:"policy"`            // auto, stream, row, tile, strided, conv2d
+	Policy           string `yaml:"policy"`            // auto, fine, stream, row, tile, strided, conv2d
 	WaitKernel       string `yaml:"wait_kernel"`       // auto, on, off
 	TileOrder        string `yaml:"tile_order"`        // auto, on, off
 	IndependentFirst string `yaml:"independent_first"` // auto (on), on, off
@@ -103,6 +107,7 @@ type Scheduler struct {
 	opt    Options
 	policy Policy
 	auto   bool
+	fine   bool // the finest policy the pair allows
 
 	items      []item
 	prodS      device.Stream
@@ -130,9 +135,12 @@ type pairRun struct {
 // New checks opt and builds a scheduler.
 func New(opt Options) (*Scheduler, error) {
 	s := &Scheduler{opt: opt}
-	if opt.Policy == "auto" {
+	switch opt.Policy {
+	case "auto":
 		s.auto = true
-	} else {
+	case "fine":
+		s.fine = true
+	default:
 		p, err := ParsePolicy(opt.Policy)
 		if err != nil {
 			return nil, err
@@ -147,9 +155,11 @@ func New(opt Options) (*Scheduler, error) {
 	return s, nil
 }
 
+func (s *Scheduler) isStream() bool { return !s.auto && !s.fine && s.policy == StreamSync }
+
 // Name implements sched.Scheduler.
 func (s *Scheduler) Name() string {
-	if !s.auto && s.policy == StreamSync {
+	if s.isStream() {
 		return "stream-sync"
 	}
 	return fmt.Sprintf("tilesync(policy=%s,wait=%s,order=%s,indep=%s)", s.opt.Policy, s.opt.WaitKernel, s.opt.TileOrder, s.opt.IndependentFirst)
@@ -207,7 +217,7 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		return err
 	}
 	s.items = findPairs(in)
-	if !s.auto && s.policy == StreamSync {
+	if s.isStream() {
 		for i := range s.items {
 			s.items[i].pr = nil // every operation in program order on one stream
 		}
@@ -237,7 +247,15 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 			}
 		}
 		if !s.auto {
+			rule := c
 			c.Policy = s.policy
+			if s.fine {
+				c.Policy = Finest(prod, cons)
+			}
+			c.Why = "policy given"
+			if rule.Why != "" {
+				c.Why += fmt.Sprintf("; the rule would pick %s: %s", rule.Policy, rule.Why)
+			}
 		}
 		if a, on, _ := tri("", s.opt.WaitKernel); !a {
 			c.WaitKernel = on
@@ -248,6 +266,11 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		c.IndependentFirst = true
 		if a, on, _ := tri("", s.opt.IndependentFirst); !a {
 			c.IndependentFirst = on
+		}
+		if c.Policy == StreamSync {
+			// The rule found nothing to gain: this pair runs stream-ordered.
+			s.choices = append(s.choices, fmt.Sprintf("%s -> %s: stream (%s)", in.Op(it.op).Name, in.Op(it.op+1).Name, c.Why))
+			continue
 		}
 		pair, err := NewPair(c.Policy, prod, cons)
 		if err != nil {
@@ -261,6 +284,15 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 			return err
 		}
 	}
+	var items []item
+	for _, it := range s.items {
+		if it.pr != nil && it.pr.pair == nil {
+			items = append(items, item{op: it.op}, item{op: it.op + 1})
+			continue
+		}
+		items = append(items, it)
+	}
+	s.items = items
 	return nil
 }
 

@@ -95,6 +95,8 @@ func TestNewPairRejects(t *testing.T) {
 			assert.ErrorContains(t, err, c.want)
 		})
 	}
+	assert.Equal(t, StridedSync, Finest(prod, gemm(t, t128, 256, 128, 256, tiles.ASwiGLU)))
+	assert.Equal(t, TileSync, Finest(prod, gemm(t, t128, 256, 128, 512, tiles.APlain)))
 	_, err := ParsePolicy("rows")
 	assert.ErrorContains(t, err, `policy "rows"`)
 	_, err = New(Options{Policy: "row", WaitKernel: "maybe", TileOrder: "auto", IndependentFirst: "auto"})
@@ -114,45 +116,32 @@ func TestChooseRule(t *testing.T) {
 		require.NoError(t, err)
 		return m.GEMM1, m.GEMM2
 	}
-	cases := []struct {
+	type tc struct {
 		name        string
-		prod, cons  tiles.Stage
+		model       string
+		tokens      int
 		policy      Policy
 		wait, order bool
-	}{}
-	p, c := mlp("gpt3", 1)
-	cases = append(cases, struct {
-		name        string
-		prod, cons  tiles.Stage
-		policy      Policy
-		wait, order bool
-	}{"gpt3 T=1: one wave", p, c, TileSync, false, false})
-	p, c = mlp("gpt3", 2048)
-	cases = append(cases, struct {
-		name        string
-		prod, cons  tiles.Stage
-		policy      Policy
-		wait, order bool
-	}{"gpt3 T=2048: 5 rows a wave", p, c, RowSync, true, true})
-	p, c = mlp("llama", 16)
-	cases = append(cases, struct {
-		name        string
-		prod, cons  tiles.Stage
-		policy      Policy
-		wait, order bool
-	}{"llama T=16: one wave", p, c, StridedSync, false, false})
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ch, err := Choose(in, tc.prod, tc.cons)
+	}
+	for _, c := range []tc{
+		{"gpt3 T=1: one wave", "gpt3", 1, TileSync, false, false},
+		{"gpt3 T=512: producer in one wave, pair in two", "gpt3", 512, StreamSync, true, false},
+		{"gpt3 T=2048: 5 rows a wave", "gpt3", 2048, RowSync, true, true},
+		{"llama T=16: one wave", "llama", 16, StridedSync, false, false},
+		{"llama T=1024", "llama", 1024, RowSync, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, q := mlp(c.model, c.tokens)
+			ch, err := Choose(in, p, q)
 			require.NoError(t, err)
-			assert.Equal(t, tc.policy, ch.Policy, ch.Why)
-			assert.Equal(t, tc.wait, ch.WaitKernel, ch.Why)
-			assert.Equal(t, tc.order, ch.TileOrder, ch.Why)
+			assert.Equal(t, c.policy, ch.Policy, ch.Why)
+			assert.Equal(t, c.wait, ch.WaitKernel, ch.Why)
+			assert.Equal(t, c.order, ch.TileOrder, ch.Why)
 			assert.True(t, ch.IndependentFirst)
 		})
 	}
-	// A producer row wider than a wave: 128x64 tiles would not exist, so
-	// use a very wide GEMM: 2 rows of 512 column tiles each > 264 slots.
+	// A producer row wider than a wave: 2 rows of 512 column tiles, each
+	// more than the 264 resident slots.
 	wide := gemm(t, tiles.Tile{BM: 128, BN: 128}, 256, 65536, 64, tiles.APlain)
 	wc := gemm(t, tiles.Tile{BM: 128, BN: 128}, 256, 128, 65536, tiles.APlain)
 	ch, err := Choose(in, wide, wc)
@@ -249,7 +238,7 @@ func TestSchedulerOnSimulator(t *testing.T) {
 	tBase, races := runOnSim(t, m.Program, base)
 	assert.Empty(t, races, "stream order never overlaps dependent kernels")
 
-	for _, pol := range []string{"auto", "row", "tile"} {
+	for _, pol := range []string{"auto", "row", "tile", "fine"} {
 		t.Run(pol, func(t *testing.T) {
 			s, err := New(Options{Policy: pol, WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"})
 			require.NoError(t, err)
@@ -260,6 +249,21 @@ func TestSchedulerOnSimulator(t *testing.T) {
 			assert.Greater(t, sp, 1.10, "the consumer fills the producer's partial wave")
 		})
 	}
+}
+
+func TestAutoFallsBackToStreamOrder(t *testing.T) {
+	m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: 512, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
+	require.NoError(t, err)
+	base, err := New(Options{Policy: "stream", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"})
+	require.NoError(t, err)
+	tb, _ := runOnSim(t, m.Program, base)
+	s, err := New(Defaults())
+	require.NoError(t, err)
+	ts, races := runOnSim(t, m.Program, s)
+	require.Len(t, s.Choices(), 1)
+	assert.Contains(t, s.Choices()[0], "stream (")
+	assert.Equal(t, tb, ts, "the same commands on the same stream")
+	assert.Empty(t, races)
 }
 
 func TestLLaMAAndConvOnSimulator(t *testing.T) {
@@ -302,58 +306,28 @@ func TestDeadlockWithoutWaitKernel(t *testing.T) {
 	cons := gemm(t, t128, 1024, 12288, 1024, tiles.APlain)
 	pair, err := NewPair(RowSync, prod, cons)
 	require.NoError(t, err)
-	pk, err := prod.Kernel()
-	require.NoError(t, err)
-	ck, err := cons.Kernel()
-	require.NoError(t, err)
-	wk, err := tiles.WaitKernel()
-	require.NoError(t, err)
-
 	run := func(withWait bool) error {
 		dev, err := sim.NewNamed("h100")
 		require.NoError(t, err)
-		return dev.Run(func(h device.Host) error {
-			ctr, err := h.Malloc(int64(4 * pair.CounterWords()))
-			if err != nil {
-				return err
-			}
-			hi := dev.Info().StreamPriorityHigh
-			ps, err := h.NewStream(device.StreamOptions{Priority: hi})
-			if err != nil {
-				return err
-			}
-			cs, err := h.NewStream(device.StreamOptions{Priority: 0})
-			if err != nil {
-				return err
-			}
-			if withWait {
-				wl := &device.Launch{Kernel: wk, Grid: device.D1(1), Block: device.D1(1), Work: device.Work{Cycles: 1},
-					Label: "wait", Sync: &WaitKernelSync{Pair: pair, Counters: ctr, Iter: 1}}
-				if err := h.Launch(cs, wl); err != nil {
-					return err
-				}
-			}
-			cl := &device.Launch{Kernel: ck, Grid: cons.Grid(), Block: device.D1(tiles.Threads), Work: cons.Work(),
-				Label: "consumer", Sync: &ConsumerSync{Pair: pair, Counters: ctr, Iter: 1}}
-			if err := h.Launch(cs, cl); err != nil {
-				return err
-			}
-			// The producer's launch reaches the GPU after the consumer's
-			// blocks have been placed.
-			h.Spend(50 * time.Microsecond)
-			pl := &device.Launch{Kernel: pk, Grid: prod.Grid(), Block: device.D1(tiles.Threads), Work: prod.Work(),
-				Label: "producer", Sync: &ProducerSync{Pair: pair, Counters: ctr, Flag: withWait}}
-			if err := h.Launch(ps, pl); err != nil {
-				return err
-			}
-			return h.Synchronize()
-		})
+		info := dev.Info()
+		return dev.Run(func(h device.Host) error { return ConsumerFirst(h, &info, pair, withWait, 50*time.Microsecond) })
 	}
 	err = run(false)
 	var dl *device.DeadlockError
 	require.True(t, errors.As(err, &dl), "want a DeadlockError, got %v", err)
-	assert.Contains(t, dl.Error(), "consumer", "the report names the spinning kernel")
+	assert.Contains(t, dl.Error(), "kernel consumer tiles_gemm_128x128 (stream", "the report names the spinning kernel")
+	assert.Contains(t, dl.Error(), "264 blocks spin holding their SMs", "every resident slot spins")
 	t.Log(dl.Error())
 
 	require.NoError(t, run(true), "the wait kernel holds the consumer back until the producer has started")
+
+	// A consumer that fits beside the producer cannot starve it: no wait
+	// kernel needed (the rule's one-wave case).
+	small := gemm(t, t128, 1024, 1024, 1024, tiles.APlain)
+	pair2, err := NewPair(RowSync, prod, small)
+	require.NoError(t, err)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	info := dev.Info()
+	require.NoError(t, dev.Run(func(h device.Host) error { return ConsumerFirst(h, &info, pair2, false, 50*time.Microsecond) }))
 }

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/sched/tilesync"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/tiles"
+)
+
+// Results is what one run of an experiment file measured: the JSON file
+// report reads.
+type Results struct {
+	Experiment  string     `json:"experiment"`
+	Source      string     `json:"source"`
+	Seed        int64      `json:"seed"`
+	Repetitions int        `json:"repetitions"`
+	Warmup      int        `json:"warmup"`
+	Rows        []Row      `json:"rows"`
+	Deadlocks   []Deadlock `json:"deadlocks,omitempty"`
+}
+
+// Row is one scheduler on one workload on one device.
+type Row struct {
+	Workload   string `json:"workload"`
+	Family     string `json:"family"`
+	Program    string `json:"program"`
+	Scheduler  string `json:"scheduler"` // entry name
+	Desc       string `json:"desc"`      // the scheduler's Name()
+	Device     string `json:"device"`
+	DeviceName string `json:"device_name"`
+	// Waves are the producer's and consumer's wave counts on the device.
+	Waves [2]float64 `json:"waves"`
+	// Choices are the scheduler's per-pair choices and reasons.
+	Choices []string `json:"choices,omitempty"`
+	// MakespansNS are the measured runs, from the synchronized start of
+	// Run to its synchronized end.
+	MakespansNS []int64  `json:"makespans_ns"`
+	Races       *int     `json:"races,omitempty"`
+	Outputs     string   `json:"outputs"`
+	OutputsSHA  string   `json:"outputs_sha256,omitempty"`
+	Errors      []string `json:"errors,omitempty"`
+}
+
+// Deadlock is the simulator's verdict on a pair issued consumer first.
+type Deadlock struct {
+	Device     string `json:"device"`
+	Pair       string `json:"pair"`
+	WaitKernel bool   `json:"wait_kernel"`
+	Result     string `json:"result"` // "completed" or the DeadlockError
+}
+
+// infoHost hands schedulers the device description (device.InfoHost).
+type infoHost struct {
+	device.Host
+	info device.Info
+}
+
+func (h infoHost) DeviceInfo() device.Info { return h.info }
+
+type task struct {
+	exp      *experiments.Experiment
+	device   string
+	workload experiments.WorkloadSpec
+}
+
+func isCUDA(dev string) bool { return strings.EqualFold(dev, "cuda") }
+
+func paramsNode(n *yaml.Node) *yaml.Node {
+	if n == nil || n.Kind == 0 {
+		return nil
+	}
+	return n
+}
+
+func runCmd(config, out string, workers int) error {
+	e, err := experiments.LoadExperiment(config)
+	if err != nil {
+		return err
+	}
+	var tasks []task
+	for _, d := range e.Devices {
+		for _, w := range e.Workloads {
+			tasks = append(tasks, task{e, d, w})
+		}
+	}
+	results := make([][]Row, len(tasks))
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var simT, gpuT []int
+	for i, t := range tasks {
+		if isCUDA(t.device) {
+			gpuT = append(gpuT, i)
+		} else {
+			simT = append(simT, i)
+		}
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers && w < len(simT); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				dev, err := experiments.OpenDevice(tasks[i].device)
+				if err != nil {
+					results[i] = tasks[i].failed(err)
+				} else {
+					results[i] = tasks[i].run(dev)
+					dev.Close()
+				}
+				printRows(results[i])
+			}
+		}()
+	}
+	for _, i := range simT {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if len(gpuT) > 0 {
+		dev, err := experiments.OpenDevice("cuda")
+		for _, i := range gpuT {
+			if err != nil {
+				results[i] = tasks[i].failed(err)
+			} else {
+				results[i] = tasks[i].run(dev)
+			}
+			printRows(results[i])
+		}
+		if dev != nil {
+			dev.Close()
+		}
+	}
+	res := Results{Experiment: e.Name, Source: config, Seed: e.Seed, Repetitions: e.Repetitions}
+	for _, rs := range results {
+		res.Rows = append(res.Rows, rs...)
+	}
+	seen := map[string]bool{}
+	for _, d := range e.Devices {
+		if isCUDA(d) || seen[d] {
+			continue
+		}
+		seen[d] = true
+		dl, err := deadlocks(d)
+		if err != nil {
+			return err
+		}
+		res.Deadlocks = append(res.Deadlocks, dl...)
+	}
+	data, err := json.MarshalIndent(res, "", " ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if out == "" {
+		_, err = os.Stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(out, data, 0o644)
+}
+
+func printRows(rows []Row) {
+	for _, r := range rows {
+		if len(r.Errors) > 0 {
+			fmt.Fprintf(os.Stderr, "%-34s %-14s %-6s ERROR %s\n", r.Workload, r.Scheduler, r.Device, strings.Join(r.Errors, "; "))
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "%-34s %-14s %-6s %10.1f us  %s\n", r.Workload, r.Scheduler, r.Device, medianNS(r.MakespansNS)/1e3, strings.Join(r.Choices, "; "))
+	}
+}
+
+func medianNS(v []int64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]int64(nil), v...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return float64(s[len(s)/2])
+	}
+	return float64(s[len(s)/2-1]+s[len(s)/2]) / 2
+}
+
+func (t *task) failed(err error) []Row {
+	var rows []Row
+	for _, s := range t.exp.Schedulers {
+		rows = append(rows, Row{Workload: t.workload.Name, Family: t.workload.Family, Scheduler: s.Name, Device: t.device,
+			Errors: []string{err.Error()}})
+	}
+	return rows
+}
+
+// run binds the workload once on dev and measures every scheduler on it.
+func (t *task) run(dev device.Device) []Row {
+	prog, err := experiments.NewWorkload(t.workload.Family, paramsNode(&t.workload.Params), t.exp.Seed)
+	if err != nil {
+		return t.failed(err)
+	}
+	info := dev.Info()
+	var waves [2]float64
+	if pairs := stagesOf(prog); len(pairs) == 2 {
+		for i, s := range pairs {
+			waves[i], _ = tilesync.Waves(&info, s)
+		}
+	}
+	computes := isCUDA(t.device)
+	warmup := 0
+	if computes {
+		warmup = 3
+	}
+	if t.exp.Warmup != nil {
+		warmup = *t.exp.Warmup
+	}
+	obs, _ := dev.(device.Observer)
+	rows := make([]Row, len(t.exp.Schedulers))
+	err = dev.Run(func(h0 device.Host) error {
+		h := infoHost{h0, info}
+		inst, err := workloads.Bind(h, prog)
+		if err != nil {
+			return err
+		}
+		defer inst.Release(h)
+		for si, spec := range t.exp.Schedulers {
+			row := &rows[si]
+			*row = Row{Workload: t.workload.Name, Family: t.workload.Family, Program: prog.Name, Scheduler: spec.Name,
+				Device: t.device, DeviceName: info.Name, Waves: waves}
+			if err := t.runScheduler(h, inst, prog, spec, row, warmup, computes); err != nil {
+				row.Errors = append(row.Errors, err.Error())
+			}
+			if obs != nil {
+				n := len(obs.Races())
+				row.Races = &n
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return t.failed(err)
+	}
+	return rows
+}
+
+func (t *task) runScheduler(h device.Host, inst *workloads.Instance, prog *workloads.Program, spec experiments.SchedulerSpec, row *Row, warmup int, computes bool) error {
+	s, err := experiments.NewScheduler(spec.Kind, paramsNode(&spec.Params))
+	if err != nil {
+		return err
+	}
+	row.Desc = s.Name()
+	if row.Scheduler == "" {
+		row.Scheduler = s.Name()
+	}
+	prep, _ := s.(sched.Preparer)
+	if prep != nil {
+		if err := prep.Prepare(h, inst); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+	}
+	if ts, ok := s.(*tilesync.Scheduler); ok {
+		row.Choices = ts.Choices()
+	}
+	for rep := 0; rep < warmup+t.exp.Repetitions; rep++ {
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		t0 := h.Now()
+		if err := s.Run(h, inst); err != nil {
+			return fmt.Errorf("run %d: %w", rep, err)
+		}
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		if rep >= warmup {
+			row.MakespansNS = append(row.MakespansNS, (h.Now() - t0).Nanoseconds())
+		}
+	}
+	row.Outputs = "not checked (the simulator moves no data)"
+	if computes {
+		out, err := inst.Outputs(h)
+		if err != nil {
+			return fmt.Errorf("read outputs: %w", err)
+		}
+		sum := sha256.New()
+		names := make([]string, 0, len(out))
+		for n := range out {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			sum.Write([]byte(n))
+			sum.Write(out[n])
+		}
+		row.OutputsSHA = hex.EncodeToString(sum.Sum(nil))
+		if err := prog.Check(out); err != nil {
+			row.Outputs = "WRONG"
+			row.Errors = append(row.Errors, err.Error())
+		} else {
+			row.Outputs = "equal to the CPU reference"
+		}
+	}
+	if prep != nil {
+		return prep.Cleanup(h)
+	}
+	return nil
+}
+
+// stagesOf is the first pair of tile stages of a program.
+func stagesOf(p *workloads.Program) []tiles.Stage {
+	var out []tiles.Stage
+	for _, op := range p.Steps[0].Ops {
+		if s, err := tiles.FromOp(&op); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// deadlocks reproduces the spinning-consumer deadlock on simulator dev:
+// GPT-3's GEMM2 at T = 1024 (768 tiles > the 264 an H100 holds) issued
+// before its producer, without and with the wait kernel.
+func deadlocks(dev string) ([]Deadlock, error) {
+	m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: 1024, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tilesync.NewPair(tilesync.RowSync, m.GEMM1, m.GEMM2)
+	if err != nil {
+		return nil, err
+	}
+	var out []Deadlock
+	for _, wait := range []bool{false, true} {
+		d, err := experiments.OpenDevice(dev)
+		if err != nil {
+			return nil, err
+		}
+		info := d.Info()
+		err = d.Run(func(h device.Host) error { return tilesync.ConsumerFirst(h, &info, pair, wait, 50*time.Microsecond) })
+		d.Close()
+		res := "completed"
+		var dl *device.DeadlockError
+		switch {
+		case errors.As(err, &dl):
+			res = dl.Error()
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, Deadlock{Device: dev, Pair: "gpt3 T=1024 GEMM1 -> GEMM2 (row), consumer issued first", WaitKernel: wait, Result: res})
+	}
+	return out, nil
+}
