@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device/sim"
 )
 
 const exp = `name: cli
@@ -208,4 +210,29 @@ func TestDevicesAndList(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	assert.Contains(t, out, "synthetic")
 	assert.Contains(t, out, "round-robin")
+}
+
+// TestCalibrateTheSimulator wires calibrate end to end without a GPU:
+// measuring the simulated H100 writes a config that loads, is named after
+// its file, and gives back the H100 config's host costs.
+func TestCalibrateTheSimulator(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "measured-h100.yaml")
+	status, _, errOut := gpusched(t, "calibrate", "--device", "h100", "-o", out, "--report", filepath.Join(dir, "report.md"))
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, errOut, "fields not measured come from config h100")
+	got, err := sim.LoadConfig(out)
+	require.NoError(t, err)
+	want, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	assert.Equal(t, "measured-h100", got.Name)
+	assert.Equal(t, want.Info.Name, got.Info.Name)
+	assert.InEpsilon(t, want.Host.LaunchNs, got.Host.LaunchNs, 0.02)
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "host.launch_ns")
+
+	status, _, errOut = gpusched(t, "calibrate", "--device", "h100", "-o", filepath.Join(dir, "x.json"))
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errOut, "ends in .yaml")
 }
