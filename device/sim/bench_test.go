@@ -90,3 +90,47 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkHostThreads: 8 host threads, each issuing 2,000 kernels on its
+// own stream and synchronizing it every 10: the multi-threaded path where
+// threads hand control to each other in simulated-time order.
+func BenchmarkHostThreads(b *testing.B) {
+	const threads, kernels = 8, 2000
+	d, err := NewNamed("h100")
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &device.Launch{Kernel: spinK, Grid: device.D1(4), Block: device.D1(128), Work: device.Work{Cycles: 5000}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	for i := 0; i < b.N; i++ {
+		err := d.Run(func(h device.Host) error {
+			for t := 0; t < threads; t++ {
+				h.Go("worker", func(w device.Host) error {
+					s, err := w.NewStream(device.StreamOptions{})
+					if err != nil {
+						return err
+					}
+					for j := 0; j < kernels; j++ {
+						if err := w.Launch(s, l); err != nil {
+							return err
+						}
+						if j%10 == 9 {
+							if err := w.StreamSynchronize(s); err != nil {
+								return err
+							}
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(threads*kernels*b.N)/time.Since(start).Seconds(), "kernels/s")
+	b.ReportMetric(float64(threads*kernels*b.N)/(cpuTime()-cpu0).Seconds(), "kernels/cpu-s")
+}

@@ -411,6 +411,9 @@ func (d *Device) wake(th *thread, at Time) {
 	if th.state != thParked {
 		return
 	}
+	if d.tr.on {
+		d.tr.span(trackHost, th.id, "blocked in "+th.blockedIn, th.clock, max(th.clock, at))
+	}
 	th.clock = max(th.clock, at) + d.cost.wakeup
 	th.state = thRunnable
 	th.blockedIn = ""
@@ -539,8 +542,11 @@ func (th *thread) catchUp() {
 
 // charge makes the thread pay cost under the driver lock.
 func (th *thread) charge(cost Time, call string) {
-	th.order()
 	d := th.d
+	if d.current != th {
+		panic(fmt.Sprintf("host thread %s's Host used outside that thread (from a host callback or another goroutine): %s", th.name, call))
+	}
+	th.order()
 	start := max(th.clock, d.lockFree)
 	th.clock = start + cost
 	d.lockFree = th.clock

@@ -415,3 +415,13 @@ func TestTraceIsChromeJSON(t *testing.T) {
 type bytesDiscard struct{}
 
 func (bytesDiscard) Write(p []byte) (int, error) { return len(p), nil }
+
+func TestHostUsedFromCallbackIsAnError(t *testing.T) {
+	d := newH100(t)
+	err := d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		require.NoError(t, h.HostFunc(s, func() { _, _ = h.NewEvent(device.EventOptions{}) }))
+		return h.Synchronize()
+	})
+	assert.ErrorContains(t, err, "host thread main's Host used outside that thread")
+}
