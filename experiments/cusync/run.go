@@ -230,38 +230,54 @@ func (t *task) run(dev device.Device) []Row {
 	}
 	obs, _ := dev.(device.Observer)
 	rows := make([]Row, len(t.exp.Schedulers))
-	err = dev.Run(func(h0 device.Host) error {
-		h := infoHost{h0, info}
-		inst, err := workloads.Bind(h, prog)
-		if err != nil {
-			return err
-		}
-		defer inst.Release(h)
-		baseSHA := ""
-		for si, spec := range t.exp.Schedulers {
-			row := &rows[si]
-			*row = Row{Workload: t.workload.Name, Family: t.workload.Family, Program: prog.Name, Scheduler: spec.Name,
-				Device: t.device, DeviceName: info.Name, Waves: waves}
-			if computes {
-				// Every scheduler starts from NaN-poisoned outputs, so a
-				// tile it never writes cannot pass on an earlier
-				// scheduler's result.
-				if err := repoison(h, inst); err != nil {
-					return err
+	baseSHA := ""
+	// runs measures schedulers idx in one device run on one binding. A
+	// device that reports races reports them per run, so there every
+	// scheduler gets its own run; on a GPU, one binding serves them all.
+	runs := func(idx []int) error {
+		return dev.Run(func(h0 device.Host) error {
+			h := infoHost{h0, info}
+			inst, err := workloads.Bind(h, prog)
+			if err != nil {
+				return err
+			}
+			defer inst.Release(h)
+			for _, si := range idx {
+				spec := t.exp.Schedulers[si]
+				row := &rows[si]
+				*row = Row{Workload: t.workload.Name, Family: t.workload.Family, Program: prog.Name, Scheduler: spec.Name,
+					Device: t.device, DeviceName: info.Name, Waves: waves}
+				if computes {
+					// Every scheduler starts from NaN-poisoned outputs, so a
+					// tile it never writes cannot pass on an earlier
+					// scheduler's result.
+					if err := repoison(h, inst); err != nil {
+						return err
+					}
+				}
+				if err := t.runScheduler(h, inst, prog, spec, row, warmup, computes, &baseSHA); err != nil {
+					row.Errors = append(row.Errors, err.Error())
 				}
 			}
-			if err := t.runScheduler(h, inst, prog, spec, row, warmup, computes, &baseSHA); err != nil {
-				row.Errors = append(row.Errors, err.Error())
+			return nil
+		})
+	}
+	if obs != nil {
+		for si := range t.exp.Schedulers {
+			if err := runs([]int{si}); err != nil {
+				return t.failed(err)
 			}
-			if obs != nil {
-				n := len(obs.Races())
-				row.Races = &n
-			}
+			n := len(obs.Races())
+			rows[si].Races = &n
 		}
-		return nil
-	})
-	if err != nil {
-		return t.failed(err)
+	} else {
+		all := make([]int, len(t.exp.Schedulers))
+		for i := range all {
+			all[i] = i
+		}
+		if err := runs(all); err != nil {
+			return t.failed(err)
+		}
 	}
 	return rows
 }
