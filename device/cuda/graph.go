@@ -287,6 +287,9 @@ func (h *host) SetCopyNode(x device.GraphExec, i int, c *device.Copy) error {
 	if err := device.ValidateCopy(c); err != nil {
 		return err
 	}
+	if c.Kind != device.DeviceToDevice && !c.Host.Pinned {
+		return &device.APIError{Call: "cuGraphExecMemcpyNodeSetParams", Code: "CUDA_ERROR_INVALID_VALUE", Msg: "a graph copy node needs pinned host memory"}
+	}
 	if c.Kind != n.copyKind {
 		return fmt.Errorf("cuda: SetCopyNode: node %d was captured as a %s copy; its direction cannot change to %s", i, n.copyKind, c.Kind)
 	}

@@ -109,7 +109,7 @@ func (h *host) fn(k *device.Kernel) (*function, error) {
 
 func (h *host) Malloc(bytes int64) (device.Buffer, error) {
 	if bytes <= 0 {
-		return device.Buffer{}, fmt.Errorf("cuda: Malloc(%d): size must be positive", bytes)
+		return device.Buffer{}, &device.APIError{Call: "cuMemAlloc", Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("size %d", bytes)}
 	}
 	var p cu.DevicePtr
 	if err := guard("cuMemAlloc", func() { p = cu.MemAlloc(bytes) }); err != nil {
@@ -130,23 +130,24 @@ func (h *host) Free(b device.Buffer) error {
 	}
 	h.r.mu.Unlock()
 	if !ok || size != b.Size {
-		return fmt.Errorf("cuda: Free: buffer at %#x (%d bytes) is not a live allocation of this run", b.Addr, b.Size)
+		return &device.APIError{Call: "cuMemFree", Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("buffer at %#x (%d bytes) is not a live allocation of this run", b.Addr, b.Size)}
 	}
 	return guard("cuMemFree", func() { cu.MemFree(cu.DevicePtr(uintptr(b.Addr))) })
 }
 
 func (h *host) AllocHost(bytes int64, pinned bool) (*device.HostMem, error) {
-	if bytes <= 0 {
-		return nil, fmt.Errorf("cuda: AllocHost(%d): size must be positive", bytes)
+	if bytes < 0 {
+		return nil, &device.APIError{Call: "cuMemAllocHost", Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("size %d", bytes)}
 	}
 	m := &hostAlloc{r: h.r, size: bytes, pinned: pinned}
+	alloc := max(bytes, 1) // a zero-byte allocation still gets a valid pointer
 	if pinned {
-		if err := guard("cuMemAllocHost", func() { m.ptr = cu.MemAllocHost(bytes) }); err != nil {
+		if err := guard("cuMemAllocHost", func() { m.ptr = cu.MemAllocHost(alloc) }); err != nil {
 			return nil, err
 		}
 	} else {
 		// Pageable, but C memory: the driver may hold pointers to it.
-		m.ptr = C.aligned_alloc(4096, C.size_t((bytes+4095)/4096*4096))
+		m.ptr = C.aligned_alloc(4096, C.size_t((alloc+4095)/4096*4096))
 		if m.ptr == nil {
 			return nil, fmt.Errorf("cuda: AllocHost(%d): out of host memory", bytes)
 		}
@@ -186,16 +187,14 @@ func (h *host) FreeHost(m *device.HostMem) error {
 
 func (h *host) NewStream(opt device.StreamOptions) (device.Stream, error) {
 	in := &h.r.d.info
-	if opt.Priority < in.StreamPriorityHigh || opt.Priority > in.StreamPriorityLowest {
-		return nil, fmt.Errorf("cuda: NewStream: priority %d is outside the device's range [%d, %d] (lower is higher priority)",
-			opt.Priority, in.StreamPriorityHigh, in.StreamPriorityLowest)
-	}
+	// CUDA clamps priorities into the device's range; so does the simulator.
+	prio := min(max(opt.Priority, in.StreamPriorityHigh), in.StreamPriorityLowest)
 	flags := C.uint(C.CU_STREAM_NON_BLOCKING)
 	if opt.Blocking {
 		flags = C.CU_STREAM_DEFAULT
 	}
-	st := &stream{id: h.r.nextID(), prio: opt.Priority, r: h.r}
-	if err := check("cuStreamCreateWithPriority", C.cuStreamCreateWithPriority(&st.s, flags, C.int(opt.Priority))); err != nil {
+	st := &stream{id: h.r.nextID(), prio: prio, r: h.r}
+	if err := check("cuStreamCreateWithPriority", C.cuStreamCreateWithPriority(&st.s, flags, C.int(prio))); err != nil {
 		return nil, err
 	}
 	h.r.mu.Lock()
@@ -327,6 +326,10 @@ func (h *host) Copy(s device.Stream, c *device.Copy) error {
 		return err
 	}
 	capt := st.capture.Load()
+	if capt != nil && c.Kind != device.DeviceToDevice && !c.Host.Pinned {
+		return &device.APIError{Call: "cuMemcpyAsync", Code: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+			Msg: "a copy from pageable host memory synchronizes and cannot be captured"}
+	}
 	var tr tracePoint
 	if h.r.tracing && capt == nil {
 		if tr, err = h.traceBegin(st); err != nil {
