@@ -1,0 +1,111 @@
+//go:build cuda
+
+package tilesync
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/kernels"
+	"github.com/gpusched/gpusched/workloads/tiles"
+)
+
+// TestGPUPoliciesMatchStreamSync runs small and multi-wave pairs on GPU 0
+// under stream-sync and every applicable policy and option, three runs each
+// (so counters carry run numbers 1 to 3), and requires every output to equal
+// stream-sync's bit for bit and stream-sync's to pass the CPU reference.
+//
+//	go test -tags cuda ./sched/tilesync -run GPU -v
+func TestGPUPoliciesMatchStreamSync(t *testing.T) {
+	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
+	if errors.Is(err, device.ErrNoDevice) {
+		t.Skipf("no GPU: %v", err)
+	}
+	require.NoError(t, err)
+	defer d.Close()
+
+	mlp := func(model string, tok, hid, ff int, tile string) *workloads.Program {
+		m, err := tiles.NewMLP(tiles.MLPParams{Model: model, Tokens: tok, Hidden: hid, FF: ff, Tile: tile, Steps: 2, CheckRows: 8}, 7)
+		require.NoError(t, err)
+		return m.Program
+	}
+	cp := func(c, size, batch int, tile string) *workloads.Program {
+		p, err := tiles.NewConvPair(tiles.ConvPairParams{Channels: c, Size: size, Batch: batch, Tile: tile, Steps: 2, CheckRows: 64}, 7)
+		require.NoError(t, err)
+		return p.Program
+	}
+	progs := []*workloads.Program{
+		mlp("gpt3", 300, 512, 768, "auto"),     // partial row tile, one wave
+		mlp("gpt3", 5, 256, 384, "auto"),       // 32-row tiles
+		mlp("gpt3", 100, 256, 512, "64x64"),    // 64x64 tiles
+		mlp("gpt3", 1024, 4096, 6144, "auto"),  // 1.45 + 0.97 waves on an H100: wait kernel, tile order
+		mlp("llama", 77, 256, 256, "auto"),     // gate|up: strided
+		mlp("llama", 1024, 2048, 2816, "auto"), // multi-wave strided
+		cp(64, 9, 3, "auto"),                   // 243 pixels in 64-pixel tiles: halo across tiles
+		cp(128, 14, 4, "auto"),                 // 128x128 tiles
+		cp(64, 56, 11, "auto"),                 // 539 tiles: more than a wave
+	}
+	opts := []Options{
+		{Policy: "row", WaitKernel: "on", TileOrder: "on", IndependentFirst: "on"},
+		{Policy: "fine", WaitKernel: "on", TileOrder: "on", IndependentFirst: "on"},
+		{Policy: "fine", WaitKernel: "on", TileOrder: "off", IndependentFirst: "off"},
+		{Policy: "row", WaitKernel: "on", TileOrder: "off", IndependentFirst: "on"},
+		Defaults(),
+	}
+	info := d.Info()
+	for _, prog := range progs {
+		t.Run(prog.Name, func(t *testing.T) {
+			run := func(s *Scheduler) map[string][]byte {
+				var out map[string][]byte
+				require.NoError(t, d.Run(func(h0 device.Host) error {
+					h := gpuInfoHost{h0, info}
+					inst, err := workloads.Bind(h, prog)
+					if err != nil {
+						return err
+					}
+					defer inst.Release(h)
+					if err := s.Prepare(h, inst); err != nil {
+						return err
+					}
+					for i := 0; i < 3; i++ {
+						if err := s.Run(h, inst); err != nil {
+							return fmt.Errorf("run %d: %w", i+1, err)
+						}
+					}
+					if out, err = inst.Outputs(h); err != nil {
+						return err
+					}
+					return s.Cleanup(h)
+				}))
+				return out
+			}
+			base, err := New(Options{Policy: "stream", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"})
+			require.NoError(t, err)
+			want := run(base)
+			require.NoError(t, prog.Check(want), "stream-sync against the CPU reference")
+			for _, o := range opts {
+				s, err := New(o)
+				require.NoError(t, err)
+				got := run(s)
+				t.Logf("%s: %v", s.Name(), s.Choices())
+				for name := range want {
+					assert.Equal(t, want[name], got[name], "%s: output %s differs from stream-sync", s.Name(), name)
+				}
+			}
+		})
+	}
+}
+
+type gpuInfoHost struct {
+	device.Host
+	info device.Info
+}
+
+func (h gpuInfoHost) DeviceInfo() device.Info { return h.info }
