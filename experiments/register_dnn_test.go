@@ -51,3 +51,9 @@ func TestDNNWorkloadParamErrors(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want, "%s %s", tc.name, tc.params)
 	}
 }
+
+func TestDNNGPUCheckFileParses(t *testing.T) {
+	e, err := LoadExperiment("../workloads/dnn/testdata/gpu-check.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "dnn-gpu-check", e.Name)
+}
