@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const testConfig = `name: cusync-test
+description: two rows on the simulated H100
+seed: 1
+repetitions: 1
+warmup: 0
+baseline: stream-sync
+workloads:
+  - {name: gpt3 T=1024, family: tiles-mlp, params: {model: gpt3, tokens: 1024, no_data: true}}
+  - {name: resnet38 L0 b1, family: tiles-convpair, params: {model: resnet38, layer: 0, batch: 1, no_data: true}}
+schedulers:
+  - {name: stream-sync, kind: stream-sync}
+  - {name: auto, kind: tilesync, params: {policy: auto}}
+  - {name: strided, kind: tilesync, params: {policy: strided}}
+devices: [h100]
+`
+
+func TestRunAndReportOnSimulator(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(testConfig), 0o644))
+	js := filepath.Join(dir, "out.json")
+	require.NoError(t, runCmd(cfg, js, 2))
+
+	data, err := os.ReadFile(js)
+	require.NoError(t, err)
+	var res Results
+	require.NoError(t, json.Unmarshal(data, &res))
+	require.Len(t, res.Rows, 6)
+	byKey := map[string]Row{}
+	for _, r := range res.Rows {
+		byKey[r.Workload+"/"+r.Scheduler] = r
+	}
+	base, auto := byKey["gpt3 T=1024/stream-sync"], byKey["gpt3 T=1024/auto"]
+	require.Empty(t, base.Errors)
+	require.Empty(t, auto.Errors)
+	assert.Greater(t, medianNS(base.MakespansNS)/medianNS(auto.MakespansNS), 1.1)
+	assert.InDelta(t, 1.45, auto.Waves[0], 0.01)
+	assert.Contains(t, auto.Choices[0], "row wait=true")
+	require.NotNil(t, base.Races)
+	assert.Zero(t, *base.Races)
+	assert.NotEmpty(t, byKey["gpt3 T=1024/strided"].Errors, "strided does not apply to GPT-3")
+	assert.Contains(t, byKey["gpt3 T=1024/strided"].Errors[0], "SwiGLU")
+
+	require.Len(t, res.Deadlocks, 2)
+	assert.False(t, res.Deadlocks[0].WaitKernel)
+	assert.Contains(t, res.Deadlocks[0].Result, "deadlock at")
+	assert.Contains(t, res.Deadlocks[0].Result, "blocks spin holding their SMs")
+	assert.Equal(t, "completed", res.Deadlocks[1].Result)
+
+	md := filepath.Join(dir, "r.md")
+	require.NoError(t, reportCmd(md, []string{js}))
+	b, err := os.ReadFile(md)
+	require.NoError(t, err)
+	s := string(b)
+	for _, want := range []string{"## gpt3", "## resnet38", "| gpt3 T=1024 | 1.45 + 2.91 |", "wait kernel false: `deadlock at", "| gpt3 T=1024 | h100 | strided |"} {
+		assert.True(t, strings.Contains(s, want), "report lacks %q", want)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	assert.Equal(t, 2.0, medianNS([]int64{3, 1, 2}))
+	assert.Equal(t, 2.5, medianNS([]int64{4, 1, 2, 3}))
+	assert.Zero(t, medianNS(nil))
+}
