@@ -32,6 +32,7 @@ func TestEveryConfigDecodesStrictly(t *testing.T) {
 		kind := strings.Split(filepath.ToSlash(rel), "/")[0]
 		seen[kind]++
 		t.Run(rel, func(t *testing.T) {
+			t.Parallel() // loading builds every workload; some generators take seconds
 			switch kind {
 			case "experiments":
 				e, err := LoadExperiment(p)
