@@ -28,11 +28,14 @@
 //     all already issued to one stream is issued behind them on that
 //     stream, up to inflight kernels per stream: stream order enforces the
 //     dependency, and the launch latency overlaps the upstream's run.
-//   - batch > 1: when more kernels are ready than threads are idle, an idle
-//     thread takes a short run of ready kernels and launches them as one
-//     CUDA graph (captured on its stream and instantiated, at their
-//     measured cost; with graph_cache, an instantiated graph of the same
-//     kernel sequence is reused with its node parameters updated).
+//   - batch > 1: an idle thread takes a short run of kernels and launches
+//     it as one CUDA graph: a ready kernel, the pending kernels whose
+//     unfinished upstream kernels are all in the run (a chain, ordered by
+//     capture), and, while more kernels are ready than threads are idle,
+//     further ready ones. The graph is captured on the thread's stream and
+//     instantiated at their real (or, on the simulator, modelled) cost;
+//     with graph_cache, an instantiated graph of the same kernel sequence
+//     is reused with its nodes' parameters updated.
 //
 // ACS-HW. The window lives in the GPU's front end
 // (device.DependencyQueue, found by type assertion on the Host). The CPU

@@ -33,8 +33,9 @@ type Params struct {
 	// 1 is the paper; above 1, kernels whose unfinished upstream kernels
 	// are all on one stream are issued behind them.
 	InFlight int `yaml:"inflight"`
-	// Batch is the longest run of ready kernels an idle thread launches as
-	// one CUDA graph; 0 or 1 launches kernels one by one.
+	// Batch is the longest run of kernels (a ready kernel, its chain of
+	// dependents, surplus ready kernels) an idle thread launches as one
+	// CUDA graph; 0 or 1 launches kernels one by one.
 	Batch int `yaml:"batch"`
 	// GraphCache reuses an instantiated graph of the same kernel sequence,
 	// updating its nodes' parameters, instead of capturing and

@@ -192,13 +192,11 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 			if inflight[t] != 0 {
 				continue
 			}
-			n := 1
-			if s.p.Batch > 1 {
-				// Spread the ready kernels over the idle threads; a thread
-				// takes several only when there are more than threads.
-				n = min(s.p.Batch, (len(w.ready)+idle-1)/idle, len(w.ready))
+			if s.p.Batch < 2 {
+				send(t, []int{w.ready[0]})
+			} else {
+				send(t, w.batch(s.p.Batch, idle))
 			}
-			send(t, append([]int(nil), w.ready[:n]...))
 			idle--
 		}
 		if s.p.InFlight > 1 {

@@ -153,3 +153,28 @@ func TestWindowAgreesWithDeviceConflicts(t *testing.T) {
 		assert.Equal(t, want, w.up[k], "op %d", k)
 	}
 }
+
+func TestWindowBatch(t *testing.T) {
+	// Two chains: 0 -> 1 -> 2 on A and 3 -> 4 on B, and 5 independent.
+	sets := [][]device.Arg{
+		{arg(bufA, device.Write, 0, 64)},
+		{arg(bufA, device.ReadWrite, 0, 64)},
+		{arg(bufA, device.ReadWrite, 0, 64)},
+		{arg(bufB, device.Write, 0, 64)},
+		{arg(bufB, device.ReadWrite, 0, 64)},
+		{arg(bufA, device.Write, 512, 64)},
+	}
+	w := newWindow(len(sets), 32, accessOf(sets...), false)
+	w.admit()
+	require.Equal(t, []int{0, 3, 5}, w.ready)
+	// Three idle threads, three ready chains: each thread takes its chain,
+	// no extra ready kernel.
+	assert.Equal(t, []int{0, 1, 2}, w.batch(8, 3), "the ready kernel and its chain")
+	assert.Equal(t, []int{0, 1}, w.batch(2, 3), "up to max")
+	// One idle thread: it also takes the ready kernels no one else will.
+	assert.Equal(t, []int{0, 1, 2, 3, 5}, w.batch(5, 1))
+	// 4 depends on 3, which is not in the batch: never taken without it.
+	for _, k := range w.batch(4, 1) {
+		assert.NotEqual(t, 4, k)
+	}
+}
