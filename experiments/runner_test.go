@@ -293,3 +293,68 @@ func TestValidateTwoSimulatorConfigs(t *testing.T) {
 		[]float64{gpuRes.Rows[0].Makespan.Median, gpuRes.Rows[1].Makespan.Median})
 	assert.InDelta(t, want, *v.MakespanMAPE, 1e-9)
 }
+
+func TestCompareOutputs(t *testing.T) {
+	want := map[string][]byte{"a": {1, 2, 3, 4}, "b": {9}}
+	for _, tt := range []struct {
+		name string
+		got  map[string][]byte
+		msg  string
+	}{
+		{"equal", map[string][]byte{"a": {1, 2, 3, 4}, "b": {9}}, ""},
+		{"two bytes differ", map[string][]byte{"a": {1, 7, 3, 8}, "b": {9}}, "output a differs from serial's in 2 of 4 bytes, first at byte 1"},
+		{"missing", map[string][]byte{"a": {1, 2, 3, 4}}, "output b missing"},
+		{"short", map[string][]byte{"a": {1, 2, 3}, "b": {9}}, "output a has 3 bytes, serial's has 4"},
+		{"extra", map[string][]byte{"a": {1, 2, 3, 4}, "b": {9}, "c": {0}}, "output c not produced by serial"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.msg, compareOutputs(want, tt.got)) })
+	}
+}
+
+// TestOutputMismatchIsAnError drives the GPU path of a row (outputs read
+// back and compared with the serial reference) on the simulator, with a
+// reference that differs in one byte: the row must say so, never hide it.
+func TestOutputMismatchIsAnError(t *testing.T) {
+	// Short kernels: the workload's CPU check runs in every repetition.
+	e, err := ParseExperiment([]byte(strings.Replace(small, "iters: 8192", "iters: 16", 1)), "small.yaml")
+	require.NoError(t, err)
+	jobs, _, err := plan(e, nil, Shard{})
+	require.NoError(t, err)
+	j := jobs[1] // round-robin
+	dev, err := openSim("h100", false)
+	require.NoError(t, err)
+	defer dev.Close()
+
+	prog, err := j.program()
+	require.NoError(t, err)
+	s, err := j.scheduler()
+	require.NoError(t, err)
+	r, err := runOnce(dev, prog, s, true)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.outputs, "the workload marks outputs")
+
+	// Equal to the reference, so the workload's own CPU check runs next, and
+	// fails: the simulator moves no data, so the outputs are zeros.
+	same := &reference{outputs: r.outputs}
+	row := j.execute(dev, same, nil)
+	assert.Equal(t, "equal to serial", row.Outputs)
+	require.Len(t, row.Errors, 1)
+	assert.Contains(t, row.Errors[0], "workload check: ")
+
+	changed := map[string][]byte{}
+	var name string
+	for n, b := range r.outputs {
+		changed[n] = append([]byte(nil), b...)
+		name = n
+	}
+	changed[name][0] ^= 0xff
+	row = j.execute(dev, &reference{outputs: changed}, nil)
+	assert.Equal(t, "DIFFERENT from serial", row.Outputs)
+	require.Len(t, row.Errors, 1, "the same difference in every repetition is reported once")
+	assert.Contains(t, row.Errors[0], "output "+name+" differs from serial's in 1 of")
+	require.NotNil(t, row.Makespan, "the row is still measured")
+
+	row = j.execute(dev, &reference{err: errors.New("serial reference run: boom")}, nil)
+	assert.Equal(t, "not compared (no serial reference)", row.Outputs)
+	assert.Contains(t, row.Errors, "serial reference run: boom")
+}
