@@ -12,9 +12,11 @@ import (
 )
 
 // Calibrating the simulator must give back the config it was built from:
-// every measured figure within 2%.
+// every measured figure within 2%. h100 is the reference config; rtx3070 has
+// other costs throughout; measured-h200 is a real GPU's calibration, with
+// irregular values.
 func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
-	for _, name := range sim.ConfigNames() {
+	for _, name := range []string{"h100", "rtx3070", "measured-h200"} {
 		t.Run(name, func(t *testing.T) { recovers(t, name) })
 	}
 }

@@ -10,6 +10,9 @@ import "C"
 import (
 	"fmt"
 	"time"
+	"unsafe"
+
+	"github.com/mumax/3/cuda/cu"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -36,4 +39,31 @@ func LaunchLoopC(h device.Host, s device.Stream, k *device.Kernel, n int) (time.
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// LaunchLoopMumax is LaunchLoopC's loop through mumax's cu.LaunchKernel (which
+// allocates and frees its argument arrays with malloc on every call), for
+// comparison. It must be called from the host thread h.
+func LaunchLoopMumax(h device.Host, s device.Stream, k *device.Kernel, n int) (time.Duration, error) {
+	hh, ok := h.(*host)
+	if !ok {
+		return 0, fmt.Errorf("cuda: LaunchLoopMumax: %T is not a host thread of this backend", h)
+	}
+	st, err := hh.stream(s, "LaunchLoopMumax")
+	if err != nil {
+		return 0, err
+	}
+	f, err := hh.fn(k)
+	if err != nil {
+		return 0, err
+	}
+	fn := *(*cu.Function)(unsafe.Pointer(&f.f))
+	cs := *(*cu.Stream)(unsafe.Pointer(&st.s))
+	start := time.Now()
+	err = guard("cuLaunchKernel", func() {
+		for i := 0; i < n; i++ {
+			cu.LaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, cs, nil)
+		}
+	})
+	return time.Since(start), err
 }

@@ -413,6 +413,42 @@ func TestTraceTimeline(t *testing.T) {
 	assert.GreaterOrEqual(t, kernelsSeen[2]-kernelsSeen[0], 190.0, "one stream runs them one after another")
 }
 
+var copyDiag = flag.Bool("copydiag", false, "measure first and second 16 MiB pinned copies into fresh buffers")
+
+// TestCopyFirstTouch reports how much longer the first copy into freshly
+// allocated buffers takes than the next one. It runs only with -copydiag:
+// it is a measurement, not a check.
+func TestCopyFirstTouch(t *testing.T) {
+	if !*copyDiag {
+		t.Skip("measurement; run with -copydiag")
+	}
+	d := open(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		const bytes = 16 << 20
+		s, _ := h.NewStream(device.StreamOptions{})
+		e0, _ := h.NewEvent(device.EventOptions{})
+		e1, _ := h.NewEvent(device.EventOptions{})
+		for round := 0; round < 3; round++ {
+			src, err := h.AllocHost(bytes, true)
+			require.NoError(t, err)
+			dst, err := h.Malloc(bytes)
+			require.NoError(t, err)
+			var times []time.Duration
+			for i := 0; i < 3; i++ {
+				require.NoError(t, h.Record(e0, s))
+				require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: dst, Host: src, Bytes: bytes}))
+				require.NoError(t, h.Record(e1, s))
+				require.NoError(t, h.StreamSynchronize(s))
+				el, err := h.Elapsed(e0, e1)
+				require.NoError(t, err)
+				times = append(times, el)
+			}
+			t.Logf("fresh buffers, round %d: 16 MiB HtoD copies took %v (first, second, third)", round, times)
+		}
+		return nil
+	}))
+}
+
 var launchBench = flag.Int("launchbench", 0, "run the launch benchmark with this many launches per loop (e.g. 100000)")
 
 // TestLaunchLoopGoVsC launches an empty kernel n times through the Device
@@ -450,10 +486,17 @@ func TestLaunchLoopGoVsC(t *testing.T) {
 			require.NoError(t, h.StreamSynchronize(s))
 			return time.Since(start)
 		}
+		mumaxLoop := func() time.Duration {
+			start := time.Now()
+			_, err := cuda.LaunchLoopMumax(h, s, empty, n)
+			require.NoError(t, err)
+			require.NoError(t, h.StreamSynchronize(s))
+			return time.Since(start)
+		}
 		goLoop() // warm up: function load, clocks
 		cLoop()
-		var gos, cs []time.Duration
-		var ratios []float64
+		var gos, cs, ms []time.Duration
+		var ratios, mratios []float64
 		for p := 0; p < pairs; p++ {
 			var g, c time.Duration
 			if p%2 == 0 {
@@ -463,6 +506,9 @@ func TestLaunchLoopGoVsC(t *testing.T) {
 			}
 			gos, cs = append(gos, g), append(cs, c)
 			ratios = append(ratios, float64(g)/float64(c))
+			m := mumaxLoop()
+			ms = append(ms, m)
+			mratios = append(mratios, float64(m)/float64(c))
 		}
 		med := func(v []time.Duration) time.Duration {
 			v = append([]time.Duration(nil), v...)
@@ -478,6 +524,10 @@ func TestLaunchLoopGoVsC(t *testing.T) {
 		t.Logf("Go loop: median %v (%.3f us/launch); all %v", mg, per(mg), gos)
 		t.Logf("Go/C per pair: %.4f", ratios)
 		t.Logf("Go/C ratio: median of pairs %.4f (min %.4f, max %.4f); ratio of medians %.4f", (r[pairs/2-1]+r[pairs/2])/2, r[0], r[pairs-1], float64(mg)/float64(mc))
+		sort.Float64s(mratios)
+		mm := med(ms)
+		t.Logf("for comparison, the same loop through mumax's cu.LaunchKernel (after each pair): median %v (%.3f us/launch); mumax/C median ratio %.4f",
+			mm, per(mm), (mratios[pairs/2-1]+mratios[pairs/2])/2)
 		return nil
 	}))
 }

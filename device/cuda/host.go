@@ -3,6 +3,10 @@
 package cuda
 
 /*
+// The launch neither keeps its pointer arguments (C memory) nor calls back
+// into Go.
+#cgo noescape gs_launch
+#cgo nocallback gs_launch
 #include "gs.h"
 */
 import "C"
