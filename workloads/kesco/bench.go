@@ -22,8 +22,8 @@ func f32(v float32) workloads.ArgSpec              { return workloads.F32Arg(v) 
 // per-block partials and a one-block final sum. Width 2.
 func buildVEC(b *builder, scale float64) {
 	n, g := scaled(8<<20, scale, 1024), b.blocks
-	xv, yv := b.uniform(n, -1, 1), b.uniform(n, -1, 1)
-	x, y := b.input("x", xv), b.input("y", yv)
+	x, xgen := b.random("x", n, -1, 1)
+	y, ygen := b.random("y", n, -1, 1)
 	x2, y2 := b.scratch("x2", n), b.scratch("y2", n)
 	part, sum := b.scratch("partial", g), b.output("sum", 1)
 	fn := float64(n)
@@ -31,11 +31,20 @@ func buildVEC(b *builder, scale float64) {
 	b.launch("square_y", "kesco_square", g, fn, 8*fn, buf(y, r), buf(y2, w), i32(n))
 	b.launch("diff_partial", "kesco_diff_partial", g, 2*fn, 8*fn, buf(x2, r), buf(y2, r), buf(part, w), i32(n))
 	b.launch("sum_final", "kesco_sum_final", 1, float64(g), 4*float64(g), buf(part, r), buf(sum, w), i32(g))
-	mag := 0.0 // the sum of the terms' magnitudes bounds the rounding error
-	for i := range xv {
-		mag += math.Abs(float64(xv[i]*xv[i] - yv[i]*yv[i]))
-	}
-	b.expect("sum", func() []float32 { return []float32{float32(refDiffSum(refSquare(xv), refSquare(yv)))} }, 0, 1e-5*mag+1e-6)
+	// The sum of the terms' magnitudes bounds the rounding error.
+	b.check(func(out map[string][]byte) error {
+		xv, yv := xgen(), ygen()
+		mag := 0.0
+		for i := range xv {
+			mag += math.Abs(float64(xv[i]*xv[i] - yv[i]*yv[i]))
+		}
+		got, err := floats(out, b.prefix+"sum", 1)
+		if err != nil {
+			return err
+		}
+		want := float32(refDiffSum(refSquare(xv), refSquare(yv)))
+		return closeTo(b.prefix+"sum", got, []float32{want}, 0, 1e-5*mag+1e-6)
+	})
 }
 
 // B&S parameters (one option series per array).
@@ -51,12 +60,11 @@ const (
 func buildBS(b *builder, scale float64) {
 	n, g := scaled(2<<20, scale, 256), b.blocks
 	for i := 0; i < bsOptions; i++ {
-		sv := b.uniform(n, 50, 150)
-		s := b.input(fmt.Sprintf("spot%d", i), sv)
+		s, sv := b.random(fmt.Sprintf("spot%d", i), n, 50, 150)
 		c := b.output(fmt.Sprintf("call%d", i), n)
 		b.launch(fmt.Sprintf("bs%d", i), "kesco_black_scholes", g, 60*float64(n), 8*float64(n),
 			buf(s, r), buf(c, w), i32(n), f32(bsStrike), f32(bsRate), f32(bsVol), f32(bsT))
-		b.expect(fmt.Sprintf("call%d", i), func() []float32 { return refBlackScholes(sv, bsStrike, bsRate, bsVol, bsT) }, 1e-4, 2e-4)
+		b.expect(fmt.Sprintf("call%d", i), func() []float32 { return refBlackScholes(sv(), bsStrike, bsRate, bsVol, bsT) }, 1e-4, 2e-4)
 	}
 }
 
@@ -72,10 +80,9 @@ const (
 func buildML(b *builder, scale float64) {
 	rows, g := scaled(200_000, scale, 64), b.blocks
 	f, c := mlFeatures, mlClasses
-	xv := b.uniform(rows*f, 0, 1)
 	wr, br := b.uniform(f*c, -0.5, 0.5), b.uniform(c, -0.1, 0.1)
 	wn, bn := b.uniform(f*c, -2, 0), b.uniform(c, -3, -1)
-	x := b.input("x", xv)
+	x, xgen := b.random("x", rows*f, 0, 1)
 	wrB, brB, wnB, bnB := b.input("ridge_w", wr), b.input("ridge_b", br), b.input("nb_loglik", wn), b.input("nb_logprior", bn)
 	z, rs, rp := b.scratch("z", rows*f), b.scratch("ridge_scores", rows*c), b.scratch("ridge_prob", rows*c)
 	ns, np := b.scratch("nb_scores", rows*c), b.scratch("nb_prob", rows*c)
@@ -93,6 +100,7 @@ func buildML(b *builder, scale float64) {
 		label []int32
 	}
 	ref := sync.OnceValue(func() mlRef {
+		xv := xgen()
 		ridge := refSoftmaxRows(refMatmulBias(refRowZScore(xv, rows, f), wr, br, rows, f, c), rows, c)
 		nb := refSoftmaxRows(refMatmulBias(xv, wn, bn, rows, f, c), rows, c)
 		s, l := refArgmaxSum(ridge, nb, rows, c)
@@ -234,8 +242,7 @@ const imgUnsharpAmount = 0.5
 func buildIMG(b *builder, scale float64) {
 	side, g := scaled(2048, math.Sqrt(scale), 16), b.blocks
 	n := side * side
-	iv := b.uniform(n, 0, 1)
-	img := b.input("image", iv)
+	img, igen := b.random("image", n, 0, 1)
 	ks, kl, ku := gaussian(1, 1), gaussian(3, 2), gaussian(2, 1.5)
 	ksB, klB, kuB := b.input("kernel_small", ks), b.input("kernel_large", kl), b.input("kernel_unsharp", ku)
 	b1, b2, b3 := b.scratch("blur_small", n), b.scratch("blur_large", n), b.scratch("blur_unsharp", n)
@@ -258,6 +265,7 @@ func buildIMG(b *builder, scale float64) {
 	b.launch("combine2", "kesco_combine", g, 4*fn, 16*fn, buf(c1, r), buf(b1, r), buf(s1, r), buf(out, w), i32(n))
 
 	b.expect("out", func() []float32 {
+		iv := igen()
 		rb1, rb2, rb3 := refBlur(iv, ks, side, side, 1), refBlur(iv, kl, side, side, 3), refBlur(iv, ku, side, side, 2)
 		rs1 := refSobel(rb1, side, side)
 		re2 := refExtend(refSobel(rb2, side, side))
@@ -280,15 +288,13 @@ func buildDL(b *builder, scale float64) {
 	side, g := 2*scaled(256, math.Sqrt(scale), 4), b.blocks
 	half := side / 2
 	flat := dlC2 * half * half
-	wd := b.uniform(dlDense*2*flat, -0.01, 0.01)
 	bd := b.uniform(dlDense, -0.1, 0.1)
 	var branch [2]func() []float32
 	var conv2Out [2]int
 	for i := 0; i < 2; i++ {
-		iv := b.uniform(side*side, 0, 1)
 		w1, b1 := b.uniform(dlC1*9, -0.5, 0.5), b.uniform(dlC1, -0.1, 0.1)
 		w2, b2 := b.uniform(dlC2*dlC1*9, -0.3, 0.3), b.uniform(dlC2, -0.1, 0.1)
-		img := b.input(fmt.Sprintf("image%d", i), iv)
+		img, igen := b.random(fmt.Sprintf("image%d", i), side*side, 0, 1)
 		w1B, b1B := b.input(fmt.Sprintf("conv1_w%d", i), w1), b.input(fmt.Sprintf("conv1_b%d", i), b1)
 		w2B, b2B := b.input(fmt.Sprintf("conv2_w%d", i), w2), b.input(fmt.Sprintf("conv2_b%d", i), b2)
 		c1 := b.scratch(fmt.Sprintf("conv1_%d", i), dlC1*side*side)
@@ -303,17 +309,18 @@ func buildDL(b *builder, scale float64) {
 			buf(p1, r), buf(w2B, r), buf(b2B, r), buf(c2, w), i32(dlC1), i32(dlC2), i32(half), i32(half))
 		conv2Out[i] = c2
 		branch[i] = func() []float32 {
-			return refConv3x3ReLU(refMaxPool2(refConv3x3ReLU(iv, w1, b1, 1, dlC1, side, side), dlC1, side, side), w2, b2, dlC1, dlC2, half, half)
+			return refConv3x3ReLU(refMaxPool2(refConv3x3ReLU(igen(), w1, b1, 1, dlC1, side, side), dlC1, side, side), w2, b2, dlC1, dlC2, half, half)
 		}
 	}
 	cat := b.scratch("concat", 2*flat)
-	wdB, bdB := b.input("dense_w", wd), b.input("dense_b", bd)
+	wdB, wd := b.random("dense_w", dlDense*2*flat, -0.01, 0.01)
+	bdB := b.input("dense_b", bd)
 	out := b.output("out", dlDense)
 	b.launch("concat", "kesco_concat", g, 0, 16*float64(flat), buf(conv2Out[0], r), i32(flat), buf(conv2Out[1], r), i32(flat), buf(cat, w))
 	b.launch("dense", "kesco_dense", dlDense, 2*float64(dlDense*2*flat), 4*float64(dlDense*2*flat)+8*float64(flat),
 		buf(cat, r), buf(wdB, r), buf(bdB, r), buf(out, w), i32(2*flat))
 	b.expect("out", func() []float32 {
-		return refDense(append(branch[0](), branch[1]()...), wd, bd, 2*flat, dlDense)
+		return refDense(append(branch[0](), branch[1]()...), wd(), bd, 2*flat, dlDense)
 	}, 1e-3, 1e-4)
 }
 
@@ -327,12 +334,12 @@ func buildM1(b *builder, scale float64) {
 	n, g := scaled(4<<20, scale, biasLen), b.blocks
 	fn := float64(n)
 	var xs, gs [8]int
-	var xv, b1v [8][]float32
+	var xv [8]func() []float32
+	var b1v [8][]float32
 	var rs, hs [4]int
 	var b2v, b3v [4][]float32
 	for i := range xs {
-		xv[i] = b.uniform(n, -2, 2)
-		xs[i] = b.input(fmt.Sprintf("x%d", i), xv[i])
+		xs[i], xv[i] = b.random(fmt.Sprintf("x%d", i), n, -2, 2)
 	}
 	for i := range xs {
 		b1v[i] = b.uniform(biasLen, -0.5, 0.5)
@@ -357,7 +364,7 @@ func buildM1(b *builder, scale float64) {
 	b.expect("out", func() []float32 {
 		var hv [4][]float32
 		for j := range hv {
-			res := refBiasResidual(b2v[j], refBiasGeLU(xv[2*j], b1v[2*j]), refBiasGeLU(xv[2*j+1], b1v[2*j+1]))
+			res := refBiasResidual(b2v[j], refBiasGeLU(xv[2*j](), b1v[2*j]), refBiasGeLU(xv[2*j+1](), b1v[2*j+1]))
 			hv[j] = refBiasGeLU(res, b3v[j])
 		}
 		return refSum4(hv[0], hv[1], hv[2], hv[3])
@@ -371,10 +378,11 @@ func buildM2(b *builder, scale float64) {
 	n, g := scaled(4<<20, scale, biasLen), b.blocks
 	fn := float64(n)
 	var ss, gs [6]int
-	var xv, bsv, bgv [6][]float32
+	var xv [6]func() []float32
+	var bsv, bgv [6][]float32
 	for i := 0; i < 6; i++ {
-		xv[i] = b.uniform(n, -2, 2)
-		x := b.input(fmt.Sprintf("x%d", i), xv[i])
+		var x int
+		x, xv[i] = b.random(fmt.Sprintf("x%d", i), n, -2, 2)
 		bsv[i] = b.uniform(biasLen, -0.5, 0.5)
 		bb := b.input(fmt.Sprintf("bias_silu%d", i), bsv[i])
 		ss[i] = b.scratch(fmt.Sprintf("silu%d", i), n)
@@ -390,7 +398,7 @@ func buildM2(b *builder, scale float64) {
 	gated := sync.OnceValue(func() [6][]float32 {
 		var sv, gv [6][]float32
 		for i := range sv {
-			sv[i] = refBiasSiLU(xv[i], bsv[i])
+			sv[i] = refBiasSiLU(xv[i](), bsv[i])
 		}
 		for i := range gv {
 			gv[i] = refBiasGatedReLU(sv[i], sv[(i+1)%6], bgv[i])

@@ -97,7 +97,39 @@ func (b *builder) output(name string, n int) int {
 	return i
 }
 
-// uniform returns n values drawn uniformly from [lo, hi).
+// random adds a device buffer of n values drawn uniformly from [lo, hi)
+// by a generator of its own, seeded from the builder's. The values are not
+// kept: Init writes them straight into the upload, and the returned
+// function regenerates them for the CPU reference, so a program holds no
+// copy of its large inputs until a check needs them.
+func (b *builder) random(name string, n int, lo, hi float32) (int, func() []float32) {
+	seed := b.rng.Uint64()
+	b.prog.Buffers = append(b.prog.Buffers, workloads.BufferSpec{Name: b.prefix + name, Bytes: int64(4 * n), Init: func(data []byte) {
+		fillUniform(seed, n, lo, hi, func(i int, v float32) { binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v)) })
+	}})
+	return len(b.prog.Buffers) - 1, func() []float32 {
+		v := make([]float32, n)
+		fillUniform(seed, n, lo, hi, func(i int, x float32) { v[i] = x })
+		return v
+	}
+}
+
+// fillUniform draws n uniform values in [lo, hi), two 24-bit fractions per
+// 64-bit draw.
+func fillUniform(seed uint64, n int, lo, hi float32, put func(i int, v float32)) {
+	src := rand.NewPCG(seed, 0x756e69666f726d)
+	const unit = 1.0 / (1 << 24)
+	for i := 0; i < n; i += 2 {
+		u := src.Uint64()
+		put(i, lo+(hi-lo)*float32(u>>40)*unit)
+		if i+1 < n {
+			put(i+1, lo+(hi-lo)*float32((u>>8)&0xffffff)*unit)
+		}
+	}
+}
+
+// uniform returns n values drawn uniformly from [lo, hi) (small inputs:
+// weights and biases, kept by the program).
 func (b *builder) uniform(n int, lo, hi float64) []float32 {
 	v := make([]float32, n)
 	for i := range v {
