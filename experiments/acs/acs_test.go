@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/experiments"
+)
+
+const tinyExperiment = `
+name: acs-tiny
+seed: 1
+repetitions: 1
+baseline: serial
+workloads:
+  - {name: ant, family: rl-physics, params: {env: ant, envs: 32, envs_per_group: 8, steps: 2, warmup: 5}}
+  - {name: walker2d, family: rl-physics, params: {env: walker2d, envs: 32, envs_per_group: 8, steps: 2, warmup: 5}}
+schedulers:
+  - {name: serial, kind: serial}
+  - {name: acs-sw, kind: acs-sw}
+  - {name: acs-sw-N8, kind: acs-sw, params: {window: 8}}
+  - {name: acs-sw-K2, kind: acs-sw, params: {threads: 2}}
+  - {name: acs-sw-inflight4, kind: acs-sw, params: {inflight: 4}}
+  - {name: acs-hw, kind: acs-hw}
+devices: [h100]
+`
+
+func TestRunAndReport(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "acs-tiny.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(tinyExperiment), 0o644))
+	js := filepath.Join(dir, "acs-tiny.json")
+	require.NoError(t, runCmd(cfg, js, 2))
+
+	res, err := experiments.ReadResults(js)
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 12)
+	for _, row := range res.Rows {
+		assert.Empty(t, row.Errors, row.Scheduler)
+		require.NotNil(t, row.Races, row.Scheduler)
+		assert.Zero(t, *row.Races, "%s/%s", row.Workload, row.Scheduler)
+		assert.Nil(t, row.Utilization, "the series are left out")
+	}
+
+	md := filepath.Join(dir, "acs.md")
+	require.NoError(t, reportCmd(md, []string{js}))
+	data, err := os.ReadFile(md)
+	require.NoError(t, err)
+	page := string(data)
+	for _, want := range []string{
+		"## Targets",
+		"| ACS-HW above ACS-SW (simulator) | h100 | ACS-HW faster than the best ACS-SW variant on ",
+		"### rl-physics on h100 (NVIDIA H100",
+		"Window sweep (K = 4):",
+		"Thread sweep (N = 32):",
+		"| N = 8 |",
+		"| K = 2 |",
+		"no GPU results in this report yet",
+		"Race checker: 0 races over 12 simulator rows.",
+		"## Raw results",
+	} {
+		assert.Contains(t, page, want)
+	}
+}
+
+func TestGeomean(t *testing.T) {
+	assert.InDelta(t, 2.0, geomean([]float64{1, 4}), 1e-12)
+	assert.True(t, geomean(nil) != geomean(nil), "NaN for no data")
+}
