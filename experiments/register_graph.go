@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/sched/acs"
 	"github.com/gpusched/gpusched/sched/graph"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/kesco"
@@ -46,16 +47,30 @@ func init() {
 		graphFactory(graph.PolicyKeSCo, true, true))
 	RegisterScheduler("serial-graph", "the whole program on one stream in program order, through sched/graph (params: graph, per_step)",
 		graphFactory(graph.PolicySerial, false, false))
-	RegisterScheduler("grsched", "GrCUDA-like runtime DAG: kernels discovered in order with an unbounded window, independent ones on different streams (params: max_streams=16, dep_cost_ns=510)",
+	RegisterScheduler("grsched", "GrCUDA-like runtime: ACS-SW's window scheduler (sched/acs) with an unbounded window, every kernel entering at once (params: threads=8, completion=sync, inflight=1, check_cost=true)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			d := acs.DefaultParams()
+			p := struct {
+				Threads    int            `yaml:"threads"`
+				Completion acs.Completion `yaml:"completion"`
+				InFlight   int            `yaml:"inflight"`
+				CheckCost  bool           `yaml:"check_cost"`
+			}{Threads: 8, Completion: d.Completion, InFlight: d.InFlight, CheckCost: d.CheckCost}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return acs.NewSW(acs.Params{Window: 0, Threads: p.Threads, Completion: p.Completion, InFlight: p.InFlight, CheckCost: p.CheckCost})
+		})
+	RegisterScheduler("grcuda", "GrCUDA's stream policy in sched/graph: kernels discovered in order (unbounded window), a child reuses its first parent's stream, others take a free stream (params: max_streams=16, dep_cost_ns=510)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := struct {
 				MaxStreams int     `yaml:"max_streams"`
 				DepCostNS  float64 `yaml:"dep_cost_ns"`
-			}{MaxStreams: 16, DepCostNS: float64(graph.DefaultGrSchedDepCost.Nanoseconds())}
+			}{MaxStreams: 16, DepCostNS: float64(graph.DefaultGrCUDADepCost.Nanoseconds())}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			return graph.NewGrSched(p.MaxStreams, time.Duration(p.DepCostNS*float64(time.Nanosecond)))
+			return graph.NewGrCUDA(p.MaxStreams, time.Duration(p.DepCostNS*float64(time.Nanosecond)))
 		})
 	RegisterScheduler("multiprocess", "KeSCo's multi-process mode: each step (task) on its own host thread with its own inner scheduler (params: processes=0 (one per task), inner=serial|taskflow|nimble|kesco, streams, graph)",
 		func(params *yaml.Node) (sched.Scheduler, error) {

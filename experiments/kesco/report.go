@@ -33,7 +33,9 @@ once into one multi-stream CUDA graph, fork/join through events, launched per ru
   events only across streams.
 - nimble: minimum path cover of the transitive reduction (Hopcroft-Karp), one stream
   per path, an event after every node.
-- grsched: GrCUDA-like runtime: the DAG discovered kernel by kernel with an unbounded
+- grsched: the GrSched-like runtime: sched/acs's ACS-SW window scheduler with an
+  unbounded window (8 scheduler threads, one stream each, one kernel in flight each).
+- grcuda: GrCUDA's stream policy: the DAG discovered kernel by kernel with an unbounded
   window, a child reuses its first parent's stream, others go to free streams (pool of 16).
 - kesco: KeSCo's distributor (round-robin sources, single parent's stream, several
   parents: the parent with the fewest unscheduled successors; 8 streams capped at the
@@ -187,6 +189,7 @@ func writeDevice(b *bytes.Buffer, file string, r *experiments.Results, dev strin
 	tgt("kesco+graph over taskflow+graph", "1.16x", ratio(t, "kesco+graph", "taskflow+graph"))
 	tgt("kesco over grsched", "1.31x", ratio(t, "kesco", "grsched"))
 	tgt("kesco+graph over grsched", "1.31x", ratio(t, "kesco+graph", "grsched"))
+	tgt("kesco over grcuda", "", ratio(t, "kesco", "grcuda"))
 	tgt("kesco over nimble", "", ratio(t, "kesco", "nimble"))
 	tgt("kesco+graph over nimble+graph", "", ratio(t, "kesco+graph", "nimble+graph"))
 	tgt("mp-kesco over mp-serial", "1.22x", ratio(t, "mp-kesco", "mp-serial"))
@@ -196,7 +199,7 @@ func writeDevice(b *bytes.Buffer, file string, r *experiments.Results, dev strin
 	}
 	b.WriteString("\n")
 
-	cols := []string{"serial+graph", "taskflow", "taskflow+graph", "nimble", "nimble+graph", "grsched", "kesco", "kesco+graph", "kesco-no-prune", "kesco-strict"}
+	cols := []string{"serial+graph", "taskflow", "taskflow+graph", "nimble", "nimble+graph", "grsched", "grcuda", "kesco", "kesco+graph", "kesco-no-prune", "kesco-strict"}
 	writeSpeedups(b, t, "Speedup over serial", cols)
 	writeSpeedups(b, t, "Stream-count sweeps (speedup over serial; taskflow = 4 streams, kesco = 8 capped at the width, kesco-width = the width)",
 		[]string{"taskflow-s1", "taskflow-s2", "taskflow", "taskflow-s8", "kesco-s1", "kesco-s2", "kesco-s4", "kesco", "kesco-width"})

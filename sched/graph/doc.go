@@ -38,9 +38,11 @@
 // step in Run with Options.PerStep). Stats() reports streams, waits,
 // waits_removed, cross_edges, events and graph_nodes.
 //
-// GrSched is the runtime counterpart (GrCUDA, Parravicini et al., IPDPS
-// 2021): the DAG is discovered kernel by kernel at run time with an
-// unbounded window, independent kernels go to different streams.
+// GrCUDA is the runtime counterpart, GrCUDA's stream policy (Parravicini et
+// al., IPDPS 2021): the DAG is discovered kernel by kernel at run time with
+// an unbounded window, independent kernels go to different streams. (The
+// GrSched baseline of the experiments is sched/acs's window scheduler with
+// an unbounded window; this is the other reading of "GrSched-like".)
 // MultiProcess runs each step of a program (a task) on its own host thread
 // with its own inner scheduler, KeSCo's multi-process case.
 package graph

@@ -304,7 +304,7 @@ func allSchedulers(t *testing.T) []sched.Scheduler {
 			}
 		}
 	}
-	gr, err := NewGrSched(8, DefaultGrSchedDepCost)
+	gr, err := NewGrCUDA(8, DefaultGrCUDADepCost)
 	require.NoError(t, err)
 	out = append(out, gr)
 	for _, inner := range []Policy{PolicySerial, PolicyKeSCo} {
@@ -376,7 +376,7 @@ func TestOptionErrors(t *testing.T) {
 	require.ErrorContains(t, err, "only to the kesco policy")
 	_, err = New(Options{Policy: PolicyKeSCo, Streams: -1})
 	require.ErrorContains(t, err, "must not be negative")
-	_, err = NewGrSched(0, 0)
+	_, err = NewGrCUDA(0, 0)
 	require.ErrorContains(t, err, "max_streams")
 	_, err = NewMultiProcess(-1, "x", nil)
 	require.ErrorContains(t, err, "processes")

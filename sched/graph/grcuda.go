@@ -10,7 +10,7 @@ import (
 	"github.com/gpusched/gpusched/workloads"
 )
 
-// GrSched is a GrCUDA-style runtime scheduler (Parravicini et al., "DAG-based
+// GrCUDA is a GrCUDA-style runtime scheduler (Parravicini et al., "DAG-based
 // scheduling with resource sharing for multi-task applications in a
 // polyglot GPU runtime", IPDPS 2021): the dependency DAG is built at run time
 // as kernels arrive, in program order, from their array arguments, with an
@@ -24,7 +24,7 @@ import (
 // The dependency bookkeeping really runs on the host (sched.Deps, last
 // writers and readers per buffer); on the simulator each operation also
 // charges DepCost of host time for it, the runtime's DAG update.
-type GrSched struct {
+type GrCUDA struct {
 	// MaxStreams bounds the stream pool (GrCUDA creates streams on demand).
 	MaxStreams int
 	// DepCost is the host time charged per operation for the runtime DAG
@@ -38,32 +38,32 @@ type GrSched struct {
 	used    int
 }
 
-// DefaultGrSchedDepCost is the default per-operation dependency cost: the
+// DefaultGrCUDADepCost is the default per-operation dependency cost: the
 // ACS paper's measured CPU dependency check of one kernel against a
 // 32-entry window with 6 ranges (0.51 us), the closest published figure.
-const DefaultGrSchedDepCost = 510 * time.Nanosecond
+const DefaultGrCUDADepCost = 510 * time.Nanosecond
 
-// NewGrSched returns a GrCUDA-like runtime scheduler.
-func NewGrSched(maxStreams int, depCost time.Duration) (*GrSched, error) {
+// NewGrCUDA returns a GrCUDA-like runtime scheduler.
+func NewGrCUDA(maxStreams int, depCost time.Duration) (*GrCUDA, error) {
 	if maxStreams < 1 {
-		return nil, fmt.Errorf("grsched: max_streams must be at least 1, got %d", maxStreams)
+		return nil, fmt.Errorf("grcuda: max_streams must be at least 1, got %d", maxStreams)
 	}
 	if depCost < 0 {
-		return nil, fmt.Errorf("grsched: dep_cost must not be negative, got %v", depCost)
+		return nil, fmt.Errorf("grcuda: dep_cost must not be negative, got %v", depCost)
 	}
-	return &GrSched{MaxStreams: maxStreams, DepCost: depCost}, nil
+	return &GrCUDA{MaxStreams: maxStreams, DepCost: depCost}, nil
 }
 
-// Name is "grsched(max=S)".
-func (g *GrSched) Name() string { return fmt.Sprintf("grsched(max=%d)", g.MaxStreams) }
+// Name is "grcuda(max=S)".
+func (g *GrCUDA) Name() string { return fmt.Sprintf("grcuda(max=%d)", g.MaxStreams) }
 
 // Stats reports the waits issued and streams used in the last run.
-func (g *GrSched) Stats() map[string]float64 {
+func (g *GrCUDA) Stats() map[string]float64 {
 	return map[string]float64{"waits": float64(g.waits), "streams": float64(g.used)}
 }
 
 // Prepare creates the stream pool and one event per operation.
-func (g *GrSched) Prepare(h device.Host, in *workloads.Instance) error {
+func (g *GrCUDA) Prepare(h device.Host, in *workloads.Instance) error {
 	if g.inst != nil {
 		if err := g.Cleanup(h); err != nil {
 			return err
@@ -88,7 +88,7 @@ func (g *GrSched) Prepare(h device.Host, in *workloads.Instance) error {
 }
 
 // Cleanup destroys the pool.
-func (g *GrSched) Cleanup(h device.Host) error {
+func (g *GrCUDA) Cleanup(h device.Host) error {
 	var errs []error
 	for _, e := range g.events {
 		errs = append(errs, h.Destroy(e))
@@ -101,7 +101,7 @@ func (g *GrSched) Cleanup(h device.Host) error {
 }
 
 // Run issues the program as the runtime would, kernel by kernel.
-func (g *GrSched) Run(h device.Host, in *workloads.Instance) error {
+func (g *GrCUDA) Run(h device.Host, in *workloads.Instance) error {
 	if g.inst != in {
 		if err := g.Prepare(h, in); err != nil {
 			return err
@@ -163,7 +163,7 @@ func (g *GrSched) Run(h device.Host, in *workloads.Instance) error {
 
 // freeStream returns a stream never used in this run, else one that is idle,
 // else the least recently started one (the pool is exhausted).
-func (g *GrSched) freeStream(h device.Host, tail []int) (int, error) {
+func (g *GrCUDA) freeStream(h device.Host, tail []int) (int, error) {
 	oldest := 0
 	for i, t := range tail {
 		if t == -1 {
