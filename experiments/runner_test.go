@@ -143,6 +143,7 @@ func TestRunReportsRacesAndFailures(t *testing.T) {
 	assert.Nil(t, failRow.Speedup)
 	assert.Len(t, res.Failed(), 1)
 	assert.Contains(t, table.String(), "ERROR: repetition 0: failing: refuses to schedule")
+	assert.Contains(t, table.String(), "RACE: ", "a racy row is flagged in the table")
 	md := string(Markdown(res, false))
 	assert.Contains(t, md, "dag / failing / h100: repetition 0: failing: refuses to schedule")
 	assert.Contains(t, md, "dag / racy / h100: ")

@@ -126,6 +126,9 @@ func (p *printer) printRow(r, base *Row) {
 	}
 	cells = append(cells, speed, fmtPct(r.SMUtil), fmtInt(r.Kernels), fmtRaces(r.Races))
 	note := "ok"
+	if r.Races != nil && *r.Races > 0 && len(r.RaceExamples) > 0 {
+		note = "RACE: " + r.RaceExamples[0]
+	}
 	if len(r.Errors) > 0 {
 		note = "ERROR: " + r.Errors[0]
 		if len(r.Errors) > 1 {

@@ -26,7 +26,7 @@ func progressTo(stderr io.Writer) io.Writer {
 // report prints where results went and turns failed rows into an error.
 func report(res *experiments.Results, files []string, stdout, stderr io.Writer) error {
 	if len(files) > 0 {
-		fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(files, ", "))
+		fmt.Fprintf(stdout, "\nwrote %s\n", summarizeFiles(files))
 	}
 	failed := res.Failed()
 	if len(failed) == 0 {
@@ -36,6 +36,32 @@ func report(res *experiments.Results, files []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "row %s / %s / %s: %s\n", r.Workload, r.Scheduler, r.Device, strings.Join(r.Errors, "; "))
 	}
 	return fmt.Errorf("%d of %d rows failed", len(failed), len(res.Rows))
+}
+
+// summarizeFiles lists the written files, counting plots rather than
+// naming each when there are many.
+func summarizeFiles(files []string) string {
+	var named []string
+	svgs, svgDir := 0, ""
+	for _, f := range files {
+		if strings.HasSuffix(f, ".svg") {
+			svgs++
+			svgDir = filepath.Dir(f)
+			continue
+		}
+		named = append(named, f)
+	}
+	switch {
+	case svgs > 0 && svgs <= 3:
+		for _, f := range files {
+			if strings.HasSuffix(f, ".svg") {
+				named = append(named, f)
+			}
+		}
+	case svgs > 3:
+		named = append(named, fmt.Sprintf("%d SVG plots in %s", svgs, svgDir))
+	}
+	return strings.Join(named, ", ")
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
