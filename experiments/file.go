@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -218,7 +219,7 @@ func (e *Experiment) check() error {
 		if !contains(Workloads(), w.Family) {
 			return lineErr(at(w.keyLines, "family", w.Line), "unknown workload family %q (known: %s)", w.Family, strings.Join(Workloads(), ", "))
 		}
-		if _, err := NewWorkload(w.Family, paramsNode(&w.Params), e.Seed); err != nil {
+		if err := checkWorkload(w.Family, paramsNode(&w.Params), e.Seed); err != nil {
 			return entryErr(err, w.Line, &w.Params, "workload %q", w.Name)
 		}
 	}
@@ -266,6 +267,38 @@ func (e *Experiment) check() error {
 		if !contains(allFormats, f) {
 			return lineErr(e.line("outputs"), "unknown output format %q (known: %s)", f, strings.Join(allFormats, ", "))
 		}
+	}
+	return nil
+}
+
+// checked remembers which (family, params, seed) have been built without
+// error: factories are deterministic, and some take seconds, so a sweep's
+// points and several files naming the same workload build it once to check
+// it. Failures are not kept: their errors carry the lines of the file that
+// named them.
+var checked sync.Map // key -> *checkOnce
+
+type checkOnce struct {
+	once sync.Once
+	err  error
+}
+
+func checkWorkload(family string, params *yaml.Node, seed int64) error {
+	key := fmt.Sprintf("%s\x00%d\x00", family, seed)
+	if params != nil {
+		b, err := yaml.Marshal(params)
+		if err != nil {
+			return err
+		}
+		key += string(b)
+	}
+	c, _ := checked.LoadOrStore(key, &checkOnce{})
+	co := c.(*checkOnce)
+	co.once.Do(func() { _, co.err = NewWorkload(family, params, seed) })
+	if co.err != nil {
+		checked.CompareAndDelete(key, co)
+		_, err := NewWorkload(family, params, seed) // with this file's lines
+		return err
 	}
 	return nil
 }
