@@ -57,6 +57,9 @@ type Options struct {
 type suite struct {
 	newDevice func(t *testing.T) device.Device
 	opts      Options
+	// unit is the measured duration of Options.Unit worth of spinning: a
+	// GPU's clock need not be the nominal one Info reports.
+	unit time.Duration
 }
 
 // Run runs every conformance test as a subtest of t, each on a fresh device
@@ -69,6 +72,7 @@ func Run(t *testing.T, newDevice func(t *testing.T) device.Device, opts Options)
 		opts.Unit = 200 * time.Microsecond
 	}
 	s := &suite{newDevice: newDevice, opts: opts}
+	s.measureUnit(t)
 	t.Run("InStreamOrder", s.inStreamOrder)
 	t.Run("EventAcrossStreams", s.eventAcrossStreams)
 	t.Run("SmallKernelsOverlap", s.smallKernelsOverlap)
@@ -154,7 +158,10 @@ type timer struct {
 }
 
 // newTimer records a start event on streams[0] and makes the other streams
-// wait on it, so all of them start from the same instant.
+// wait on it, so all of them start from the same instant. Tests build their
+// launches (which allocate stamp buffers) before starting the timer: on a GPU
+// a cuMemAlloc can take hundreds of microseconds, which would count as
+// device time.
 func newTimer(t *testing.T, h device.Host, streams ...device.Stream) *timer {
 	e, err := h.NewEvent(device.EventOptions{})
 	require.NoError(t, err)
@@ -196,15 +203,42 @@ func (s *suite) info(t *testing.T) device.Info {
 	return dev.Info()
 }
 
+// measureUnit times a kernel of one unit and one of two units, identically
+// issued; the difference is one unit of spinning on this device, free of
+// launch costs.
+func (s *suite) measureUnit(t *testing.T) {
+	info := s.info(t)
+	var took [2]time.Duration
+	s.run(t, func(h device.Host) error {
+		p := s.spinner(t, h, info)
+		st := streams(t, h, 1)[0]
+		for i := range took {
+			tm := newTimer(t, h, st)
+			k, _ := p.launch(1, 32, float64(i+1))
+			require.NoError(t, h.Launch(st, k))
+			e := tm.mark(st)
+			require.NoError(t, h.StreamSynchronize(st))
+			took[i] = tm.at(e)
+		}
+		return nil
+	})
+	s.unit = took[1] - took[0]
+	t.Logf("one unit of spinning (nominal %v) takes %v", s.opts.Unit, s.unit)
+	require.Greater(t, s.unit, s.opts.Unit/4, "the spin kernel's duration must follow its cycle count")
+	if s.opts.Exact {
+		require.Equal(t, s.opts.Unit, s.unit)
+	}
+}
+
 func (s *suite) inStreamOrder(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	s.run(t, func(h device.Host) error {
 		p := s.spinner(t, h, info)
 		st := streams(t, h, 1)[0]
-		tm := newTimer(t, h, st)
 		long, _ := p.launch(1, 32, 2)
 		short, _ := p.launch(1, 32, 0.5)
+		tm := newTimer(t, h, st)
 		require.NoError(t, h.Launch(st, long))
 		a := tm.mark(st)
 		require.NoError(t, h.Launch(st, short))
@@ -219,14 +253,14 @@ func (s *suite) inStreamOrder(t *testing.T) {
 }
 
 func (s *suite) eventAcrossStreams(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	s.run(t, func(h device.Host) error {
 		p := s.spinner(t, h, info)
 		ss := streams(t, h, 2)
-		tm := newTimer(t, h, ss...)
 		first, _ := p.launch(1, 32, 2)
 		second, _ := p.launch(1, 32, 1)
+		tm := newTimer(t, h, ss...)
 		require.NoError(t, h.Launch(ss[0], first))
 		e, err := h.NewEvent(device.EventOptions{})
 		require.NoError(t, err)
@@ -245,14 +279,14 @@ func (s *suite) eventAcrossStreams(t *testing.T) {
 }
 
 func (s *suite) smallKernelsOverlap(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	s.run(t, func(h device.Host) error {
 		p := s.spinner(t, h, info)
 		ss := streams(t, h, 2)
-		tm := newTimer(t, h, ss...)
 		k0, b0 := p.launch(1, 32, 2)
 		k1, b1 := p.launch(1, 32, 2)
+		tm := newTimer(t, h, ss...)
 		require.NoError(t, h.Launch(ss[0], k0))
 		require.NoError(t, h.Launch(ss[1], k1))
 		e0, e1 := tm.mark(ss[0]), tm.mark(ss[1])
@@ -270,7 +304,7 @@ func (s *suite) smallKernelsOverlap(t *testing.T) {
 }
 
 func (s *suite) fullKernelsSerialize(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	s.run(t, func(h device.Host) error {
 		p := s.spinner(t, h, info)
@@ -279,9 +313,9 @@ func (s *suite) fullKernelsSerialize(t *testing.T) {
 		require.Positive(t, perSM)
 		full := perSM * info.SMs
 		ss := streams(t, h, 2)
-		tm := newTimer(t, h, ss...)
 		k0, b0 := p.launch(full, 1024, 1)
 		k1, b1 := p.launch(full, 1024, 1)
+		tm := newTimer(t, h, ss...)
 		require.NoError(t, h.Launch(ss[0], k0))
 		require.NoError(t, h.Launch(ss[1], k1))
 		e0, e1 := tm.mark(ss[0]), tm.mark(ss[1])
@@ -305,15 +339,15 @@ func (s *suite) fullKernelsSerialize(t *testing.T) {
 }
 
 func (s *suite) occupancy(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	measure := func(blocks, threads int) time.Duration {
 		var d time.Duration
 		s.run(t, func(h device.Host) error {
 			p := s.spinner(t, h, info)
 			st := streams(t, h, 1)[0]
-			tm := newTimer(t, h, st)
 			k, _ := p.launch(blocks, threads, 1)
+			tm := newTimer(t, h, st)
 			require.NoError(t, h.Launch(st, k))
 			e := tm.mark(st)
 			require.NoError(t, h.StreamSynchronize(st))
@@ -370,6 +404,12 @@ func (s *suite) copies(t *testing.T) {
 			}
 			return m
 		}
+		// Touch every buffer once first: on a GPU the first copy into
+		// freshly allocated memory takes tens of microseconds longer
+		// (20-30 us for 16 MiB on an H200, see docs/results/cuda-conformance.md),
+		// which would inflate the one-copy baseline.
+		measure(up(0), up(1))
+		measure(down(1))
 		one := measure(up(0))
 		opposite := measure(up(0), down(1))
 		same := measure(up(0), up(1))
@@ -381,7 +421,7 @@ func (s *suite) copies(t *testing.T) {
 }
 
 func (s *suite) graphReplay(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	s.run(t, func(h device.Host) error {
 		p := s.spinner(t, h, info)
@@ -435,7 +475,7 @@ func (s *suite) graphReplay(t *testing.T) {
 }
 
 func (s *suite) callbackAfterWork(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	s.run(t, func(h device.Host) error {
 		p := s.spinner(t, h, info)
@@ -500,7 +540,7 @@ func (s *suite) invalidLaunches(t *testing.T) {
 }
 
 func (s *suite) elapsed(t *testing.T) {
-	u := s.opts.Unit
+	u := s.unit
 	info := s.info(t)
 	s.run(t, func(h device.Host) error {
 		p := s.spinner(t, h, info)

@@ -98,6 +98,21 @@
 // remains and nothing can progress, Run returns a *device.DeadlockError
 // naming the waiting streams, events, host threads and spinning kernels.
 //
+// # Limits
+//
+// What the model leaves out, knowingly: the front end dispatches any number
+// of kernels per instant (no dispatch-rate limit beyond the latencies);
+// block durations are fixed at placement (a block does not speed up when its
+// co-runners finish); no caches (L2 is described, not modelled), no
+// clock boosting or throttling; copies do not take memory bandwidth from
+// kernels; device-to-device copies use no SMs; the simulator moves no data
+// (kernels compute nothing, copies copy nothing: Program.Check is for GPUs);
+// graph launches do not contend with stream commands for hardware queues;
+// host costs are fixed per call (no cache or contention effects beyond the
+// shared driver lock). Most host and front-end figures in configs/devices
+// are estimates, marked as such; `gpusched calibrate` measures them on a
+// real GPU.
+//
 // Sources: the CUDA C Programming Guide (streams, events, graphs, hardware
 // queues, occupancy); /work/shared/REFERENCES.md for the device figures and
 // the ACS and cuSync models; Akita/MGPUSim for the (time, sequence) engine.
