@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"math"
+	"os"
 	"sort"
 	"testing"
 	"time"
@@ -383,16 +384,24 @@ func TestTraceTimeline(t *testing.T) {
 	defer d.EnableTrace(false)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		s, _ := h.NewStream(device.StreamOptions{})
+		other, _ := h.NewStream(device.StreamOptions{})
 		counter, _ := h.Malloc(4)
+		big, _ := h.Malloc(8 << 20)
+		pinned, _ := h.AllocHost(8<<20, true)
 		for i := 0; i < 3; i++ {
 			l := &device.Launch{Kernel: spin, Grid: device.D1(1), Block: device.D1(32), Label: "spin",
 				Args: []device.Arg{device.U64(100000), device.InOut(counter)}}
 			require.NoError(t, h.Launch(s, l))
 		}
-		return h.StreamSynchronize(s)
+		require.NoError(t, h.Copy(other, &device.Copy{Kind: device.HostToDevice, Dst: big, Host: pinned, Bytes: 8 << 20, Label: "upload"}))
+		require.NoError(t, h.HostFunc(other, func() {}))
+		return h.Synchronize()
 	}))
 	var buf bytes.Buffer
 	require.NoError(t, d.WriteTrace(&buf))
+	if *traceFile != "" {
+		require.NoError(t, os.WriteFile(*traceFile, buf.Bytes(), 0o644))
+	}
 	var doc struct {
 		TraceEvents []struct {
 			Ph, Name, Cat string
@@ -402,16 +411,23 @@ func TestTraceTimeline(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 	var kernelsSeen []float64
+	cats := map[string]int{}
 	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" {
+			cats[e.Cat]++
+		}
 		if e.Ph == "X" && e.Cat == "kernel" {
 			kernelsSeen = append(kernelsSeen, e.Ts)
 			assert.Greater(t, e.Dur, 90.0, "a 100 us spin lasts about 100 us")
 		}
 	}
+	assert.Equal(t, map[string]int{"kernel": 3, "copy": 1, "callback": 1, "host": 5}, cats, "a stream span per command and a host span per call")
 	require.Len(t, kernelsSeen, 3)
 	assert.True(t, sort.Float64sAreSorted(kernelsSeen))
 	assert.GreaterOrEqual(t, kernelsSeen[2]-kernelsSeen[0], 190.0, "one stream runs them one after another")
 }
+
+var traceFile = flag.String("tracefile", "", "write TestTraceTimeline's Chrome trace here")
 
 var copyDiag = flag.Bool("copydiag", false, "measure first and second 16 MiB pinned copies into fresh buffers")
 
@@ -493,10 +509,17 @@ func TestLaunchLoopGoVsC(t *testing.T) {
 			require.NoError(t, h.StreamSynchronize(s))
 			return time.Since(start)
 		}
+		rawLoop := func() time.Duration {
+			start := time.Now()
+			_, err := cuda.LaunchLoopCgo(h, s, empty, n)
+			require.NoError(t, err)
+			require.NoError(t, h.StreamSynchronize(s))
+			return time.Since(start)
+		}
 		goLoop() // warm up: function load, clocks
 		cLoop()
-		var gos, cs, ms []time.Duration
-		var ratios, mratios []float64
+		var gos, cs, ms, rs []time.Duration
+		var ratios, mratios, rratios []float64
 		for p := 0; p < pairs; p++ {
 			var g, c time.Duration
 			if p%2 == 0 {
@@ -509,6 +532,9 @@ func TestLaunchLoopGoVsC(t *testing.T) {
 			m := mumaxLoop()
 			ms = append(ms, m)
 			mratios = append(mratios, float64(m)/float64(c))
+			r := rawLoop()
+			rs = append(rs, r)
+			rratios = append(rratios, float64(r)/float64(c))
 		}
 		med := func(v []time.Duration) time.Duration {
 			v = append([]time.Duration(nil), v...)
@@ -528,6 +554,10 @@ func TestLaunchLoopGoVsC(t *testing.T) {
 		mm := med(ms)
 		t.Logf("for comparison, the same loop through mumax's cu.LaunchKernel (after each pair): median %v (%.3f us/launch); mumax/C median ratio %.4f",
 			mm, per(mm), (mratios[pairs/2-1]+mratios[pairs/2])/2)
+		sort.Float64s(rratios)
+		rm := med(rs)
+		t.Logf("and a Go loop of bare cgo calls (no Device path): median %v (%.3f us/launch); bare-cgo/C median ratio %.4f",
+			rm, per(rm), (rratios[pairs/2-1]+rratios[pairs/2])/2)
 		return nil
 	}))
 }
