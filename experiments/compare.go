@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // Comparison is two result sets joined row by row.
@@ -68,8 +67,7 @@ func Compare(a, b *Results, labelA, labelB string) (*Comparison, error) {
 
 // Print writes the comparison as a table.
 func (c *Comparison) Print(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "row\tA median µs\tB median µs\tB/A\tA speedup\tB speedup\t\n")
+	rows := [][]string{{"row", "A median µs", "B median µs", "B/A", "A speedup", "B speedup", ""}}
 	for _, r := range c.Rows {
 		ratio := "-"
 		if r.Ratio > 0 {
@@ -77,11 +75,11 @@ func (c *Comparison) Print(w io.Writer) error {
 		}
 		note := ""
 		if r.ErrorsA > 0 || r.ErrorsB > 0 {
-			note = fmt.Sprintf("  (errors: A %d, B %d)", r.ErrorsA, r.ErrorsB)
+			note = fmt.Sprintf("errors: A %d, B %d", r.ErrorsA, r.ErrorsB)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Label, fmtUS(r.MedianA), fmtUS(r.MedianB), ratio, fmtSpeedup(r.SpeedupA), fmtSpeedup(r.SpeedupB), note)
+		rows = append(rows, []string{r.Label, fmtUS(r.MedianA), fmtUS(r.MedianB), ratio, fmtSpeedup(r.SpeedupA), fmtSpeedup(r.SpeedupB), note})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := printAligned(w, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "A = %s, B = %s; B/A below 1 means B is faster.\n", c.A, c.B)
@@ -99,4 +97,36 @@ func fmtUS(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", v)
+}
+
+// printAligned writes rows as columns: the first and last left-aligned
+// (labels and notes), the others right-aligned (numbers).
+func printAligned(w io.Writer, rows [][]string) error {
+	var width []int
+	for _, r := range rows {
+		for i, cell := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len([]rune(cell)))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, cell := range r {
+			pad := strings.Repeat(" ", width[i]-len([]rune(cell)))
+			switch {
+			case i == 0:
+				b.WriteString(cell + pad)
+			case i == len(r)-1:
+				b.WriteString("  " + cell)
+			default:
+				b.WriteString("  " + pad + cell)
+			}
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -127,17 +126,12 @@ func finite(x float64) *float64 {
 
 // Print writes the validation table and its summary line.
 func (v *Validation) Print(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "row\tGPU µs\tsim µs\terror\tGPU speedup\tsim speedup\terror\t\n")
+	rows := [][]string{{"row", "GPU µs", "sim µs", "error", "GPU speedup", "sim speedup", "error", ""}}
 	for _, r := range v.Rows {
-		note := ""
-		if len(r.Problems) > 0 {
-			note = "  " + strings.Join(r.Problems, "; ")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Label, fmtUS(r.GPUMakespan), fmtUS(r.SimMakespan), fmtErr(r.MakespanErr),
-			fmtSpeedup(r.GPUSpeedup), fmtSpeedup(r.SimSpeedup), fmtErr(r.SpeedupErr), note)
+		rows = append(rows, []string{r.Label, fmtUS(r.GPUMakespan), fmtUS(r.SimMakespan), fmtErr(r.MakespanErr),
+			fmtSpeedup(r.GPUSpeedup), fmtSpeedup(r.SimSpeedup), fmtErr(r.SpeedupErr), strings.Join(r.Problems, "; ")})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := printAligned(w, rows); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "summary: simulator %s against %s: makespan MAPE %s over %d rows, speedup MAPE %s over %d rows\n",
