@@ -110,7 +110,7 @@ func (d *Device) handle(ev event) {
 		if c.wakeAt == ev.t {
 			c.wakeAt = -1
 		}
-		d.dispatch(c)
+		d.kick(c)
 	case evActivate:
 		d.activate(ev.cmd)
 	case evBatchDone:
