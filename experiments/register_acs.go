@@ -11,7 +11,7 @@ import (
 
 func init() {
 	RegisterScheduler("acs-sw", "ACS-SW: out-of-order window of N kernels, RAW/WAR/WAW range checks, K scheduler threads with a stream each "+
-		"(params: window=32 (<=0 unbounded), threads=4, completion=sync|event|callback, inflight=1, batch=0, graph_cache=false, check_cost=true)",
+		"(params: window=32 (<=0 unbounded), threads=4, completion=sync|event|callback, inflight=1, waits=false, batch=0, graph_cache=false, check_cost=true)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := acs.DefaultParams()
 			if err := DecodeParams(params, &p); err != nil {

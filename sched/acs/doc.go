@@ -28,6 +28,13 @@
 //     all already issued to one stream is issued behind them on that
 //     stream, up to inflight kernels per stream: stream order enforces the
 //     dependency, and the launch latency overlaps the upstream's run.
+//   - waits (with inflight > 1): a pending kernel whose unfinished upstream
+//     kernels have all been launched, on any streams, is launched at once
+//     behind cuStreamWaitEvent on the event recorded after the last-issued
+//     upstream kernel of each other stream, instead of after their
+//     completions reach the host: the GPU resolves the dependency, as the
+//     hardware queue of ACS-HW does, at the price of a record per launch
+//     and a wait per cross-stream dependency.
 //   - batch > 1: an idle thread takes a short run of kernels and launches
 //     it as one CUDA graph: a ready kernel, the pending kernels whose
 //     unfinished upstream kernels are all in the run (a chain, ordered by

@@ -33,6 +33,11 @@ type Params struct {
 	// 1 is the paper; above 1, kernels whose unfinished upstream kernels
 	// are all on one stream are issued behind them.
 	InFlight int `yaml:"inflight"`
+	// Waits issues a pending kernel whose unfinished upstream kernels have
+	// all been launched, on any streams, behind cuStreamWaitEvent on their
+	// events, instead of waiting for their completion on the host. Needs
+	// InFlight > 1.
+	Waits bool `yaml:"waits"`
 	// Batch is the longest run of kernels (a ready kernel, its chain of
 	// dependents, surplus ready kernels) an idle thread launches as one
 	// CUDA graph; 0 or 1 launches kernels one by one.
@@ -63,6 +68,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("acs-sw: inflight must be at least 1, got %d", p.InFlight)
 	case p.Batch < 0:
 		return fmt.Errorf("acs-sw: batch must not be negative, got %d", p.Batch)
+	case p.Waits && p.InFlight < 2:
+		return fmt.Errorf("acs-sw: waits needs inflight of at least 2, got %d", p.InFlight)
 	case p.GraphCache && p.Batch < 2:
 		return fmt.Errorf("acs-sw: graph_cache needs batch of at least 2, got %d", p.Batch)
 	}
@@ -87,6 +94,9 @@ func (p Params) Name() string {
 	fmt.Fprintf(&b, ",K=%d,%s", p.Threads, p.Completion)
 	if p.InFlight > 1 {
 		fmt.Fprintf(&b, ",inflight=%d", p.InFlight)
+	}
+	if p.Waits {
+		b.WriteString(",waits")
 	}
 	if p.Batch > 1 {
 		fmt.Fprintf(&b, ",batch=%d", p.Batch)

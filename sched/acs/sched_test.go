@@ -13,6 +13,7 @@ import (
 	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/dnn"
 	"github.com/gpusched/gpusched/workloads/rl"
 	"github.com/gpusched/gpusched/workloads/synthetic"
 )
@@ -32,6 +33,11 @@ func variants() []Params {
 		with(func(p *Params) { p.Completion = CompletionCallback; p.Batch = 4; p.GraphCache = true }),
 		with(func(p *Params) { p.Completion = CompletionEvent; p.InFlight = 2; p.Batch = 3 }),
 		with(func(p *Params) { p.Window = 8; p.Threads = 2 }),
+		with(func(p *Params) { p.InFlight = 4; p.Waits = true }),
+		with(func(p *Params) { p.InFlight = 8; p.Waits = true; p.Threads = 8; p.Completion = CompletionEvent }),
+		with(func(p *Params) { p.Completion = CompletionEvent; p.InFlight = 4; p.Waits = true }),
+		with(func(p *Params) { p.Completion = CompletionCallback; p.InFlight = 3; p.Waits = true; p.Threads = 8 }),
+		with(func(p *Params) { p.InFlight = 2; p.Waits = true; p.Batch = 4; p.GraphCache = true }),
 		with(func(p *Params) { p.Window = 0 }),
 	}
 }
@@ -110,11 +116,19 @@ func kernels(prog *workloads.Program) int64 {
 }
 
 func TestEveryVariantIsRaceFreeOnTheSimulator(t *testing.T) {
-	progs := map[string]*workloads.Program{"rl-physics": smallRL(t), "synthetic": smallSynthetic(t)}
+	groupOrder := rl.DefaultParams()
+	groupOrder.Envs, groupOrder.EnvsPerGroup, groupOrder.Steps, groupOrder.Warmup, groupOrder.Order = 32, 8, 2, 10, "group"
+	rlGroup, err := rl.Generate(groupOrder, 3)
+	require.NoError(t, err)
+	dp := dnn.DefaultDynamic("instanas")
+	dp.Inputs, dp.Scale = 2, 4
+	instanas, err := dnn.Dynamic(dp, 1)
+	require.NoError(t, err)
+	progs := map[string]*workloads.Program{"rl-physics": smallRL(t), "rl-physics-group-order": rlGroup, "synthetic": smallSynthetic(t), "instanas": instanas}
 	for _, cfg := range []string{"rtx3070", "h100"} {
 		dev, err := sim.NewNamed(cfg)
 		require.NoError(t, err)
-		for _, wl := range []string{"rl-physics", "synthetic"} {
+		for _, wl := range []string{"rl-physics", "rl-physics-group-order", "synthetic", "instanas"} {
 			prog := progs[wl]
 			var scheds []sched.Scheduler
 			for _, p := range variants() {
@@ -259,6 +273,7 @@ func TestParamsValidation(t *testing.T) {
 		{"inflight", func(p *Params) { p.InFlight = 0 }, "inflight must be at least 1"},
 		{"batch", func(p *Params) { p.Batch = -1 }, "batch must not be negative"},
 		{"cache", func(p *Params) { p.GraphCache = true }, "graph_cache needs batch"},
+		{"waits", func(p *Params) { p.Waits = true }, "waits needs inflight of at least 2"},
 		{"completion", func(p *Params) { p.Completion = "poll" }, `completion must be sync, event or callback, got "poll"`},
 	}
 	for _, c := range cases {
@@ -280,4 +295,35 @@ func TestNames(t *testing.T) {
 	hw, err := NewHW(DefaultHWParams())
 	require.NoError(t, err)
 	assert.Equal(t, "acs-hw(M=64)", hw.Name())
+}
+
+func TestEventWaitsRaceFreeOnFullPrograms(t *testing.T) {
+	// Waiting on the last-issued upstream kernel of each stream is only
+	// right if "last" means last in stream order, not in program order;
+	// full-size programs with far-apart dependencies are where the two
+	// differ.
+	p := rl.DefaultParams()
+	p.Order = "group"
+	rlGroup, err := rl.Generate(p, 1)
+	require.NoError(t, err)
+	instanas, err := dnn.Dynamic(dnn.DefaultDynamic("instanas"), 1)
+	require.NoError(t, err)
+	with := func(f func(*Params)) Params { q := DefaultParams(); f(&q); return q }
+	for _, prm := range []Params{
+		with(func(q *Params) { q.Completion = CompletionEvent; q.InFlight = 4; q.Waits = true }),
+		with(func(q *Params) { q.Completion = CompletionCallback; q.InFlight = 4; q.Waits = true }),
+		with(func(q *Params) { q.Completion = CompletionEvent; q.InFlight = 8; q.Waits = true; q.Threads = 8 }),
+	} {
+		for _, cfg := range []string{"rtx3070", "h100"} {
+			dev, err := sim.NewNamed(cfg)
+			require.NoError(t, err)
+			for name, prog := range map[string]*workloads.Program{"ant-group-order": rlGroup, "instanas": instanas} {
+				s, err := New(prm)
+				require.NoError(t, err)
+				r, err := run(t, dev, prog, s)
+				require.NoError(t, err)
+				assert.Empty(t, r.races, "%s on %s: %s", prm.Name(), cfg, name)
+			}
+		}
+	}
 }

@@ -21,7 +21,7 @@ type SW struct {
 	// Set up by Prepare, kept across Runs until Cleanup.
 	started  bool
 	streams  []device.Stream
-	events   [][]device.Event // event completion: a ring of InFlight per thread
+	events   [][]device.Event // event completion or waits: a ring of InFlight per thread
 	work     []device.Queue   // window thread -> scheduler thread t: *job
 	done     device.Queue     // scheduler threads and callbacks -> window thread
 	released [][]*job         // finished jobs whose graphs thread t may reuse or free
@@ -57,10 +57,19 @@ type job struct {
 	ops     []int
 	release []*job // earlier jobs of this thread known finished
 
+	// waits are events of upstream kernels on other streams, to wait on
+	// before launching (Params.Waits).
+	waits []device.Event
+
 	// Set by the scheduler thread.
-	exec device.GraphExec
-	key  string
+	exec  device.GraphExec
+	key   string
+	event device.Event // recorded after the job's launch (Params.Waits)
 }
+
+// launchedMsg tells the window thread that a job's event has been recorded
+// (Params.Waits): kernels downstream of it may now wait on that event.
+type launchedMsg struct{ job *job }
 
 // doneMsg reports a finished job (or its failure) to the window thread.
 type doneMsg struct {
@@ -92,7 +101,7 @@ func (s *SW) Prepare(h device.Host, _ *workloads.Instance) error {
 			return fmt.Errorf("acs-sw: stream %d: %w", t, err)
 		}
 		s.streams = append(s.streams, st)
-		if s.p.Completion == CompletionEvent {
+		if s.p.Completion == CompletionEvent || s.p.Waits {
 			for i := 0; i < s.p.InFlight; i++ {
 				ev, err := h.NewEvent(device.EventOptions{DisableTiming: true})
 				if err != nil {
@@ -172,11 +181,15 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 	w := newWindow(in.N(), s.p.Window, func(k int) []device.Arg { return s.access(in, k) }, s.p.CheckCost)
 	inflight := make([]int, s.p.Threads)
 	outstanding := 0
-	send := func(t int, ops []int) {
+	var recorded []device.Event // Params.Waits: the event recorded after each launched operation
+	if s.p.Waits {
+		recorded = make([]device.Event, in.N())
+	}
+	send := func(t int, ops []int, waits []device.Event) {
 		for _, k := range ops {
 			w.issue(k, t)
 		}
-		s.work[t].Put(&job{in: in, ops: ops, release: s.released[t]})
+		s.work[t].Put(&job{in: in, ops: ops, release: s.released[t], waits: waits})
 		s.released[t] = nil
 		inflight[t]++
 		outstanding++
@@ -193,9 +206,9 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 				continue
 			}
 			if s.p.Batch < 2 {
-				send(t, []int{w.ready[0]})
+				send(t, []int{w.ready[0]}, nil)
 			} else {
-				send(t, w.batch(s.p.Batch, idle))
+				send(t, w.batch(s.p.Batch, idle), nil)
 			}
 			idle--
 		}
@@ -206,7 +219,11 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 					continue
 				}
 				if t, ok := w.streamOrdered(k); ok && inflight[t] < s.p.InFlight {
-					send(t, []int{k})
+					send(t, []int{k}, nil)
+				} else if s.p.Waits {
+					if t, waits, ok := s.waitTarget(w, k, inflight, recorded); ok {
+						send(t, []int{k}, waits)
+					}
 				}
 			}
 		}
@@ -221,6 +238,18 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 		}
 		v, ok := h.Get(s.done)
 		for ok {
+			if l, isLaunch := v.(launchedMsg); isLaunch {
+				if w.state[l.job.ops[0]] != stateDone {
+					for _, k := range l.job.ops {
+						recorded[k] = l.job.event
+					}
+				}
+				if s.done.Len() == 0 {
+					break
+				}
+				v, ok = h.Get(s.done)
+				continue
+			}
 			m, isDone := v.(*doneMsg)
 			if !isDone {
 				return fmt.Errorf("acs-sw: unexpected message %T on the completion queue", v)
@@ -259,6 +288,53 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 	return firstErr
 }
 
+// waitTarget decides where pending operation k can go behind event waits:
+// every unfinished upstream operation must have been launched with its
+// event recorded. It prefers the stream of k's last-issued upstream
+// operation (one wait fewer), then the least loaded stream with room; it
+// waits on the event of the last-issued upstream operation of every other
+// stream (stream order covers the ones issued before it there).
+func (s *SW) waitTarget(w *window, k int, inflight []int, recorded []device.Event) (int, []device.Event, bool) {
+	newest := -1
+	for _, u := range w.up[k] {
+		if w.state[u] != stateIssued || recorded[u] == nil {
+			return 0, nil, false
+		}
+		if newest < 0 || w.order[u] > w.order[newest] {
+			newest = u
+		}
+	}
+	t := -1
+	if newest >= 0 && inflight[w.stream[newest]] < s.p.InFlight {
+		t = w.stream[newest]
+	} else {
+		for c := range inflight {
+			if inflight[c] < s.p.InFlight && (t < 0 || inflight[c] < inflight[t]) {
+				t = c
+			}
+		}
+	}
+	if t < 0 {
+		return 0, nil, false
+	}
+	last := make([]int, len(inflight))
+	for c := range last {
+		last[c] = -1
+	}
+	for _, u := range w.up[k] {
+		if su := w.stream[u]; su != t && (last[su] < 0 || w.order[u] > w.order[last[su]]) {
+			last[su] = u
+		}
+	}
+	var waits []device.Event
+	for _, u := range last {
+		if u >= 0 {
+			waits = append(waits, recorded[u])
+		}
+	}
+	return t, waits, true
+}
+
 // threadState is a scheduler thread's own: its stream and its graph cache.
 type threadState struct {
 	s      *SW
@@ -266,6 +342,7 @@ type threadState struct {
 	h      device.Host
 	stream device.Stream
 	cache  map[string][]device.GraphExec
+	seq    int // events recorded (the ring's position)
 }
 
 func (s *SW) threadMain(t int) func(h device.Host) error {
@@ -364,7 +441,6 @@ func (ts *threadState) loopEvent() {
 		ev device.Event
 	}
 	var fifo []pending
-	seq := 0
 	for {
 		if len(fifo) == 0 || ts.s.work[ts.t].Len() > 0 {
 			j, ok := ts.next()
@@ -375,11 +451,14 @@ func (ts *threadState) loopEvent() {
 				ts.report(j, err)
 				continue
 			}
-			ev := evs[seq%len(evs)]
-			seq++
-			if err := ts.h.Record(ev, ts.stream); err != nil {
-				ts.report(j, err)
-				continue
+			ev := j.event // recorded by launch when Params.Waits is set
+			if ev == nil {
+				ev = evs[ts.seq%len(evs)]
+				ts.seq++
+				if err := ts.h.Record(ev, ts.stream); err != nil {
+					ts.report(j, err)
+					continue
+				}
 			}
 			fifo = append(fifo, pending{j, ev})
 			continue
@@ -413,6 +492,29 @@ func (ts *threadState) loopCallback() {
 // launch issues a job on the thread's stream: one operation directly, or a
 // run of operations as a graph.
 func (ts *threadState) launch(j *job) error {
+	h, st := ts.h, ts.stream
+	for _, ev := range j.waits {
+		if err := h.Wait(st, ev); err != nil {
+			return err
+		}
+	}
+	if err := ts.issue(j); err != nil {
+		return err
+	}
+	if ts.s.p.Waits {
+		evs := ts.s.events[ts.t]
+		j.event = evs[ts.seq%len(evs)]
+		ts.seq++
+		if err := h.Record(j.event, st); err != nil {
+			return err
+		}
+		ts.s.done.Put(launchedMsg{j})
+	}
+	return nil
+}
+
+// issue launches a job's operations: one directly, or a run as a graph.
+func (ts *threadState) issue(j *job) error {
 	h, st, in := ts.h, ts.stream, j.in
 	if len(j.ops) == 1 {
 		return in.Issue(h, st, j.ops[0])

@@ -33,6 +33,8 @@ type window struct {
 	up      [][]int // unfinished upstream operations
 	down    [][]int // downstream operations, to notify on completion
 	stream  []int   // the scheduler thread an issued operation went to
+	order   []int   // when an operation was issued: its place in its stream
+	issued  int
 	done    int
 
 	// Each operation's byte ranges, split by whether it writes them,
@@ -46,7 +48,7 @@ type window struct {
 
 func newWindow(n, slots int, access func(k int) []device.Arg, charge bool) *window {
 	w := &window{access: access, n: n, slots: slots, charge: charge,
-		state: make([]opState, n), up: make([][]int, n), down: make([][]int, n), stream: make([]int, n),
+		state: make([]opState, n), up: make([][]int, n), down: make([][]int, n), stream: make([]int, n), order: make([]int, n),
 		reads: make([][]span, n), writes: make([][]span, n)}
 	for i := range w.stream {
 		w.stream[i] = -1
@@ -147,6 +149,8 @@ func (w *window) issue(k, t int) {
 	}
 	w.state[k] = stateIssued
 	w.stream[k] = t
+	w.order[k] = w.issued
+	w.issued++
 }
 
 // complete marks k done: it leaves the window and every upstream list;
