@@ -50,9 +50,12 @@ Schedulers (configs/experiments/acs-*.yaml):
   **-event** (record + synchronize an event), **-callback**
   (cuLaunchHostFunc posts the completion; threads never block),
   **-inflight4** (up to 4 kernels per stream when the unfinished upstream
-  kernels are all on that stream), **-k8** (8 threads), **-batch4** (up to 4
-  ready kernels captured into a graph and launched together), **-cached**
-  (those graphs reused by kernel sequence, their nodes updated).
+  kernels are all on that stream), **-waits** (a kernel whose upstream
+  kernels have all been launched goes out at once behind event waits on
+  them), **-k8** (8 threads), **-batch4** (up to 4 kernels, a ready one and
+  its chain of dependents first, captured into a graph and launched
+  together), **-cached** (those graphs reused by kernel sequence, their
+  nodes updated).
 - **acs-hw**: ACS-HW, the simulator's hardware dependency queue (N = 32 slots,
   the host's stale list of M = 64, insertion N cycles, completion N-1
   cycles); unsupported on a GPU.
