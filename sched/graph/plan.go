@@ -274,7 +274,21 @@ func KeSCo(full *DAG, opt KeSCoOptions) (*Plan, error) {
 		p.waitAllCross(full)
 		return p, nil
 	}
-	// Sync pruning over the issue order.
+	p.prune(full)
+	return p, nil
+}
+
+// prune sets the plan's waits from the cross-stream edges of full with
+// KeSCo's sync pruning: over the issue order, a node waits only on the last
+// of its predecessors on each foreign stream, and not even on that one when
+// its stream already waited on that node or a later one of that stream.
+func (p *Plan) prune(full *DAG) {
+	p.CrossEdges = 0
+	for v := range p.Waits {
+		p.Waits[v] = nil
+		p.Record[v] = false
+	}
+	streams := p.Streams
 	pos := make([]int, full.N())
 	tail := make([]int, streams)
 	waited := make([][]int, streams) // waited[s][t]: highest position on t that s has waited for
@@ -310,5 +324,4 @@ func KeSCo(full *DAG, opt KeSCoOptions) (*Plan, error) {
 		pos[v] = tail[s]
 	}
 	p.WaitsRemoved = p.CrossEdges - p.NumWaits()
-	return p, nil
 }

@@ -105,6 +105,9 @@ type Scheduler struct {
 	exec    device.GraphExec
 	nodes   int
 	stats   map[string]float64 // of the last Prepare; kept after Cleanup
+	// planner, when set, replaces BuildPlan (searched plans: AutoGraph, IOS).
+	planner func(d *DAG) (*Plan, error)
+	name    string
 }
 
 // scope is a range of flat operations planned together.
@@ -121,8 +124,17 @@ func New(opt Options) (*Scheduler, error) {
 	return &Scheduler{opt: opt}, nil
 }
 
+// withPlan returns a scheduler that issues a given plan of the whole
+// program (one scope), plain or captured.
+func withPlan(name string, p *Plan, graph bool) *Scheduler {
+	return &Scheduler{opt: Options{Graph: graph}, name: name, planner: func(*DAG) (*Plan, error) { return p, nil }}
+}
+
 // Name is the policy with its parameters, e.g. "kesco(s=8)+graph".
 func (s *Scheduler) Name() string {
+	if s.name != "" {
+		return s.name
+	}
 	var b strings.Builder
 	b.WriteString(string(s.opt.Policy))
 	switch s.opt.Policy {
@@ -206,7 +218,12 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		if err != nil {
 			return err
 		}
-		p, err := BuildPlan(d, s.opt)
+		var p *Plan
+		if s.planner != nil {
+			p, err = s.planner(d)
+		} else {
+			p, err = BuildPlan(d, s.opt)
+		}
 		if err != nil {
 			return fmt.Errorf("%s on %s: %w", s.Name(), in.Prog.Name, err)
 		}
@@ -274,7 +291,7 @@ func (s *Scheduler) Cleanup(h device.Host) error {
 	for _, st := range s.streams {
 		errs = append(errs, h.Destroy(st))
 	}
-	*s = Scheduler{opt: s.opt, stats: s.stats}
+	*s = Scheduler{opt: s.opt, stats: s.stats, planner: s.planner, name: s.name}
 	return errors.Join(errs...)
 }
 
