@@ -197,9 +197,6 @@ func (d *Device) schedulePass() {
 	}
 	clear(d.batches)
 	d.batches = d.batches[:0]
-	if d.tr.on {
-		d.tr.smSample(d)
-	}
 }
 
 // place distributes k's unplaced blocks breadth-first over the candidate
@@ -314,6 +311,9 @@ func (d *Device) take(k *command, s, n int) {
 	sm.resWarps += n * r.Warps
 	d.gpuWarps += n * r.Warps
 	d.util.set(d.busySMs, d.gpuWarps)
+	if d.tr.on {
+		d.smPlace(k, s)
+	}
 	if !k.started {
 		k.started = true
 		k.start = d.now
@@ -378,7 +378,7 @@ func (d *Device) freeBlocks(k *command, s, n int) {
 		d.requestPass()
 	}
 	if d.tr.on {
-		d.tr.smDirty = true
+		d.smFree(k, s)
 	}
 }
 

@@ -406,7 +406,17 @@ func TestTraceIsChromeJSON(t *testing.T) {
 	}
 	assert.Positive(t, phases["X"])
 	assert.Positive(t, phases["M"])
-	assert.Positive(t, phases["C"])
+	lanes := map[string]bool{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			var a struct{ Name string }
+			require.NoError(t, json.Unmarshal(e.Args, &a))
+			lanes[a.Name] = true
+		}
+	}
+	for _, want := range []string{"host thread main", "host thread worker0", "stream 0", "copy engine HtoD", "callback thread", "SM 0-8", "SM 126-131"} {
+		assert.True(t, lanes[want], "lane %q in %v", want, lanes)
+	}
 	off := newH100(t)
 	require.NoError(t, off.Run(mixed))
 	assert.Error(t, off.WriteTrace(&bytesDiscard{}), "no trace recorded")

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -19,110 +18,129 @@ const (
 	trackCopy
 	trackCallback
 	trackDQ
+	trackSM
 )
 
-var trackProc = [...]string{"host threads", "streams", "copy engines", "host callbacks", "dependency queue"}
+// Trace processes, as device.Timeline groups lanes. Host threads and
+// streams use the same pids as the CUDA backend's timelines (1 and 2), so
+// the two backends' traces of one program line up.
+var trackProc = [...]string{"host threads", "streams", "copy engines", "host callbacks", "dependency queue", "SMs (resident kernels per SM group)"}
 
 // span is one slice of the timeline.
 type span struct {
 	kind       trackKind
 	id         int32
-	name       string
+	name, cat  string
 	start, end Time
+	args       []device.TraceArg
 }
 
-// smPoint is the resident warps of one SM group from time t on.
-type smPoint struct {
-	t     Time
+type smKey struct {
+	seq   uint64
 	group int32
-	warps int32
 }
 
 // traceRec records the timeline of one Run.
 type traceRec struct {
 	on      bool
 	spans   []span
-	points  []smPoint
-	group   []int32 // current warps per SM group
-	smDirty bool
 	threads []string
-	streams []int
-	smGroup int // SMs per group
-	nSMs    int
+	smGroup int           // SMs per group
+	nSMs    int           //
+	smOpen  map[smKey]int // (kernel, SM group) -> its span, while the kernel runs
 }
 
 func (t *traceRec) span(kind trackKind, id int, name string, start, end Time) {
-	t.spans = append(t.spans, span{kind: kind, id: int32(id), name: name, start: start, end: end})
+	t.spans = append(t.spans, span{kind: kind, id: int32(id), name: name, cat: "host", start: start, end: end})
 }
 
 func (d *Device) traceOp(k *command, name string) {
+	t := &d.tr
 	switch {
 	case k.kind == cmdCopy:
-		d.tr.span(trackCopy, k.engine, name, k.start, k.end)
+		t.spans = append(t.spans, span{kind: trackCopy, id: int32(k.engine), name: name, cat: "copy", start: k.start, end: k.end,
+			args: []device.TraceArg{{Key: "bytes", Value: strconv.FormatInt(k.cp.Bytes, 10)}, {Key: "stream", Value: strconv.Itoa(k.streamID())}}})
 	case k.kind == cmdHostFunc:
-		d.tr.span(trackCallback, 0, name, k.start, k.end)
-	case k.dqID != 0:
-		d.tr.span(trackDQ, 0, name, k.start, k.end)
+		t.spans = append(t.spans, span{kind: trackCallback, name: name, cat: "callback", start: k.start, end: k.end,
+			args: []device.TraceArg{{Key: "stream", Value: strconv.Itoa(k.streamID())}}})
 	default:
-		d.tr.span(trackStream, k.st.id, name, k.start, k.end)
+		kind, id := trackStream, int32(k.streamID())
+		if k.dqID != 0 {
+			kind, id = trackDQ, 0
+		}
+		args := []device.TraceArg{
+			{Key: "grid", Value: k.l.Grid.String()}, {Key: "block", Value: k.l.Block.String()},
+			{Key: "blocks", Value: strconv.Itoa(k.total)},
+		}
+		if k.gr != nil {
+			args = append(args, device.TraceArg{Key: "graph node", Value: strconv.Itoa(int(k.node))})
+		}
+		if k.dqID != 0 {
+			args = append(args, device.TraceArg{Key: "dq id", Value: strconv.FormatUint(k.dqID, 10)})
+		}
+		t.spans = append(t.spans, span{kind: kind, id: id, name: name, cat: "kernel", start: k.start, end: k.end, args: args})
+		t.smClose(k)
 	}
 }
 
-// smSample records the resident warps of every SM group that changed.
-func (t *traceRec) smSample(d *Device) {
+func (t *traceRec) groupOf(d *Device, s int) int32 {
 	if t.smGroup == 0 {
 		t.nSMs = len(d.sms)
 		t.smGroup = max(1, (t.nSMs+15)/16)
-		t.group = make([]int32, (t.nSMs+t.smGroup-1)/t.smGroup)
+		t.smOpen = map[smKey]int{}
 	}
-	for g := range t.group {
-		w := 0
-		for s := g * t.smGroup; s < min((g+1)*t.smGroup, t.nSMs); s++ {
-			w += d.sms[s].resWarps
-		}
-		if int32(w) == t.group[g] {
-			continue
-		}
-		t.group[g] = int32(w)
-		if n := len(t.points); n > 0 && t.points[n-1].t == d.now && t.points[n-1].group == int32(g) {
-			t.points[n-1].warps = int32(w)
-			continue
-		}
-		t.points = append(t.points, smPoint{t: d.now, group: int32(g), warps: int32(w)})
+	return int32(s / t.smGroup)
+}
+
+// smPlace notes n blocks of k placed on SM s: the kernel's span on the SM
+// group's lane starts with its first block there.
+func (d *Device) smPlace(k *command, s int) {
+	t := &d.tr
+	key := smKey{k.seq, t.groupOf(d, s)}
+	if _, ok := t.smOpen[key]; !ok {
+		t.smOpen[key] = len(t.spans)
+		t.spans = append(t.spans, span{kind: trackSM, id: key.group, name: k.l.Name(), cat: "blocks", start: d.now, end: d.now})
 	}
-	t.smDirty = false
+}
+
+// smFree notes n blocks of k done on SM s.
+func (d *Device) smFree(k *command, s int) {
+	t := &d.tr
+	key := smKey{k.seq, t.groupOf(d, s)}
+	if i, ok := t.smOpen[key]; ok {
+		t.spans[i].end = d.now
+	}
+}
+
+// smClose ends k's spans on the SM groups.
+func (t *traceRec) smClose(k *command) {
+	for g := 0; t.smGroup > 0 && g*t.smGroup < t.nSMs; g++ {
+		key := smKey{k.seq, int32(g)}
+		if i, ok := t.smOpen[key]; ok {
+			t.spans[i].args = []device.TraceArg{{Key: "stream", Value: strconv.Itoa(k.streamID())}}
+			delete(t.smOpen, key)
+		}
+	}
 }
 
 // WriteTrace implements device.Tracer: the last Run's timeline as Chrome
-// trace event JSON ({"traceEvents": [...]}, "X" slices and "C" counters,
-// with process and thread names), which Perfetto and chrome://tracing open.
-// Slices that overlap on one track (kernels of a graph, say) are spread
-// over numbered lanes, so every track nests properly. Times are in
-// microseconds with picosecond precision; the output is deterministic.
+// trace event JSON through device.Timeline (the same writer and lane layout
+// as the CUDA backend), which Perfetto and chrome://tracing open. Lanes:
+// host threads (their calls and the time they were blocked), streams
+// (kernels, with graph nodes), copy engines, the callback thread, the
+// dependency queue, and SM groups (which kernels had blocks resident there,
+// from their first block to their last). Slices that overlap on one lane
+// are spread over numbered extra lanes, so every lane nests properly. The
+// output is deterministic.
 func (d *Device) WriteTrace(w io.Writer) error {
 	t := &d.lastTrace
 	if !t.on {
 		return errors.New("sim: no trace recorded: enable it (EnableTrace or WithTrace) before Run")
 	}
-	bw := bufio.NewWriter(w)
-	bw.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
-	first := true
-	emit := func(s string) {
-		if !first {
-			bw.WriteString(",\n")
-		}
-		first = false
-		bw.WriteString(s)
-	}
+	tl := &device.Timeline{}
 	for p, name := range trackProc {
-		emit(fmt.Sprintf(`{"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":%s}}`, p+1, strconv.Quote(name)))
-		emit(fmt.Sprintf(`{"name":"process_sort_index","ph":"M","pid":%d,"tid":0,"args":{"sort_index":%d}}`, p+1, p+1))
+		tl.Processes = append(tl.Processes, device.TraceProcess{Pid: p + 1, Name: name})
 	}
-	smPid := len(trackProc) + 1
-	emit(fmt.Sprintf(`{"name":"process_name","ph":"M","pid":%d,"tid":0,"args":{"name":"SMs (resident warps per group)"}}`, smPid))
-
-	// Lanes: sort spans per track by start, then place each on the first
-	// lane free at its start.
 	idx := make([]int, len(t.spans))
 	for i := range idx {
 		idx[i] = i
@@ -137,21 +155,14 @@ func (d *Device) WriteTrace(w io.Writer) error {
 		}
 		return x.start < y.start
 	})
-	type trackKey struct {
-		kind trackKind
-		id   int32
-	}
 	var laneEnds []Time
-	var cur trackKey
-	tidBase := 0
-	tids := 0
+	var curKind trackKind
+	var curID int32
 	for n, i := range idx {
 		s := &t.spans[i]
-		key := trackKey{s.kind, s.id}
-		if n == 0 || key != cur {
-			cur = key
+		if n == 0 || s.kind != curKind || s.id != curID {
+			curKind, curID = s.kind, s.id
 			laneEnds = laneEnds[:0]
-			tidBase = tids
 		}
 		lane := -1
 		for l, e := range laneEnds {
@@ -160,27 +171,24 @@ func (d *Device) WriteTrace(w io.Writer) error {
 				break
 			}
 		}
+		// Lane l of track id is tid id + l*laneStride, so a backend's
+		// numbering (tid = stream id) is kept for the first lane.
+		tid := int(s.id) + max(lane, len(laneEnds))*laneStride
 		if lane < 0 {
 			lane = len(laneEnds)
 			laneEnds = append(laneEnds, 0)
-			tids++
-			emit(fmt.Sprintf(`{"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":%s}}`,
-				int(s.kind)+1, tidBase+lane, strconv.Quote(t.trackName(s.kind, int(s.id), lane))))
-			emit(fmt.Sprintf(`{"name":"thread_sort_index","ph":"M","pid":%d,"tid":%d,"args":{"sort_index":%d}}`,
-				int(s.kind)+1, tidBase+lane, tidBase+lane))
+			tl.Lanes = append(tl.Lanes, device.TraceLane{Pid: int(s.kind) + 1, Tid: tid, Name: t.trackName(s.kind, int(s.id), lane)})
+		} else {
+			tid = int(s.id) + lane*laneStride
 		}
 		laneEnds[lane] = s.end
-		emit(fmt.Sprintf(`{"name":%s,"ph":"X","pid":%d,"tid":%d,"ts":%s,"dur":%s}`,
-			strconv.Quote(s.name), int(s.kind)+1, tidBase+lane, usec(s.start), usec(s.end-s.start)))
+		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: int(s.kind) + 1, Tid: tid, Name: s.name, Cat: s.cat,
+			Start: s.start.Duration(), Dur: (s.end - s.start).Duration(), Args: s.args})
 	}
-	for _, p := range t.points {
-		lo := int(p.group) * t.smGroup
-		hi := min(lo+t.smGroup, t.nSMs) - 1
-		emit(fmt.Sprintf(`{"name":"SM %d-%d","ph":"C","pid":%d,"tid":0,"ts":%s,"args":{"warps":%d}}`, lo, hi, smPid, usec(p.t), p.warps))
-	}
-	bw.WriteString("\n]}\n")
-	return bw.Flush()
+	return tl.WriteJSON(w)
 }
+
+const laneStride = 10000
 
 func (t *traceRec) trackName(kind trackKind, id, lane int) string {
 	var s string
@@ -198,22 +206,12 @@ func (t *traceRec) trackName(kind trackKind, id, lane int) string {
 		s = "callback thread"
 	case trackDQ:
 		s = "dependency-queue kernels"
+	case trackSM:
+		lo := id * t.smGroup
+		s = fmt.Sprintf("SM %d-%d", lo, min(lo+t.smGroup, t.nSMs)-1)
 	}
 	if lane > 0 {
 		s += " (" + strconv.Itoa(lane+1) + ")"
-	}
-	return s
-}
-
-// usec formats picoseconds as microseconds with six decimals.
-func usec(t Time) string {
-	neg := t < 0
-	if neg {
-		t = -t
-	}
-	s := strconv.FormatInt(int64(t/1000000), 10) + "." + fmt.Sprintf("%06d", int64(t%1000000))
-	if neg {
-		s = "-" + s
 	}
 	return s
 }
