@@ -435,3 +435,40 @@ func TestHostUsedFromCallbackIsAnError(t *testing.T) {
 	})
 	assert.ErrorContains(t, err, "host thread main's Host used outside that thread")
 }
+
+func TestWorkSharingModel(t *testing.T) {
+	// Hand-computed on the H100 config: an SM does 256 flops/cycle x 1.98
+	// GHz = 506.88 flops/ns; device memory 3,350 bytes/ns. A 128-thread
+	// block has 4 warps.
+	run := func(cfg *Config, blocks int, w device.Work) time.Duration {
+		d, err := New(cfg)
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			s, _ := h.NewStream(device.StreamOptions{})
+			require.NoError(t, h.Launch(s, &device.Launch{Kernel: spinK, Grid: device.D1(blocks), Block: device.D1(128), Work: w}))
+			return h.Synchronize()
+		}))
+		return d.Stats().DeviceTime
+	}
+	one := h100Config(t)
+	one.Info.SMs = 1
+	flops := device.Work{Flops: 126720} // 1 us at a quarter of the SM
+	// Alone, 4 warps get 4/max(4, 16 saturation warps) of the SM.
+	assert.Equal(t, time.Microsecond, run(one, 1, flops))
+	// Four blocks (16 warps) still each get a quarter.
+	assert.Equal(t, time.Microsecond, run(one, 4, flops))
+	// Eight (32 warps) get an eighth each: twice as long, all at once.
+	assert.Equal(t, 2*time.Microsecond, run(one, 8, flops))
+
+	h := h100Config(t)
+	bytes := device.Work{Bytes: 3350.0 * 4 / 4224 * 1000} // 1 us at 4/4224 of the bandwidth
+	assert.Equal(t, time.Microsecond, run(h, 1, bytes))
+	// 1,056 blocks (4,224 warps, the saturation point) keep their share;
+	// 2,112 resident blocks halve it.
+	assert.Equal(t, time.Microsecond, run(h, 1056, bytes))
+	assert.Equal(t, 2*time.Microsecond, run(h, 2112, bytes))
+	// Cycles and flops: the larger time wins.
+	assert.Equal(t, 3*time.Microsecond, run(one, 1, device.Work{Flops: 126720, Cycles: 3 * 1980}))
+	// No work at all: the minimum block time.
+	assert.Equal(t, 200*time.Nanosecond, run(h, 1, device.Work{}))
+}
