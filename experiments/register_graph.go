@@ -94,6 +94,41 @@ func init() {
 			return graph.NewMultiProcess(p.Processes, name, func() (sched.Scheduler, error) { return graph.New(opt) })
 		})
 
+	RegisterScheduler("autograph", "AutoGraph: per-operation costs measured on the device, partitioned backtracking search over stream assignments by alpha*critical path + total cost, k-best DP over partitions, the best candidates timed as multi-stream CUDA graphs (params: alpha=2, max_streams=8, part_size=12, top_k=4, verify=3, budget=20000, wait_cost_ns=2000)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			d := graph.DefaultSearchOptions()
+			p := struct {
+				Alpha      float64 `yaml:"alpha"`
+				MaxStreams int     `yaml:"max_streams"`
+				PartSize   int     `yaml:"part_size"`
+				TopK       int     `yaml:"top_k"`
+				Verify     int     `yaml:"verify"`
+				Budget     int     `yaml:"budget"`
+				WaitCostNS float64 `yaml:"wait_cost_ns"`
+			}{d.Alpha, d.MaxStreams, d.PartSize, d.TopK, d.Verify, d.Budget, float64(d.WaitCost.Nanoseconds())}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return graph.NewAutoGraph(graph.SearchOptions{Alpha: p.Alpha, MaxStreams: p.MaxStreams, PartSize: p.PartSize, TopK: p.TopK,
+				Verify: p.Verify, Budget: p.Budget, WaitCost: time.Duration(p.WaitCostNS * float64(time.Nanosecond))})
+		})
+	RegisterScheduler("ios", "IOS: per-operation costs measured on the device, DP over stages of at most max_groups concurrent groups of at most max_group_ops operations, a barrier between stages (params: part_size=12, max_groups=8, max_group_ops=3, stage_cost_ns=5000, graph=true)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			d := graph.DefaultIOSOptions()
+			p := struct {
+				PartSize    int     `yaml:"part_size"`
+				MaxGroups   int     `yaml:"max_groups"`
+				MaxGroupOps int     `yaml:"max_group_ops"`
+				StageCostNS float64 `yaml:"stage_cost_ns"`
+				Graph       bool    `yaml:"graph"`
+			}{d.PartSize, d.MaxGroups, d.MaxGroupOps, float64(d.StageCost.Nanoseconds()), d.Graph}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return graph.NewIOS(graph.IOSOptions{PartSize: p.PartSize, MaxGroups: p.MaxGroups, MaxGroupOps: p.MaxGroupOps,
+				StageCost: time.Duration(p.StageCostNS * float64(time.Nanosecond)), Graph: p.Graph})
+		})
+
 	RegisterWorkload("kesco", "one KeSCo/GrCUDA benchmark: VEC, BS, ML, HITS, IMG, DL, M1 or M2 (params: bench, scale=1, blocks=16)",
 		func(params *yaml.Node, seed int64) (*workloads.Program, error) {
 			p := struct {
