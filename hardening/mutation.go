@@ -1,0 +1,372 @@
+// Package hardening shows that nothing unsafe slips through gpusched, that no
+// input crashes it and that nothing leaks (issue 10).
+//
+//   - Mutation suite (MutationSuite): every workload family is scheduled by
+//     correct schedulers whose schedules sched/mutate breaks in one named way
+//     at a time (a dropped event wait, a wait on the wrong event, a buffer
+//     reused too early, a stream shared by two in-flight jobs split, a graph
+//     missing an edge). On the simulator the race checker must report each
+//     broken schedule; the unmutated control run of every scheduler must
+//     report none. The result is a catch-rate table, mutation x family.
+//   - Determinism (the tests): every simulator experiment under
+//     configs/experiments reruns byte-identically.
+//   - Deadlocks (the tests): event waits that never fire, host threads waiting
+//     on each other, spinning blocks that fill the GPU each end in a
+//     *device.DeadlockError that names what waits on what.
+//   - Soak (Soak; cmd/gpusched-soak runs it on a GPU): many small kernels
+//     through each scheduler, sampling streams, events, device memory and
+//     host memory between rounds, to show none of them grows.
+//
+// The fuzzers live beside what they fuzz (device, device/sim, experiments),
+// in files named fuzz_test.go with corpora under testdata/fuzz; the results
+// and the commands are in docs/results/hardening.md.
+package hardening
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/sched/mutate"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// Spec names a registered workload family or scheduler and its parameters
+// (YAML flow mapping, "" for the defaults).
+type Spec struct {
+	Kind   string
+	Params string
+}
+
+func (s Spec) String() string {
+	if s.Params == "" {
+		return s.Kind
+	}
+	return s.Kind + s.Params
+}
+
+// Family is one workload family of the suite at a small size, with the
+// correct schedulers whose schedules the mutations break.
+type Family struct {
+	Name       string
+	Workload   Spec
+	Schedulers []Spec
+}
+
+// Families is the suite's matrix: every workload family at a size that keeps
+// the whole suite to seconds, each with the concurrent schedulers that give
+// the mutations something to break (serial schedules have no waits, no
+// second stream and no concurrency to break).
+var Families = []Family{
+	{"synthetic", Spec{"synthetic", "{layers: 4, width: 6, fan_in: 2, min_blocks: 4, max_blocks: 32, iters: 65536, steps: 2}"},
+		[]Spec{{"round-robin", "{k: 4}"}, {"acs-sw", "{inflight: 4, completion: event}"}, {"graph-per-step", "{streams: 4}"}}},
+	{"kesco", Spec{"kesco-mix", "{tasks: 4, scale: 0.05, blocks: 4}"},
+		[]Spec{{"kesco", ""}, {"round-robin", "{k: 4}"}, {"kesco", "{graph: true}"}}},
+	{"rl", Spec{"rl-physics", "{env: ant, envs: 32, envs_per_group: 8, steps: 2}"},
+		[]Spec{{"acs-sw", "{inflight: 4, completion: event}"}, {"round-robin", "{k: 4}"}, {"graph-per-step", "{streams: 4}"}}},
+	{"dnn", Spec{"dnn-static", "{model: squeezenet, scale: 2}"},
+		[]Spec{{"nimble", ""}, {"round-robin", "{k: 4}"}, {"nimble", "{graph: true}"}}},
+	{"jobs", Spec{"jobs-sobel", "{jobs: 8, size: 256}"},
+		[]Spec{{"set", "{b: 2, depth: 2}"}, {"batching", "{b: 4}"}, {"round-robin", "{k: 4}"}, {"graph-per-step", "{streams: 4}"}}},
+	{"tiles", Spec{"tiles-mlp", "{model: gpt3, tokens: 8, hidden: 1024, ff: 1024, steps: 2, no_data: true}"},
+		[]Spec{{"round-robin", "{k: 2}"}, {"graph-per-step", "{streams: 2}"}}},
+}
+
+// SitesPerScheduler caps the mutated runs per (mutation, family, scheduler):
+// sites are taken evenly spaced over the probe's effective sites.
+const SitesPerScheduler = 3
+
+// Run is one mutated run.
+type Run struct {
+	Scheduler string
+	Site      int
+	Detail    string
+	Races     int
+	Err       error
+}
+
+// Caught reports whether the simulator caught the run.
+func (r Run) Caught() bool { return r.Races > 0 }
+
+// Cell is one (mutation, family) entry of the table.
+type Cell struct {
+	Mutation mutate.Kind
+	Family   string
+	Runs     []Run
+	// Sites is the number of effective sites per scheduler (0: the
+	// mutation does not apply to that scheduler's schedule).
+	Sites map[string]int
+}
+
+// Caught counts the caught runs.
+func (c *Cell) Caught() int {
+	n := 0
+	for _, r := range c.Runs {
+		if r.Caught() {
+			n++
+		}
+	}
+	return n
+}
+
+// Applies reports whether any scheduler of the family offered a site.
+func (c *Cell) Applies() bool { return len(c.Runs) > 0 }
+
+// Report is the suite's result.
+type Report struct {
+	Device   string
+	Controls map[string]int // "family/scheduler" -> races of the unmutated run
+	Cells    []*Cell
+	Elapsed  []string // wall time per family, for keeping the suite fast
+}
+
+func node(params string) (*yaml.Node, error) {
+	if params == "" {
+		return nil, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(params), &doc); err != nil {
+		return nil, fmt.Errorf("params %q: %w", params, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// NewProgram builds a workload spec through the experiments registry.
+func NewProgram(s Spec, seed int64) (*workloads.Program, error) {
+	n, err := node(s.Params)
+	if err != nil {
+		return nil, err
+	}
+	return experiments.NewWorkload(s.Kind, n, seed)
+}
+
+// NewScheduler builds a scheduler spec through the experiments registry.
+func NewScheduler(s Spec) (sched.Scheduler, error) {
+	n, err := node(s.Params)
+	if err != nil {
+		return nil, err
+	}
+	return experiments.NewScheduler(s.Kind, n)
+}
+
+// RunOnce binds prog on dev, runs s as the experiments runner does (Prepare,
+// Run, Synchronize, Cleanup) and returns the races the simulator saw.
+func RunOnce(dev *sim.Device, prog *workloads.Program, s sched.Scheduler) (int, error) {
+	err := dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		if err != nil {
+			return err
+		}
+		defer in.Release(h)
+		if p, ok := s.(sched.Preparer); ok {
+			if err := p.Prepare(h, in); err != nil {
+				return err
+			}
+			defer p.Cleanup(h)
+		}
+		if err := s.Run(h, in); err != nil {
+			return err
+		}
+		return h.Synchronize()
+	})
+	return len(dev.Races()), err
+}
+
+// spread picks up to n of xs, evenly spaced, first and last included.
+func spread(xs []int, n int) []int {
+	if len(xs) <= n {
+		return xs
+	}
+	out := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, xs[i*(len(xs)-1)/(n-1)])
+	}
+	return out
+}
+
+// SlowConfig loads the simulator config named dev and divides its SM clock,
+// memory bandwidth and copy bandwidths by factor, so that every kernel and
+// copy outlasts the host's issue gaps. The race checker sees conflicting
+// commands that overlapped in time; on the real config, kernels of a few
+// microseconds often finish before the host issues their unordered consumer
+// (the host is the bottleneck), and the race stays latent. Slowing the GPU
+// makes such latent races manifest, as a sanitizer's slowdown does.
+func SlowConfig(dev string, factor float64) (*sim.Config, error) {
+	cfg, err := sim.LoadConfig(dev)
+	if err != nil {
+		return nil, err
+	}
+	if factor < 1 {
+		return nil, fmt.Errorf("slow-down factor %g must be at least 1", factor)
+	}
+	cfg.Name = fmt.Sprintf("%s/%g", cfg.Name, factor)
+	cfg.Info.ClockHz = max(1, int64(float64(cfg.Info.ClockHz)/factor))
+	cfg.Info.MemBandwidth /= factor
+	cfg.Copy.HtoDGBps /= factor
+	cfg.Copy.DtoHGBps /= factor
+	cfg.Copy.PageableGBps /= factor
+	cfg.FrontEnd.MinBlockNs *= factor
+	return cfg, nil
+}
+
+// MutationSuite runs every mutation against every family on the simulator
+// config named dev (an embedded name or a path), its GPU slowed down by
+// slow (1: as configured; see SlowConfig).
+func MutationSuite(dev string, slow float64, families []Family, seed int64) (*Report, error) {
+	cfg, err := SlowConfig(dev, slow)
+	if err != nil {
+		return nil, err
+	}
+	d, err := sim.New(cfg, sim.WithRaceCheck(true))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	rep := &Report{Device: cfg.Name, Controls: map[string]int{}}
+	for _, f := range families {
+		start := time.Now()
+		prog, err := NewProgram(f.Workload, seed)
+		if err != nil {
+			return nil, fmt.Errorf("family %s: %w", f.Name, err)
+		}
+		for _, ss := range f.Schedulers {
+			s, err := NewScheduler(ss)
+			if err != nil {
+				return nil, fmt.Errorf("family %s: %w", f.Name, err)
+			}
+			races, err := RunOnce(d, prog, s)
+			if err != nil {
+				return nil, fmt.Errorf("family %s, scheduler %s, unmutated: %w", f.Name, ss, err)
+			}
+			rep.Controls[f.Name+"/"+ss.String()] = races
+		}
+		for _, kind := range mutate.Kinds {
+			cell := &Cell{Mutation: kind, Family: f.Name, Sites: map[string]int{}}
+			for _, ss := range f.Schedulers {
+				inner, err := NewScheduler(ss)
+				if err != nil {
+					return nil, err
+				}
+				probe, err := mutate.New(inner, kind, -1)
+				if err != nil {
+					return nil, err
+				}
+				if _, err := RunOnce(d, prog, probe); err != nil {
+					return nil, fmt.Errorf("family %s, scheduler %s, probe %s: %w", f.Name, ss, kind, err)
+				}
+				sites := probe.Sites()
+				cell.Sites[ss.String()] = len(sites)
+				for _, site := range spread(sites, SitesPerScheduler) {
+					inner, err := NewScheduler(ss)
+					if err != nil {
+						return nil, err
+					}
+					m, err := mutate.New(inner, kind, site)
+					if err != nil {
+						return nil, err
+					}
+					races, err := RunOnce(d, prog, m)
+					if m.Applied() == 0 && err == nil {
+						if kind == mutate.EarlyReuse {
+							// The scheduler never names the program's own
+							// buffers (SET retargets jobs to its private
+							// ones): nothing to alias.
+							cell.Sites[ss.String()] = 0
+							break
+						}
+						return nil, fmt.Errorf("family %s, scheduler %s, %s at site %d: the probe's site was never reached", f.Name, ss, kind, site)
+					}
+					cell.Runs = append(cell.Runs, Run{Scheduler: ss.String(), Site: site, Detail: m.Detail(), Races: races, Err: err})
+				}
+			}
+			rep.Cells = append(rep.Cells, cell)
+		}
+		rep.Elapsed = append(rep.Elapsed, fmt.Sprintf("%s: %d ops, %v", f.Name, prog.NumOps(), time.Since(start).Round(time.Millisecond)))
+	}
+	return rep, nil
+}
+
+// Table is the catch-rate table in Markdown: one row per mutation, one
+// column per family, caught / runs, "n/a" where no scheduler's schedule
+// offers the mutation a site.
+func (r *Report) Table() string {
+	var fams []string
+	seen := map[string]bool{}
+	for _, c := range r.Cells {
+		if !seen[c.Family] {
+			seen[c.Family] = true
+			fams = append(fams, c.Family)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| mutation | %s | total |\n|---|", strings.Join(fams, " | "))
+	for range fams {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|\n")
+	for _, k := range mutate.Kinds {
+		fmt.Fprintf(&b, "| %s |", k.Describe())
+		caught, runs := 0, 0
+		for _, f := range fams {
+			for _, c := range r.Cells {
+				if c.Mutation != k || c.Family != f {
+					continue
+				}
+				if !c.Applies() {
+					b.WriteString(" n/a |")
+					continue
+				}
+				fmt.Fprintf(&b, " %d / %d |", c.Caught(), len(c.Runs))
+				caught += c.Caught()
+				runs += len(c.Runs)
+			}
+		}
+		fmt.Fprintf(&b, " %d / %d |\n", caught, runs)
+	}
+	return b.String()
+}
+
+// Details lists every mutated run and the sites per scheduler, for the
+// record (and for finding a miss).
+func (r *Report) Details() string {
+	var b strings.Builder
+	keys := make([]string, 0, len(r.Controls))
+	for k := range r.Controls {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(&b, "wall time: %s\n", strings.Join(r.Elapsed, "; "))
+	b.WriteString("unmutated controls (races):\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %-60s %d\n", k, r.Controls[k])
+	}
+	for _, c := range r.Cells {
+		var sc []string
+		for s, n := range c.Sites {
+			sc = append(sc, fmt.Sprintf("%s: %d", s, n))
+		}
+		sort.Strings(sc)
+		fmt.Fprintf(&b, "%s x %s (effective sites: %s)\n", c.Mutation, c.Family, strings.Join(sc, ", "))
+		for _, run := range c.Runs {
+			verdict := "caught"
+			if !run.Caught() {
+				verdict = "MISSED"
+			}
+			if run.Err != nil {
+				verdict += fmt.Sprintf(" (run error: %v)", run.Err)
+			}
+			fmt.Fprintf(&b, "  %-40s site %-5d races %-4d %s: %s\n", run.Scheduler, run.Site, run.Races, verdict, run.Detail)
+		}
+	}
+	return b.String()
+}
