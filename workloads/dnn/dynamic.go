@@ -208,7 +208,7 @@ type routePath struct {
 // routing builds one input's dynamic-routing network: scale s has
 // 16<<s channels at 16>>s resolution (a stride-2 stem first); at each of 16
 // layers every cell with an incoming path aggregates its inputs weighted by
-// their gates, normalizes, applies a separable 3x3 convolution, and computes its gate
+// their gates, applies a separable 3x3 convolution, a norm and a ReLU, and computes its gate
 // max(0, tanh(linear(gap))) for the up, keep and down paths. Only paths with
 // a positive gate (as the CPU reference computes it) are built. If a whole
 // layer would end with no path, the keep path of the cell with the largest
@@ -228,11 +228,12 @@ func routing(n *nn.Net, z sizer, x nn.Tensor) (nn.Tensor, error) {
 				continue
 			}
 			name := fmt.Sprintf("l%d/s%d", l, s)
-			agg, err := normalize(n, name+"/norm", aggregate(n, name+"/agg", incoming[s]))
+			h := n.SepConv(name+"/cell", aggregate(n, name+"/agg", incoming[s]), ch(s), 3, 1, nn.ActNone)
+			h, err := normalize(n, name+"/norm", h)
 			if err != nil {
 				return nn.Tensor{}, err
 			}
-			h := n.SepConv(name+"/cell", agg, ch(s), 3, 1, nn.ActReLU)
+			h = n.Unary(name+"/relu", h, nn.ActReLU)
 			cells[s] = h
 			logits := n.Linear(name+"/gate", n.GlobalAvgPool(name+"/gap", h), 3, nn.ActNone)
 			gate := n.Unary(name+"/gate_act", logits, nn.ActTanhReLU)
@@ -286,7 +287,11 @@ func routing(n *nn.Net, z sizer, x nn.Tensor) (nn.Tensor, error) {
 // normalize is a layer norm over a whole feature map (a group norm with one
 // group): it stands in for the cells' batch norm, without which the gate
 // factors (below 1) would shrink the signal layer after layer until the
-// biases alone decide the output.
+// biases alone decide the output. It normalizes the convolution's output
+// before the ReLU (conv-norm-ReLU), where the zero-mean weights keep the
+// mean small against the spread: after a ReLU the mean subtraction would
+// cancel most digits and amplify rounding differences between the GPU and
+// the CPU reference.
 func normalize(n *nn.Net, name string, x nn.Tensor) (nn.Tensor, error) {
 	if !x.Valid() {
 		return x, n.Err()
