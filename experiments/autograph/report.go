@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/sched/graph"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+const intro = `# AutoGraph: searched multi-stream schedules of static inference graphs
+
+Reproduction of AutoGraph (Zhao et al., AAAI 2023; the AutoGraph section of
+REFERENCES.md) with gpusched's sched/graph on the batch-1 inference graphs of
+workloads/dnn (real kernels of workloads/kernels/nn.cu: convolutions, GEMMs,
+pooling, elementwise, softmax, layer norm), one inference per run.
+
+- autograph: every operation's cost measured on the device (one serial run with a
+  timing event between operations; on the simulator, simulated durations); the DAG
+  partitioned into segments of at most 12 operations cut where the fewest edges
+  cross; per partition a backtracking search over stream assignments (at most 8
+  streams) ranked by the mixed critical-path cost alpha * CP + total (total = the
+  operations' costs plus 2 us per cross-stream wait), keeping the 4 best; a k-best
+  dynamic program over partitions (waits between partitions added); the 3 best
+  schedules captured as multi-stream CUDA graphs, each timed on the device, the
+  fastest kept. alpha = 2 unless named (autograph-aX).
+- ios: the same measured costs; per partition a dynamic program over the sets of
+  finished operations choosing stages of at most 8 concurrent groups of at most 3
+  operations (a chain each), stage cost = longest group + 5 us; a barrier (events)
+  between stages; captured into one graph.
+- serial+graph: one stream captured into a graph (the baseline); nimble+graph,
+  taskflow+graph, kesco+graph: those assignments captured into one graph.
+
+The autograph and ios rows include their measurement and verification runs in the
+device's kernel count (they happen in Prepare, outside the timed region).
+
+Regenerate:
+
+    go run ./experiments/autograph run -config configs/experiments/autograph-sim.yaml -json docs/results/autograph-sim.json
+    go run -tags cuda ./experiments/autograph run -config configs/experiments/autograph-gpu.yaml -json docs/results/autograph-gpu.json   # on a GPU
+    go run ./experiments/autograph report -o docs/results/autograph.md docs/results/autograph-sim.json docs/results/autograph-gpu.json
+
+`
+
+func reportCmd(out, config string, files []string) error {
+	var b bytes.Buffer
+	b.WriteString(intro)
+	var results []*experiments.Results
+	for _, f := range files {
+		r, err := experiments.ReadResults(f)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		for _, dev := range distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
+			writeDevice(&b, f, r, dev)
+		}
+	}
+	if err := writeSearchTimes(&b, config); err != nil {
+		return err
+	}
+	for i, r := range results {
+		fmt.Fprintf(&b, "## Raw results: %s\n\n", files[i])
+		raw := string(experiments.Markdown(r, false))
+		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
+		raw = strings.Replace(raw, "# ", "### ", 1)
+		b.WriteString(raw + "\n")
+	}
+	return os.WriteFile(out, b.Bytes(), 0o644)
+}
+
+func distinct(rows []experiments.Row, key func(*experiments.Row) string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range rows {
+		if k := key(&rows[i]); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func fx(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2fx", v)
+}
+
+var (
+	baselines = []string{"nimble+graph", "ios", "taskflow+graph"}
+	alphas    = []string{"autograph-a0.5", "autograph-a1", "autograph", "autograph-a4", "autograph-a8"}
+)
+
+func writeDevice(b *bytes.Buffer, file string, r *experiments.Results, dev string) {
+	sp := map[[2]string]float64{}
+	var wls []string
+	name := dev
+	for _, row := range r.Rows {
+		if row.Device != dev {
+			continue
+		}
+		if row.DeviceName != "" {
+			name = fmt.Sprintf("%s (%s)", dev, row.DeviceName)
+		}
+		if len(wls) == 0 || wls[len(wls)-1] != row.Workload {
+			wls = append(wls, row.Workload)
+		}
+		v := math.NaN()
+		if row.Speedup != nil && len(row.Errors) == 0 {
+			v = *row.Speedup
+		}
+		sp[[2]string{row.Workload, row.Scheduler}] = v
+	}
+	get := func(wl, s string) float64 {
+		if v, ok := sp[[2]string{wl, s}]; ok {
+			return v
+		}
+		return math.NaN()
+	}
+	fmt.Fprintf(b, "## %s: %s\n\n### Targets\n\nAutoGraph over the best of Nimble, IOS and Taskflow (all as graphs): target at least 1.26x on one model, never below 1.00x.\n\n", file, name)
+	b.WriteString("| model | best baseline | its speedup over serial+graph | autograph (alpha 2) | autograph / best | best alpha of the sweep | its ratio / best |\n|---|---|---|---|---|---|---|\n")
+	for _, wl := range wls {
+		bestName, best := "—", math.NaN()
+		for _, s := range baselines {
+			if v := get(wl, s); !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
+				bestName, best = s, v
+			}
+		}
+		ag := get(wl, "autograph")
+		aName, aBest := "—", math.NaN()
+		for _, s := range alphas {
+			if v := get(wl, s); !math.IsNaN(v) && (math.IsNaN(aBest) || v > aBest) {
+				aName, aBest = s, v
+			}
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", wl, bestName, fx(best), fx(ag), fx(ag/best), aName, fx(aBest/best))
+	}
+	b.WriteString("\n")
+	table := func(title string, cols []string) {
+		fmt.Fprintf(b, "### %s\n\n| model |", title)
+		for _, c := range cols {
+			fmt.Fprintf(b, " %s |", c)
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
+		for _, wl := range wls {
+			fmt.Fprintf(b, "| %s |", wl)
+			for _, c := range cols {
+				fmt.Fprintf(b, " %s |", fx(get(wl, c)))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	table("Speedup over serial+graph", []string{"nimble+graph", "taskflow+graph", "ios", "kesco+graph", "autograph"})
+	table("Alpha sweep (speedup over serial+graph; autograph = alpha 2)", alphas)
+	var bad []string
+	for _, row := range r.Rows {
+		if row.Device == dev && (len(row.Errors) > 0 || (row.Races != nil && *row.Races > 0)) {
+			bad = append(bad, fmt.Sprintf("- %s / %s: %v races %v", row.Workload, row.Scheduler, row.Errors, row.Races))
+		}
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(b, "### Failed rows\n\n%s\n\n", strings.Join(bad, "\n"))
+	} else {
+		b.WriteString("Every row completed without errors or races.\n\n")
+	}
+}
+
+// writeSearchTimes reruns the search for every workload of the experiment
+// and every alpha of the sweep on the simulated H100 (costs measured there)
+// and reports its size and wall-clock time on this machine.
+func writeSearchTimes(b *bytes.Buffer, config string) error {
+	e, err := experiments.LoadExperiment(config)
+	if err != nil {
+		return err
+	}
+	dev, err := sim.NewNamed("h100")
+	if err != nil {
+		return err
+	}
+	b.WriteString("## Search times\n\nAutoGraph's search (partitioning, per-partition backtracking, DP; not the measurement or verification runs) and IOS's stage DP for each model of `" +
+		config + "`, with per-operation costs measured on the simulated H100; wall-clock time of this machine's run of `report` (it varies with the machine and its load).\n\n")
+	b.WriteString("| model | ops | partitions | alpha | states explored | search ms | est. cost (us) | streams | waits | IOS stages | IOS ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, w := range e.Workloads {
+		label := w.Name
+		if label == "" {
+			label = w.Family
+		}
+		params := w.Params
+		p, err := experiments.NewWorkload(w.Family, &params, e.Seed)
+		if err != nil {
+			return err
+		}
+		err = dev.Run(func(h device.Host) error {
+			in, err := workloads.Bind(h, p)
+			if err != nil {
+				return err
+			}
+			defer in.Release(h)
+			cost, err := graph.MeasureCosts(h, in)
+			if err != nil {
+				return err
+			}
+			d, err := graph.FromInstance(in, 0, in.N())
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			stages, err := graph.IOSStages(d, cost, graph.DefaultIOSOptions())
+			if err != nil {
+				return err
+			}
+			iosMS := float64(time.Since(t0).Microseconds()) / 1000
+			for _, alpha := range []float64{0.5, 1, 2, 4, 8} {
+				o := graph.DefaultSearchOptions()
+				o.Alpha = alpha
+				res, err := graph.Search(d, cost, o)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(b, "| %s | %d | %d | %g | %d | %.1f | %.1f | %d | %d | %d | %.1f |\n", label, in.N(), res.Partitions, alpha, res.States,
+					float64(res.Elapsed.Microseconds())/1000, res.Estimates[0]/1000, res.Plans[0].Streams, res.Plans[0].NumWaits(), len(stages), iosMS)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
+	}
+	b.WriteString("\n")
+	return nil
+}
