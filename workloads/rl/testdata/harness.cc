@@ -19,11 +19,12 @@ shim_dim3 blockIdx, threadIdx, blockDim;
 
 template <typename... A, size_t... I>
 static void invoke(void (*f)(A...), void** args, std::index_sequence<I...>) { f(*(A*)args[I]...); }
-#define K(name) {#name, [](void** a) { invoke(name, a, std::make_index_sequence<arity(name)>{}); }}
 template <typename... A>
 constexpr size_t arity(void (*)(A...)) { return sizeof...(A); }
+#define K(name) {#name, {arity(name), [](void** a) { invoke(name, a, std::make_index_sequence<arity(name)>{}); }}}
 
-static std::map<std::string, void (*)(void**)> table = {
+// Each kernel with its parameter count, which every launch must match.
+static std::map<std::string, std::pair<size_t, void (*)(void**)>> table = {
     K(rl_actuate), K(rl_integrate), K(rl_broadphase), K(rl_clear),
     K(rl_sphere_plane), K(rl_capsule_plane), K(rl_box_plane),
     K(rl_capsule_capsule), K(rl_sphere_capsule),
@@ -75,12 +76,16 @@ int main() {
             fprintf(stderr, "unknown kernel %s\n", name.c_str());
             return 3;
         }
+        if (it->second.first != nargs) {
+            fprintf(stderr, "kernel %s takes %zu parameters, the launch passes %u\n", name.c_str(), it->second.first, nargs);
+            return 3;
+        }
         blockDim = {block, 1, 1};
         for (uint32_t b = 0; b < grid; b++) {
             blockIdx = {b, 0, 0};
             for (uint32_t t = 0; t < block; t++) {
                 threadIdx = {t, 0, 0};
-                it->second(args.data());
+                it->second.second(args.data());
             }
         }
     }
