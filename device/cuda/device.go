@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/mumax/3/cuda/cu"
@@ -25,7 +26,7 @@ import (
 
 // Device is one GPU with its own context and the modules of Options.
 type Device struct {
-	mu      sync.Mutex // one Run at a time; guards closed and lastTrace
+	mu      sync.Mutex // one Run at a time; guards closed
 	ordinal int
 	dev     cu.Device
 	ctx     cu.Context
@@ -34,7 +35,8 @@ type Device struct {
 	ccMinor int
 	modules map[string]cu.Module
 	closed  bool
-	trace   bool
+	trace   atomic.Bool // record the next runs' timelines
+	tmu     sync.Mutex  // guards last
 	last    *device.Timeline
 
 	fmu   sync.Mutex
@@ -124,7 +126,8 @@ func Open(opts Options) (*Device, error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	d := &Device{ordinal: opts.Ordinal, modules: map[string]cu.Module{}, funcs: map[string]*function{}, trace: opts.Trace}
+	d := &Device{ordinal: opts.Ordinal, modules: map[string]cu.Module{}, funcs: map[string]*function{}}
+	d.trace.Store(opts.Trace)
 	if err := guard("cuDeviceGet", func() { d.dev = cu.DeviceGet(opts.Ordinal) }); err != nil {
 		return nil, err
 	}
@@ -263,17 +266,13 @@ func (d *Device) Info() device.Info { return d.info }
 func (d *Device) ComputeCapability() (major, minor int) { return d.ccMajor, d.ccMinor }
 
 // EnableTrace implements device.Tracer.
-func (d *Device) EnableTrace(on bool) {
-	d.mu.Lock()
-	d.trace = on
-	d.mu.Unlock()
-}
+func (d *Device) EnableTrace(on bool) { d.trace.Store(on) }
 
 // WriteTrace implements device.Tracer: the last traced run's timeline.
 func (d *Device) WriteTrace(w io.Writer) error {
-	d.mu.Lock()
+	d.tmu.Lock()
 	tl := d.last
-	d.mu.Unlock()
+	d.tmu.Unlock()
 	if tl == nil {
 		return errors.New("cuda: no traced run (EnableTrace(true) before Run)")
 	}
@@ -381,7 +380,7 @@ func (d *Device) Run(main func(h device.Host) error) error {
 	if err := check("cuCtxSynchronize", C.cuCtxSynchronize()); err != nil {
 		return err
 	}
-	r := newRun(d, d.trace)
+	r := newRun(d, d.trace.Load())
 	if err := r.begin(); err != nil {
 		r.release()
 		return err
@@ -396,7 +395,9 @@ func (d *Device) Run(main func(h device.Host) error) error {
 	}
 	relErr := r.release()
 	if tl != nil {
+		d.tmu.Lock()
 		d.last = tl
+		d.tmu.Unlock()
 	}
 	return r.result(drainErr, relErr)
 }

@@ -32,6 +32,10 @@
 //   - Graphs: node i of a captured Graph is the i-th kernel, copy or host
 //     callback captured (across every stream in the capture), found through
 //     cuStreamGetCaptureInfo right after the command is issued.
+//   - Handles behave as on the simulator: stream, event and graph ids count
+//     from 0 per kind in creation order; stream priorities are clamped into
+//     the device's range, as CUDA does; a copy from pageable memory cannot be
+//     captured, and graph copy nodes need pinned memory.
 //   - Tracing (device.Tracer): each command is bracketed by two events on its
 //     stream; after the run, cuEventElapsedTime against a base event gives
 //     its start and end, written as the same Chrome trace JSON as the

@@ -152,7 +152,7 @@ func (h *host) EndCapture(s device.Stream) (device.Graph, error) {
 	if r != C.CUDA_SUCCESS {
 		return nil, apiErr("cuStreamEndCapture", r)
 	}
-	gr := &graph{id: h.r.nextID(), g: g, r: h.r, nodes: nodes}
+	gr := &graph{id: nextID(&h.r.graphIDs), g: g, r: h.r, nodes: nodes}
 	h.r.mu.Lock()
 	h.r.graphs[gr] = true
 	h.r.mu.Unlock()
@@ -186,7 +186,7 @@ func (h *host) Instantiate(g device.Graph) (device.GraphExec, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := &graphExec{id: h.r.nextID(), r: h.r, g: gr}
+	ex := &graphExec{id: nextID(&h.r.graphIDs), r: h.r, g: gr}
 	if err := check("cuGraphInstantiateWithFlags", C.cuGraphInstantiateWithFlags(&ex.x, gr.g, 0)); err != nil {
 		return nil, err
 	}

@@ -197,7 +197,7 @@ func (h *host) NewStream(opt device.StreamOptions) (device.Stream, error) {
 	if opt.Blocking {
 		flags = C.CU_STREAM_DEFAULT
 	}
-	st := &stream{id: h.r.nextID(), prio: prio, r: h.r}
+	st := &stream{id: nextID(&h.r.streamIDs), prio: prio, r: h.r}
 	if err := check("cuStreamCreateWithPriority", C.cuStreamCreateWithPriority(&st.s, flags, C.int(prio))); err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (h *host) NewEvent(opt device.EventOptions) (device.Event, error) {
 	if opt.DisableTiming {
 		flags = C.CU_EVENT_DISABLE_TIMING
 	}
-	ev := &event{id: h.r.nextID(), r: h.r}
+	ev := &event{id: nextID(&h.r.eventIDs), r: h.r}
 	if err := check("cuEventCreate", C.cuEventCreate(&ev.e, flags)); err != nil {
 		return nil, err
 	}

@@ -31,8 +31,9 @@ type run struct {
 	th      *threads
 	tracing bool
 	wg      sync.WaitGroup
-	ids     atomic.Int64 // streams, events, graphs, graph execs
-	hostIDs atomic.Int64
+	// Ids count from 0 in creation order, per kind, as on the simulator.
+	streamIDs, eventIDs, graphIDs atomic.Int64
+	hostIDs                       atomic.Int64
 
 	mu       sync.Mutex // guards what follows
 	streams  map[*stream]bool
@@ -92,7 +93,7 @@ func (r *run) begin() error {
 
 func (r *run) now() time.Duration { return time.Since(r.start) }
 
-func (r *run) nextID() int { return int(r.ids.Add(1)) }
+func nextID(c *atomic.Int64) int { return int(c.Add(1)) - 1 }
 
 // spawn starts a host thread: a goroutine locked to its OS thread with the
 // context current.
