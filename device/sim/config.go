@@ -38,9 +38,15 @@ type Config struct {
 }
 
 // HostCosts are host-side CPU costs per driver call, in nanoseconds. Each
-// is charged to the calling host thread while it holds the driver lock
-// (host threads share one lock, as the CUDA driver serializes most calls).
+// is charged to the calling host thread; the last DriverLockFraction of it
+// is spent holding the driver lock that all host threads share (the CUDA
+// driver serializes part of every call on the context), the rest runs in
+// parallel with other threads' calls.
 type HostCosts struct {
+	// DriverLockFraction is the part of every call's cost spent holding the
+	// driver lock, 0 to 1. It sets how launch throughput scales with host
+	// threads: at most 1/(fraction x launch_ns) launches per second.
+	DriverLockFraction   float64 `yaml:"driver_lock_fraction"`
 	LaunchNs             float64 `yaml:"launch_ns"`               // cuLaunchKernel
 	CopyEnqueueNs        float64 `yaml:"copy_enqueue_ns"`         // cuMemcpy*Async
 	RecordNs             float64 `yaml:"record_ns"`               // cuEventRecord
@@ -244,6 +250,9 @@ func (c *Config) check() error {
 		if err := pos(p.v, p.name); err != nil {
 			return err
 		}
+	}
+	if f := c.Host.DriverLockFraction; f > 1 {
+		return fmt.Errorf("device %q: host.driver_lock_fraction must be between 0 and 1, got %g", c.Name, f)
 	}
 	if err := nonneg(c.Copy.LatencyNs, "copy.latency_ns"); err != nil {
 		return err

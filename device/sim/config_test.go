@@ -43,11 +43,12 @@ func TestConfigDecodingIsStrict(t *testing.T) {
 	for _, tc := range []struct {
 		name, edit, want string
 	}{
-		{"unknown field", strings.Replace(src, "  launch_ns: 3300", "  launch_ns: 3300\n  lunch_ns: 1", 1), "h100.yaml:38: unknown field host.lunch_ns"},
+		{"unknown field", strings.Replace(src, "  launch_ns: 3300", "  launch_ns: 3300\n  lunch_ns: 1", 1), "h100.yaml:40: unknown field host.lunch_ns"},
 		{"missing field", strings.Replace(src, "  wakeup_ns: 2500", "", 1), "missing field host.wakeup_ns"},
 		{"missing nested field", strings.Replace(src, "{x: 1024, y: 1024, z: 64}", "{x: 1024, y: 1024}", 1), "missing field info.max_block_dim.z"},
 		{"inconsistent info", strings.Replace(src, "  sms: 132", "  sms: 0", 1), "sms must be positive"},
 		{"negative cost", strings.Replace(src, "  record_ns: 1000", "  record_ns: -1", 1), "host.record_ns must not be negative"},
+		{"lock fraction over 1", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 1.5", 1), "host.driver_lock_fraction must be between 0 and 1"},
 		{"wrong type", strings.Replace(src, "  sms: 132", "  sms: many", 1), "cannot unmarshal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

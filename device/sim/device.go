@@ -540,16 +540,22 @@ func (th *thread) catchUp() {
 	}
 }
 
-// charge makes the thread pay cost under the driver lock.
+// charge makes the thread pay cost, the driver_lock_fraction of it under
+// the driver lock shared by all host threads.
 func (th *thread) charge(cost Time, call string) {
 	d := th.d
 	if d.current != th {
 		panic(fmt.Sprintf("host thread %s's Host used outside that thread (from a host callback or another goroutine): %s", th.name, call))
 	}
 	th.order()
-	start := max(th.clock, d.lockFree)
-	th.clock = start + cost
-	d.lockFree = th.clock
+	// The call's unlocked part runs at once; its locked part waits for the
+	// driver lock.
+	start := th.clock
+	locked := Time(float64(cost)*d.cfg.Host.DriverLockFraction + 0.5)
+	th.clock = max(start+cost-locked, d.lockFree) + locked
+	if locked > 0 {
+		d.lockFree = th.clock
+	}
 	if d.tr.on {
 		d.tr.span(trackHost, th.id, call, start, th.clock)
 	}

@@ -280,30 +280,47 @@ func TestHostThreadsQueuesAndDriverLock(t *testing.T) {
 	assert.Equal(t, tMain, got)
 	assert.Equal(t, got+2500*time.Nanosecond, tWorker)
 
-	// Two threads launching at once share the driver lock: their launch
-	// costs serialize.
-	var ends []time.Duration
-	require.NoError(t, d.Run(func(h device.Host) error {
-		q := h.NewQueue("ends")
-		for i := 0; i < 2; i++ {
-			h.Go("launcher", func(w device.Host) error {
-				s, _ := w.NewStream(device.StreamOptions{})
-				for j := 0; j < 10; j++ {
-					require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
-				}
-				q.Put(w.Now())
-				return nil
-			})
-		}
-		for i := 0; i < 2; i++ {
-			v, _ := h.Get(q)
-			ends = append(ends, v.(time.Duration))
-		}
-		return nil
-	}))
-	// 2 x (5 us stream + 10 x 3.3 us) = 76 us of driver time after the two
-	// 20 us thread starts; the later thread ends at 40 + 76 = 116 us.
-	assert.Equal(t, 116*time.Microsecond, max(ends[0], ends[1]))
+	// Two threads launching at once share the driver lock. Both start at
+	// 0 (thread start cost 0), each creates a stream (5 us) and launches
+	// 10 kernels (3.3 us each): 38 us alone.
+	for _, tc := range []struct {
+		fraction float64
+		last     time.Duration
+	}{
+		// Whole calls under the lock: 2 x 38 us, one after the other.
+		{1, 76 * time.Microsecond},
+		// Half of each call under the lock: the lock is busy from 2.5 us
+		// (the first locked half) for 2 x (2.5 + 10 x 1.65) us.
+		{0.5, 40500 * time.Nanosecond},
+		// No lock: the threads run side by side.
+		{0, 38 * time.Microsecond},
+	} {
+		cfg := h100Config(t)
+		cfg.Host.ThreadStartNs = 0
+		cfg.Host.DriverLockFraction = tc.fraction
+		d, err := New(cfg)
+		require.NoError(t, err)
+		var ends []time.Duration
+		require.NoError(t, d.Run(func(h device.Host) error {
+			q := h.NewQueue("ends")
+			for i := 0; i < 2; i++ {
+				h.Go("launcher", func(w device.Host) error {
+					s, _ := w.NewStream(device.StreamOptions{})
+					for j := 0; j < 10; j++ {
+						require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+					}
+					q.Put(w.Now())
+					return nil
+				})
+			}
+			for i := 0; i < 2; i++ {
+				v, _ := h.Get(q)
+				ends = append(ends, v.(time.Duration))
+			}
+			return nil
+		}))
+		assert.Equal(t, tc.last, max(ends[0], ends[1]), "driver lock fraction %g", tc.fraction)
+	}
 }
 
 func TestPageableCopyBlocksHost(t *testing.T) {

@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// FuzzParseConfig: a device config file never panics the parser; a rejection
+// names the source; an accepted config passes device.Info.Check and runs a
+// kernel, a copy and a synchronize on a simulator without error or panic.
+func FuzzParseConfig(f *testing.F) {
+	files, _ := filepath.Glob("../../configs/devices/*.yaml")
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("name: x\n"))
+	f.Add([]byte("info: {sms: -1}\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := ParseConfig(data, "fuzz.yaml")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error does not name its source: %v", err)
+			}
+			return
+		}
+		if err := cfg.Info.Check(); err != nil {
+			t.Fatalf("accepted a config whose Info fails Check: %v", err)
+		}
+		d, err := New(cfg)
+		if err != nil {
+			return // an option-level rejection is a clear error too
+		}
+		k := &device.Kernel{Module: "fuzz", Name: "k", Regs: 16}
+		err = d.Run(func(h device.Host) error {
+			s, err := h.NewStream(device.StreamOptions{})
+			if err != nil {
+				return err
+			}
+			b, err := h.Malloc(256)
+			if err != nil {
+				return err
+			}
+			m, err := h.AllocHost(256, true)
+			if err != nil {
+				return err
+			}
+			l := &device.Launch{Kernel: k, Grid: device.D1(2), Block: device.D1(32), Args: []device.Arg{device.Out(b)}, Work: device.Work{Cycles: 10, Flops: 10, Bytes: 10}}
+			if err := device.ValidateLaunch(&cfg.Info, l); err != nil {
+				return nil // the config's limits forbid even this: fine
+			}
+			if err := h.Launch(s, l); err != nil {
+				return err
+			}
+			if err := h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: m, Bytes: 256}); err != nil {
+				return err
+			}
+			return h.Synchronize()
+		})
+		if err != nil {
+			t.Fatalf("accepted config fails a one-kernel run: %v", err)
+		}
+	})
+}
