@@ -14,15 +14,13 @@ import (
 // once the list is empty. Insertion occupies the queue's unit for
 // insert_cycles, each completion update for complete_cycles.
 type dqState struct {
-	nextID      uint64
-	window      []*command // kernels holding a slot, in insertion order
-	reserved    int        // slots of submits whose insertion is in flight
-	busy        Time       // the queue's unit is busy until then
-	done        []bool     // by id
-	fullWait    []*thread
-	syncWait    []*thread
-	submitted   int64
-	maxOccupied int
+	nextID   uint64
+	window   []*command // kernels holding a slot, in insertion order
+	reserved int        // slots of submits whose insertion is in flight
+	busy     Time       // the queue's unit is busy until then
+	done     []bool     // by id
+	fullWait []*thread
+	syncWait []*thread
 }
 
 // dqHost is a host thread's view on a device with the dependency queue.
@@ -71,7 +69,6 @@ func (h *dqHost) DQSubmit(l *device.Launch, deps []uint64) (uint64, error) {
 		q.done = append(q.done, false)
 	}
 	q.reserved++
-	q.submitted++
 	k := d.newCommand(cmdKernel)
 	k.setLaunch(l)
 	k.dqID = id
@@ -110,7 +107,6 @@ func (d *Device) dqInsert(k *command) {
 	q := &d.dq
 	q.reserved--
 	q.window = append(q.window, k)
-	q.maxOccupied = max(q.maxOccupied, len(q.window))
 	keep := k.dqDeps[:0]
 	for _, dep := range k.dqDeps {
 		if !q.done[dep] {

@@ -100,8 +100,8 @@ func (d *Device) deadlock() *device.DeadlockError {
 		if ct := d.counters[counterKey(w.Counter)]; ct != nil {
 			val = ct.value
 		}
-		e.Waiting = append(e.Waiting, fmt.Sprintf("kernel %s (stream %d): %d blocks spin holding their SMs; block %d waits for counter %#x[%d] = %d to reach %d",
-			g.k.l.Name(), g.k.streamID(), g.blocks, g.first.block, w.Counter.Buf.Addr, w.Counter.Index, val, w.Target))
+		e.Waiting = append(e.Waiting, fmt.Sprintf("kernel %s (stream %d): %d blocks spin holding their SMs; block %d has waited since %v for counter %#x[%d] = %d to reach %d",
+			g.k.l.Name(), g.k.streamID(), g.blocks, g.first.block, g.first.since.Duration(), w.Counter.Buf.Addr, w.Counter.Index, val, w.Target))
 	}
 	for _, k := range d.dq.window {
 		if !k.waitReg && len(k.dqDeps) > 0 {

@@ -119,7 +119,6 @@ type conn struct {
 	busy       bool // dispatch in progress (re-entrancy guard)
 	again      bool
 	slotReg    bool // registered in Device.slotWait
-	n          int  // commands queued
 }
 
 // enqueue issues command k on stream st at host time at.
@@ -140,7 +139,6 @@ func (d *Device) enqueue(st *stream, k *command, at Time) {
 		c.tail.nextC = k
 	}
 	c.tail = k
-	c.n++
 	if c.head == k && c.wakeAt != at {
 		c.wakeAt = at
 		d.schedule(at, evConn, int32(c.id), 0, nil)
@@ -208,7 +206,6 @@ func (d *Device) dispatch(c *conn) {
 			c.tail = nil
 		}
 		k.nextC = nil
-		c.n--
 		switch k.kind {
 		case cmdRecord:
 			d.recordDone(k.ev, k.gen, k.st.id)
