@@ -103,7 +103,7 @@ func run(t *testing.T, dev *sim.Device, prog *workloads.Program, s sched.Schedul
 	return r, err
 }
 
-func kernels(prog *workloads.Program) int64 {
+func kernelCount(prog *workloads.Program) int64 {
 	n := int64(0)
 	for _, st := range prog.Steps {
 		for _, op := range st.Ops {
@@ -144,7 +144,7 @@ func TestEveryVariantIsRaceFreeOnTheSimulator(t *testing.T) {
 					r, err := run(t, dev, prog, s)
 					require.NoError(t, err)
 					assert.Empty(t, r.races, "no two conflicting kernels overlap")
-					assert.Equal(t, kernels(prog), r.stats.Kernels, "every kernel ran exactly once")
+					assert.Equal(t, kernelCount(prog), r.stats.Kernels, "every kernel ran exactly once")
 					assert.Greater(t, r.makespan, time.Duration(0))
 				})
 			}
@@ -258,7 +258,7 @@ func TestPreparedSchedulerRunsTwice(t *testing.T) {
 			return s.Cleanup(h)
 		})
 		require.NoError(t, err, p.Name())
-		assert.Equal(t, 2*kernels(prog), dev.Stats().Kernels)
+		assert.Equal(t, 2*kernelCount(prog), dev.Stats().Kernels)
 		assert.Empty(t, dev.Races())
 	}
 }
