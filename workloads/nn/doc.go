@@ -16,9 +16,11 @@
 // independent layers never share bytes and the dependency graph a scheduler
 // derives from access sets is the network's data-flow graph. All weights live
 // in one read-only arena buffer ("weights"), each weight a range of it, filled
-// at bind time from a deterministic generator (He-scaled uniform values
-// seeded by the net's seed and the weight's name), so the same seed gives the
-// same bytes. Buffers are keyed by name: a later step that names a layer again
+// at bind time from a deterministic generator (He-scaled uniform values,
+// zero mean per output unit, seeded by the net's seed and the weight's
+// name), so the same seed gives the same bytes, and a separate net naming
+// the same layers (a dynamic network's controller evaluated alone) gets the
+// same weights. Buffers are keyed by name: a later step that names a layer again
 // reuses its buffers (inputs processed one per step reuse their activations,
 // as a framework's allocator would), while a name used twice within one step
 // is an error.
@@ -36,6 +38,10 @@
 // 1e-4 of the buffer's largest magnitude; the floor absorbs cancellation in
 // long sums that the GPU adds in another order (fused multiply-adds, tree
 // reductions) than the CPU. NaN or infinite values always fail.
+//
+// The kernels themselves are checked without a GPU by workloads/nn/cudaemu,
+// which compiles nn.cu as C++ and runs whole programs from their marshaled
+// arguments (go test -tags cudaemu ./workloads/nn/cudaemu).
 //
 // Errors. Builder methods never panic on bad shapes or arguments: the first
 // error is kept (Err), later calls return zero Tensors, and Finish reports

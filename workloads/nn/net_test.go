@@ -290,3 +290,36 @@ func (a *accessSets) args(k int) []device.Arg {
 }
 
 func (a *accessSets) Conflict(i, j int) bool { return device.Conflicts(a.args(i), a.args(j)) }
+
+func TestElementwiseOpsByValue(t *testing.T) {
+	n := New("elementwise", 2)
+	xv := []float32{-2, -0.5, 0, 0.5, 1, 2, 3, 7}
+	x := n.Input("x", xv, 2, 2, 2)
+	a := n.Affine("affine", x, ActNone)
+	m := n.Binary("mul", x, a, OpMul, ActReLU)
+	s := n.Binary("add", x, a, OpAdd, ActNone)
+	u := n.Unary("relu6", x, ActReLU6)
+	up := n.Upsample2x("up", x)
+	require.NoError(t, n.Err())
+	sc, err := n.Value(Tensor{Buf: 0, Off: n.weights[n.wByName["affine/scale"]].off, Shape: []int{2}})
+	require.NoError(t, err)
+	bi, err := n.Value(Tensor{Buf: 0, Off: n.weights[n.wByName["affine/bias"]].off, Shape: []int{2}})
+	require.NoError(t, err)
+	av, _ := n.Value(a)
+	mv, _ := n.Value(m)
+	sv, _ := n.Value(s)
+	uv, _ := n.Value(u)
+	upv, _ := n.Value(up)
+	for i, v := range xv {
+		c := i / 4 // channel of a [2,2,2] map
+		want := v*sc[c] + bi[c]
+		assert.Equal(t, want, av[i])
+		assert.Equal(t, max(v*want, 0), mv[i])
+		assert.Equal(t, v+want, sv[i])
+		assert.Equal(t, min(max(v, 0), 6), uv[i])
+	}
+	assert.InDelta(t, 1.0, sc[0], 0.1, "batch-norm scales are around 1")
+	assert.Equal(t, []float32{-2, -2, -0.5, -0.5}, upv[:4])
+	assert.Equal(t, []float32{-2, -2, -0.5, -0.5}, upv[4:8])
+	assert.Equal(t, []float32{0, 0, 0.5, 0.5}, upv[8:12])
+}
