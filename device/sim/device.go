@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -66,7 +67,7 @@ type Device struct {
 	cost costs
 
 	run    int // generation: handles from another Run are invalid
-	inRun  bool
+	inRun  atomic.Bool
 	closed bool
 
 	// Engine.
@@ -289,14 +290,13 @@ func (d *Device) Run(main func(h device.Host) error) (err error) {
 	if d.closed {
 		return errors.New("sim: Run on a closed device")
 	}
-	if d.inRun {
-		return errors.New("sim: Run called while a Run is in progress")
-	}
 	if main == nil {
 		return errors.New("sim: Run(nil)")
 	}
-	d.inRun = true
-	defer func() { d.inRun = false }()
+	if !d.inRun.CompareAndSwap(false, true) {
+		return errors.New("sim: Run called while a Run is in progress (a Device runs one Run at a time)")
+	}
+	defer d.inRun.Store(false)
 	d.reset()
 	d.spawn("main", main, 0)
 	err = d.loop()

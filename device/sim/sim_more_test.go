@@ -489,3 +489,14 @@ func TestWorkSharingModel(t *testing.T) {
 	// No work at all: the minimum block time.
 	assert.Equal(t, 200*time.Nanosecond, run(h, 1, device.Work{}))
 }
+
+func TestRunIsNotReentrant(t *testing.T) {
+	d := newH100(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		err := d.Run(func(device.Host) error { return nil })
+		assert.ErrorContains(t, err, "one Run at a time")
+		return nil
+	}))
+	require.NoError(t, d.Close())
+	assert.Error(t, d.Run(func(device.Host) error { return nil }), "closed")
+}
