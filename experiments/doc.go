@@ -34,10 +34,12 @@
 // unsharded sweep writes.
 //
 // Statistics (Summarize) are the median, mean, sample standard deviation and
-// the 95% Student-t confidence interval of the mean, via gonum/stat; rows
-// report the median with its range, and speedups are ratios of medians, as
-// Hoefler and Belli recommend for performance results ("Scientific
-// Benchmarking of Parallel Computing Systems", SC 2015, rules 5 and 6).
+// the 95% Student-t confidence interval of the mean, via gonum/stat. Rows
+// report the baseline's absolute makespan next to every speedup, medians
+// with their range, and the interval for measurements that vary, following
+// Hoefler and Belli, "Scientific Benchmarking of Parallel Computing
+// Systems" (SC 2015). The t interval assumes roughly normal means; with few
+// repetitions of a noisy GPU, read the range, not only the interval.
 // Validate runs one experiment on the simulator and on a GPU and reports
 // the simulator's error per row and as a mean absolute percentage error.
 package experiments
