@@ -220,6 +220,7 @@ type once struct {
 func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, outputs bool) (once, error) {
 	var r once
 	err := dev.Run(func(h device.Host) error {
+		cleaned := false
 		inst, err := workloads.Bind(h, prog)
 		if err != nil {
 			return err
@@ -230,6 +231,11 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, outp
 			if err := prep.Prepare(h, inst); err != nil {
 				return fmt.Errorf("%s: prepare: %w", s.Name(), err)
 			}
+			defer func() {
+				if !cleaned {
+					prep.Cleanup(h) // after a failure, which is the error to report
+				}
+			}()
 		}
 		if err := h.Synchronize(); err != nil {
 			return err
@@ -249,6 +255,7 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, outp
 			}
 		}
 		if prep != nil {
+			cleaned = true
 			if err := prep.Cleanup(h); err != nil {
 				return fmt.Errorf("%s: cleanup: %w", s.Name(), err)
 			}

@@ -359,3 +359,33 @@ func TestOutputMismatchIsAnError(t *testing.T) {
 	assert.Equal(t, "not compared (no serial reference)", row.Outputs)
 	assert.Contains(t, row.Errors, "serial reference run: boom")
 }
+
+// preparedFailure is a Preparer whose Run fails; it records its Cleanup.
+type preparedFailure struct{ prepared, cleaned bool }
+
+func (p *preparedFailure) Name() string { return "prepared-failure" }
+func (p *preparedFailure) Prepare(device.Host, *workloads.Instance) error {
+	p.prepared = true
+	return nil
+}
+func (p *preparedFailure) Cleanup(device.Host) error { p.cleaned = true; return nil }
+func (p *preparedFailure) Run(device.Host, *workloads.Instance) error {
+	return errors.New("lost a dependency")
+}
+
+func TestRunOnceCleansUpAfterAFailure(t *testing.T) {
+	e := parseSmall(t, "")
+	jobs, _, err := plan(e, nil, Shard{})
+	require.NoError(t, err)
+	prog, err := jobs[0].program()
+	require.NoError(t, err)
+	dev, err := openSim("h100", false)
+	require.NoError(t, err)
+	defer dev.Close()
+	s := &preparedFailure{}
+	_, err = runOnce(dev, prog, s, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "prepared-failure: lost a dependency")
+	assert.True(t, s.prepared)
+	assert.True(t, s.cleaned, "Cleanup runs even when Run fails")
+}
