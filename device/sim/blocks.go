@@ -186,14 +186,26 @@ func (d *Device) schedulePass() {
 	d.dirty = d.dirty[:0]
 	// Durations are fixed once every block of this instant is placed, so
 	// blocks placed together see the same co-residency.
+	// With a block dispatch time, the distributor starts the blocks of the
+	// pass one after another (a batch starts with its last block).
+	start := d.now
+	if d.cost.blockDispatch > 0 {
+		start = max(d.now, d.distFree)
+	}
 	for _, b := range d.batches {
 		sm := &d.sms[b.sm]
 		dur := d.blockDur(b.k, sm)
-		if b.block >= 0 {
-			d.schedule(d.now+dur, evBlockDone, b.sm, b.block, b.k)
-		} else {
-			d.schedule(d.now+dur, evBatchDone, b.sm, b.n, b.k)
+		if d.cost.blockDispatch > 0 {
+			start += Time(b.n) * d.cost.blockDispatch
 		}
+		if b.block >= 0 {
+			d.schedule(start+dur, evBlockDone, b.sm, b.block, b.k)
+		} else {
+			d.schedule(start+dur, evBatchDone, b.sm, b.n, b.k)
+		}
+	}
+	if d.cost.blockDispatch > 0 {
+		d.distFree = start
 	}
 	clear(d.batches)
 	d.batches = d.batches[:0]

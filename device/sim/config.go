@@ -91,6 +91,11 @@ type FrontEndCosts struct {
 	CallbackNs float64 `yaml:"callback_ns"`
 	// MinBlockNs is the shortest duration of a block (an empty kernel's).
 	MinBlockNs float64 `yaml:"min_block_ns"`
+	// BlockDispatchNs is the GPU-wide block distributor's time per block:
+	// the blocks placed at one instant start one after another, this far
+	// apart (0: all at once). It bounds the block rate of grids of very
+	// short blocks.
+	BlockDispatchNs float64 `yaml:"block_dispatch_ns"`
 }
 
 // SMModel is the arithmetic model of an SM and the sharing of the memory

@@ -109,8 +109,9 @@ type Device struct {
 	dirty      []int32    // SMs whose free resources grew since the last pass
 	newKernels int        // waiting kernels not yet offered every SM
 	passPend   bool
-	rr         int // rotating SM pointer for small grids
-	gpuWarps   int // resident warps on the whole GPU
+	distFree   Time // the block distributor is free from this time on
+	rr         int  // rotating SM pointer for small grids
+	gpuWarps   int  // resident warps on the whole GPU
 	busySMs    int
 	batches    []pendingBatch
 	fitBuf     []int
@@ -150,6 +151,7 @@ type costs struct {
 	streamCreate, eventCreate, destroy, malloc, free, allocHost, capture    Time
 	instBase, instNode, graphLaunch, setNode, threadStart, dqSubmit, dqPoll Time
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
+	blockDispatch                                                           Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	cycle                                                                   float64 // ns per SM cycle
 }
@@ -189,7 +191,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		setNode: nsTime(h.SetNodeNs), threadStart: nsTime(h.ThreadStartNs), dqSubmit: nsTime(h.DQSubmitNs), dqPoll: nsTime(h.DQPollNs),
 		launchLatency: nsTime(f.LaunchLatencyNs), backToBack: nsTime(f.BackToBackNs), graphLatency: nsTime(f.GraphLaunchLatencyNs),
 		graphNode: nsTime(f.GraphNodeNs), callback: nsTime(f.CallbackNs), minBlock: nsTime(f.MinBlockNs),
-		copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
+		blockDispatch: nsTime(f.BlockDispatchNs), copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		cycle: cyc,
 	}
@@ -267,6 +269,7 @@ func (d *Device) reset() {
 	d.dirty = d.dirty[:0]
 	d.newKernels = 0
 	d.passPend = false
+	d.distFree = 0
 	d.rr = 0
 	d.gpuWarps, d.busySMs = 0, 0
 	d.batches = d.batches[:0]

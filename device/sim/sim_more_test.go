@@ -500,3 +500,26 @@ func TestRunIsNotReentrant(t *testing.T) {
 	require.NoError(t, d.Close())
 	assert.Error(t, d.Run(func(device.Host) error { return nil }), "closed")
 }
+
+func TestBlockDispatchTime(t *testing.T) {
+	// With 1 ns per block, the 264 blocks of a full wave start over 264 ns:
+	// the last (a batch of 2 on the last SM) at 264 ns, so the kernel lasts
+	// 10 us + 264 ns. With one block more, it goes to the first SM freed:
+	// SM 0's pair started at 2 ns and ends at 10.002 us; the extra block
+	// starts 1 ns later and ends at 20.003 us.
+	cfg := h100Config(t)
+	cfg.FrontEnd.BlockDispatchNs = 1
+	for _, tc := range []struct {
+		blocks int
+		want   time.Duration
+	}{{1, 10001 * time.Nanosecond}, {264, 10264 * time.Nanosecond}, {265, 20003 * time.Nanosecond}} {
+		d, err := New(cfg)
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			s, _ := h.NewStream(device.StreamOptions{})
+			require.NoError(t, h.Launch(s, spinLaunch(tc.blocks, 1024, 10*time.Microsecond)))
+			return h.Synchronize()
+		}))
+		assert.Equal(t, tc.want, d.Stats().DeviceTime, "%d blocks", tc.blocks)
+	}
+}
