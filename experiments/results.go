@@ -63,6 +63,11 @@ type Row struct {
 	RaceExamples []string    `json:"race_examples,omitempty"`
 	Utilization  []UtilPoint `json:"utilization,omitempty"`
 
+	// SchedulerStats are the counters the scheduler reports about its last
+	// measured run (events waited on, syncs pruned, ...), if it reports any
+	// (a Stats or Metrics method returning map[string]float64).
+	SchedulerStats map[string]float64 `json:"scheduler_stats,omitempty"`
+
 	// Outputs says how the row's outputs were checked.
 	Outputs string `json:"outputs"`
 	// Errors lists everything that went wrong: a failed run, outputs that

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -325,6 +326,9 @@ func (j *job) execute(dev device.Device, ref *reference, sink timelineSink) Row 
 		if !measured {
 			continue
 		}
+		if last {
+			row.SchedulerStats = schedulerStats(s)
+		}
 		row.MakespansNS = append(row.MakespansNS, r.makespan.Nanoseconds())
 		makespans = append(makespans, float64(r.makespan.Nanoseconds())/1e3)
 		if obs != nil {
@@ -370,6 +374,28 @@ func (j *job) observe(row *Row, obs device.Observer, r once, last bool) {
 	util = round(util, 4)
 	row.SMUtil = &util
 	row.Utilization = series
+}
+
+// schedulerStats reads the counters a scheduler reports, by either of the
+// conventions strategies use, dropping values JSON cannot carry.
+func schedulerStats(s sched.Scheduler) map[string]float64 {
+	var m map[string]float64
+	switch r := s.(type) {
+	case interface{ Stats() map[string]float64 }:
+		m = r.Stats()
+	case interface{ Metrics() map[string]float64 }:
+		m = r.Metrics()
+	}
+	out := map[string]float64{}
+	for k, v := range m {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 const utilBins = 200

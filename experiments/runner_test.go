@@ -110,6 +110,10 @@ func TestRunSmall(t *testing.T) {
 	assert.Equal(t, 1.0, *serial.Speedup)
 	assert.InDelta(t, serial.Makespan.Median/rr.Makespan.Median, *rr.Speedup, 1e-3)
 	assert.Greater(t, *rr.Speedup, 1.0, "four streams beat one on a DAG four wide of small kernels")
+	// The scheduler's own counters come along: round-robin waits on events
+	// for its cross-stream dependencies; serial reports none.
+	assert.Nil(t, serial.SchedulerStats)
+	assert.Positive(t, rr.SchedulerStats["waits"])
 	// The simulator is deterministic: repetitions agree exactly.
 	assert.Equal(t, serial.MakespansNS[0], serial.MakespansNS[1])
 

@@ -173,6 +173,21 @@ func Markdown(r *Results, withPlots bool) []byte {
 				fmtSpeedup(row.Speedup), fmtPct(row.SMUtil), fmtInt(row.Kernels), fmtRaces(row.Races), out)
 		}
 		b.WriteString("\n")
+		var stats []string
+		for i := range r.Rows {
+			row := &r.Rows[i]
+			if row.Workload != wl || len(row.SchedulerStats) == 0 {
+				continue
+			}
+			var kv []string
+			for _, k := range sortedKeys(row.SchedulerStats) {
+				kv = append(kv, fmt.Sprintf("%s=%s", k, ff(row.SchedulerStats[k])))
+			}
+			stats = append(stats, fmt.Sprintf("- %s: %s", rowLabel(row), strings.Join(kv, ", ")))
+		}
+		if len(stats) > 0 {
+			b.WriteString("Scheduler counters (last measured repetition):\n\n" + strings.Join(stats, "\n") + "\n\n")
+		}
 		if withPlots {
 			fmt.Fprintf(&b, "![speedup of each scheduler on %s](%s)\n\n", wl, speedupFile(wl))
 			for _, p := range utilPlots(r) {
