@@ -48,7 +48,7 @@ func (d *Device) deadlock() *device.DeadlockError {
 				e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d waits on event %d (recorded on stream %d, which never reaches the record)", st.id, k.ev.id, k.ev.stream))
 			}
 		case st.conn.head != nil && st.conn.head != k && isQueued(st.conn, k):
-			e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d: %s queued on hardware queue %d behind stream %d", st.id, k.kind, st.conn.id, st.conn.head.st.id))
+			e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d: %s %s queued on hardware queue %d behind stream %d", st.id, k.kind, cmdName(k), st.conn.id, st.conn.head.st.id))
 		case k.kind == cmdKernel && k.started:
 			e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d: kernel %s never completes (%d of %d blocks done)", st.id, k.l.Name(), k.done, k.total))
 		default:

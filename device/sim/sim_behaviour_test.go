@@ -161,6 +161,26 @@ func TestDeadlockOnEventNeverRecorded(t *testing.T) {
 	require.ErrorAs(t, err, &dl)
 	assert.Contains(t, dl.Waiting, "stream 2 waits on event 1 (never recorded)")
 	assert.Contains(t, dl.Waiting, "host thread main blocked in StreamSynchronize(stream 2)")
+
+	// Behind a blocked stream on a shared hardware queue, the other stream
+	// is named too.
+	d = newH100(t, WithHardwareQueues(1))
+	err = d.Run(func(h device.Host) error {
+		s0, _ := h.NewStream(device.StreamOptions{})
+		s1, _ := h.NewStream(device.StreamOptions{})
+		e, _ := h.NewEvent(device.EventOptions{})
+		require.NoError(t, h.Wait(s0, e))
+		l := spinLaunch(1, 32, time.Microsecond)
+		l.Label = "innocent"
+		require.NoError(t, h.Launch(s1, l))
+		return h.Synchronize()
+	})
+	require.ErrorAs(t, err, &dl)
+	assert.Equal(t, []string{
+		"stream 0 waits on event 0 (never recorded)",
+		"stream 1: kernel innocent queued on hardware queue 0 behind stream 0",
+		"host thread main blocked in Synchronize()",
+	}, dl.Waiting)
 }
 
 func TestDeadlockSpinningBlocksStarveProducer(t *testing.T) {
