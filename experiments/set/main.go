@@ -1,0 +1,60 @@
+// Command set reproduces SET's headline comparison (Li, Huang and Ogras,
+// arXiv 2606.05495; the SET section of REFERENCES.md): the pipeline
+// workloads of workloads/jobs under SET and its four baselines, with the
+// throughput in each workload's unit and the scheduling share of SET's
+// overhead model, from the schedulers' own Metrics().
+//
+//	go run ./experiments/set run -config configs/experiments/set-sim.yaml -json docs/results/set-sim.json
+//	go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json
+//	go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json [docs/results/set-gpu.json]
+//
+// run executes every (workload, device, scheduler) row of an experiment
+// file (simulator rows in parallel, GPU rows one at a time), checks the
+// simulator's race report on every row and, on a GPU, every job's output
+// against its CPU reference, and writes the raw measurements as JSON.
+// report turns one or more such files into the Markdown results page.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		fs := flag.NewFlagSet("run", flag.ExitOnError)
+		config := fs.String("config", "configs/experiments/set-sim.yaml", "experiment file")
+		out := fs.String("json", "", "write the raw results here (default: stdout)")
+		workers := fs.Int("workers", 0, "simulator rows run at once (0: GOMAXPROCS)")
+		fs.Parse(os.Args[2:])
+		err = runCmd(*config, *out, *workers)
+	case "report":
+		fs := flag.NewFlagSet("report", flag.ExitOnError)
+		out := fs.String("o", "docs/results/set.md", "Markdown file to write")
+		notes := fs.String("notes", "", "Markdown file of findings to include after the introduction")
+		fs.Parse(os.Args[2:])
+		if fs.NArg() == 0 {
+			usage()
+		}
+		err = reportCmd(*out, *notes, fs.Args())
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "set:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, `usage:
+  set run [-config set-sim.yaml] [-json out.json] [-workers n]
+  set report [-o docs/results/set.md] [-notes notes.md] results.json...`)
+	os.Exit(2)
+}

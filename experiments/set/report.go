@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func reportCmd(out, notes string, files []string) error {
+	var b bytes.Buffer
+	b.WriteString(`# SET: pipelines of many jobs
+
+Reproduction of SET (Li, Huang and Ogras, "stream-event-triggered CUDA-graph
+pipelines", arXiv 2606.05495; the SET section of REFERENCES.md) with gpusched's
+sched/pipeline on the jobs workloads of workloads/jobs (Sobel, SSSP, BP, GEMM,
+KNN, Hotspot). Each job copies its input in from pinned host memory, runs its
+kernels and copies its result out into its own slot of a pinned host buffer.
+
+Schedulers: synchronous (one stream, sync per job), graph-per-job (capture,
+instantiate, launch, sync per job), batching(b) (b jobs over b streams, one
+device sync per batch), queue(b) (b streams, each with a job queue and a host
+thread that syncs per job) and set(b) (b workers with a per-worker graph updated
+per job, private buffers, a free-worker pool fed by completion callbacks, work
+stealing).
+
+Metrics (from each scheduler's Metrics()): throughput = jobs / T_measured, in
+jobs/s and in the workload's unit; scheduling share = t_schedule / T_measured,
+where t_schedule is host time inside scheduling calls (launches, copies, graph
+capture/instantiate/update/launch, callback enqueues, measured with the host
+thread's clock around each call; blocking synchronization is t_wait, not
+t_schedule); for queue(b), with b host threads, t_schedule / (T_measured x b).
+T_measured is the median over repetitions, from the synchronized start to the
+synchronized end of the scheduler's Run.
+
+Targets (paper, on a GPU): set >= 1.44x queue and >= 1.15x batching on
+average, with a lower scheduling share than both.
+
+Regenerate:
+
+    go run ./experiments/set run -config configs/experiments/set-sim.yaml -json docs/results/set-sim.json
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json   # on a GPU
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gpu.json
+
+`)
+	if notes != "" {
+		data, err := os.ReadFile(notes)
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+		b.WriteString("\n")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var r Results
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		writeResults(&b, &r, f, out)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(out, b.Bytes(), 0o644)
+}
+
+var bParam = regexp.MustCompile(`b=(\d+)`)
+
+// workersOf is a scheduler's b (0 for those without one).
+func workersOf(desc string) int {
+	m := bParam.FindStringSubmatch(desc)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func median(ns []int64) float64 {
+	if len(ns) == 0 {
+		return math.NaN()
+	}
+	s := append([]int64(nil), ns...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return float64(s[len(s)/2])
+	}
+	return float64(s[len(s)/2-1]+s[len(s)/2]) / 2
+}
+
+// si formats v with an SI prefix.
+func si(v float64) string {
+	for _, p := range []struct {
+		f float64
+		s string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(v) >= p.f {
+			return fmt.Sprintf("%.3g %s", v/p.f, p.s)
+		}
+	}
+	return fmt.Sprintf("%.3g ", v)
+}
+
+func writeResults(b *bytes.Buffer, r *Results, file, out string) {
+	rel, err := filepath.Rel(filepath.Dir(out), file)
+	if err != nil {
+		rel = file
+	}
+	devices := map[string]string{}
+	var order []string
+	for _, row := range r.Rows {
+		if _, ok := devices[row.Device]; !ok {
+			order = append(order, row.Device)
+		}
+		if row.DeviceName != "" || devices[row.Device] == "" {
+			devices[row.Device] = row.DeviceName
+		}
+	}
+	for _, dev := range order {
+		fmt.Fprintf(b, "## %s on %s (%s)\n\n", r.Experiment, dev, devices[dev])
+		fmt.Fprintf(b, "From `%s` (seed %d, %d measured repetitions); raw results: [%s](%s).\n\n", r.Source, r.Seed, r.Repetitions, filepath.Base(file), rel)
+		type key struct {
+			workload string
+			b        int
+		}
+		type cmp struct{ set, deep, queue, batching *Row }
+		pairs := map[key]*cmp{}
+		var keys []key
+		var wl []string
+		seen := map[string]bool{}
+		for i := range r.Rows {
+			row := &r.Rows[i]
+			if row.Device != dev {
+				continue
+			}
+			if !seen[row.Workload] {
+				seen[row.Workload] = true
+				wl = append(wl, row.Workload)
+			}
+			k := key{row.Workload, workersOf(row.Desc)}
+			if pairs[k] == nil {
+				pairs[k] = &cmp{}
+				if k.b > 0 {
+					keys = append(keys, k)
+				}
+			}
+			switch row.Kind {
+			case "set":
+				if strings.Contains(row.Desc, "depth=") {
+					pairs[k].deep = row
+				} else {
+					pairs[k].set = row
+				}
+			case "queue":
+				pairs[k].queue = row
+			case "batching":
+				pairs[k].batching = row
+			}
+		}
+		// Headline: SET (and SET with depth) against Queue and Batching
+		// at the same b.
+		for _, variant := range []struct {
+			title string
+			pick  func(c *cmp) *Row
+		}{
+			{"SET (the paper's: one job in flight per worker)", func(c *cmp) *Row { return c.set }},
+			{"SET with depth 2 (two jobs in flight per worker)", func(c *cmp) *Row { return c.deep }},
+		} {
+			fmt.Fprintf(b, "### %s against Queue and Batching (same b)\n\n", variant.title)
+			b.WriteString("| workload | b | set jobs/s | vs queue | vs batching | share set | share queue | share batching | sched us/job set | queue | batching |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			var vsQ, vsB []float64
+			var shS, shQ, shB []float64
+			for _, k := range keys {
+				c := pairs[k]
+				set := variant.pick(c)
+				if set == nil || c.queue == nil || c.batching == nil || !ok(set) || !ok(c.queue) || !ok(c.batching) {
+					continue
+				}
+				ts, tq, tb := median(set.MakespansNS), median(c.queue.MakespansNS), median(c.batching.MakespansNS)
+				sq, sb := tq/ts, tb/ts
+				vsQ, vsB = append(vsQ, sq), append(vsB, sb)
+				a, q, bt := set.Metrics["schedule_share"], c.queue.Metrics["schedule_share"], c.batching.Metrics["schedule_share"]
+				shS, shQ, shB = append(shS, a), append(shQ, q), append(shB, bt)
+				fmt.Fprintf(b, "| %s | %d | %s | %.2fx | %.2fx | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", k.workload, k.b,
+					si(float64(set.Jobs)/(ts/1e9)), sq, sb, a, q, bt, perJob(set), perJob(c.queue), perJob(c.batching))
+			}
+			if len(vsQ) > 0 {
+				fmt.Fprintf(b, "| **mean** (%d pairs) | | | **%.3fx** | **%.3fx** | **%.3f** | **%.3f** | **%.3f** | | | |\n", len(vsQ), mean(vsQ), mean(vsB), mean(shS), mean(shQ), mean(shB))
+				fmt.Fprintf(b, "| geometric mean | | | %.3fx | %.3fx | | | | | | |\n", geomean(vsQ), geomean(vsB))
+				fmt.Fprintf(b, "| min .. max | | | %.2f .. %.2fx | %.2f .. %.2fx | | | | | | |\n", minOf(vsQ), maxOf(vsQ), minOf(vsB), maxOf(vsB))
+			}
+			b.WriteString("\n")
+		}
+		// Every row, by workload.
+		for _, w := range wl {
+			fmt.Fprintf(b, "### %s\n\n", w)
+			b.WriteString("| scheduler | T_measured (ms) | jobs/s | throughput | t_schedule (ms) | t_wait (ms) | share | syncs | steals | node updates (skipped) | races | outputs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+			for i := range r.Rows {
+				row := &r.Rows[i]
+				if row.Device != dev || row.Workload != w {
+					continue
+				}
+				if !ok(row) {
+					fmt.Fprintf(b, "| %s | error: %s | | | | | | | | | | |\n", row.Desc, strings.ReplaceAll(strings.Join(row.Errors, "; "), "|", "/"))
+					continue
+				}
+				t := median(row.MakespansNS)
+				jps := float64(row.Jobs) / (t / 1e9)
+				m := row.Metrics
+				races := "-"
+				if row.Races != nil {
+					races = strconv.Itoa(*row.Races)
+				}
+				fmt.Fprintf(b, "| %s | %.3f | %s | %s%s/s | %.3f | %.3f | %.3f | %.0f | %.0f | %.0f (%.0f) | %s | %s |\n",
+					row.Desc, t/1e6, si(jps), si(jps*row.UnitsPerJob), row.Unit, m["t_schedule_s"]*1e3, m["t_wait_s"]*1e3,
+					m["schedule_share"], m["syncs"], m["steals"], m["node_updates"], m["node_updates_skipped"], races, row.Outputs)
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+// perJob is a row's host scheduling time per job, in microseconds.
+func perJob(r *Row) float64 { return r.Metrics["t_schedule_s"] * 1e6 / float64(r.Jobs) }
+
+func ok(r *Row) bool { return len(r.Errors) == 0 && len(r.MakespansNS) > 0 }
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func geomean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += math.Log(x)
+	}
+	return math.Exp(s / float64(len(xs)))
+}
+
+func minOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+func maxOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
+}
