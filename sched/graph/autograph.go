@@ -28,14 +28,17 @@ type SearchOptions struct {
 	Verify int
 	// Budget bounds the search states explored per partition.
 	Budget int
-	// WaitCost is what one cross-stream wait adds to the total cost (the
-	// host's record and wait calls and the device's event handling).
+	// WaitCost is what one cross-stream wait adds to the total cost. The
+	// schedules run as CUDA graphs, where a wait is an edge resolved on the
+	// device, so the default is small (200 ns).
 	WaitCost time.Duration
 }
 
-// DefaultSearchOptions are the defaults of the autograph scheduler.
+// DefaultSearchOptions are the defaults of the autograph scheduler: alpha
+// 2, at most 16 streams, partitions of 12, 4 candidates kept per partition,
+// the 3 best verified on the device.
 func DefaultSearchOptions() SearchOptions {
-	return SearchOptions{Alpha: 2, MaxStreams: 8, PartSize: 12, TopK: 4, Verify: 3, Budget: 20000, WaitCost: 2 * time.Microsecond}
+	return SearchOptions{Alpha: 2, MaxStreams: 16, PartSize: 12, TopK: 4, Verify: 3, Budget: 20000, WaitCost: 200 * time.Nanosecond}
 }
 
 func (o SearchOptions) validate() error {
@@ -97,32 +100,46 @@ func Partition(d *DAG, size int) ([][]int, error) {
 	return parts, nil
 }
 
-// candidate is one stream assignment of a partition.
-type candidate struct {
-	stream []int // per partition node
-	cp     float64
-	waits  int
-	cost   float64 // alpha*cp + total + waits*WaitCost
+// state is a schedule of a prefix of the partitions: every node's stream
+// (-1 where not yet assigned) and estimated finish time, each stream's end
+// time, and the running totals of the mixed cost.
+type state struct {
+	stream    []int
+	finish    []float64
+	streamEnd []float64
+	used      int
+	waits     int
+	cp        float64 // latest finish so far
+	total     float64 // operations' costs so far
+	cost      float64 // alpha*cp + total + waits*WaitCost
+}
+
+func (st *state) clone() *state {
+	c := *st
+	c.stream = append([]int(nil), st.stream...)
+	c.finish = append([]float64(nil), st.finish...)
+	c.streamEnd = append([]float64(nil), st.streamEnd...)
+	return &c
 }
 
 // searchPartition is the backtracking search over one partition's stream
-// assignments: nodes in topological order, each onto a stream already in
-// use or a new one, finish times simulated with the measured costs, pruned
-// by a critical-path lower bound, keeping the TopK by mixed cost.
-func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions) ([]candidate, int) {
+// assignments, continuing the prefix schedule from: nodes in topological
+// order, each onto a stream already in use or a new one, finish times
+// estimated from the measured costs (a node starts when its stream and all
+// its predecessors, in this partition or earlier ones, are done), pruned by
+// a critical-path lower bound, keeping the TopK completions by mixed cost.
+func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions, from *state) ([]*state, int) {
 	m := len(part)
 	local := map[int]int{}
 	for i, v := range part {
 		local[v] = i
 	}
-	preds := make([][]int, m)
 	succs := make([][]int, m)
-	total := 0.0
+	partTotal := 0.0
 	for i, v := range part {
-		total += cost[v]
+		partTotal += cost[v]
 		for _, u := range red.Pred[v] {
 			if j, ok := local[u]; ok {
-				preds[i] = append(preds[i], j)
 				succs[j] = append(succs[j], i)
 			}
 		}
@@ -136,10 +153,9 @@ func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions) ([]c
 		tailLen[i] = t + cost[part[i]]
 	}
 	w := float64(o.WaitCost.Nanoseconds())
-	stream := make([]int, m)
-	finish := make([]float64, m)
-	streamEnd := make([]float64, o.MaxStreams)
-	var top []candidate
+	total := from.total + partTotal
+	st := from.clone()
+	var top []*state
 	states := 0
 	worst := func() float64 {
 		if len(top) < o.TopK {
@@ -147,13 +163,22 @@ func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions) ([]c
 		}
 		return top[len(top)-1].cost
 	}
+	type choice struct {
+		s   int
+		f   float64
+		nw  int
+		key float64
+	}
+	var choices []choice
 	var dfs func(i, used, waits int, curCP float64)
 	dfs = func(i, used, waits int, curCP float64) {
 		states++
 		if i == m {
 			c := o.Alpha*curCP + total + float64(waits)*w
 			if c < worst() {
-				top = append(top, candidate{stream: append([]int(nil), stream...), cp: curCP, waits: waits, cost: c})
+				done := st.clone()
+				done.used, done.waits, done.cp, done.total, done.cost = used, waits, curCP, total, c
+				top = append(top, done)
 				sort.SliceStable(top, func(a, b int) bool { return top[a].cost < top[b].cost })
 				if len(top) > o.TopK {
 					top = top[:o.TopK]
@@ -166,9 +191,9 @@ func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions) ([]c
 		lb := curCP
 		for j := i; j < m; j++ {
 			ready := 0.0
-			for _, p := range preds[j] {
-				if p < i {
-					ready = max(ready, finish[p])
+			for _, u := range red.Pred[part[j]] {
+				if st.stream[u] >= 0 {
+					ready = max(ready, st.finish[u])
 				}
 			}
 			lb = max(lb, ready+tailLen[j])
@@ -176,108 +201,39 @@ func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions) ([]c
 		if o.Alpha*lb+total+float64(waits)*w >= worst() || states > o.Budget {
 			return
 		}
-		// Streams to try: predecessors' streams (latest-finishing first),
-		// the other streams in use, then a new one.
-		tried := make([]bool, o.MaxStreams+1)
-		ps := append([]int(nil), preds[i]...)
-		sort.SliceStable(ps, func(a, b int) bool { return finish[ps[a]] > finish[ps[b]] })
-		var choices []int
-		for _, p := range ps {
-			if s := stream[p]; !tried[s] {
-				tried[s] = true
-				choices = append(choices, s)
-			}
-		}
-		for s := 0; s < used; s++ {
-			if !tried[s] {
-				tried[s] = true
-				choices = append(choices, s)
-			}
-		}
-		if used < o.MaxStreams {
-			choices = append(choices, used)
-		}
-		for _, s := range choices {
-			start, nw := streamEnd[s], 0
-			for _, p := range preds[i] {
-				start = max(start, finish[p])
-				if stream[p] != s {
+		v := part[i]
+		// Streams to try: every stream in use and one new one, cheapest
+		// first by the mixed cost of placing v there (so the first descent
+		// is a greedy list schedule and the bound prunes early).
+		choices = choices[:0]
+		for s := 0; s < min(used+1, o.MaxStreams); s++ {
+			start, nw := st.streamEnd[s], 0
+			for _, u := range red.Pred[v] {
+				start = max(start, st.finish[u])
+				if st.stream[u] != s {
 					nw++
 				}
 			}
-			f := start + cost[part[i]]
-			saved := streamEnd[s]
-			stream[i], finish[i], streamEnd[s] = s, f, f
+			f := start + cost[v]
+			choices = append(choices, choice{s, f, nw, o.Alpha*max(curCP, f) + float64(nw)*w})
+		}
+		sort.SliceStable(choices, func(a, b int) bool { return choices[a].key < choices[b].key })
+		mine := append([]choice(nil), choices...)
+		for _, ch := range mine {
+			s, f := ch.s, ch.f
+			saved := st.streamEnd[s]
+			st.stream[v], st.finish[v], st.streamEnd[s] = s, f, f
 			nu := used
 			if s == used {
 				nu++
 			}
-			dfs(i+1, nu, waits+nw, max(curCP, f))
-			streamEnd[s] = saved
+			dfs(i+1, nu, waits+ch.nw, max(curCP, f))
+			st.streamEnd[s] = saved
+			st.stream[v], st.finish[v] = -1, 0
 		}
 	}
-	dfs(0, 0, 0, 0)
+	dfs(0, from.used, from.waits, from.cp)
 	return top, states
-}
-
-// path is one global schedule from the dynamic program: a candidate index
-// per partition.
-type path struct {
-	pick []int
-	cost float64
-}
-
-// combine is the dynamic program over partitions: the cost of a sequence of
-// choices is the sum of the partitions' mixed costs plus, between
-// consecutive partitions, the waits their choices imply (edges from the
-// previous partition to this one across streams). It keeps the k best
-// sequences ending in each candidate (k-best Viterbi) and returns the k best
-// overall.
-func combine(red *DAG, parts [][]int, cands [][]candidate, k int, waitCost float64) []path {
-	streamOf := func(p, c int) map[int]int {
-		m := map[int]int{}
-		for i, v := range parts[p] {
-			m[v] = cands[p][c].stream[i]
-		}
-		return m
-	}
-	trans := func(p, a, b int) float64 {
-		prev, cur := streamOf(p-1, a), streamOf(p, b)
-		n := 0
-		for v, s := range cur {
-			for _, u := range red.Pred[v] {
-				if t, ok := prev[u]; ok && t != s {
-					n++
-				}
-			}
-		}
-		return float64(n) * waitCost
-	}
-	best := make([][]path, len(cands[0]))
-	for c := range cands[0] {
-		best[c] = []path{{pick: []int{c}, cost: cands[0][c].cost}}
-	}
-	for p := 1; p < len(parts); p++ {
-		next := make([][]path, len(cands[p]))
-		for b := range cands[p] {
-			var all []path
-			for a := range best {
-				t := trans(p, a, b)
-				for _, q := range best[a] {
-					all = append(all, path{pick: append(append([]int(nil), q.pick...), b), cost: q.cost + t + cands[p][b].cost})
-				}
-			}
-			sort.SliceStable(all, func(i, j int) bool { return all[i].cost < all[j].cost })
-			next[b] = all[:min(k, len(all))]
-		}
-		best = next
-	}
-	var all []path
-	for _, ps := range best {
-		all = append(all, ps...)
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].cost < all[j].cost })
-	return all[:min(k, len(all))]
 }
 
 // SearchResult is what AutoGraph's search produced.
@@ -318,30 +274,39 @@ func Search(d *DAG, cost []time.Duration, o SearchOptions) (*SearchResult, error
 	if d.N() == 0 {
 		return res, nil
 	}
-	cands := make([][]candidate, len(parts))
+	// The k-best dynamic program over partitions: the state passed from
+	// one partition to the next is the prefix schedule (its streams' end
+	// times and its nodes' finish times), so each partition's search sees
+	// what the earlier partitions left running; the TopK best states
+	// survive each partition.
+	init := &state{stream: make([]int, d.N()), finish: make([]float64, d.N()), streamEnd: make([]float64, o.MaxStreams)}
+	for i := range init.stream {
+		init.stream[i] = -1
+	}
+	beam := []*state{init}
 	for i, p := range parts {
-		var st int
-		cands[i], st = searchPartition(red, p, c, o)
-		res.States += st
-		if len(cands[i]) == 0 {
+		var next []*state
+		for _, from := range beam {
+			got, n := searchPartition(red, p, c, o, from)
+			res.States += n
+			next = append(next, got...)
+		}
+		if len(next) == 0 {
 			return nil, fmt.Errorf("autograph: partition %d: no schedule within the search budget", i)
 		}
+		sort.SliceStable(next, func(a, b int) bool { return next[a].cost < next[b].cost })
+		beam = next[:min(o.TopK, len(next))]
 	}
-	for _, pth := range combine(red, parts, cands, o.Verify, float64(o.WaitCost.Nanoseconds())) {
-		plan := newPlan(fmt.Sprintf("autograph(alpha=%g)", o.Alpha), d.N(), 1)
-		for pi, ci := range pth.pick {
-			for i, v := range parts[pi] {
-				plan.Stream[v] = cands[pi][ci].stream[i]
-				plan.Streams = max(plan.Streams, plan.Stream[v]+1)
-			}
-		}
+	for _, st := range beam[:min(o.Verify, len(beam))] {
+		plan := newPlan(fmt.Sprintf("autograph(alpha=%g)", o.Alpha), d.N(), st.used)
+		copy(plan.Stream, st.stream)
 		plan.Order = order
 		plan.prune(d)
 		if err := plan.Verify(d); err != nil {
 			return nil, err
 		}
 		res.Plans = append(res.Plans, plan)
-		res.Estimates = append(res.Estimates, pth.cost)
+		res.Estimates = append(res.Estimates, st.cost)
 	}
 	res.Elapsed = time.Since(t0)
 	return res, nil
@@ -349,8 +314,9 @@ func Search(d *DAG, cost []time.Duration, o SearchOptions) (*SearchResult, error
 
 // AutoGraph is the AutoGraph-style scheduler: in Prepare it measures every
 // operation's cost on the device (MeasureCosts), searches (Search), then
-// captures each of the best schedules as a multi-stream CUDA graph, times
-// it on the device and keeps the fastest; Run launches that graph.
+// captures each of the best schedules, and Nimble's schedule as a seed, as
+// a multi-stream CUDA graph, times it on the device and keeps the fastest
+// (Stats: chosen_rank, chosen_seed); Run launches that graph.
 type AutoGraph struct {
 	opt   SearchOptions
 	Reps  int // timed launches per verified candidate
@@ -404,10 +370,20 @@ func (a *AutoGraph) Prepare(h device.Host, in *workloads.Instance) error {
 		return err
 	}
 	a.LastSearch = res
+	// The verified candidates are the search's best and, as the seed any
+	// searched schedule must beat on the device, Nimble's minimum path
+	// cover (a parallel-launch framework's schedule, which the cost
+	// model's estimates can misjudge when kernels are shorter than the
+	// launch interval the measurement saw).
+	seed, err := Nimble(d)
+	if err != nil {
+		return err
+	}
+	candidates := append(append([]*Plan(nil), res.Plans...), seed)
 	v0 := h.Now()
 	bestT := time.Duration(math.MaxInt64)
 	rank := 0
-	for i, p := range res.Plans {
+	for i, p := range candidates {
 		s := withPlan(fmt.Sprintf("%s#%d", a.Name(), i), p, true)
 		t, err := timeScheduler(h, in, s, a.Reps)
 		if err != nil {
@@ -424,8 +400,12 @@ func (a *AutoGraph) Prepare(h device.Host, in *workloads.Instance) error {
 			return err
 		}
 	}
-	p := res.Plans[rank]
-	a.stats = map[string]float64{
+	p := candidates[rank]
+	chosenSeed := 0.0
+	if rank == len(res.Plans) {
+		chosenSeed = 1
+	}
+	a.stats = map[string]float64{"chosen_seed": chosenSeed,
 		"partitions": float64(res.Partitions), "states": float64(res.States),
 		"search_ms": float64(res.Elapsed.Microseconds()) / 1000, "verify_ms": float64((h.Now() - v0).Microseconds()) / 1000,
 		"chosen_rank": float64(rank), "streams": float64(p.Streams), "waits": float64(p.NumWaits()),

@@ -50,6 +50,7 @@ func TestSearchAlphaTradesParallelismForWaits(t *testing.T) {
 	cost := uniformCosts(6, 100*time.Microsecond)
 	o := DefaultSearchOptions()
 	o.Verify = 1
+	o.WaitCost = 2 * time.Microsecond
 	o.Alpha = 0 // only the total counts: no waits, one stream
 	res, err := Search(d, cost, o)
 	require.NoError(t, err)
