@@ -13,14 +13,20 @@ import (
 
 // Synchronous issues a job on one stream and waits for it before the next.
 type Synchronous struct {
+	// Gaps records timing events around every job to measure the
+	// overhead model's terms (costs two event records per job).
+	Gaps    bool
 	stream  device.Stream
+	gaps    gapTimer
 	metrics Metrics
 }
 
 // Graph captures each job into a CUDA graph, instantiates and launches it,
 // waits for it, and destroys it: a graph per job.
 type Graph struct {
+	Gaps    bool
 	stream  device.Stream
+	gaps    gapTimer
 	metrics Metrics
 }
 
@@ -28,7 +34,9 @@ type Graph struct {
 // device once per batch.
 type Batching struct {
 	B       int
+	Gaps    bool
 	streams []device.Stream
+	gaps    gapTimer
 	metrics Metrics
 }
 
@@ -37,6 +45,8 @@ type Batching struct {
 // stream after each.
 type Queue struct {
 	B       int
+	Gaps    bool
+	gaps    gapTimer
 	streams []device.Stream
 	queues  []device.Queue
 	done    device.Queue
@@ -76,17 +86,33 @@ func (s *Synchronous) Prepare(h device.Host, in *workloads.Instance) (err error)
 	if _, err := analyze(in); err != nil {
 		return err
 	}
+	s.gaps = gapTimer{on: s.Gaps, batch: identity(in.Steps())}
+	if err := s.gaps.prepare(h, in.Steps()); err != nil {
+		return err
+	}
 	s.stream, err = h.NewStream(device.StreamOptions{})
 	return err
 }
 
 func (s *Synchronous) Cleanup(h device.Host) error {
+	first := s.gaps.destroy(h)
 	if s.stream == nil {
-		return nil
+		return first
 	}
-	err := h.Destroy(s.stream)
+	if err := h.Destroy(s.stream); err != nil && first == nil {
+		first = err
+	}
 	s.stream = nil
-	return err
+	return first
+}
+
+// identity is the batch numbering of a one-job-per-batch schedule.
+func identity(n int) []int {
+	b := make([]int, n)
+	for i := range b {
+		b[i] = i
+	}
+	return b
 }
 
 func (s *Synchronous) Run(h device.Host, in *workloads.Instance) error {
@@ -99,12 +125,22 @@ func (s *Synchronous) Run(h device.Host, in *workloads.Instance) error {
 	m := &s.metrics
 	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
 	start := h.Now()
+	if err := s.gaps.begin(h, s.stream); err != nil {
+		return err
+	}
 	for j := 0; j < in.Steps(); j++ {
+		if err := s.gaps.jobStart(h, s.stream, j); err != nil {
+			return err
+		}
 		t := h.Now()
 		if err := issueJob(h, in, s.stream, j); err != nil {
 			return err
 		}
-		t = since(h, t, &m.Schedule)
+		since(h, t, &m.Schedule)
+		if err := s.gaps.jobEnd(h, s.stream, j); err != nil {
+			return err
+		}
+		t = h.Now()
 		if err := h.StreamSynchronize(s.stream); err != nil {
 			return err
 		}
@@ -112,11 +148,15 @@ func (s *Synchronous) Run(h device.Host, in *workloads.Instance) error {
 		m.Syncs++
 	}
 	m.Makespan = h.Now() - start
-	return nil
+	return s.gaps.finish(h, m)
 }
 
 func (g *Graph) Prepare(h device.Host, in *workloads.Instance) (err error) {
 	if _, err := analyze(in); err != nil {
+		return err
+	}
+	g.gaps = gapTimer{on: g.Gaps, batch: identity(in.Steps())}
+	if err := g.gaps.prepare(h, in.Steps()); err != nil {
 		return err
 	}
 	g.stream, err = h.NewStream(device.StreamOptions{})
@@ -124,12 +164,15 @@ func (g *Graph) Prepare(h device.Host, in *workloads.Instance) (err error) {
 }
 
 func (g *Graph) Cleanup(h device.Host) error {
+	first := g.gaps.destroy(h)
 	if g.stream == nil {
-		return nil
+		return first
 	}
-	err := h.Destroy(g.stream)
+	if err := h.Destroy(g.stream); err != nil && first == nil {
+		first = err
+	}
 	g.stream = nil
-	return err
+	return first
 }
 
 func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
@@ -142,6 +185,9 @@ func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
 	m := &g.metrics
 	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
 	start := h.Now()
+	if err := g.gaps.begin(h, g.stream); err != nil {
+		return err
+	}
 	for j := 0; j < in.Steps(); j++ {
 		t := h.Now()
 		if err := h.BeginCapture(g.stream); err != nil {
@@ -162,10 +208,19 @@ func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
 			h.Destroy(gr)
 			return err
 		}
+		t = since(h, t, &m.Schedule)
+		if err := g.gaps.jobStart(h, g.stream, j); err != nil {
+			return err
+		}
+		t = h.Now()
 		if err := h.GraphLaunch(x, g.stream); err != nil {
 			return err
 		}
-		t = since(h, t, &m.Schedule)
+		since(h, t, &m.Schedule)
+		if err := g.gaps.jobEnd(h, g.stream, j); err != nil {
+			return err
+		}
+		t = h.Now()
 		if err := h.StreamSynchronize(g.stream); err != nil {
 			return err
 		}
@@ -180,11 +235,19 @@ func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
 		since(h, t, &m.Schedule)
 	}
 	m.Makespan = h.Now() - start
-	return nil
+	return g.gaps.finish(h, m)
 }
 
 func (b *Batching) Prepare(h device.Host, in *workloads.Instance) (err error) {
 	if _, err := analyze(in); err != nil {
+		return err
+	}
+	batch := make([]int, in.Steps())
+	for j := range batch {
+		batch[j] = j / b.B
+	}
+	b.gaps = gapTimer{on: b.Gaps, batch: batch}
+	if err := b.gaps.prepare(h, in.Steps()); err != nil {
 		return err
 	}
 	b.streams, err = sched.NewStreams(h, b.B)
@@ -192,9 +255,12 @@ func (b *Batching) Prepare(h device.Host, in *workloads.Instance) (err error) {
 }
 
 func (b *Batching) Cleanup(h device.Host) error {
-	err := sched.DestroyStreams(h, b.streams)
+	first := b.gaps.destroy(h)
+	if err := sched.DestroyStreams(h, b.streams); err != nil && first == nil {
+		first = err
+	}
 	b.streams = nil
-	return err
+	return first
 }
 
 func (b *Batching) Run(h device.Host, in *workloads.Instance) error {
@@ -207,14 +273,25 @@ func (b *Batching) Run(h device.Host, in *workloads.Instance) error {
 	m := &b.metrics
 	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
 	start := h.Now()
+	if err := b.gaps.begin(h, b.streams[0]); err != nil {
+		return err
+	}
 	for lo := 0; lo < in.Steps(); lo += b.B {
-		t := h.Now()
 		for j := lo; j < lo+b.B && j < in.Steps(); j++ {
-			if err := issueJob(h, in, b.streams[j-lo], j); err != nil {
+			st := b.streams[j-lo]
+			if err := b.gaps.jobStart(h, st, j); err != nil {
+				return err
+			}
+			t := h.Now()
+			if err := issueJob(h, in, st, j); err != nil {
+				return err
+			}
+			since(h, t, &m.Schedule)
+			if err := b.gaps.jobEnd(h, st, j); err != nil {
 				return err
 			}
 		}
-		t = since(h, t, &m.Schedule)
+		t := h.Now()
 		if err := h.Synchronize(); err != nil {
 			return err
 		}
@@ -222,13 +299,17 @@ func (b *Batching) Run(h device.Host, in *workloads.Instance) error {
 		m.Syncs++
 	}
 	m.Makespan = h.Now() - start
-	return nil
+	return b.gaps.finish(h, m)
 }
 
 // Prepare creates the streams and starts one host thread per stream, each
 // blocked on its (still empty) job queue, so Run pays for no thread start.
 func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
 	if _, err := analyze(in); err != nil {
+		return err
+	}
+	q.gaps = gapTimer{on: q.Gaps}
+	if err := q.gaps.prepare(h, in.Steps()); err != nil {
 		return err
 	}
 	if q.streams, err = sched.NewStreams(h, q.B); err != nil {
@@ -242,7 +323,7 @@ func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
 		q.threads[i] = &Metrics{}
 		jobs, st, m, done := q.queues[i], q.streams[i], q.threads[i], q.done
 		h.Go(fmt.Sprintf("queue worker %d", i), func(h device.Host) error {
-			err := queueWorker(h, in, jobs, st, m)
+			err := queueWorker(h, in, jobs, st, m, &q.gaps)
 			done.Put(err)
 			return err
 		})
@@ -252,7 +333,7 @@ func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
 
 // queueWorker issues each job it gets on its stream and waits for it.
 // The wait for its first job is not counted: it started before Run.
-func queueWorker(h device.Host, in *workloads.Instance, jobs device.Queue, st device.Stream, m *Metrics) error {
+func queueWorker(h device.Host, in *workloads.Instance, jobs device.Queue, st device.Stream, m *Metrics, g *gapTimer) error {
 	for first := true; ; first = false {
 		t := h.Now()
 		v, ok := h.Get(jobs)
@@ -265,10 +346,18 @@ func queueWorker(h device.Host, in *workloads.Instance, jobs device.Queue, st de
 			return nil
 		}
 		j := v.(int)
+		if err := g.jobStart(h, st, j); err != nil {
+			return err
+		}
+		t = h.Now()
 		if err := issueJob(h, in, st, j); err != nil {
 			return err
 		}
-		t = since(h, t, &m.Schedule)
+		since(h, t, &m.Schedule)
+		if err := g.jobEnd(h, st, j); err != nil {
+			return err
+		}
+		t = h.Now()
 		if err := h.StreamSynchronize(st); err != nil {
 			return err
 		}
@@ -296,6 +385,9 @@ func (q *Queue) Cleanup(h device.Host) error {
 		}
 		q.queues = nil
 	}
+	if err := q.gaps.destroy(h); err != nil && first == nil {
+		first = err
+	}
 	if err := sched.DestroyStreams(h, q.streams); err != nil && first == nil {
 		first = err
 	}
@@ -312,6 +404,9 @@ func (q *Queue) Run(h device.Host, in *workloads.Instance) error {
 	}
 	n := in.Steps()
 	start := h.Now()
+	if err := q.gaps.begin(h, q.streams[0]); err != nil {
+		return err
+	}
 	for j := 0; j < n; j++ {
 		q.queues[j%q.B].Put(j)
 	}
@@ -337,5 +432,8 @@ func (q *Queue) Run(h device.Host, in *workloads.Instance) error {
 		m.Syncs += t.Syncs
 	}
 	q.queues = nil // the threads have ended; Cleanup need not end them
-	return first
+	if first != nil {
+		return first
+	}
+	return q.gaps.finish(h, m)
 }

@@ -40,6 +40,12 @@ type Metrics struct {
 	// and NodeUpdatesSkipped those skipped because the node already held
 	// the job's parameters.
 	Syncs, Steals, NodeUpdates, NodeUpdatesSkipped int
+	// With timing events (the schedulers' Gaps option), SET's overhead
+	// model: Ideal is the time the device had at least one job in flight,
+	// InterGaps the idle time between batches of a batched schedule,
+	// IntraGaps the rest of the idle time (see gapTimer).
+	Timed                       bool
+	Ideal, IntraGaps, InterGaps time.Duration
 }
 
 // Share is t_schedule / (T_measured x host threads): the mean fraction of
@@ -62,7 +68,7 @@ func (m *Metrics) JobsPerSecond() float64 {
 
 // Map is the metrics by name, as experiment tables print them.
 func (m *Metrics) Map() map[string]float64 {
-	return map[string]float64{
+	out := map[string]float64{
 		"jobs":                 float64(m.Jobs),
 		"host_threads":         float64(m.HostThreads),
 		"makespan_s":           m.Makespan.Seconds(),
@@ -75,4 +81,10 @@ func (m *Metrics) Map() map[string]float64 {
 		"node_updates":         float64(m.NodeUpdates),
 		"node_updates_skipped": float64(m.NodeUpdatesSkipped),
 	}
+	if m.Timed {
+		out["t_ideal_s"] = m.Ideal.Seconds()
+		out["gaps_intra_s"] = m.IntraGaps.Seconds()
+		out["gaps_inter_s"] = m.InterGaps.Seconds()
+	}
+	return out
 }

@@ -34,6 +34,10 @@ import (
 type SET struct {
 	B     int
 	Depth int
+	// Gaps records timing events around every job to measure the
+	// overhead model's terms (costs two event records per job).
+	Gaps bool
+	gaps gapTimer
 
 	js      *jobSet
 	bd      *binder
@@ -97,6 +101,10 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		return err
 	}
 	s.js, s.bd, s.bufArgs = js, newBinder(js), js.bufferArgs()
+	s.gaps = gapTimer{on: s.Gaps}
+	if err := s.gaps.prepare(h, js.jobs()); err != nil {
+		return err
+	}
 	s.free = h.NewQueue("set free workers")
 	for w := 0; w < s.B; w++ {
 		wk := &worker{id: w, victim: (w + 1) % s.B}
@@ -203,6 +211,7 @@ func (s *SET) Cleanup(h device.Host) error {
 			keep(h.Free(b))
 		}
 	}
+	keep(s.gaps.destroy(h))
 	if s.free != nil {
 		s.free.Close()
 	}
@@ -244,6 +253,9 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 	m := &s.metrics
 	*m = Metrics{Jobs: s.js.jobs(), HostThreads: 1}
 	start := h.Now()
+	if err := s.gaps.begin(h, s.workers[0].stream); err != nil {
+		return err
+	}
 	for d := 0; d < s.Depth; d++ {
 		for _, wk := range s.workers {
 			s.free.Put(wk.id)
@@ -283,7 +295,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 		launched++
 	}
 	m.Makespan = h.Now() - start
-	return nil
+	return s.gaps.finish(h, m)
 }
 
 // launch writes job's parameters into wk's graph (only the nodes that
@@ -316,9 +328,19 @@ func (s *SET) launch(h device.Host, wk *worker, job *boundJob) error {
 		m.NodeUpdates++
 	}
 	wk.cur.job = job.job
+	t = since(h, t, &m.Schedule)
+	if err := s.gaps.jobStart(h, wk.stream, job.job); err != nil {
+		return err
+	}
+	t = h.Now()
 	if err := h.GraphLaunch(wk.exec, wk.stream); err != nil {
 		return err
 	}
+	t = since(h, t, &m.Schedule)
+	if err := s.gaps.jobEnd(h, wk.stream, job.job); err != nil {
+		return err
+	}
+	t = h.Now()
 	if err := h.HostFunc(wk.stream, wk.done); err != nil {
 		return err
 	}
