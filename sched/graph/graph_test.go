@@ -381,3 +381,17 @@ func TestOptionErrors(t *testing.T) {
 	_, err = NewMultiProcess(-1, "x", nil)
 	require.ErrorContains(t, err, "processes")
 }
+
+func TestKeSCoJoinRule(t *testing.T) {
+	// M2's shape at width 3: gate i joins sources i and i+1 mod 3.
+	ring := mustDAG(t, 6, [2]int{0, 3}, [2]int{1, 3}, [2]int{1, 4}, [2]int{2, 4}, [2]int{2, 5}, [2]int{0, 5})
+	strict, err := KeSCo(ring, KeSCoOptions{Streams: 8, Strict: true})
+	require.NoError(t, err)
+	// Gate 2's parents (0 and 2) tie at one unscheduled successor; the
+	// literal rule takes the first, stream 0, which gate 0 already holds.
+	assert.Equal(t, []int{0, 1, 2, 0, 1, 0}, strict.Stream)
+	refined, err := KeSCo(ring, KeSCoOptions{Streams: 8})
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1, 2, 0, 1, 2}, refined.Stream)
+	require.NoError(t, refined.Verify(ring))
+}

@@ -179,18 +179,24 @@ type KeSCoOptions struct {
 	// Streams is the most streams to use (8 in KeSCo); the distributor
 	// uses min(Streams, width of the graph).
 	Streams int
-	// Strict applies the paper's one-predecessor rule literally: a node
-	// with one predecessor always joins its stream, so the children of a
-	// fork serialize behind it. Otherwise (gpusched's refinement) a child
-	// whose parent's stream already took a node of the same level goes to
-	// the next stream round-robin that the level has not used yet.
+	// Strict applies the paper's rules literally: a node with one
+	// predecessor always joins its stream, so the children of a fork
+	// serialize behind it, and a node with several takes the stream of the
+	// one with the fewest unscheduled successors, ties to the first in
+	// program order. Otherwise (gpusched's refinement) a node only takes a
+	// parent's stream that no other node of its level took: a child whose
+	// only parent's stream is taken, or whose parents' streams all are,
+	// goes to the next stream round-robin that the level has not used yet;
+	// among several eligible parents, ties in unscheduled successors go to
+	// the deepest parent, so two chains that exchange data (HITS) keep
+	// their streams.
 	Strict bool
 	// NoPrune turns sync pruning off (every cross-stream edge waits).
 	NoPrune bool
 }
 
 // KeSCo is KeSCo's distributor with its sync pruning (Lin et al., ICCD
-// 2023, section III). Streams are assigned over the levels of the
+// 2023, section III), with gpusched's refinements unless opt.Strict. Streams are assigned over the levels of the
 // transitive reduction of full: a node without predecessors takes the next
 // stream round-robin; with one, its predecessor's stream; with several, the
 // stream of the predecessor that has the fewest successors not yet
@@ -225,6 +231,12 @@ func KeSCo(full *DAG, opt KeSCoOptions) (*Plan, error) {
 	for v := range red.Succ {
 		unassignedSucc[v] = len(red.Succ[v])
 	}
+	level := make([]int, full.N())
+	for l, lv := range levels {
+		for _, v := range lv {
+			level[v] = l
+		}
+	}
 	rr := 0
 	usedInLevel := make([]bool, streams)
 	nextFree := func() int {
@@ -254,13 +266,35 @@ func KeSCo(full *DAG, opt KeSCoOptions) (*Plan, error) {
 					s = nextFree()
 				}
 			default:
-				best := preds[0]
-				for _, u := range preds[1:] {
-					if unassignedSucc[u] < unassignedSucc[best] {
+				if opt.Strict {
+					best := preds[0]
+					for _, u := range preds[1:] {
+						if unassignedSucc[u] < unassignedSucc[best] {
+							best = u
+						}
+					}
+					s = p.Stream[best]
+					break
+				}
+				// Among the parents whose stream this level has not used
+				// yet: the fewest unscheduled successors, then the deepest
+				// (the parent on the longest path, so chains keep their
+				// stream), then program order.
+				best := -1
+				for _, u := range preds {
+					if usedInLevel[p.Stream[u]] {
+						continue
+					}
+					if best < 0 || unassignedSucc[u] < unassignedSucc[best] ||
+						(unassignedSucc[u] == unassignedSucc[best] && level[u] > level[best]) {
 						best = u
 					}
 				}
-				s = p.Stream[best]
+				if best >= 0 {
+					s = p.Stream[best]
+				} else {
+					s = nextFree()
+				}
 			}
 			p.Stream[v] = s
 			usedInLevel[s] = true
