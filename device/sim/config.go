@@ -130,6 +130,9 @@ type DQModel struct {
 	DispatchNs     float64 `yaml:"dispatch_ns"`     // a ready kernel to its first block
 }
 
+// maxSMs is the most SMs a simulated device may have.
+const maxSMs = 1 << 16
+
 // ParseConfig decodes a device config strictly: every field must be
 // present, no unknown field may appear, and the values must be consistent
 // (device.Info.Check, non-negative costs, positive rates). Errors name
@@ -219,6 +222,14 @@ func (c *Config) check() error {
 	}
 	if err := c.Info.Check(); err != nil {
 		return err
+	}
+	// Bounds of what the simulator can hold (it keeps state per SM) and
+	// time (durations saturate at about 13 days).
+	if c.Info.SMs > maxSMs {
+		return fmt.Errorf("device %q: sms is %d; the simulator handles at most %d", c.Name, c.Info.SMs, maxSMs)
+	}
+	if c.Info.ClockHz < 1e6 {
+		return fmt.Errorf("device %q: clock_hz %d is below 1 MHz", c.Name, c.Info.ClockHz)
 	}
 	nonneg := func(v float64, name string) error {
 		if v < 0 || v != v {

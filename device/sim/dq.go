@@ -47,7 +47,7 @@ func (d *Device) dqFull(next uint64) bool {
 func (h *dqHost) DQSubmit(l *device.Launch, deps []uint64) (uint64, error) {
 	th := h.thread
 	d := th.d
-	if err := device.ValidateLaunch(&d.info, l); err != nil {
+	if err := d.validateLaunch(l); err != nil {
 		return 0, err
 	}
 	for _, dep := range deps {

@@ -8,8 +8,23 @@ import (
 // Time is simulated time in picoseconds since the start of a Run.
 type Time int64
 
-// nsTime converts nanoseconds (a config figure) to Time, rounded.
-func nsTime(ns float64) Time { return Time(math.Round(ns * 1000)) }
+// maxTime bounds every duration the simulator computes (about 13 days):
+// durations saturate there instead of overflowing, so absurd figures make
+// absurdly long runs, never wrapped-around times.
+const maxTime = Time(1) << 60
+
+// nsTime converts nanoseconds (a config figure, a block's work) to Time,
+// rounded and saturated at maxTime.
+func nsTime(ns float64) Time {
+	ps := math.Round(ns * 1000)
+	if ps >= float64(maxTime) {
+		return maxTime
+	}
+	if ps <= -float64(maxTime) {
+		return -maxTime
+	}
+	return Time(ps)
+}
 
 // Duration converts to a time.Duration (nanosecond resolution, truncated).
 func (t Time) Duration() time.Duration { return time.Duration(t / 1000) }

@@ -264,7 +264,7 @@ func (th *thread) SetKernelNode(gx device.GraphExec, node int, l *device.Launch)
 	if node < 0 || node >= len(x.nodes) || x.nodes[node].kind != cmdKernel {
 		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("node %d is not a kernel node of this graph (%d nodes)", node, len(x.nodes))}
 	}
-	if err := device.ValidateLaunch(&d.info, l); err != nil {
+	if err := d.validateLaunch(l); err != nil {
 		return err
 	}
 	old := x.nodes[node].l.Kernel

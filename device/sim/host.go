@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
@@ -138,7 +139,7 @@ func (th *thread) Launch(s device.Stream, l *device.Launch) error {
 	if err != nil {
 		return err
 	}
-	if err := device.ValidateLaunch(&d.info, l); err != nil {
+	if err := d.validateLaunch(l); err != nil {
 		return err
 	}
 	if st.capture != nil {
@@ -404,4 +405,23 @@ func (th *thread) Get(q device.Queue) (any, bool) {
 	qq.waiters = append(qq.waiters, th)
 	th.park(fmt.Sprintf("Get(queue %q)", qq.name))
 	return th.qv, th.qok
+}
+
+// validateLaunch applies CUDA's launch rules (device.ValidateLaunch) and the
+// simulator's own: a block's work must be finite and not negative.
+func (d *Device) validateLaunch(l *device.Launch) error {
+	if err := device.ValidateLaunch(&d.info, l); err != nil {
+		return err
+	}
+	w := l.Work
+	for _, v := range [...]struct {
+		x    float64
+		name string
+	}{{w.Cycles, "cycles"}, {w.Flops, "flops"}, {w.Bytes, "bytes"}} {
+		if !(v.x >= 0) || math.IsInf(v.x, 1) {
+			return &device.LaunchError{Launch: l.Name(), Code: "CUDA_ERROR_INVALID_VALUE",
+				Rule: fmt.Sprintf("work per block has %s = %g; the simulator needs a finite, non-negative figure", v.name, v.x)}
+		}
+	}
+	return nil
 }

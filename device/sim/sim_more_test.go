@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -522,4 +523,24 @@ func TestBlockDispatchTime(t *testing.T) {
 		}))
 		assert.Equal(t, tc.want, d.Stats().DeviceTime, "%d blocks", tc.blocks)
 	}
+}
+
+func TestWorkMustBeFiniteAndDurationsSaturate(t *testing.T) {
+	d := newH100(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		for _, w := range []device.Work{{Cycles: -1}, {Flops: math.NaN()}, {Bytes: math.Inf(1)}} {
+			l := spinLaunch(1, 32, time.Microsecond)
+			l.Work = w
+			var le *device.LaunchError
+			require.ErrorAs(t, h.Launch(s, l), &le, "%+v", w)
+			assert.Contains(t, le.Rule, "finite, non-negative")
+		}
+		// An absurd but finite figure saturates instead of wrapping around.
+		l := spinLaunch(1, 32, time.Microsecond)
+		l.Work = device.Work{Cycles: 1e300}
+		require.NoError(t, h.Launch(s, l))
+		return h.Synchronize()
+	}))
+	assert.Equal(t, maxTime.Duration(), d.Stats().DeviceTime)
 }
