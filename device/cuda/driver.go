@@ -37,7 +37,7 @@ func apiErr(call string, r C.CUresult) error {
 
 // check turns a CUresult into an error naming call.
 func check(call string, r C.CUresult) error {
-	if r == C.CUDA_SUCCESS {
+	if r = injected(call, r); r == C.CUDA_SUCCESS {
 		return nil
 	}
 	return apiErr(call, r)
@@ -56,6 +56,9 @@ func guard(call string, f func()) (err error) {
 		}
 	}()
 	f()
+	if r := injected(call, C.CUDA_SUCCESS); r != C.CUDA_SUCCESS {
+		return apiErr(call, r)
+	}
 	return nil
 }
 

@@ -140,7 +140,7 @@ func (h *host) EndCapture(s device.Stream) (device.Graph, error) {
 			Msg: fmt.Sprintf("stream %d joined the capture begun on stream %d; end it there", st.id, c.origin.id)}
 	}
 	var g C.CUgraph
-	r := C.cuStreamEndCapture(st.s, &g)
+	r := injected("cuStreamEndCapture", C.cuStreamEndCapture(st.s, &g))
 	// Whatever the outcome, the capture is over for every member.
 	c.mu.Lock()
 	c.ended = true
@@ -223,7 +223,7 @@ func (h *host) GraphLaunch(x device.GraphExec, s device.Stream) error {
 			return err
 		}
 	}
-	if r := C.cuGraphLaunch(ex.x, st.s); r != C.CUDA_SUCCESS {
+	if r := injected("cuGraphLaunch", C.cuGraphLaunch(ex.x, st.s)); r != C.CUDA_SUCCESS {
 		for i := 0; i < ex.hostNodes; i++ {
 			h.r.th.callbackDone()
 		}
