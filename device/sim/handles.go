@@ -121,9 +121,17 @@ func (d *Device) putTime() Time {
 func (q *queue) Put(v any) {
 	d := q.d
 	if q.run != d.run || q.closed {
-		// A Put after Close, or to a queue of a finished Run, is dropped:
-		// Queue.Put has no error to return. It is a scheduler bug that
-		// the receiving side sees as a missing value.
+		// A Put after Close, or to a queue of a finished Run, is a
+		// scheduler bug. Queue.Put has no error to return: the value is
+		// dropped and, from a host thread, that thread's function fails
+		// with this error when it returns.
+		if th := d.current; th != nil && th.misuse == nil {
+			what := "closed"
+			if q.run != d.run {
+				what = "another Run's"
+			}
+			th.misuse = fmt.Errorf("Put on %s queue %q", what, q.name)
+		}
 		return
 	}
 	t := d.putTime()

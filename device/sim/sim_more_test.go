@@ -544,3 +544,20 @@ func TestWorkMustBeFiniteAndDurationsSaturate(t *testing.T) {
 	}))
 	assert.Equal(t, maxTime.Duration(), d.Stats().DeviceTime)
 }
+
+func TestPutOnClosedQueueFailsTheThread(t *testing.T) {
+	d := newH100(t)
+	err := d.Run(func(h device.Host) error {
+		q := h.NewQueue("results")
+		q.Put(1)
+		q.Close()
+		v, ok := h.Get(q)
+		assert.True(t, ok, "values put before Close are still delivered")
+		assert.Equal(t, 1, v)
+		_, ok = h.Get(q)
+		assert.False(t, ok, "closed and empty")
+		q.Put(2)
+		return nil
+	})
+	assert.ErrorContains(t, err, `Put on closed queue "results"`)
+}
