@@ -314,9 +314,9 @@ func Search(d *DAG, cost []time.Duration, o SearchOptions) (*SearchResult, error
 
 // AutoGraph is the AutoGraph-style scheduler: in Prepare it measures every
 // operation's cost on the device (MeasureCosts), searches (Search), then
-// captures each of the best schedules, and Nimble's schedule as a seed, as
-// a multi-stream CUDA graph, times it on the device and keeps the fastest
-// (Stats: chosen_rank, chosen_seed); Run launches that graph.
+// captures each of the best schedules, and as seeds Nimble's schedule and
+// the one-stream schedule, as a CUDA graph, times it on the device and keeps the fastest
+// (Stats: chosen_rank, chosen_seed: 0 searched, 1 Nimble, 2 one stream); Run launches that graph.
 type AutoGraph struct {
 	opt   SearchOptions
 	Reps  int // timed launches per verified candidate
@@ -375,11 +375,17 @@ func (a *AutoGraph) Prepare(h device.Host, in *workloads.Instance) error {
 	// cover (a parallel-launch framework's schedule, which the cost
 	// model's estimates can misjudge when kernels are shorter than the
 	// launch interval the measurement saw).
+	// The unmodified graph (one stream) is a seed too: the search must
+	// also beat doing nothing.
 	seed, err := Nimble(d)
 	if err != nil {
 		return err
 	}
-	candidates := append(append([]*Plan(nil), res.Plans...), seed)
+	one, err := Serial(d)
+	if err != nil {
+		return err
+	}
+	candidates := append(append([]*Plan(nil), res.Plans...), seed, one)
 	v0 := h.Now()
 	bestT := time.Duration(math.MaxInt64)
 	rank := 0
@@ -401,9 +407,9 @@ func (a *AutoGraph) Prepare(h device.Host, in *workloads.Instance) error {
 		}
 	}
 	p := candidates[rank]
-	chosenSeed := 0.0
-	if rank == len(res.Plans) {
-		chosenSeed = 1
+	chosenSeed := 0.0 // 1: Nimble's schedule, 2: one stream
+	if rank >= len(res.Plans) {
+		chosenSeed = float64(rank - len(res.Plans) + 1)
 	}
 	a.stats = map[string]float64{"chosen_seed": chosenSeed,
 		"partitions": float64(res.Partitions), "states": float64(res.States),
