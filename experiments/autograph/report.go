@@ -134,7 +134,7 @@ func writeDevice(b *bytes.Buffer, file string, r *experiments.Results, dev strin
 			default:
 				chosen[row.Workload] = fmt.Sprintf("search #%d", int(st["chosen_rank"])+1)
 			}
-			chosen[row.Workload] += fmt.Sprintf(" (%d streams, %d waits; search %.1f ms, %d states)", int(st["streams"]), int(st["waits"]), st["search_ms"], int(st["states"]))
+			chosen[row.Workload] += fmt.Sprintf(" (%d streams, %d waits; %d search states)", int(st["streams"]), int(st["waits"]), int(st["states"]))
 		}
 	}
 	get := func(wl, s string) float64 {
