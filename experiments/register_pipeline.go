@@ -82,50 +82,82 @@ func init() {
 			return w.Program, nil
 		})
 	}
-	type workersParam struct {
-		B int `yaml:"b"`
+	// gaps: true records timing events around every job to measure SET's
+	// overhead model (T_ideal, intra- and inter-batch gaps), at the cost of
+	// two event records per job.
+	type gapsParam struct {
+		Gaps bool `yaml:"gaps"`
 	}
-	RegisterScheduler("synchronous", "pipeline baseline: one stream, each job issued then synchronized",
+	type workersParam struct {
+		B    int  `yaml:"b"`
+		Gaps bool `yaml:"gaps"`
+	}
+	RegisterScheduler("synchronous", "pipeline baseline: one stream, each job issued then synchronized (params: gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
-			var p struct{}
+			var p gapsParam
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			return pipeline.NewSynchronous(), nil
+			s := pipeline.NewSynchronous()
+			s.Gaps = p.Gaps
+			return s, nil
 		})
-	RegisterScheduler("graph-per-job", "pipeline baseline: each job captured, instantiated, launched and synchronized as its own CUDA graph",
+	RegisterScheduler("graph-per-job", "pipeline baseline: each job captured, instantiated, launched and synchronized as its own CUDA graph (params: gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
-			var p struct{}
+			var p gapsParam
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			return pipeline.NewGraph(), nil
+			s := pipeline.NewGraph()
+			s.Gaps = p.Gaps
+			return s, nil
 		})
-	RegisterScheduler("batching", "pipeline baseline: b jobs round-robin over b streams, one device synchronize per batch (params: b)",
+	RegisterScheduler("batching", "pipeline baseline: b jobs round-robin over b streams, one device synchronize per batch (params: b, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := workersParam{B: 4}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			return pipeline.NewBatching(p.B)
+			s, err := pipeline.NewBatching(p.B)
+			if err != nil {
+				return nil, err
+			}
+			s.Gaps = p.Gaps
+			return s, nil
 		})
-	RegisterScheduler("queue", "pipeline baseline: b streams, each with a job queue and a host thread synchronizing per job (params: b)",
+	RegisterScheduler("queue", "pipeline baseline: b streams, each with a job queue and a host thread synchronizing per job (params: b, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := workersParam{B: 4}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			return pipeline.NewQueue(p.B)
+			s, err := pipeline.NewQueue(p.B)
+			if err != nil {
+				return nil, err
+			}
+			s.Gaps = p.Gaps
+			return s, nil
 		})
-	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker (params: b, depth)",
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs (params: b, depth, threaded, coalesce, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := struct {
-				B     int `yaml:"b"`
-				Depth int `yaml:"depth"`
-			}{B: 4, Depth: 1}
+				B        int  `yaml:"b"`
+				Depth    int  `yaml:"depth"`
+				Threaded bool `yaml:"threaded"`
+				Coalesce int  `yaml:"coalesce"`
+				Gaps     bool `yaml:"gaps"`
+			}{B: 4, Depth: 1, Coalesce: 1}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			return pipeline.NewSET(p.B, p.Depth)
+			s, err := pipeline.NewSET(p.B, p.Depth)
+			if err != nil {
+				return nil, err
+			}
+			if p.Coalesce < 1 || p.Coalesce > p.Depth || (p.Coalesce > 1 && !p.Threaded) {
+				return nil, fmt.Errorf("coalesce is %d; it must be between 1 and depth (%d), and above 1 only with threaded: true", p.Coalesce, p.Depth)
+			}
+			s.Gaps, s.Threaded, s.Coalesce = p.Gaps, p.Threaded, p.Coalesce
+			return s, nil
 		})
 }

@@ -80,11 +80,20 @@ func allSchedulers(t *testing.T, b int) []metricser {
 	require.NoError(t, err)
 	deep, err := NewSET(b, 2)
 	require.NoError(t, err)
+	threaded, err := NewSET(b, 1)
+	require.NoError(t, err)
+	threaded.Threaded = true
+	deepThreaded, err := NewSET(b, 2)
+	require.NoError(t, err)
+	deepThreaded.Threaded = true
+	coalesced, err := NewSET(b, 4)
+	require.NoError(t, err)
+	coalesced.Threaded, coalesced.Coalesce = true, 2
 	batching, err := NewBatching(b)
 	require.NoError(t, err)
 	queue, err := NewQueue(b)
 	require.NoError(t, err)
-	return []metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep}
+	return []metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep, threaded, deepThreaded, coalesced}
 }
 
 func TestEverySchedulerRunsEveryWorkloadWithoutRaces(t *testing.T) {
@@ -135,13 +144,16 @@ func TestSETStealsAndRetargetsWithoutRaces(t *testing.T) {
 	// were dealt, so nobody steals; deal them all to worker 0 (or most to
 	// the last worker) and the idle workers must steal and retarget.
 	tests := []struct {
-		name   string
-		jobs   int
-		b      int
-		dealTo func(j int) int
+		name     string
+		jobs     int
+		b        int
+		threaded bool
+		dealTo   func(j int) int
 	}{
-		{"all to worker 0", 12, 4, func(int) int { return 0 }},
-		{"most to the last worker", 16, 3, func(j int) int { return min(j%4, 2) }},
+		{"all to worker 0", 12, 4, false, func(int) int { return 0 }},
+		{"most to the last worker", 16, 3, false, func(j int) int { return min(j%4, 2) }},
+		{"threaded, all to worker 0", 12, 4, true, func(int) int { return 0 }},
+		{"threaded, most to the last worker", 16, 3, true, func(j int) int { return min(j%4, 2) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +162,7 @@ func TestSETStealsAndRetargetsWithoutRaces(t *testing.T) {
 			s, err := NewSET(tt.b, 1)
 			require.NoError(t, err)
 			s.dealTo = tt.dealTo
+			s.Threaded = tt.threaded
 			m, races := runOn(t, w.Program, s)
 			assert.Empty(t, races, "stolen jobs run in the thief's buffers")
 			assert.Positive(t, m["steals"], "idle workers take queued jobs from a peer")
@@ -268,8 +281,52 @@ func TestBadParameters(t *testing.T) {
 	assert.ErrorContains(t, err, "workers must be between 1 and 64, got 0")
 	_, err = NewSET(2, 0)
 	assert.ErrorContains(t, err, "depth (jobs in flight per worker) must be between 1 and 8, got 0")
+	// Coalescing callbacks needs threaded workers with room for the jobs.
+	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 4, Size: 32}, 1)
+	require.NoError(t, err)
+	for _, s := range []*SET{{B: 2, Depth: 2, Coalesce: 2}, {B: 2, Depth: 1, Coalesce: 2, Threaded: true}} {
+		dev, err := sim.NewNamed("h100")
+		require.NoError(t, err)
+		err = dev.Run(func(h device.Host) error {
+			in, err := workloads.Bind(h, w.Program)
+			if err != nil {
+				return err
+			}
+			defer in.Release(h)
+			return s.Prepare(h, in)
+		})
+		assert.ErrorContains(t, err, "coalesce 2 needs threaded workers")
+		dev.Close()
+	}
 	_, err = NewBatching(65)
 	assert.ErrorContains(t, err, "got 65")
 	_, err = NewQueue(-1)
 	assert.ErrorContains(t, err, "got -1")
+}
+
+func TestPrepareAndCleanupWithoutRunEndTheHostThreads(t *testing.T) {
+	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 8, Size: 32}, 1)
+	require.NoError(t, err)
+	set, err := NewSET(3, 2)
+	require.NoError(t, err)
+	set.Threaded = true
+	queue, err := NewQueue(3)
+	require.NoError(t, err)
+	for _, s := range []sched.Preparer{set, queue} {
+		dev, err := sim.NewNamed("h100")
+		require.NoError(t, err)
+		err = dev.Run(func(h device.Host) error {
+			in, err := workloads.Bind(h, w.Program)
+			if err != nil {
+				return err
+			}
+			defer in.Release(h)
+			if err := s.Prepare(h, in); err != nil {
+				return err
+			}
+			return s.Cleanup(h)
+		})
+		assert.NoError(t, err, "no host thread is left blocked (the simulator would report a deadlock)")
+		dev.Close()
+	}
 }

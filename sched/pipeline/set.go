@@ -38,6 +38,23 @@ type SET struct {
 	// overhead model's terms (costs two event records per job).
 	Gaps bool
 	gaps gapTimer
+	// Threaded gives every worker its own host thread instead of one
+	// dispatcher for all: each thread waits on its own worker's completion
+	// callbacks, takes from its own queue and steals from its peers', so
+	// the host-side work of B workers runs in parallel (up to the driver
+	// lock). Job queues are then device.Queues, filled and closed before
+	// Run, so a thief's Get never blocks: it returns a job or reports the
+	// queue empty.
+	Threaded bool
+	// Coalesce (Threaded only, at most Depth) enqueues one completion
+	// callback per Coalesce jobs of a worker instead of one per job; it
+	// returns that many slots at once. CUDA runs host callbacks on one
+	// driver thread, so their rate can bound a pipeline of small jobs.
+	Coalesce int
+	jobsQ    []device.Queue // per worker, when Threaded
+	start    []device.Queue // per worker: Run's go signal
+	doneQ    device.Queue   // worker threads' results
+	running  bool           // worker threads started and not yet ended
 
 	js      *jobSet
 	bd      *binder
@@ -58,15 +75,19 @@ type SET struct {
 }
 
 type worker struct {
-	id     int
-	stream device.Stream
-	exec   device.GraphExec
-	slots  []device.Buffer
-	queue  []boundJob // prepared jobs, taken from the front; thieves take from the back
-	head   int
-	cur    boundJob // the parameters the graph's nodes hold now
-	victim int      // the next peer to try stealing from
-	done   func()   // the completion callback: back to the free pool
+	id      int
+	free    device.Queue // Threaded: this worker's completion callbacks
+	bd      *binder      // Threaded: this thread's retargeting scratch
+	metrics Metrics      // Threaded: this thread's share
+	dones   []func()     // Threaded: dones[n] returns n slots to the worker
+	stream  device.Stream
+	exec    device.GraphExec
+	slots   []device.Buffer
+	queue   []boundJob // prepared jobs, taken from the front; thieves take from the back
+	head    int
+	cur     boundJob // the parameters the graph's nodes hold now
+	victim  int      // the next peer to try stealing from
+	done    func()   // the completion callback: back to the free pool
 }
 
 // NewSET makes a SET scheduler with b workers, each with up to depth jobs
@@ -82,10 +103,17 @@ func NewSET(b, depth int) (*SET, error) {
 }
 
 func (s *SET) Name() string {
+	name := fmt.Sprintf("set(b=%d", s.B)
 	if s.Depth > 1 {
-		return fmt.Sprintf("set(b=%d,depth=%d)", s.B, s.Depth)
+		name += fmt.Sprintf(",depth=%d", s.Depth)
 	}
-	return fmt.Sprintf("set(b=%d)", s.B)
+	if s.Threaded {
+		name += ",threaded"
+	}
+	if s.coalesce() > 1 {
+		name += fmt.Sprintf(",coalesce=%d", s.coalesce())
+	}
+	return name + ")"
 }
 
 // Metrics reports the last Run (see Metrics.Map for the names).
@@ -96,6 +124,9 @@ func (s *SET) Metrics() map[string]float64 { return s.metrics.Map() }
 // it, and deals the jobs, bound to their workers' buffers, into the
 // workers' queues.
 func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
+	if s.Coalesce > 1 && (!s.Threaded || s.Coalesce > s.Depth) {
+		return fmt.Errorf("set: coalesce %d needs threaded workers and at most depth (%d) jobs in flight", s.Coalesce, s.Depth)
+	}
 	js, err := analyze(in)
 	if err != nil {
 		return err
@@ -112,10 +143,13 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		if wk.stream, err = h.NewStream(device.StreamOptions{}); err != nil {
 			return fmt.Errorf("set: worker %d: %w", w, err)
 		}
+		if s.Threaded {
+			wk.free = h.NewQueue(fmt.Sprintf("set worker %d free", w))
+			wk.bd = newBinder(js)
+		}
 		if s.shareSlots && w > 0 {
 			wk.slots = s.workers[0].slots
-			free, id := s.free, w
-			wk.done = func() { free.Put(id) }
+			wk.done = s.callback(wk)
 			continue
 		}
 		for i, n := range js.slotBytes {
@@ -125,8 +159,7 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 			}
 			wk.slots = append(wk.slots, b)
 		}
-		free, id := s.free, w
-		wk.done = func() { free.Put(id) }
+		wk.done = s.callback(wk)
 	}
 	// Deal jobs round-robin, bound to their worker's buffers.
 	per := (js.jobs() + s.B - 1) / s.B
@@ -154,7 +187,28 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		}
 		wk.cur = boundJob{job: first.job, launches: append([]device.Launch(nil), first.launches...), copies: append([]device.Copy(nil), first.copies...)}
 	}
+	if s.Threaded {
+		return s.startThreads(h)
+	}
 	return nil
+}
+
+func (s *SET) coalesce() int { return max(s.Coalesce, 1) }
+
+// callback is worker wk's completion callback: it returns the worker to
+// the free pool (the shared one, or the worker's own when Threaded).
+func (s *SET) callback(wk *worker) func() {
+	if s.Threaded {
+		// dones[n] returns n slots.
+		free := wk.free
+		wk.dones = make([]func(), s.coalesce()+1)
+		for n := 1; n <= s.coalesce(); n++ {
+			wk.dones[n] = func() { free.Put(n) }
+		}
+		return wk.dones[1]
+	}
+	free, id := s.free, wk.id
+	return func() { free.Put(id) }
 }
 
 // capture records one job's commands on st into a graph and instantiates it.
@@ -211,6 +265,20 @@ func (s *SET) Cleanup(h device.Host) error {
 			keep(h.Free(b))
 		}
 	}
+	if s.running {
+		// Run never started the threads' work: release them.
+		for _, q := range s.start {
+			q.Close()
+		}
+		for range s.workers {
+			if v, ok := h.Get(s.doneQ); ok {
+				if err, _ := v.(error); err != nil {
+					keep(err)
+				}
+			}
+		}
+		s.running = false
+	}
 	keep(s.gaps.destroy(h))
 	if s.free != nil {
 		s.free.Close()
@@ -249,6 +317,9 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 			return err
 		}
 		defer s.Cleanup(h)
+	}
+	if s.Threaded {
+		return s.runThreaded(h)
 	}
 	m := &s.metrics
 	*m = Metrics{Jobs: s.js.jobs(), HostThreads: 1}
@@ -289,7 +360,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 			job = &stolen
 			m.Steals++
 		}
-		if err := s.launch(h, wk, job); err != nil {
+		if err := s.launch(h, wk, job, m, wk.done); err != nil {
 			return fmt.Errorf("set: job %d on worker %d: %w", job.job, wk.id, err)
 		}
 		launched++
@@ -300,8 +371,8 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 
 // launch writes job's parameters into wk's graph (only the nodes that
 // differ), launches it and enqueues the completion callback.
-func (s *SET) launch(h device.Host, wk *worker, job *boundJob) error {
-	m := &s.metrics
+// done, if not nil, is enqueued behind the job as its completion callback.
+func (s *SET) launch(h device.Host, wk *worker, job *boundJob, m *Metrics, done func()) error {
 	in := s.js.in
 	lo, _ := in.StepRange(job.job)
 	t := h.Now()
@@ -341,8 +412,10 @@ func (s *SET) launch(h device.Host, wk *worker, job *boundJob) error {
 		return err
 	}
 	t = h.Now()
-	if err := h.HostFunc(wk.stream, wk.done); err != nil {
-		return err
+	if done != nil {
+		if err := h.HostFunc(wk.stream, done); err != nil {
+			return err
+		}
 	}
 	since(h, t, &m.Schedule)
 	return nil

@@ -1,0 +1,157 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// startThreads fills and closes the per-worker job queues and starts one
+// host thread per worker, blocked until Run signals it (so Run pays for no
+// thread start).
+func (s *SET) startThreads(h device.Host) error {
+	s.jobsQ = make([]device.Queue, s.B)
+	s.start = make([]device.Queue, s.B)
+	s.doneQ = h.NewQueue("set workers done")
+	for _, wk := range s.workers {
+		q := h.NewQueue(fmt.Sprintf("set worker %d jobs", wk.id))
+		for i := range wk.queue {
+			q.Put(&wk.queue[i])
+		}
+		q.Close()
+		s.jobsQ[wk.id] = q
+		s.start[wk.id] = h.NewQueue(fmt.Sprintf("set worker %d start", wk.id))
+	}
+	for _, wk := range s.workers {
+		wk := wk
+		h.Go(fmt.Sprintf("set worker %d", wk.id), func(h device.Host) error {
+			err := s.workerLoop(h, wk)
+			s.doneQ.Put(err)
+			return err
+		})
+	}
+	s.running = true
+	return nil
+}
+
+// workerLoop is one worker's host thread: with a free slot (fewer than
+// Depth of its jobs in flight), take a job from its own queue or else steal
+// one round-robin from a peer, retarget it, launch it; when no queue has a
+// job left, wait for its jobs in flight to complete.
+func (s *SET) workerLoop(h device.Host, wk *worker) error {
+	if _, ok := h.Get(s.start[wk.id]); !ok {
+		return nil // released by Cleanup without a Run
+	}
+	m := &wk.metrics
+	*m = Metrics{}
+	inFlight, uncovered := 0, 0 // jobs in flight; of them, not yet behind a callback
+	var stolen boundJob
+	for {
+		if inFlight == s.Depth {
+			t := h.Now()
+			v, ok := h.Get(wk.free)
+			if !ok {
+				return fmt.Errorf("set: worker %d's completion queue closed with jobs in flight", wk.id)
+			}
+			since(h, t, &m.Wait)
+			inFlight -= v.(int)
+		}
+		job, steal := s.takeQueued(h, wk)
+		if job == nil {
+			break
+		}
+		if steal {
+			t := h.Now()
+			wk.bd.bind(job.job, wk.slots, &stolen)
+			h.Spend(time.Duration(s.bufArgs) * s.retargetCost)
+			since(h, t, &m.Schedule)
+			job = &stolen
+			m.Steals++
+		}
+		inFlight++
+		uncovered++
+		var done func()
+		if uncovered == s.coalesce() {
+			done, uncovered = wk.dones[uncovered], 0
+		}
+		if err := s.launch(h, wk, job, m, done); err != nil {
+			return fmt.Errorf("set: job %d on worker %d: %w", job.job, wk.id, err)
+		}
+	}
+	if uncovered > 0 {
+		// The last jobs, fewer than Coalesce, get their own callback.
+		t := h.Now()
+		if err := h.HostFunc(wk.stream, wk.dones[uncovered]); err != nil {
+			return err
+		}
+		since(h, t, &m.Schedule)
+	}
+	for inFlight > 0 {
+		t := h.Now()
+		v, ok := h.Get(wk.free)
+		if !ok {
+			return fmt.Errorf("set: worker %d's completion queue closed with jobs in flight", wk.id)
+		}
+		since(h, t, &m.Wait)
+		inFlight -= v.(int)
+	}
+	return nil
+}
+
+// takeQueued gets the next job from wk's own queue, or else from the next
+// peer's in round-robin order. The queues were closed when filled, so a
+// Get on an empty one returns at once.
+func (s *SET) takeQueued(h device.Host, wk *worker) (job *boundJob, stolen bool) {
+	if v, ok := h.Get(s.jobsQ[wk.id]); ok {
+		return v.(*boundJob), false
+	}
+	for i := 0; i < s.B; i++ {
+		v := wk.victim
+		wk.victim = (wk.victim + 1) % s.B
+		if v == wk.id || s.jobsQ[v].Len() == 0 {
+			continue
+		}
+		if got, ok := h.Get(s.jobsQ[v]); ok {
+			return got.(*boundJob), true
+		}
+	}
+	return nil, false
+}
+
+// runThreaded starts the worker threads' work and waits for them.
+func (s *SET) runThreaded(h device.Host) error {
+	m := &s.metrics
+	*m = Metrics{Jobs: s.js.jobs(), HostThreads: s.B}
+	start := h.Now()
+	if err := s.gaps.begin(h, s.workers[0].stream); err != nil {
+		return err
+	}
+	for _, q := range s.start {
+		q.Put(struct{}{})
+	}
+	var first error
+	for range s.workers {
+		v, ok := h.Get(s.doneQ)
+		if !ok {
+			break
+		}
+		if err, _ := v.(error); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.running = false
+	m.Makespan = h.Now() - start
+	for _, wk := range s.workers {
+		w := &wk.metrics
+		m.Schedule += w.Schedule
+		m.Wait += w.Wait
+		m.Steals += w.Steals
+		m.NodeUpdates += w.NodeUpdates
+		m.NodeUpdatesSkipped += w.NodeUpdatesSkipped
+	}
+	if first != nil {
+		return first
+	}
+	return s.gaps.finish(h, m)
+}
