@@ -61,11 +61,16 @@
 // as CUDA's staged copies do. Device-to-device copies read and write every
 // byte at mem_bandwidth, on their own queue.
 //
-// Events, callbacks, queues. Record completes when its stream reaches it; a
-// Wait binds to the last record issued before it (a wait on an event never
-// recorded binds to its first record: on CUDA it would silently do nothing,
-// which hides an ordering bug; here the run ends in a DeadlockError naming
-// the event if that record never comes). Host callbacks run one at a time on
+// Events, callbacks, queues. Record completes when its stream reaches it.
+// Each record is numbered and its completion tracked on its own: a Wait,
+// EventSynchronize or Query binds to the last record issued before the call
+// and is satisfied exactly when that record completes, as in CUDA, so an
+// event re-recorded on another stream whose record completes first releases
+// nothing bound to the earlier record (a wait on an event never recorded
+// binds to its first record: on CUDA it would silently do nothing, which
+// hides an ordering bug; here the run ends in a DeadlockError naming the
+// event if that record never comes). Elapsed uses each event's latest
+// record. Host callbacks run one at a time on
 // the driver's callback thread (callback_ns each), in engine context; they
 // may Put to Queues, which wake host threads parked in Get.
 //

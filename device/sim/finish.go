@@ -45,7 +45,7 @@ func (d *Device) deadlock() *device.DeadlockError {
 			if k.ev.issued < k.gen {
 				e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d waits on event %d (never recorded)", st.id, k.ev.id))
 			} else {
-				e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d waits on event %d (recorded on stream %d, which never reaches the record)", st.id, k.ev.id, k.ev.stream))
+				e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d waits on event %d (recorded on stream %d, which never reaches the record)", st.id, k.ev.id, k.ev.recordStream(k.gen)))
 			}
 		case st.conn.head != nil && st.conn.head != k && isQueued(st.conn, k):
 			e.Waiting = append(e.Waiting, fmt.Sprintf("stream %d: %s %s queued on hardware queue %d behind stream %d", st.id, k.kind, cmdName(k), st.conn.id, st.conn.head.st.id))

@@ -269,10 +269,18 @@ func (d *Device) checkIdle() {
 	}
 }
 
-// recordDone completes record gen of ev now.
+// recordDone completes record gen of ev now. Only the waits bound to gen
+// (or to an earlier record already complete) are released: a later record
+// completing first releases nothing bound to an earlier one.
 func (d *Device) recordDone(ev *eventObj, gen uint64, streamID int) {
-	if gen > ev.completed {
-		ev.completed, ev.doneAt = gen, d.now
+	for i, p := range ev.pend {
+		if p.gen == gen {
+			ev.pend = append(ev.pend[:i], ev.pend[i+1:]...)
+			break
+		}
+	}
+	if gen == ev.issued {
+		ev.doneAt = d.now
 	}
 	if len(ev.hostWait) > 0 {
 		keep := ev.hostWait[:0]

@@ -32,8 +32,12 @@ func (s *stream) String() string {
 	return fmt.Sprintf("stream %d", s.id)
 }
 
-// eventObj is a device.Event. Records are numbered (generations); a wait
-// waits for the generation that was last issued when it was enqueued.
+// eventObj is a device.Event. Records are numbered (generations); a wait,
+// an EventSynchronize or a Query binds to the generation last issued when
+// it is called, and is satisfied when that record completes, whatever
+// later records of the event do: records on different streams complete in
+// any order, so completion is tracked per record (pend), not as a high-water
+// mark.
 type eventObj struct {
 	device.Base
 	d         *Device
@@ -41,10 +45,10 @@ type eventObj struct {
 	run       int
 	destroyed bool
 	timing    bool
-	issued    uint64 // records issued
-	completed uint64 // highest completed record
-	doneAt    Time
-	stream    int // stream of the last issued record
+	issued    uint64    // records issued
+	pend      []pendRec // issued records not yet complete, in issue order
+	doneAt    Time      // when the latest record completed (for Elapsed)
+	stream    int       // stream of the last issued record
 	waiters   []*command
 	hostWait  []evWaiter
 	// Capture: set when last recorded on a capturing stream.
@@ -60,7 +64,35 @@ type evWaiter struct {
 	gen uint64
 }
 
-func (e *eventObj) done(gen uint64) bool { return e.completed >= gen }
+// pendRec is an issued record of an event that has not completed.
+type pendRec struct {
+	gen    uint64
+	stream int
+}
+
+// done reports whether record gen has completed (gen 0, no record, is
+// always complete, as cuEventQuery reports an event never recorded).
+func (e *eventObj) done(gen uint64) bool {
+	if gen > e.issued {
+		return false
+	}
+	for _, p := range e.pend {
+		if p.gen == gen {
+			return false
+		}
+	}
+	return true
+}
+
+// recordStream is the stream record gen was issued on, while it is pending.
+func (e *eventObj) recordStream(gen uint64) int {
+	for _, p := range e.pend {
+		if p.gen == gen {
+			return p.stream
+		}
+	}
+	return e.stream
+}
 
 // handle errors, as the driver names them.
 func invalidHandle(call, what string) error {

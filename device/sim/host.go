@@ -206,6 +206,7 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 	ev.capture = nil
 	ev.issued++
 	ev.stream = st.id
+	ev.pend = append(ev.pend, pendRec{gen: ev.issued, stream: st.id})
 	k := d.newCommand(cmdRecord)
 	k.ev, k.gen = ev, ev.issued
 	d.enqueue(st, k, th.clock)
