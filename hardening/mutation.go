@@ -23,6 +23,8 @@
 package hardening
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -87,10 +89,28 @@ const SitesPerScheduler = 3
 type Run struct {
 	Scheduler string
 	Site      int
-	Detail    string
+	Why       string // the ordering the mutation removes (from the probe)
+	Detail    string // what the mutation changed
 	Races     int
 	Err       error
+	// Timing, for a missed run: when the two commands named in Why ran in
+	// the mutated run (simulated microseconds, every occurrence).
+	Timing string
+	// Miss classifies a missed run from Timing: MissLatent, MissInverted
+	// or "" (unknown).
+	Miss string
 }
+
+// Kinds of miss.
+const (
+	// MissLatent: the two commands ran apart in time, in the right order
+	// (other work or the timing ordered them): the race did not happen.
+	MissLatent = "latent"
+	// MissInverted: the dependent command ran wholly before the one it
+	// depends on: the race happened as a wrong order, which a checker of
+	// overlaps in time cannot see.
+	MissInverted = "inverted"
+)
 
 // Caught reports whether the simulator caught the run.
 func (r Run) Caught() bool { return r.Races > 0 }
@@ -116,12 +136,30 @@ func (c *Cell) Caught() int {
 	return n
 }
 
+// missNote is " (L latent, I inverted)" for the cell's classified misses.
+func (c *Cell) missNote() string {
+	l, i := 0, 0
+	for _, r := range c.Runs {
+		switch r.Miss {
+		case MissLatent:
+			l++
+		case MissInverted:
+			i++
+		}
+	}
+	if l+i == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%dL %dI)", l, i)
+}
+
 // Applies reports whether any scheduler of the family offered a site.
 func (c *Cell) Applies() bool { return len(c.Runs) > 0 }
 
 // Report is the suite's result.
 type Report struct {
 	Device   string
+	Jitter   uint64
 	Controls map[string]int // "family/scheduler" -> races of the unmutated run
 	Cells    []*Cell
 	Elapsed  []string // wall time per family, for keeping the suite fast
@@ -194,9 +232,13 @@ func spread(xs []int, n int) []int {
 	return out
 }
 
-// SlowConfig loads the simulator config named dev and divides its SM clock,
+// stressWidth multiplies the SMs of a slowed config.
+const stressWidth = 16
+
+// SlowConfig loads the simulator config named dev, divides its SM clock,
 // memory bandwidth and copy bandwidths by factor, so that every kernel and
-// copy outlasts the host's issue gaps. The race checker sees conflicting
+// copy outlasts the host's issue gaps, and (for factor > 1) multiplies its SMs
+// by stressWidth. The race checker sees conflicting
 // commands that overlapped in time; on the real config, kernels of a few
 // microseconds often finish before the host issues their unordered consumer
 // (the host is the bottleneck), and the race stays latent. Slowing the GPU
@@ -209,6 +251,9 @@ func SlowConfig(dev string, factor float64) (*sim.Config, error) {
 	if factor < 1 {
 		return nil, fmt.Errorf("slow-down factor %g must be at least 1", factor)
 	}
+	if factor == 1 {
+		return cfg, nil
+	}
 	cfg.Name = fmt.Sprintf("%s/%g", cfg.Name, factor)
 	cfg.Info.ClockHz = max(1, int64(float64(cfg.Info.ClockHz)/factor))
 	cfg.Info.MemBandwidth /= factor
@@ -216,13 +261,21 @@ func SlowConfig(dev string, factor float64) (*sim.Config, error) {
 	cfg.Copy.DtoHGBps /= factor
 	cfg.Copy.PageableGBps /= factor
 	cfg.FrontEnd.MinBlockNs *= factor
+	// Room: with the SMs full, a dependent kernel's blocks wait for its
+	// producer's to leave, which orders them by resources, not by the
+	// schedule. A GPU this many times wider lets whatever the schedule
+	// leaves unordered run side by side.
+	cfg.Info.SMs *= stressWidth
 	return cfg, nil
 }
 
 // MutationSuite runs every mutation against every family on the simulator
 // config named dev (an embedded name or a path), its GPU slowed down by
 // slow (1: as configured; see SlowConfig).
-func MutationSuite(dev string, slow float64, families []Family, seed int64) (*Report, error) {
+//
+// jitter, when not zero, is the seed of sched/mutate's kernel-duration
+// jitter (the same for a scheduler's probe and its mutated runs).
+func MutationSuite(dev string, slow float64, jitter uint64, families []Family, seed int64) (*Report, error) {
 	cfg, err := SlowConfig(dev, slow)
 	if err != nil {
 		return nil, err
@@ -232,7 +285,7 @@ func MutationSuite(dev string, slow float64, families []Family, seed int64) (*Re
 		return nil, err
 	}
 	defer d.Close()
-	rep := &Report{Device: cfg.Name, Controls: map[string]int{}}
+	rep := &Report{Device: cfg.Name, Jitter: jitter, Controls: map[string]int{}}
 	for _, f := range families {
 		start := time.Now()
 		prog, err := NewProgram(f.Workload, seed)
@@ -261,6 +314,7 @@ func MutationSuite(dev string, slow float64, families []Family, seed int64) (*Re
 				if err != nil {
 					return nil, err
 				}
+				probe.Jitter = jitter
 				if _, err := RunOnce(d, prog, probe); err != nil {
 					return nil, fmt.Errorf("family %s, scheduler %s, probe %s: %w", f.Name, ss, kind, err)
 				}
@@ -275,6 +329,7 @@ func MutationSuite(dev string, slow float64, families []Family, seed int64) (*Re
 					if err != nil {
 						return nil, err
 					}
+					m.Jitter = jitter
 					races, err := RunOnce(d, prog, m)
 					if m.Applied() == 0 && err == nil {
 						if kind == mutate.EarlyReuse {
@@ -286,7 +341,11 @@ func MutationSuite(dev string, slow float64, families []Family, seed int64) (*Re
 						}
 						return nil, fmt.Errorf("family %s, scheduler %s, %s at site %d: the probe's site was never reached", f.Name, ss, kind, site)
 					}
-					cell.Runs = append(cell.Runs, Run{Scheduler: ss.String(), Site: site, Detail: m.Detail(), Races: races, Err: err})
+					run := Run{Scheduler: ss.String(), Site: site, Why: probe.Why(site), Detail: m.Detail(), Races: races, Err: err}
+					if races == 0 && err == nil && run.Why != "" {
+						run.Timing, run.Miss = missTiming(cfg, prog, ss, kind, site, jitter, run.Why)
+					}
+					cell.Runs = append(cell.Runs, run)
 				}
 			}
 			rep.Cells = append(rep.Cells, cell)
@@ -326,7 +385,7 @@ func (r *Report) Table() string {
 					b.WriteString(" n/a |")
 					continue
 				}
-				fmt.Fprintf(&b, " %d / %d |", c.Caught(), len(c.Runs))
+				fmt.Fprintf(&b, " %d / %d%s |", c.Caught(), len(c.Runs), c.missNote())
 				caught += c.Caught()
 				runs += len(c.Runs)
 			}
@@ -365,8 +424,93 @@ func (r *Report) Details() string {
 			if run.Err != nil {
 				verdict += fmt.Sprintf(" (run error: %v)", run.Err)
 			}
-			fmt.Fprintf(&b, "  %-40s site %-5d races %-4d %s: %s\n", run.Scheduler, run.Site, run.Races, verdict, run.Detail)
+			fmt.Fprintf(&b, "  %-40s site %-5d races %-4d %s: %s; %s\n", run.Scheduler, run.Site, run.Races, verdict, run.Why, run.Detail)
+			if run.Timing != "" {
+				fmt.Fprintf(&b, "      %s: %s\n", orUnknown(run.Miss), run.Timing)
+			}
 		}
 	}
 	return b.String()
+}
+
+// missTiming reruns a missed mutation with the timeline on and says when
+// the commands named in why ran: whether they ran apart in time (the race
+// stayed latent) or in the wrong order.
+func missTiming(cfg *sim.Config, prog *workloads.Program, ss Spec, kind mutate.Kind, site int, jitter uint64, why string) (timing, miss string) {
+	d, err := sim.New(cfg, sim.WithTrace(true))
+	if err != nil {
+		return "", ""
+	}
+	defer d.Close()
+	inner, err := NewScheduler(ss)
+	if err != nil {
+		return "", ""
+	}
+	m, err := mutate.New(inner, kind, site)
+	if err != nil {
+		return "", ""
+	}
+	m.Jitter = jitter
+	if _, err := RunOnce(d, prog, m); err != nil {
+		return "", ""
+	}
+	var buf bytes.Buffer
+	if err := d.WriteTrace(&buf); err != nil {
+		return "", ""
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name string  `json:"name"`
+			Ph   string  `json:"ph"`
+			Ts   float64 `json:"ts"`
+			Dur  float64 `json:"dur"`
+		} `json:"traceEvents"`
+	}
+	if json.Unmarshal(buf.Bytes(), &tr) != nil {
+		return "", ""
+	}
+	var parts []string
+	for _, sep := range []string{" would no longer wait for ", " would no longer follow "} {
+		if a, b, ok := strings.Cut(why, sep); ok {
+			parts = []string{a, b}
+		}
+	}
+	if parts == nil {
+		return "", ""
+	}
+	var out []string
+	var first [2][2]float64
+	found := [2]bool{}
+	for i, name := range parts {
+		var spans []string
+		for _, e := range tr.TraceEvents {
+			if e.Ph == "X" && e.Name == name {
+				if !found[i] {
+					first[i], found[i] = [2]float64{e.Ts, e.Ts + e.Dur}, true
+				}
+				if len(spans) < 3 {
+					spans = append(spans, fmt.Sprintf("[%.1f, %.1f]", e.Ts, e.Ts+e.Dur))
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%s at %s", name, strings.Join(spans, " ")))
+	}
+	timing = strings.Join(out, "; ")
+	if found[0] && found[1] {
+		consumer, producer := first[0], first[1]
+		switch {
+		case consumer[1] <= producer[0]:
+			miss = MissInverted
+		case consumer[0] >= producer[1]:
+			miss = MissLatent
+		}
+	}
+	return timing, miss
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "overlap unknown"
+	}
+	return s
 }

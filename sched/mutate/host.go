@@ -91,22 +91,22 @@ func unwrap(h device.Host) *host {
 	return h.(*host)
 }
 
-// unordered reports whether some producer command conflicting with args is
-// not covered by clock c.
-func unordered(args []device.Arg, producer []issued, c clock) bool {
-	for _, p := range producer {
-		if !c.covers(p.ref) && device.Conflicts(args, p.args) {
-			return true
+// unorderedBy returns a producer command conflicting with args that clock
+// c does not cover, or nil.
+func unorderedBy(args []device.Arg, producer []issued, c clock) *issued {
+	for i := range producer {
+		if !c.covers(producer[i].ref) && device.Conflicts(args, producer[i].args) {
+			return &producer[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // command notes a command with access set args about to be issued on s (the
 // stream the scheduler named) and returns the stream to issue it on. It
 // settles the waits pending on the stream and, for SharedStream, decides and
 // applies the mutation.
-func (h *host) command(s device.Stream, args []device.Arg, data bool, exec device.GraphExec) (device.Stream, error) {
+func (h *host) command(s device.Stream, args []device.Arg, data bool, exec device.GraphExec, label string) (device.Stream, error) {
 	st := h.st
 	st.mu.Lock()
 	orig := s
@@ -118,9 +118,10 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 	_, capt := st.capturing[s]
 	if data {
 		for _, pw := range st.pending[s] {
-			if unordered(args, pw.producer, pw.shadow.join(h.clock)) {
+			if p := unorderedBy(args, pw.producer, pw.shadow.join(h.clock)); p != nil {
 				if (pw.capture && st.kind == MissingEdge) || (!pw.capture && (st.kind == DropWait || st.kind == WrongEvent)) {
 					st.sites = append(st.sites, pw.ordinal)
+					st.why[pw.ordinal] = fmt.Sprintf("%s would no longer wait for %s", label, p.label)
 				}
 			}
 		}
@@ -133,7 +134,7 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 		prev = r[len(r)-1:]
 	}
 	// A fresh stream would start from the issuing thread's clock alone.
-	splitUnordered := prev != nil && unordered(args, prev, h.clock)
+	splitUnordered := prev != nil && unorderedBy(args, prev, h.clock) != nil
 	st.mu.Unlock()
 
 	if st.kind == SharedStream && data && !capt && splitUnordered {
@@ -144,6 +145,7 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 		if !idle {
 			st.mu.Lock()
 			st.sites = append(st.sites, ord)
+			st.why[ord] = fmt.Sprintf("%s would no longer follow %s", label, prev[0].label)
 			apply := ord == st.site
 			st.mu.Unlock()
 			if apply {
@@ -168,7 +170,7 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 		if st.kind == EarlyReuse && st.site < 0 {
 			st.earlyReuseProbe(args, ref)
 		}
-		r := append(st.recent[s], issued{ref, args, exec})
+		r := append(st.recent[s], issued{ref, args, exec, label})
 		if len(r) > window {
 			r = r[len(r)-window:]
 		}
@@ -261,13 +263,34 @@ func (st *state) aliasCopy(c *device.Copy) *device.Copy {
 	return &n
 }
 
-func (h *host) Launch(s device.Stream, l *device.Launch) error {
-	l = h.st.aliasLaunch(l)
-	var args []device.Arg
-	if l != nil {
-		args = bufArgs(l)
+// stretch applies Jitter to a launch's work.
+func (st *state) stretch(l *device.Launch) *device.Launch {
+	if st.jitter == 0 || l == nil {
+		return l
 	}
-	s, err := h.command(s, args, true, nil)
+	st.mu.Lock()
+	n := st.launches
+	st.launches++
+	st.mu.Unlock()
+	// splitmix64 of (seed, ordinal): a fixed, well-spread factor.
+	x := st.jitter + uint64(n)*0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	f := 1 + 3*float64(x>>11)/float64(1<<53)
+	c := *l
+	c.Work = device.Work{Cycles: l.Work.Cycles * f, Flops: l.Work.Flops * f, Bytes: l.Work.Bytes * f}
+	return &c
+}
+
+func (h *host) Launch(s device.Stream, l *device.Launch) error {
+	l = h.st.stretch(h.st.aliasLaunch(l))
+	var args []device.Arg
+	label := ""
+	if l != nil {
+		args, label = bufArgs(l), l.Name()
+	}
+	s, err := h.command(s, args, true, nil, label)
 	if err != nil {
 		return err
 	}
@@ -277,10 +300,11 @@ func (h *host) Launch(s device.Stream, l *device.Launch) error {
 func (h *host) Copy(s device.Stream, c *device.Copy) error {
 	c = h.st.aliasCopy(c)
 	var args []device.Arg
+	label := ""
 	if c != nil {
-		args = copyArgs(c)
+		args, label = copyArgs(c), "copy "+c.Kind.String()+" "+c.Label
 	}
-	s, err := h.command(s, args, true, nil)
+	s, err := h.command(s, args, true, nil, label)
 	if err != nil {
 		return err
 	}
@@ -288,7 +312,7 @@ func (h *host) Copy(s device.Stream, c *device.Copy) error {
 }
 
 func (h *host) HostFunc(s device.Stream, fn func()) error {
-	s, err := h.command(s, nil, false, nil)
+	s, err := h.command(s, nil, false, nil, "host function")
 	if err != nil {
 		return err
 	}
@@ -593,7 +617,7 @@ func (h *host) GraphLaunch(x device.GraphExec, s device.Stream) error {
 		args = append(args, n...)
 	}
 	st.mu.Unlock()
-	s, err := h.command(s, args, true, x)
+	s, err := h.command(s, args, true, x, fmt.Sprintf("graph launch (%d nodes)", x.Nodes()))
 	if err != nil {
 		return err
 	}
@@ -602,7 +626,7 @@ func (h *host) GraphLaunch(x device.GraphExec, s device.Stream) error {
 
 func (h *host) SetKernelNode(x device.GraphExec, node int, l *device.Launch) error {
 	st := h.st
-	l = st.aliasLaunch(l)
+	l = st.stretch(st.aliasLaunch(l))
 	if err := h.in.SetKernelNode(x, node, l); err != nil {
 		return err
 	}

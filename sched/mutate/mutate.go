@@ -113,6 +113,14 @@ type Scheduler struct {
 	Inner sched.Scheduler
 	Kind  Kind
 	Site  int
+	// Jitter, when not zero, stretches every kernel's simulated work by a
+	// factor in [1, 4) drawn from a hash of Jitter and the command's
+	// ordinal: the same in the probe and the mutated run, different between
+	// seeds. Kernels of equal shape otherwise finish together on the
+	// simulator, which can order by coincidence what the schedule leaves
+	// unordered; jitter breaks the coincidence, as real GPUs' timing
+	// noise does. (The work only matters on the simulator.)
+	Jitter uint64
 
 	st *state
 }
@@ -155,6 +163,17 @@ func (s *Scheduler) Sites() []int {
 	return out[:n]
 }
 
+// Why says, for a site the last probe recorded, which ordering a mutation
+// there removes ("" if unknown).
+func (s *Scheduler) Why(site int) string {
+	if s.st == nil {
+		return ""
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.why[site]
+}
+
 // Applied is how many times the last run applied its mutation (0: the site
 // was never reached, or the mutation had nothing to change there).
 func (s *Scheduler) Applied() int {
@@ -181,6 +200,7 @@ func (s *Scheduler) begin(in *workloads.Instance) error {
 		return nil
 	}
 	s.st = newState(s.Kind, s.Site)
+	s.st.jitter = s.Jitter
 	if s.Kind == EarlyReuse && s.Site >= 0 {
 		pairs := Pairs(in)
 		if s.Site >= len(pairs) {
@@ -258,7 +278,10 @@ type state struct {
 	site int
 
 	waits, cmds int // ordinals of Wait calls and of commands
+	jitter      uint64
+	launches    int // ordinal of Launch calls, for jitter
 	sites       []int
+	why         map[int]string // per site: the ordering the mutation removes
 	applied     int
 	detail      string
 
@@ -312,9 +335,10 @@ type pendingWait struct {
 
 // issued is a command with its access set.
 type issued struct {
-	ref  cmdRef
-	args []device.Arg
-	exec device.GraphExec // a graph launch's exec, else nil
+	ref   cmdRef
+	args  []device.Arg
+	exec  device.GraphExec // a graph launch's exec, else nil
+	label string
 }
 
 // pairSite is an EarlyReuse pair as the probe sees it.
@@ -327,6 +351,7 @@ func newState(kind Kind, site int) *state {
 	return &state{
 		kind: kind, site: site,
 		recent:    map[device.Stream][]issued{},
+		why:       map[int]string{},
 		count:     map[device.Stream]int{},
 		records:   map[device.Event]record{},
 		pending:   map[device.Stream][]pendingWait{},
