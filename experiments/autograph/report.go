@@ -45,6 +45,9 @@ pooling, elementwise, softmax, layer norm), one inference per run.
 The autograph and ios rows include their measurement and verification runs in the
 device's kernel count (they happen in Prepare, outside the timed region).
 
+One section per result file and device follows (simulator configs h100 and a100;
+the GPU section appears once the GPU run's JSON is passed to report).
+
 Regenerate:
 
     go run ./experiments/autograph run -config configs/experiments/autograph-sim.yaml -json docs/results/autograph-sim.json

@@ -54,6 +54,9 @@ device. Averages are geometric means. Every GPU row's outputs are compared with 
 serial schedule's and with the CPU reference by the runner; every simulator row
 reports the simulator's race check.
 
+One section per result file and device follows (simulator configs h100 and a100;
+the GPU section appears once the GPU run's JSON is passed to report).
+
 Regenerate:
 
     go run ./experiments/kesco run -config configs/experiments/kesco-sim.yaml -json docs/results/kesco-sim.json
