@@ -10,6 +10,10 @@
 // Activation codes (act arguments), shared with workloads/nn:
 //   0 none, 1 relu, 2 relu6, 3 gelu (erf form), 4 sigmoid, 5 swish (x*sigmoid(x)),
 //   6 tanh-relu (max(0, tanh(x)), the soft gate of dynamic routing).
+//
+// gpusched:nvcc -fmad=false
+// (no multiply-add contraction: every product and sum rounds as in the Go
+// reference, so outputs track workloads/nn's CPU evaluation closely)
 
 #define NN_ACT_NONE 0
 #define NN_ACT_RELU 1

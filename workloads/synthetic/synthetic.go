@@ -19,11 +19,13 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/kernels"
 )
 
-// Kernel is synth_node's descriptor. Registers and shared memory are what
-// nvcc reports for sm_90 (see workloads/kernels).
-var Kernel = &device.Kernel{Module: "synthetic", Name: "synth_node", Regs: 24}
+// Kernel is synth_node's descriptor, generated from nvcc's resource report
+// for sm_90 (workloads/kernels); nil if the module is missing, which
+// Generate reports as an error.
+var Kernel, kernelErr = kernels.Lookup("synthetic", "synth_node")
 
 // Params shape the DAG.
 type Params struct {
@@ -79,6 +81,9 @@ type node struct {
 func Generate(p Params, seed int64) (*workloads.Program, error) {
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("synthetic: %w", err)
+	}
+	if kernelErr != nil {
+		return nil, fmt.Errorf("synthetic: %w", kernelErr)
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	prog := &workloads.Program{Name: fmt.Sprintf("synthetic(%dx%d,fan%d,seed%d)", p.Layers, p.Width, p.FanIn, seed)}

@@ -62,6 +62,7 @@ type module struct {
 	ImageSHA256  string
 	Image        []byte
 	Kernels      []kernel
+	Extra        []string // nvcc flags from the module's directives
 }
 
 func main() {
@@ -156,6 +157,31 @@ func nvccVersion(nvcc string) (string, error) {
 // compile builds src's image into outDir and reads its kernels' resources.
 // nvcc runs inside a scratch copy of the source so that nothing in its
 // output depends on where the checkout lives.
+// allowedFlags are the nvcc options a module may ask for with a line
+// "// gpusched:nvcc FLAG ..." in its source: options that change how
+// arithmetic is compiled, never targets or outputs.
+var allowedFlags = map[string]bool{"-fmad=false": true, "-fmad=true": true, "-prec-div=true": true, "-prec-sqrt=true": true, "-ftz=false": true}
+
+// moduleFlags reads a module's "// gpusched:nvcc" directives. nn.cu asks for
+// -fmad=false so that its float32 arithmetic rounds every multiply and add
+// as the Go reference does, instead of contracting them into FMAs.
+func moduleFlags(base string, text []byte) ([]string, error) {
+	var flags []string
+	for i, line := range strings.Split(string(text), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "// gpusched:nvcc ")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Fields(rest) {
+			if !allowedFlags[f] {
+				return nil, fmt.Errorf("%s:%d: nvcc flag %q is not allowed in a module directive", base, i+1, f)
+			}
+			flags = append(flags, f)
+		}
+	}
+	return flags, nil
+}
+
 func compile(nvcc, src, outDir string) (module, error) {
 	base := filepath.Base(src)
 	name := strings.TrimSuffix(base, ".cu")
@@ -183,11 +209,16 @@ func compile(nvcc, src, outDir string) (module, error) {
 		}
 		return out, nil
 	}
-	fatbin := name + ".fatbin"
-	if _, err := nvccIn(append(append([]string{"-fatbin"}, gencodes...), "-o", fatbin, base)...); err != nil {
+	extra, err := moduleFlags(base, text)
+	if err != nil {
 		return module{}, err
 	}
-	report, err := nvccIn("-cubin", "-arch="+resourceArch, "--resource-usage", "-o", name+".cubin", base)
+	fatbin := name + ".fatbin"
+	args := append(append(append([]string{"-fatbin"}, extra...), gencodes...), "-o", fatbin, base)
+	if _, err := nvccIn(args...); err != nil {
+		return module{}, err
+	}
+	report, err := nvccIn(append(append([]string{"-cubin"}, extra...), "-arch="+resourceArch, "--resource-usage", "-o", name+".cubin", base)...)
 	if err != nil {
 		return module{}, err
 	}
@@ -205,7 +236,7 @@ func compile(nvcc, src, outDir string) (module, error) {
 	return module{
 		Name: name, Source: base,
 		SourceSHA256: sum(text), ImageSHA256: sum(image),
-		Image: image, Kernels: kernels,
+		Image: image, Kernels: kernels, Extra: extra,
 	}, nil
 }
 
@@ -277,7 +308,7 @@ func render(version string, m module) ([]byte, error) {
 	fmt.Fprintf(&b, "//go:embed %s.fatbin\nvar image_%s []byte\n\n", m.Name, m.Name)
 	b.WriteString("func init() {\n\tregister(Module{\n")
 	fmt.Fprintf(&b, "\t\tName: %q,\n\t\tSource: %q,\n\t\tCompiler: %q,\n\t\tFlags: %q,\n\t\tSourceSHA256: %q,\n\t\tImageSHA256: %q,\n\t\tImage: image_%s,\n\t\tKernels: []*device.Kernel{\n",
-		m.Name, m.Source, version, strings.Join(append([]string{"-fatbin"}, gencodes...), " "), m.SourceSHA256, m.ImageSHA256, m.Name)
+		m.Name, m.Source, version, strings.Join(append(append([]string{"-fatbin"}, m.Extra...), gencodes...), " "), m.SourceSHA256, m.ImageSHA256, m.Name)
 	for _, k := range m.Kernels {
 		fmt.Fprintf(&b, "\t\t\t{Module: %q, Name: %q, Regs: %d, StaticShared: %d},\n", m.Name, k.Name, k.Regs, k.StaticShared)
 	}
