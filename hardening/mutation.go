@@ -425,8 +425,10 @@ func (r *Report) Details() string {
 				verdict += fmt.Sprintf(" (run error: %v)", run.Err)
 			}
 			fmt.Fprintf(&b, "  %-40s site %-5d races %-4d %s: %s; %s\n", run.Scheduler, run.Site, run.Races, verdict, run.Why, run.Detail)
-			if run.Timing != "" {
-				fmt.Fprintf(&b, "      %s: %s\n", orUnknown(run.Miss), run.Timing)
+			if run.Timing != "" && run.Miss != "" {
+				fmt.Fprintf(&b, "      %s: %s\n", run.Miss, run.Timing)
+			} else if run.Timing != "" {
+				fmt.Fprintf(&b, "      %s\n", run.Timing)
 			}
 		}
 	}
@@ -506,11 +508,4 @@ func missTiming(cfg *sim.Config, prog *workloads.Program, ss Spec, kind mutate.K
 		}
 	}
 	return timing, miss
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "overlap unknown"
-	}
-	return s
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/sched/mutate"
 )
 
@@ -63,4 +64,28 @@ func TestSlowConfig(t *testing.T) {
 	assert.ErrorContains(t, err, "at least 1")
 	_, err = SlowConfig("no-such-gpu", 2)
 	assert.Error(t, err)
+}
+
+// TestGPUMutationSuiteRunsOnTheSimulator exercises the GPU suite's code
+// path with the simulator standing in for the GPU: the simulator moves no
+// data, so no output can differ and nothing may be caught, but every site
+// must run without error and the controls must match.
+func TestGPUMutationSuiteRunsOnTheSimulator(t *testing.T) {
+	d, err := sim.NewNamed("h100", sim.WithRaceCheck(false))
+	require.NoError(t, err)
+	small := []Family{{"synthetic", Spec{"synthetic", "{layers: 3, width: 4, steps: 1}"}, []Spec{{"round-robin", "{k: 4}"}, {"graph-per-step", "{streams: 4}"}}}}
+	rep, err := GPUMutationSuite(d, false, "h100", small, 1, 1)
+	require.NoError(t, err)
+	runs := 0
+	for _, c := range rep.Cells {
+		for _, r := range c.Runs {
+			runs++
+			assert.NoError(t, r.Err)
+			assert.False(t, r.Caught(), "the simulator computes nothing: no output can differ")
+		}
+	}
+	assert.Positive(t, runs)
+	for k, n := range rep.Controls {
+		assert.Zero(t, n, k)
+	}
 }
