@@ -23,7 +23,8 @@ workloads/dnn (real kernels of workloads/kernels/nn.cu: convolutions, GEMMs,
 pooling, elementwise, softmax, layer norm), one inference per run.
 
 - autograph: every operation's cost measured on the device (one serial run with a
-  timing event between operations; on the simulator, simulated durations); the DAG
+  timing event between operations, queued behind a spin kernel so the operations run
+  back to back; on the simulator, simulated durations); the DAG
   partitioned into segments of at most 12 operations cut where the fewest edges
   cross; per partition a backtracking search over stream assignments (at most 8
   streams, each node tried on every stream in use and one new one, cheapest first)
