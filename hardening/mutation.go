@@ -160,6 +160,7 @@ func (c *Cell) Applies() bool { return len(c.Runs) > 0 }
 type Report struct {
 	Device   string
 	Jitter   uint64
+	Delay    float64
 	Controls map[string]int // "family/scheduler" -> races of the unmutated run
 	Cells    []*Cell
 	Elapsed  []string // wall time per family, for keeping the suite fast
@@ -274,8 +275,10 @@ func SlowConfig(dev string, factor float64) (*sim.Config, error) {
 // slow (1: as configured; see SlowConfig).
 //
 // jitter, when not zero, is the seed of sched/mutate's kernel-duration
-// jitter (the same for a scheduler's probe and its mutated runs).
-func MutationSuite(dev string, slow float64, jitter uint64, families []Family, seed int64) (*Report, error) {
+// jitter (the same for a scheduler's probe and its mutated runs); delay,
+// when above 1, stretches the kernel of the producer whose ordering the
+// mutation removes (sched/mutate's delay injection).
+func MutationSuite(dev string, slow float64, jitter uint64, delay float64, families []Family, seed int64) (*Report, error) {
 	cfg, err := SlowConfig(dev, slow)
 	if err != nil {
 		return nil, err
@@ -285,7 +288,7 @@ func MutationSuite(dev string, slow float64, jitter uint64, families []Family, s
 		return nil, err
 	}
 	defer d.Close()
-	rep := &Report{Device: cfg.Name, Jitter: jitter, Controls: map[string]int{}}
+	rep := &Report{Device: cfg.Name, Jitter: jitter, Delay: delay, Controls: map[string]int{}}
 	for _, f := range families {
 		start := time.Now()
 		prog, err := NewProgram(f.Workload, seed)
@@ -330,6 +333,7 @@ func MutationSuite(dev string, slow float64, jitter uint64, families []Family, s
 						return nil, err
 					}
 					m.Jitter = jitter
+					m.DelayCommand, m.DelayFactor = probe.Producer(site), delay
 					races, err := RunOnce(d, prog, m)
 					if m.Applied() == 0 && err == nil {
 						if kind == mutate.EarlyReuse {
@@ -343,7 +347,7 @@ func MutationSuite(dev string, slow float64, jitter uint64, families []Family, s
 					}
 					run := Run{Scheduler: ss.String(), Site: site, Why: probe.Why(site), Detail: m.Detail(), Races: races, Err: err}
 					if races == 0 && err == nil && run.Why != "" {
-						run.Timing, run.Miss = missTiming(cfg, prog, ss, kind, site, jitter, run.Why)
+						run.Timing, run.Miss = missTiming(cfg, prog, ss, kind, site, jitter, probe.Producer(site), delay, run.Why)
 					}
 					cell.Runs = append(cell.Runs, run)
 				}
@@ -438,7 +442,7 @@ func (r *Report) Details() string {
 // missTiming reruns a missed mutation with the timeline on and says when
 // the commands named in why ran: whether they ran apart in time (the race
 // stayed latent) or in the wrong order.
-func missTiming(cfg *sim.Config, prog *workloads.Program, ss Spec, kind mutate.Kind, site int, jitter uint64, why string) (timing, miss string) {
+func missTiming(cfg *sim.Config, prog *workloads.Program, ss Spec, kind mutate.Kind, site int, jitter uint64, producer int, delay float64, why string) (timing, miss string) {
 	d, err := sim.New(cfg, sim.WithTrace(true))
 	if err != nil {
 		return "", ""
@@ -453,6 +457,7 @@ func missTiming(cfg *sim.Config, prog *workloads.Program, ss Spec, kind mutate.K
 		return "", ""
 	}
 	m.Jitter = jitter
+	m.DelayCommand, m.DelayFactor = producer, delay
 	if _, err := RunOnce(d, prog, m); err != nil {
 		return "", ""
 	}

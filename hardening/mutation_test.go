@@ -18,7 +18,7 @@ import (
 // mutation somewhere. The catch rate itself is reported, not asserted: a
 // miss is a removed ordering whose commands did not overlap in time.
 func TestMutationSuite(t *testing.T) {
-	rep, err := MutationSuite("h100", 1000, 1, Families, 1)
+	rep, err := MutationSuite("h100", 1000, 1, 64, Families, 1)
 	require.NoError(t, err)
 	t.Logf("catch rate on the simulator (%s):\n%s\n%s", rep.Device, rep.Table(), rep.Details())
 	for k, races := range rep.Controls {

@@ -122,6 +122,7 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 				if (pw.capture && st.kind == MissingEdge) || (!pw.capture && (st.kind == DropWait || st.kind == WrongEvent)) {
 					st.sites = append(st.sites, pw.ordinal)
 					st.why[pw.ordinal] = fmt.Sprintf("%s would no longer wait for %s", label, p.label)
+					st.producer[pw.ordinal] = p.ord
 				}
 			}
 		}
@@ -146,6 +147,7 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 			st.mu.Lock()
 			st.sites = append(st.sites, ord)
 			st.why[ord] = fmt.Sprintf("%s would no longer follow %s", label, prev[0].label)
+			st.producer[ord] = prev[0].ord
 			apply := ord == st.site
 			st.mu.Unlock()
 			if apply {
@@ -168,9 +170,9 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 	ref := st.issue(s, h.clock)
 	if data {
 		if st.kind == EarlyReuse && st.site < 0 {
-			st.earlyReuseProbe(args, ref)
+			st.earlyReuseProbe(args, issued{ref: ref, label: label, ord: ord})
 		}
-		r := append(st.recent[s], issued{ref, args, exec, label})
+		r := append(st.recent[s], issued{ref, args, exec, label, ord})
 		if len(r) > window {
 			r = r[len(r)-window:]
 		}
@@ -186,15 +188,17 @@ func (h *host) command(s device.Stream, args []device.Arg, data bool, exec devic
 
 // earlyReuseProbe marks the pairs whose B this command writes first while
 // some command on A is not ordered before it. Call with st.mu held.
-func (st *state) earlyReuseProbe(args []device.Arg, ref cmdRef) {
-	c := st.vc[ref.stream]
+func (st *state) earlyReuseProbe(args []device.Arg, cmd issued) {
+	c := st.vc[cmd.ref.stream]
 	for _, a := range args {
 		addr := a.Buf.Addr
 		if _, first := st.touched[addr]; !first {
 			for _, p := range st.pairsByB[addr] {
 				for _, r := range st.touched[p.a] {
-					if !c.covers(r) {
+					if !c.covers(r.ref) {
 						st.sites = append(st.sites, p.index)
+						st.why[p.index] = fmt.Sprintf("%s would no longer wait for %s", cmd.label, r.label)
+						st.producer[p.index] = r.ord
 						break
 					}
 				}
@@ -202,7 +206,7 @@ func (st *state) earlyReuseProbe(args []device.Arg, ref cmdRef) {
 		}
 	}
 	for _, a := range args {
-		st.touched[a.Buf.Addr] = append(st.touched[a.Buf.Addr], ref)
+		st.touched[a.Buf.Addr] = append(st.touched[a.Buf.Addr], cmd)
 	}
 }
 
@@ -283,8 +287,22 @@ func (st *state) stretch(l *device.Launch) *device.Launch {
 	return &c
 }
 
+// delay stretches the launch about to become command delayCmd.
+func (st *state) delay(l *device.Launch) *device.Launch {
+	st.mu.Lock()
+	hit := st.delayCmd >= 0 && st.cmds == st.delayCmd
+	st.mu.Unlock()
+	if !hit || l == nil {
+		return l
+	}
+	f := st.delayFactor
+	c := *l
+	c.Work = device.Work{Cycles: l.Work.Cycles * f, Flops: l.Work.Flops * f, Bytes: l.Work.Bytes * f}
+	return &c
+}
+
 func (h *host) Launch(s device.Stream, l *device.Launch) error {
-	l = h.st.stretch(h.st.aliasLaunch(l))
+	l = h.st.delay(h.st.stretch(h.st.aliasLaunch(l)))
 	var args []device.Arg
 	label := ""
 	if l != nil {
@@ -302,7 +320,10 @@ func (h *host) Copy(s device.Stream, c *device.Copy) error {
 	var args []device.Arg
 	label := ""
 	if c != nil {
-		args, label = copyArgs(c), "copy "+c.Kind.String()+" "+c.Label
+		args, label = copyArgs(c), c.Label
+		if label == "" {
+			label = "copy " + c.Kind.String()
+		}
 	}
 	s, err := h.command(s, args, true, nil, label)
 	if err != nil {

@@ -121,6 +121,13 @@ type Scheduler struct {
 	// unordered; jitter breaks the coincidence, as real GPUs' timing
 	// noise does. (The work only matters on the simulator.)
 	Jitter uint64
+	// DelayCommand and DelayFactor stretch the kernel work of one command
+	// (by ordinal; Producer names a site's) by DelayFactor: delay
+	// injection, as race detectors use, so that the producer whose ordering
+	// a mutation removed is still running when its consumer can start, and
+	// the race happens rather than staying latent. DelayFactor <= 1: none.
+	DelayCommand int
+	DelayFactor  float64
 
 	st *state
 }
@@ -174,6 +181,21 @@ func (s *Scheduler) Why(site int) string {
 	return s.st.why[site]
 }
 
+// Producer is, for a site the last probe recorded, the command ordinal of
+// the producer whose ordering a mutation there removes (-1 if unknown), for
+// DelayCommand.
+func (s *Scheduler) Producer(site int) int {
+	if s.st == nil {
+		return -1
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if p, ok := s.st.producer[site]; ok {
+		return p
+	}
+	return -1
+}
+
 // Applied is how many times the last run applied its mutation (0: the site
 // was never reached, or the mutation had nothing to change there).
 func (s *Scheduler) Applied() int {
@@ -201,6 +223,10 @@ func (s *Scheduler) begin(in *workloads.Instance) error {
 	}
 	s.st = newState(s.Kind, s.Site)
 	s.st.jitter = s.Jitter
+	s.st.delayCmd, s.st.delayFactor = -1, s.DelayFactor
+	if s.DelayFactor > 1 {
+		s.st.delayCmd = s.DelayCommand
+	}
 	if s.Kind == EarlyReuse && s.Site >= 0 {
 		pairs := Pairs(in)
 		if s.Site >= len(pairs) {
@@ -282,6 +308,9 @@ type state struct {
 	launches    int // ordinal of Launch calls, for jitter
 	sites       []int
 	why         map[int]string // per site: the ordering the mutation removes
+	producer    map[int]int    // per site: the command ordinal of the producer it unorders
+	delayCmd    int            // command ordinal whose kernel work is stretched (-1: none)
+	delayFactor float64
 	applied     int
 	detail      string
 
@@ -310,7 +339,7 @@ type state struct {
 	hosts    []*host
 	callback clock // the running host callback's clock, if one runs
 	// per buffer address, the commands that touched it (EarlyReuse probe)
-	touched map[uint64][]cmdRef
+	touched map[uint64][]issued
 	// per EarlyReuse pair, by B's address
 	pairsByB map[uint64][]pairSite
 
@@ -339,6 +368,7 @@ type issued struct {
 	args  []device.Arg
 	exec  device.GraphExec // a graph launch's exec, else nil
 	label string
+	ord   int // command ordinal
 }
 
 // pairSite is an EarlyReuse pair as the probe sees it.
@@ -363,7 +393,8 @@ func newState(kind Kind, site int) *state {
 		replaced:  map[device.Stream]device.Stream{},
 		sids:      map[device.Stream]int{},
 		evClock:   map[device.Event]clock{},
-		touched:   map[uint64][]cmdRef{},
+		touched:   map[uint64][]issued{},
+		producer:  map[int]int{},
 		pairsByB:  map[uint64][]pairSite{},
 	}
 }
