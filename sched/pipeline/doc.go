@@ -24,13 +24,26 @@
 // memory (the simulator's race checker verifies it, and on a GPU every job's
 // output is compared with its CPU reference).
 //
+// gpusched's refinements of SET, each an option (the paper's SET is
+// NewSET(b, 1) with none): Depth keeps several jobs in flight per worker,
+// in order on its stream, so the GPU does not idle for the callback's host
+// round trip (a graph update affects only later launches, and stream order
+// keeps a buffer from being reused before its previous job is done);
+// Threaded gives each worker its own host thread, so host-side issue runs in
+// parallel up to the driver lock; Coalesce enqueues one completion callback
+// per few jobs, because CUDA runs host callbacks on a single driver thread.
+// Node updates are skipped when a node already holds the job's parameters.
+//
 // Every scheduler reports Metrics() (a map by name): the makespan
 // T_measured, throughput in jobs per second, t_schedule (host time inside
 // scheduling calls, measured with the host thread's clock around them),
 // t_wait (host time blocked in synchronization), and the scheduling share
 // t_schedule / T_measured of SET's overhead model
 // T_measured = T_ideal + intra-batch gaps + inter-batch gaps
-// (with several host threads, t_schedule / (T_measured x threads)).
+// (with several host threads, t_schedule / (T_measured x threads)). With
+// the Gaps option, a timing event before and after every job measures the
+// model's terms on the device's clock: T_ideal (the time at least one job
+// was in flight), intra-batch and inter-batch gaps.
 //
 // A program is accepted as a pipeline when every job has the same shape
 // (operations, kernels, grids, sizes) and the device buffers each job writes
