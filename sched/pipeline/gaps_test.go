@@ -45,9 +45,12 @@ func TestGapsMeasureTheOverheadModel(t *testing.T) {
 	require.NoError(t, err)
 	set, err := NewSET(4, 1)
 	require.NoError(t, err)
+	plus, err := NewSET(4, 4)
+	require.NoError(t, err)
+	plus.Threaded, plus.Coalesce = true, 2
 	sync := NewSynchronous()
-	sync.Gaps, batching.Gaps, queue.Gaps, set.Gaps = true, true, true, true
-	for _, s := range []metricser{sync, batching, queue, set} {
+	sync.Gaps, batching.Gaps, queue.Gaps, set.Gaps, plus.Gaps = true, true, true, true, true
+	for _, s := range []metricser{sync, batching, queue, set, plus} {
 		t.Run(s.Name(), func(t *testing.T) {
 			m, races := runOn(t, w.Program, s)
 			require.Empty(t, races)
