@@ -424,7 +424,7 @@ func (n *Net) Finish() (*workloads.Program, error) {
 }
 
 // Tolerance is the relative tolerance of Check (see the package comment).
-const Tolerance = 1e-4
+const Tolerance = 5e-4
 
 func (n *Net) check(outputs map[string][]byte) error {
 	ref, err := n.Reference()

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/workloads"
@@ -151,7 +152,21 @@ func Generate(p Params, seed int64) (*workloads.Program, error) {
 		}
 		prog.Steps = append(prog.Steps, step)
 	}
-	prog.Check = func(out map[string][]byte) error { return check(prog, out) }
+	// The reference is computed once, at the first check: at long kernels
+	// (iters in the thousands) it costs seconds of CPU, and a runner checks
+	// every schedule's outputs against it.
+	var (
+		once   sync.Once
+		ref    [][]float32
+		refErr error
+	)
+	prog.Check = func(out map[string][]byte) error {
+		once.Do(func() { ref, refErr = Reference(prog) })
+		if refErr != nil {
+			return refErr
+		}
+		return check(prog, ref, out)
+	}
 	return prog, nil
 }
 
@@ -234,11 +249,7 @@ func Node(ins [4][]float32, nin, i, iters int) float32 {
 	return x
 }
 
-func check(prog *workloads.Program, out map[string][]byte) error {
-	ref, err := Reference(prog)
-	if err != nil {
-		return err
-	}
+func check(prog *workloads.Program, ref [][]float32, out map[string][]byte) error {
 	for i, b := range prog.Buffers {
 		if !b.Output {
 			continue
