@@ -135,6 +135,17 @@ func (d *Device) counter(c device.Counter) *counter {
 func (d *Device) activate(k *command) {
 	k.res = d.info.Resources(&k.l)
 	k.total = k.l.Grid.Count()
+	k.blkAcc, k.startPost = nil, nil
+	if k.l.Sync != nil {
+		if ba, ok := k.l.Sync.(device.BlockAccess); ok && !d.opts.noRaces {
+			k.blkAcc = ba
+			if cap(k.blkStart) < k.total {
+				k.blkStart = make([]Time, k.total)
+			}
+			k.blkStart = k.blkStart[:k.total]
+		}
+		k.startPost, _ = k.l.Sync.(device.StartPoster)
+	}
 	d.activeSeq++
 	k.actSeq = d.activeSeq
 	k.isNew = true
@@ -199,7 +210,7 @@ func (d *Device) schedulePass() {
 			start += Time(b.n) * d.cost.blockDispatch
 		}
 		if b.block >= 0 {
-			d.schedule(start+dur, evBlockDone, b.sm, b.block, b.k)
+			d.blockStarted(b.k, b.sm, b.block, start, dur)
 		} else {
 			d.schedule(start+dur, evBatchDone, b.sm, b.n, b.k)
 		}
@@ -354,9 +365,15 @@ func (d *Device) take(k *command, s, n int) {
 	}
 }
 
+// satisfied reports whether every wait's counter has reached its target (a
+// counter never posted holds 0, so a target of 0 is met at once).
 func (d *Device) satisfied(ws []device.CounterWait) bool {
 	for _, w := range ws {
-		if ct := d.counters[counterKey(w.Counter)]; ct == nil || ct.value < w.Target {
+		var v uint32
+		if ct := d.counters[counterKey(w.Counter)]; ct != nil {
+			v = ct.value
+		}
+		if v < w.Target {
 			return false
 		}
 	}
@@ -401,37 +418,85 @@ func (d *Device) batchDone(k *command, s, n int) {
 	}
 }
 
+// blockStarted starts the work of block b of a synchronizing kernel on SM
+// sm at start (now, or later with a block dispatch time): it notes the
+// start for the race checker, makes the block's start posts and schedules
+// its end.
+func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
+	if k.blkAcc != nil {
+		k.blkStart[b] = start
+	}
+	if k.startPost != nil {
+		if start > d.now {
+			d.schedule(start, evBlockStart, sm, b, k)
+		} else {
+			d.startPosts(k, int(b))
+		}
+	}
+	d.schedule(start+dur, evBlockDone, sm, b, k)
+}
+
+// startPosts makes block b's posts at the start of its work.
+func (d *Device) startPosts(k *command, b int) {
+	d.startBuf = k.startPost.StartPosts(b, d.startBuf[:0])
+	d.postCounters(d.startBuf)
+}
+
 // syncBlockDone finishes block b of a synchronizing kernel: it frees its SM
 // and posts its counters, which may release spinning blocks.
 func (d *Device) syncBlockDone(k *command, s, b int) {
 	d.freeBlocks(k, s, 1)
-	d.postBuf = k.l.Sync.Posts(b, d.postBuf[:0])
-	for _, c := range d.postBuf {
-		ct := d.counter(c)
-		ct.value++
-		if len(ct.waiters) == 0 {
-			continue
-		}
-		keep := ct.waiters[:0]
-		for _, sp := range ct.waiters {
-			if sp.started {
-				continue
-			}
-			if !d.satisfied(sp.waits) {
-				keep = append(keep, sp)
-				continue
-			}
-			sp.started = true
-			d.spinning--
-			dur := d.blockDur(sp.k, &d.sms[sp.sm])
-			d.schedule(d.now+dur, evBlockDone, sp.sm, sp.block, sp.k)
-		}
-		clear(ct.waiters[len(keep):])
-		ct.waiters = keep
+	if k.blkAcc != nil {
+		d.noteBlock(k, b)
 	}
+	d.postBuf = k.l.Sync.Posts(b, d.postBuf[:0])
+	d.postCounters(d.postBuf)
 	if k.done == k.total {
 		d.kernelDone(k)
 	}
+}
+
+// postCounters increments counters. A block released by one may post at
+// its start in turn; those posts queue behind the current ones, so no
+// counter's waiter list is walked re-entrantly.
+func (d *Device) postCounters(cs []device.Counter) {
+	d.postQ = append(d.postQ, cs...)
+	if d.posting {
+		return
+	}
+	d.posting = true
+	for i := 0; i < len(d.postQ); i++ {
+		d.post(d.postQ[i])
+	}
+	clear(d.postQ)
+	d.postQ = d.postQ[:0]
+	d.posting = false
+}
+
+// post increments one counter and starts the spinning blocks whose every
+// wait it completes.
+func (d *Device) post(c device.Counter) {
+	ct := d.counter(c)
+	ct.value++
+	if len(ct.waiters) == 0 {
+		return
+	}
+	keep := ct.waiters[:0]
+	for _, sp := range ct.waiters {
+		if sp.started {
+			continue
+		}
+		if !d.satisfied(sp.waits) {
+			keep = append(keep, sp)
+			continue
+		}
+		sp.started = true
+		d.spinning--
+		dur := d.blockDur(sp.k, &d.sms[sp.sm])
+		d.blockStarted(sp.k, sp.sm, sp.block, d.now, dur)
+	}
+	clear(ct.waiters[len(keep):])
+	ct.waiters = keep
 }
 
 // blockDur is how long one block of k runs on sm, given the residency now:

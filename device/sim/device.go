@@ -119,6 +119,10 @@ type Device struct {
 	spinning   int
 	waitBuf    []device.CounterWait
 	postBuf    []device.Counter
+	startBuf   []device.Counter
+	postQ      []device.Counter // counters to post (postCounters)
+	posting    bool
+	accBuf     []device.Arg // a block's accesses (BlockAccess)
 	activeSeq  uint64
 
 	// Dependency queue (ACS-HW).
@@ -275,6 +279,7 @@ func (d *Device) reset() {
 	d.batches = d.batches[:0]
 	d.counters = map[uint64]*counter{}
 	d.spinning = 0
+	d.postQ, d.posting = d.postQ[:0], false
 	d.activeSeq = 0
 	d.dq = dqState{}
 	d.graphs = d.graphs[:0]

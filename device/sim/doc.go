@@ -95,7 +95,8 @@
 // round trip; each completion costs complete_cycles.
 //
 // Spinning blocks. A block of a launch with Sync waits (holding its SM
-// resources) until its counters reach their targets, runs its Work, then
+// resources) until its counters reach their targets, increments its start
+// counters (when Sync implements device.StartPoster), runs its Work, then
 // increments its Post counters. If spinning blocks take the SMs their
 // producers need, nothing progresses and Run returns a *device.DeadlockError
 // naming the spinning kernels and counters, as the hardware would hang.
@@ -103,7 +104,14 @@
 // Outputs. Stats (kernels, blocks, copies, callbacks, device time, SM
 // utilization and its time series), Races (every pair of kernels or copies
 // that overlapped in time while one wrote bytes the other accessed, found by
-// a per-buffer sweep, O(n log n)), and a Chrome trace (WriteTrace). When work
+// a per-buffer sweep, O(n log n)), and a Chrome trace (WriteTrace). A
+// launch whose Sync implements device.BlockAccess is checked block by
+// block: each block's own byte ranges over the time it does its work
+// (after its waits), against every other command, never against blocks of
+// its own launch; so tile-synchronized kernels that overlap without
+// touching unfinished bytes do not race, and a consumer block that reads a
+// producer block's rows while they are written does (reported once per
+// pair of commands, naming the blocks). When work
 // remains and nothing can progress, Run returns a *device.DeadlockError
 // naming the waiting streams, events, host threads and spinning kernels.
 //

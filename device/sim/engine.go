@@ -45,6 +45,7 @@ const (
 	evDQInsert                   // a dependency-queue entry lands in the window (a: entry index)
 	evDQComplete                 // the dependency queue processes a completion (cmd: the kernel)
 	evGraphRelease               // graph node b of the run of cmd becomes ready
+	evBlockStart                 // block b of a synchronizing kernel cmd starts its work (start posts)
 )
 
 // event is one entry of the engine's heap. It is a value type: the heap is a
@@ -142,5 +143,7 @@ func (d *Device) handle(ev event) {
 		d.dqComplete(ev.cmd)
 	case evGraphRelease:
 		d.graphRelease(ev.cmd, int(ev.b))
+	case evBlockStart:
+		d.startPosts(ev.cmd, int(ev.b))
 	}
 }

@@ -44,6 +44,11 @@ type command struct {
 	start   Time
 	end     Time
 	firstAt Time
+	// Synchronizing kernels: block-level race checking (blkAcc, with each
+	// block's work start in blkStart) and posts at block start.
+	blkAcc    device.BlockAccess
+	startPost device.StartPoster
+	blkStart  []Time
 
 	// Copies.
 	cp         device.Copy
@@ -75,8 +80,8 @@ func (d *Device) newCommand(kind cmdKind) *command {
 	if n := len(d.cmdPool); n > 0 {
 		k = d.cmdPool[n-1]
 		d.cmdPool = d.cmdPool[:n-1]
-		args, deps := k.args[:0], k.dqDeps[:0]
-		*k = command{args: args, dqDeps: deps}
+		args, deps, bs := k.args[:0], k.dqDeps[:0], k.blkStart[:0]
+		*k = command{args: args, dqDeps: deps, blkStart: bs}
 	} else {
 		k = &command{}
 	}
@@ -90,6 +95,7 @@ func (d *Device) release(k *command) {
 	k.cp = device.Copy{}
 	k.fn = nil
 	k.st, k.ev, k.gx, k.gr, k.hostWaiter = nil, nil, nil, nil, nil
+	k.blkAcc, k.startPost = nil, nil
 	clear(k.args)
 	d.cmdPool = append(d.cmdPool, k)
 }

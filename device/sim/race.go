@@ -1,18 +1,22 @@
 package sim
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/gpusched/gpusched/device"
 )
 
-// opRecord is a finished kernel, copy or callback: what the race checker,
-// the statistics and the timeline need of it.
+// opRecord is a finished kernel, copy or callback, or one block of a
+// synchronizing kernel whose Sync implements device.BlockAccess: what the
+// race checker, the statistics and the timeline need of it.
 type opRecord struct {
 	name       string
 	stream     int
 	start, end Time
-	lo, hi     int32 // its buffer accesses: opArgs[lo:hi]
+	lo, hi     int32  // its buffer accesses: opArgs[lo:hi]
+	cmd        uint64 // the command's issue number: blocks of one launch share it
+	block      int32  // the block, or -1 for a whole command
 }
 
 func (k *command) streamID() int {
@@ -48,8 +52,8 @@ func (d *Device) noteOp(k *command) {
 	if d.tr.on {
 		d.traceOp(k, name)
 	}
-	if d.opts.noRaces || k.kind == cmdHostFunc {
-		return
+	if d.opts.noRaces || k.kind == cmdHostFunc || k.blkAcc != nil {
+		return // blocks of a BlockAccess launch were recorded one by one
 	}
 	lo := len(d.opArgs)
 	switch k.kind {
@@ -72,7 +76,36 @@ func (d *Device) noteOp(k *command) {
 		d.opArgs = d.opArgs[:lo]
 		return
 	}
-	d.ops = append(d.ops, opRecord{name: name, stream: k.streamID(), start: k.start, end: k.end, lo: int32(lo), hi: int32(len(d.opArgs))})
+	d.ops = append(d.ops, opRecord{name: name, stream: k.streamID(), start: k.start, end: k.end, lo: int32(lo), hi: int32(len(d.opArgs)), cmd: k.seq, block: -1})
+}
+
+// noteBlock records block b of a BlockAccess launch, finishing now: its
+// accesses over the time it did its work (spinning accesses only
+// synchronization words).
+func (d *Device) noteBlock(k *command, b int) {
+	lo := len(d.opArgs)
+	d.accBuf = k.blkAcc.BlockArgs(b, d.accBuf[:0])
+	for _, a := range d.accBuf {
+		if a.Kind == device.ArgBuffer {
+			d.opArgs = append(d.opArgs, a)
+		}
+	}
+	clear(d.accBuf)
+	start := k.blkStart[b]
+	if len(d.opArgs) == lo || d.now <= start {
+		d.opArgs = d.opArgs[:lo]
+		return
+	}
+	d.ops = append(d.ops, opRecord{name: k.l.Name(), stream: k.streamID(), start: start, end: d.now,
+		lo: int32(lo), hi: int32(len(d.opArgs)), cmd: k.seq, block: int32(b)})
+}
+
+func (op *opRecord) ref() device.OpRef {
+	name := op.name
+	if op.block >= 0 {
+		name = fmt.Sprintf("%s (block %d)", op.name, op.block)
+	}
+	return device.OpRef{Name: name, Stream: op.stream, Start: op.start.Duration(), End: op.end.Duration()}
 }
 
 // raceEnt is one buffer access of one operation.
@@ -83,10 +116,13 @@ type raceEnt struct {
 	op     int32
 }
 
-// findRaces reports every pair of operations that overlapped in time while
-// one wrote bytes the other accessed. Accesses are grouped per buffer and
-// swept in start order, keeping only the operations still running: the
-// cost is O(n log n) plus the overlapping pairs on each buffer, not O(n^2).
+// findRaces reports every pair of commands that overlapped in time while
+// one wrote bytes the other accessed (once per pair of commands: for a
+// BlockAccess launch, the first of its blocks found racing, with that
+// block's interval; blocks of one launch are not checked against each
+// other). Accesses are grouped per buffer and swept in start order, keeping
+// only the operations still running: the cost is O(n log n) plus the
+// overlapping pairs on each buffer, not O(n^2).
 func (d *Device) findRaces() []device.Race {
 	ents := make([]raceEnt, 0, len(d.opArgs))
 	for i, op := range d.ops {
@@ -108,7 +144,7 @@ func (d *Device) findRaces() []device.Race {
 		}
 		return a.op < b.op
 	})
-	type pair struct{ a, b int32 }
+	type pair struct{ a, b uint64 }
 	seen := map[pair]bool{}
 	var races []device.Race
 	var active []raceEnt
@@ -126,18 +162,17 @@ func (d *Device) findRaces() []device.Race {
 			}
 			active = keep
 			for _, a := range active {
-				if a.op == e.op || !(a.write || e.write) || a.hi <= e.lo || e.hi <= a.lo {
+				ca, ce := d.ops[a.op].cmd, d.ops[e.op].cmd
+				if ca == ce || !(a.write || e.write) || a.hi <= e.lo || e.hi <= a.lo {
 					continue
 				}
-				p := pair{min(a.op, e.op), max(a.op, e.op)}
+				p := pair{min(ca, ce), max(ca, ce)}
 				if seen[p] {
 					continue
 				}
 				seen[p] = true
-				first, second := d.ops[a.op], d.ops[e.op]
 				races = append(races, device.Race{
-					A:  device.OpRef{Name: first.name, Stream: first.stream, Start: first.start.Duration(), End: first.end.Duration()},
-					B:  device.OpRef{Name: second.name, Stream: second.stream, Start: second.start.Duration(), End: second.end.Duration()},
+					A: d.ops[a.op].ref(), B: d.ops[e.op].ref(),
 					Lo: max(a.lo, e.lo), Hi: min(a.hi, e.hi),
 				})
 			}

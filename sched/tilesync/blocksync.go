@@ -2,6 +2,7 @@ package tilesync
 
 import (
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/workloads/tiles"
 )
 
 // Counter buffer layout of one pair: the policy's counters, then the
@@ -15,16 +16,16 @@ func (p *Pair) CounterWords() int { return p.Counters + 3 }
 
 // ProducerSync is what the simulator sees of the producer: block b
 // computes tile order[b] (order nil: tile b) and, when it completes,
-// increments the tile's counter. With flag set, the first block also
-// raises the start flag the wait kernel spins on. (The kernel raises it
-// when that block starts; a block's posts in the simulator land when it
-// completes, so the model holds the consumer back one producer tile longer
-// than the hardware does. Consumers wait for whole tiles anyway.)
+// increments the tile's counter. With flag set, the first block raises the
+// start flag the wait kernel spins on when it starts, as the kernel does
+// (device.StartPoster). Operands are the launch's A, B and C arguments,
+// from which BlockArgs derives each tile's accesses.
 type ProducerSync struct {
 	Pair     *Pair
 	Counters device.Buffer
 	Order    []int32
 	Flag     bool
+	Operands [3]device.Arg
 }
 
 // ConsumerSync is what the simulator sees of the consumer: block b computes
@@ -38,6 +39,7 @@ type ConsumerSync struct {
 	Counters device.Buffer
 	Order    []int32
 	Iter     uint32
+	Operands [3]device.Arg
 	groups   []int
 }
 
@@ -60,11 +62,23 @@ func tileOf(order []int32, b int) int {
 func (s *ProducerSync) Posts(b int, buf []device.Counter) []device.Counter {
 	t := tileOf(s.Order, b)
 	tn := s.Pair.Prod.TilesN()
-	buf = append(buf, device.Counter{Buf: s.Counters, Index: s.Pair.PostIndex(t/tn, t%tn)})
+	return append(buf, device.Counter{Buf: s.Counters, Index: s.Pair.PostIndex(t/tn, t%tn)})
+}
+
+// StartPosts implements device.StartPoster: with Flag, block 0 raises the
+// wait kernel's start flag as it starts.
+func (s *ProducerSync) StartPosts(b int, buf []device.Counter) []device.Counter {
 	if s.Flag && b == 0 {
 		buf = append(buf, device.Counter{Buf: s.Counters, Index: s.Pair.flagIndex()})
 	}
 	return buf
+}
+
+// BlockArgs implements device.BlockAccess: the producer tile's rows of A
+// (with the 3x3 halo for a convolution), all of B, and its band of rows of
+// C (every column: a superset of the tile's own columns).
+func (s *ProducerSync) BlockArgs(b int, buf []device.Arg) []device.Arg {
+	return tileArgs(s.Pair.Prod, s.Operands, tileOf(s.Order, b), buf)
 }
 
 // Waits implements device.BlockSync: a producer does not wait.
@@ -92,6 +106,52 @@ func (s *ConsumerSync) Waits(b int, buf []device.CounterWait) []device.CounterWa
 
 // Posts implements device.BlockSync: the consumer posts nothing.
 func (s *ConsumerSync) Posts(int, []device.Counter) []device.Counter { return nil }
+
+// BlockArgs implements device.BlockAccess: the consumer tile reads whole
+// rows of the producer's output (its reduction spans every column; for a
+// convolution, every pixel its 3x3 window reaches), all of B, and writes
+// its band of rows of C. Its counter reads are synchronization, not data.
+func (s *ConsumerSync) BlockArgs(b int, buf []device.Arg) []device.Arg {
+	return tileArgs(s.Pair.Cons, s.Operands, tileOf(s.Order, b), buf)
+}
+
+// BlockArgs implements device.BlockAccess: the wait kernel touches only
+// the start flag, a synchronization word.
+func (s *WaitKernelSync) BlockArgs(_ int, buf []device.Arg) []device.Arg { return buf }
+
+// elemBytes is the size of an element of the tile kernels' operands (fp16).
+const elemBytes = 2
+
+// tileArgs appends the accesses of tile t of stage st, whose operands are
+// ops (A or X, B or W, C or Y): rows [r0, r1) of the output row tile, the
+// A rows they read (for a 3x3 convolution, W+1 pixels either side), all of
+// B, and the output rows.
+func tileArgs(st tiles.Stage, ops [3]device.Arg, t int, buf []device.Arg) []device.Arg {
+	tm := t / st.TilesN()
+	r0 := tm * st.Tile.BM
+	r1 := min(st.M, r0+st.Tile.BM)
+	a0, a1, rowA := r0, r1, st.LDA
+	if st.Kind == tiles.Conv {
+		a0, a1, rowA = max(0, r0-(st.W+1)), min(st.M, r1+st.W+1), st.Cin
+	}
+	buf = appendBand(buf, ops[0], int64(a0)*int64(rowA)*elemBytes, int64(a1)*int64(rowA)*elemBytes)
+	buf = append(buf, ops[1])
+	return appendBand(buf, ops[2], int64(r0)*int64(st.N)*elemBytes, int64(r1)*int64(st.N)*elemBytes)
+}
+
+// appendBand appends bytes [lo, hi) of buffer argument a's range, clamped
+// to it (nothing if that is empty).
+func appendBand(buf []device.Arg, a device.Arg, lo, hi int64) []device.Arg {
+	l, h := a.Range()
+	n := int64(h - l)
+	lo, hi = min(max(lo, 0), n), min(max(hi, 0), n)
+	if hi <= lo {
+		return buf
+	}
+	a.Off += lo
+	a.Len = hi - lo
+	return append(buf, a)
+}
 
 // Waits implements device.BlockSync.
 func (s *WaitKernelSync) Waits(_ int, buf []device.CounterWait) []device.CounterWait {

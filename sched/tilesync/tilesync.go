@@ -18,12 +18,16 @@
 // object drives both the kernels' arguments (workloads/tiles, tiles.cu) and
 // the simulator's block-by-block model (device.Launch.Sync: ProducerSync,
 // ConsumerSync), so the simulator sees spinning blocks hold their SM
-// resources exactly where the kernel's would.
+// resources exactly where the kernel's would. The same objects tell the
+// simulator's race checker each tile's rows (device.BlockAccess), so it
+// checks the pair tile by tile: a correct policy reports no race, a consumer
+// tile released before the rows it reads are written does.
 //
 // Spinning blocks can deadlock: if consumer blocks take every SM before the
 // producer has placed a block, nothing they wait for can ever run. cuSync's
 // wait kernel, one thread on the consumer's stream ahead of the consumer,
-// spins until the producer's first block has started; after that the
+// spins until the producer's first block has started (the producer raises
+// its flag as that block starts: device.StartPoster); after that the
 // producer's higher priority wins every freed SM, so it always progresses.
 //
 // # Options (section IV-C)
@@ -349,8 +353,10 @@ func (s *Scheduler) build(h device.Host, in *workloads.Instance, k int, pr *pair
 	if c.IndependentFirst {
 		ca[tiles.ArgFlags] = device.I32(tiles.FlagIndependentFirst)
 	}
-	psync := &ProducerSync{Pair: p, Counters: counters, Flag: c.WaitKernel}
-	pr.consSync = &ConsumerSync{Pair: p, Counters: counters}
+	psync := &ProducerSync{Pair: p, Counters: counters, Flag: c.WaitKernel,
+		Operands: [3]device.Arg{pa[tiles.ArgA], pa[tiles.ArgB], pa[tiles.ArgC]}}
+	pr.consSync = &ConsumerSync{Pair: p, Counters: counters,
+		Operands: [3]device.Arg{ca[tiles.ArgA], ca[tiles.ArgB], ca[tiles.ArgC]}}
 	if c.TileOrder {
 		// Row-major: producer rows complete first to last, and consumer
 		// rows are taken in the order their inputs complete.

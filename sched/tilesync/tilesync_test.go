@@ -164,7 +164,9 @@ func TestBlockSyncModel(t *testing.T) {
 	pair, err := NewPair(TileSync, prod, cons)
 	require.NoError(t, err)
 	ps := &ProducerSync{Pair: pair, Counters: buf, Flag: true}
-	assert.Equal(t, []device.Counter{{Buf: buf, Index: 0}, {Buf: buf, Index: pair.flagIndex()}}, ps.Posts(0, nil), "block 0 also raises the start flag")
+	assert.Equal(t, []device.Counter{{Buf: buf, Index: 0}}, ps.Posts(0, nil))
+	assert.Equal(t, []device.Counter{{Buf: buf, Index: pair.flagIndex()}}, ps.StartPosts(0, nil), "block 0 raises the start flag as it starts")
+	assert.Empty(t, ps.StartPosts(1, nil))
 	assert.Equal(t, []device.Counter{{Buf: buf, Index: 6}}, ps.Posts(6, nil))
 	assert.Empty(t, ps.Waits(6, nil))
 	// Reversed order table: block 0 computes the last tile.
