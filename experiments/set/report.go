@@ -28,7 +28,8 @@ instantiate, launch, sync per job), batching(b) (b jobs over b streams, one
 device sync per batch), queue(b) (b streams, each with a job queue and a host
 thread that syncs per job) and set(b) (b workers with a per-worker graph updated
 per job, private buffers, a free-worker pool fed by completion callbacks, work
-stealing).
+stealing). SET+ rows (set with depth, threaded or coalesce) are gpusched's
+refinements of SET; see sched/pipeline's package documentation.
 
 Metrics (from each scheduler's Metrics()): throughput = jobs / T_measured, in
 jobs/s and in the workload's unit; scheduling share = t_schedule / T_measured,
@@ -45,8 +46,9 @@ average, with a lower scheduling share than both.
 Regenerate:
 
     go run ./experiments/set run -config configs/experiments/set-sim.yaml -json docs/results/set-sim.json
+    go run ./experiments/set run -config configs/experiments/set-gaps-sim.yaml -json docs/results/set-gaps-sim.json
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json   # on a GPU
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gpu.json
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json
 
 `)
 	if notes != "" {
