@@ -160,6 +160,9 @@ func soakOne(dev device.Device, c SoakCase, opt SoakOptions) SoakResult {
 					s.DeviceFree = free
 				}
 			}
+			// Live heap: collect first, so garbage not yet swept is not
+			// mistaken for growth.
+			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			s.HeapInuse, s.RSS = ms.HeapInuse, rss()

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/experiments"
 	"github.com/gpusched/gpusched/hardening"
 )
@@ -43,7 +45,15 @@ func run(dev string, kernels int, budget time.Duration, samples int, only, out s
 	if kernels < 1 || samples < 2 {
 		return fmt.Errorf("-kernels must be at least 1 and -samples at least 2")
 	}
-	d, err := experiments.OpenDevice(dev)
+	var d device.Device
+	var err error
+	if dev == experiments.CUDADevice {
+		d, err = experiments.OpenDevice(dev)
+	} else {
+		// The race checker keeps a record of every command of a Run; a
+		// soak is one long Run, so that record would be the growth seen.
+		d, err = sim.NewNamed(dev, sim.WithRaceCheck(false))
+	}
 	if err != nil {
 		return err
 	}
