@@ -727,7 +727,7 @@ func (c *calibrator) config(base *sim.Config) (*sim.Config, error) {
 		}
 	}
 	c.report.Notes = append(c.report.Notes,
-		"Not measured, kept from the base config: sm (flops_per_cycle, saturation_warps, mem_saturation_warps), dependency_queue (ACS-HW is proposed hardware), host.dq_submit_ns, host.dq_poll_ns.",
+		"Not measured, kept from the base config: sm (flops_per_cycle, saturation_warps, max_sm_bandwidth, sm_mem_saturation_warps), dependency_queue (ACS-HW is proposed hardware), host.dq_submit_ns, host.dq_poll_ns.",
 		"info is what the device reports, except mem_bandwidth, which is measured.")
 	return &out, nil
 }

@@ -208,3 +208,27 @@ func (w zeroWait) Waits(_ int, buf []device.CounterWait) []device.CounterWait {
 	return append(buf, device.CounterWait{Counter: device.Counter{Buf: w.ctr, Index: 3}})
 }
 func (w zeroWait) Posts(int, []device.Counter) []device.Counter { return nil }
+
+// Blocks that move no memory (Cycles only) do not take a share of it: a
+// memory-bound block beside a GPU full of compute blocks still draws 4/16
+// of its SM's 100 bytes/ns.
+func TestComputeBlocksLeaveBandwidthAlone(t *testing.T) {
+	d := newH100(t, WithTrace(true))
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s1, _ := h.NewStream(device.StreamOptions{})
+		s2, _ := h.NewStream(device.StreamOptions{})
+		busy := spinLaunch(1056, 128, 20*time.Microsecond) // 8 blocks, 32 warps per SM
+		busy.Label = "compute"
+		mem := &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(128), Work: device.Work{Bytes: 25000}, Label: "memory"}
+		require.NoError(t, h.Launch(s1, busy))
+		require.NoError(t, h.Launch(s2, mem))
+		return h.Synchronize()
+	}))
+	for _, s := range d.lastTrace.spans {
+		if s.kind == trackStream && s.name == "memory" {
+			assert.Equal(t, time.Microsecond, (s.end - s.start).Duration())
+			return
+		}
+	}
+	t.Fatal("no span for the memory kernel")
+}

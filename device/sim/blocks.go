@@ -69,6 +69,7 @@ func (k *command) info() KernelInfo {
 type smState struct {
 	threads, warps, blocks, regs, shared int // free
 	resWarps, resBlocks                  int
+	memWarps                             int // warps of resident blocks moving device memory (not spinning)
 	dirty                                bool
 }
 
@@ -334,6 +335,9 @@ func (d *Device) take(k *command, s, n int) {
 	sm.resWarps += n * r.Warps
 	d.gpuWarps += n * r.Warps
 	d.util.set(d.busySMs, d.gpuWarps)
+	if k.l.Sync == nil {
+		d.memActive(k, s, n)
+	}
 	if d.tr.on {
 		d.smPlace(k, s)
 	}
@@ -352,6 +356,7 @@ func (d *Device) take(k *command, s, n int) {
 		k.placed++
 		d.waitBuf = k.l.Sync.Waits(b, d.waitBuf[:0])
 		if d.satisfied(d.waitBuf) {
+			d.memActive(k, s, 1)
 			d.batches = append(d.batches, pendingBatch{k: k, sm: int32(s), n: 1, block: int32(b)})
 			continue
 		}
@@ -392,6 +397,7 @@ func (d *Device) freeBlocks(k *command, s, n int) {
 	sm.shared += n * r.Shared
 	sm.resBlocks -= n
 	sm.resWarps -= n * r.Warps
+	d.memActive(k, s, -n)
 	if sm.resBlocks == 0 {
 		d.busySMs--
 	}
@@ -492,6 +498,7 @@ func (d *Device) post(c device.Counter) {
 		}
 		sp.started = true
 		d.spinning--
+		d.memActive(sp.k, int(sp.sm), 1)
 		dur := d.blockDur(sp.k, &d.sms[sp.sm])
 		d.blockStarted(sp.k, sp.sm, sp.block, d.now, dur)
 	}
@@ -499,11 +506,28 @@ func (d *Device) post(c device.Counter) {
 	ct.waiters = keep
 }
 
+// memActive counts n blocks of k on SM s as moving device memory (n < 0:
+// no longer), if k's Work has Bytes: the warps that share the memory
+// system. A spinning block does not count until its waits are met.
+func (d *Device) memActive(k *command, s, n int) {
+	if k.l.Work.Bytes <= 0 {
+		return
+	}
+	w := n * k.res.Warps
+	d.sms[s].memWarps += w
+	d.memWarps += w
+}
+
 // blockDur is how long one block of k runs on sm, given the residency now:
 // the largest of its cycles at the SM clock, its flops at its share of the
 // SM's rate (its warps over max(resident warps on the SM, saturation)), and
-// its bytes at its share of device memory bandwidth (its warps over
-// max(resident warps on the GPU, memory saturation)); at least min_block_ns.
+// its bytes at its memory bandwidth; at least min_block_ns. The bandwidth
+// is the smaller of two shares: of its SM's max_sm_bandwidth, by its warps
+// over max(memory-moving warps on the SM, sm_mem_saturation_warps) (one SM
+// cannot keep more requests in flight than its load/store path allows),
+// and of the device's mem_bandwidth, by its warps over every memory-moving
+// warp on the GPU (the warps share HBM). A lone block is bound by its SM, a
+// full GPU by HBM.
 func (d *Device) blockDur(k *command, sm *smState) Time {
 	w := &k.l.Work
 	ns := 0.0
@@ -517,8 +541,9 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 		ns = max(ns, w.Flops/rate)
 	}
 	if w.Bytes > 0 {
-		share := warps / float64(max(d.gpuWarps, d.cfg.SM.MemSaturationWarps))
-		rate := d.info.MemBandwidth / 1e9 * share // bytes per ns
+		smRate := d.cfg.SM.MaxSMBandwidth * warps / float64(max(sm.memWarps, d.cfg.SM.SMMemSaturationWarps))
+		gpuRate := d.info.MemBandwidth * warps / float64(max(d.memWarps, k.res.Warps, 1))
+		rate := min(smRate, gpuRate) / 1e9 // bytes per ns
 		ns = max(ns, w.Bytes/rate)
 	}
 	return max(nsTime(ns), d.cost.minBlock)

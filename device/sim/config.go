@@ -100,13 +100,22 @@ type FrontEndCosts struct {
 
 // SMModel is the arithmetic model of an SM and the sharing of the memory
 // system. A block's compute rate is FlopsPerCycle*clock times its warps over
-// max(resident warps on its SM, SaturationWarps); its memory rate is
-// mem_bandwidth times its warps over max(resident warps on the GPU,
-// MemSaturationWarps). Both are fixed when the block is placed.
+// max(resident warps on its SM, SaturationWarps). Its memory rate is the
+// smaller of MaxSMBandwidth times its warps over max(memory-moving warps on
+// its SM, SMMemSaturationWarps) and info.mem_bandwidth times its warps over
+// the memory-moving warps on the whole GPU: one SM alone draws at most
+// MaxSMBandwidth, many SMs together at most mem_bandwidth. Both rates are
+// fixed when the block starts.
 type SMModel struct {
-	FlopsPerCycle      float64 `yaml:"flops_per_cycle"`      // peak flops per cycle of one SM
-	SaturationWarps    int     `yaml:"saturation_warps"`     // resident warps an SM needs to reach its peak rate
-	MemSaturationWarps int     `yaml:"mem_saturation_warps"` // resident warps GPU-wide that saturate device memory
+	FlopsPerCycle   float64 `yaml:"flops_per_cycle"`  // peak flops per cycle of one SM
+	SaturationWarps int     `yaml:"saturation_warps"` // resident warps an SM needs to reach its peak rate
+	// MaxSMBandwidth is the most device-memory bandwidth one SM draws,
+	// bytes per second: the requests its load/store path keeps in flight
+	// over the memory latency.
+	MaxSMBandwidth float64 `yaml:"max_sm_bandwidth"`
+	// SMMemSaturationWarps is the memory-moving warps an SM needs to draw
+	// MaxSMBandwidth; fewer warps draw proportionally less.
+	SMMemSaturationWarps int `yaml:"sm_mem_saturation_warps"`
 }
 
 // CopyModel is the copy engines: each copy costs LatencyNs plus its bytes
@@ -260,7 +269,7 @@ func (c *Config) check() error {
 		name string
 	}{
 		{c.SM.FlopsPerCycle, "sm.flops_per_cycle"}, {float64(c.SM.SaturationWarps), "sm.saturation_warps"},
-		{float64(c.SM.MemSaturationWarps), "sm.mem_saturation_warps"},
+		{c.SM.MaxSMBandwidth, "sm.max_sm_bandwidth"}, {float64(c.SM.SMMemSaturationWarps), "sm.sm_mem_saturation_warps"},
 		{c.Copy.HtoDGBps, "copy.htod_gbps"}, {c.Copy.DtoHGBps, "copy.dtoh_gbps"}, {c.Copy.PageableGBps, "copy.pageable_gbps"},
 	} {
 		if err := pos(p.v, p.name); err != nil {

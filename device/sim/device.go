@@ -112,6 +112,7 @@ type Device struct {
 	distFree   Time // the block distributor is free from this time on
 	rr         int  // rotating SM pointer for small grids
 	gpuWarps   int  // resident warps on the whole GPU
+	memWarps   int  // warps of resident blocks moving device memory (memActive)
 	busySMs    int
 	batches    []pendingBatch
 	fitBuf     []int
@@ -275,7 +276,7 @@ func (d *Device) reset() {
 	d.passPend = false
 	d.distFree = 0
 	d.rr = 0
-	d.gpuWarps, d.busySMs = 0, 0
+	d.gpuWarps, d.busySMs, d.memWarps = 0, 0, 0
 	d.batches = d.batches[:0]
 	d.counters = map[uint64]*counter{}
 	d.spinning = 0

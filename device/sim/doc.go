@@ -45,14 +45,19 @@
 // front_end.block_dispatch_ns > 0 the blocks placed at one instant start one
 // after another, that far apart (a GPU-wide block distributor).
 //
-// Block duration, fixed when the block is placed: the largest of
-// Work.Cycles at the SM clock; Work.Flops at the block's share of its SM's
-// rate (sm.flops_per_cycle x clock x its warps / max(resident warps on the
-// SM, sm.saturation_warps)); Work.Bytes at its share of device memory
-// bandwidth (mem_bandwidth x its warps / max(resident warps on the GPU,
-// sm.mem_saturation_warps)); and at least front_end.min_block_ns. Shares are
-// taken after every block placed at the same instant, and are not revised
-// when co-runners finish (a documented simplification).
+// Block duration, fixed when the block starts: the largest of Work.Cycles
+// at the SM clock; Work.Flops at the block's share of its SM's rate
+// (sm.flops_per_cycle x clock x its warps / max(resident warps on the SM,
+// sm.saturation_warps)); Work.Bytes at its memory bandwidth; and at least
+// front_end.min_block_ns. The bandwidth is the smaller of two shares, among
+// the memory-moving warps (blocks with Bytes, not spinning): of its SM's
+// sm.max_sm_bandwidth, its warps / max(memory warps on the SM,
+// sm.sm_mem_saturation_warps), since one SM keeps only so many requests in
+// flight; and of the device's mem_bandwidth, its warps / the memory warps
+// on the whole GPU. A lone block is thus bound by its SM (a 4-warp block on
+// the H100 config draws 25 GB/s, not 4/4224 of HBM), a full GPU by HBM.
+// Shares are taken after every block placed at the same instant, and are
+// not revised when co-runners finish (a documented simplification).
 //
 // Copies. Host-to-device and device-to-host copies use one engine each
 // (one shared engine when copy_engines is 1), first come first served,

@@ -478,13 +478,24 @@ func TestWorkSharingModel(t *testing.T) {
 	// Eight (32 warps) get an eighth each: twice as long, all at once.
 	assert.Equal(t, 2*time.Microsecond, run(one, 8, flops))
 
+	// Memory: one SM draws at most 100 bytes/ns (max_sm_bandwidth), a
+	// block its warps over max(memory warps on the SM, 16) of that; all
+	// blocks together share 3,350 bytes/ns by warps.
 	h := h100Config(t)
-	bytes := device.Work{Bytes: 3350.0 * 4 / 4224 * 1000} // 1 us at 4/4224 of the bandwidth
-	assert.Equal(t, time.Microsecond, run(h, 1, bytes))
-	// 1,056 blocks (4,224 warps, the saturation point) keep their share;
+	smBound := device.Work{Bytes: 25000} // 1 us at 4/16 of one SM's 100 bytes/ns
+	assert.Equal(t, time.Microsecond, run(h, 1, smBound), "a lone block is bound by its SM, not by 4/4224 of HBM")
+	assert.Equal(t, time.Microsecond, run(one, 4, smBound), "four blocks (16 warps) on one SM each keep a quarter")
+	assert.Equal(t, 2*time.Microsecond, run(one, 8, smBound), "eight (32 warps) get an eighth")
+	// One block per SM: HBM gives each 3,350 x 4/528 = 25.4 bytes/ns, more
+	// than its SM's 25: still SM-bound. Two per SM: HBM gives 3,350 x
+	// 4/1,056 = 12.69 bytes/ns: 25,000 x 1,056 / 13,400 = 1,970.149 ns.
+	assert.Equal(t, time.Microsecond, run(h, 132, smBound))
+	assert.Equal(t, 1970*time.Nanosecond, run(h, 264, smBound), "device time has nanosecond resolution")
+	hbmBound := device.Work{Bytes: 3350.0 * 4 / 4224 * 1000} // 1 us at 4/4224 of HBM
+	// 1,056 blocks (8 per SM, 4,224 warps): HBM-bound at 4/4224 each;
 	// 2,112 resident blocks halve it.
-	assert.Equal(t, time.Microsecond, run(h, 1056, bytes))
-	assert.Equal(t, 2*time.Microsecond, run(h, 2112, bytes))
+	assert.Equal(t, time.Microsecond, run(h, 1056, hbmBound))
+	assert.Equal(t, 2*time.Microsecond, run(h, 2112, hbmBound))
 	// Cycles and flops: the larger time wins.
 	assert.Equal(t, 3*time.Microsecond, run(one, 1, device.Work{Flops: 126720, Cycles: 3 * 1980}))
 	// No work at all: the minimum block time.
