@@ -78,7 +78,7 @@ var Families = []Family{
 	{"jobs", Spec{"jobs-sobel", "{jobs: 8, size: 256}"},
 		[]Spec{{"set", "{b: 2, depth: 2}"}, {"batching", "{b: 4}"}, {"round-robin", "{k: 4}"}, {"graph-per-step", "{streams: 4}"}}},
 	{"tiles", Spec{"tiles-mlp", "{model: gpt3, tokens: 8, hidden: 1024, ff: 1024, steps: 2, no_data: true}"},
-		[]Spec{{"round-robin", "{k: 2}"}, {"graph-per-step", "{streams: 2}"}}},
+		[]Spec{{"tilesync", "{policy: row}"}, {"round-robin", "{k: 2}"}, {"graph-per-step", "{streams: 2}"}}},
 }
 
 // SitesPerScheduler caps the mutated runs per (mutation, family, scheduler):

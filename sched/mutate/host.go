@@ -221,7 +221,10 @@ func (st *state) aliasArgs(args []device.Arg) ([]device.Arg, bool) {
 			if out == nil {
 				out = append([]device.Arg(nil), args...)
 			}
-			out[i].Buf = device.Buffer{Addr: st.aliasTo.Addr, Size: st.aliasTo.Size}
+			// A's storage with B's extent: the same bytes B's commands
+			// touch, so a whole-buffer argument (Len 0) still covers B's
+			// size, not A's.
+			out[i].Buf = device.Buffer{Addr: st.aliasTo.Addr, Size: st.aliasFrom.Size}
 		}
 	}
 	if out == nil {
@@ -252,11 +255,12 @@ func (st *state) aliasCopy(c *device.Copy) *device.Copy {
 	}
 	n := *c
 	changed := false
+	to := device.Buffer{Addr: st.aliasTo.Addr, Size: st.aliasFrom.Size}
 	if c.Kind != device.HostToDevice && c.Src.Addr == st.aliasFrom.Addr {
-		n.Src, changed = st.aliasTo, true
+		n.Src, changed = to, true
 	}
 	if c.Kind != device.DeviceToHost && c.Dst.Addr == st.aliasFrom.Addr {
-		n.Dst, changed = st.aliasTo, true
+		n.Dst, changed = to, true
 	}
 	if !changed {
 		return c
