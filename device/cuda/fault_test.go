@@ -105,6 +105,21 @@ func TestInjectedDriverFailuresBecomeAPIErrors(t *testing.T) {
 		{"cuFuncGetAttribute", func(h device.Host, f *fixture) error {
 			return h.Launch(f.s, &device.Launch{Kernel: f.spin, Grid: device.D1(1), Block: device.D1(32), Args: []device.Arg{device.U64(0), device.Out(f.buf)}})
 		}},
+		{"cuLaunchKernel", func(h device.Host, f *fixture) error {
+			return h.Launch(f.s, &device.Launch{Kernel: f.spin, Grid: device.D1(1), Block: device.D1(32), Args: []device.Arg{device.U64(0), device.Out(f.buf)}})
+		}},
+		{"cuMemcpyHtoDAsync", func(h device.Host, f *fixture) error {
+			return h.Copy(f.s, &device.Copy{Kind: device.HostToDevice, Dst: f.buf, Host: f.pinned, Bytes: 64})
+		}},
+		{"cuMemcpyDtoHAsync", func(h device.Host, f *fixture) error {
+			return h.Copy(f.s, &device.Copy{Kind: device.DeviceToHost, Src: f.buf, Host: f.pinned, Bytes: 64})
+		}},
+		{"cuMemcpyDtoDAsync", func(h device.Host, f *fixture) error {
+			return h.Copy(f.s, &device.Copy{Kind: device.DeviceToDevice, Src: f.buf, Dst: f.spare, Bytes: 64})
+		}},
+		{"cuLaunchHostFunc", func(h device.Host, f *fixture) error { return h.HostFunc(f.s, func() {}) }},
+		{"cuEventQuery", func(h device.Host, f *fixture) error { _, err := h.Query(f.e); return err }},
+		{"cuStreamQuery", func(h device.Host, f *fixture) error { _, err := h.StreamQuery(f.s); return err }},
 		{"cuCtxSetCurrent", func(h device.Host, f *fixture) error {
 			h.Go("worker", func(device.Host) error { return nil })
 			return nil

@@ -282,9 +282,9 @@ func (h *host) Launch(s device.Stream, l *device.Launch) error {
 			return err
 		}
 	}
-	if r := C.gs_launch(f.f, C.uint(l.Grid.X), C.uint(l.Grid.Y), C.uint(l.Grid.Z),
+	if r := injected("cuLaunchKernel", C.gs_launch(f.f, C.uint(l.Grid.X), C.uint(l.Grid.Y), C.uint(l.Grid.Z),
 		C.uint(l.Block.X), C.uint(l.Block.Y), C.uint(l.Block.Z), C.uint(l.SharedMem),
-		st.s, h.args.params); r != C.CUDA_SUCCESS {
+		st.s, h.args.params)); r != C.CUDA_SUCCESS {
 		return apiErr("cuLaunchKernel", r)
 	}
 	if capt != nil {
@@ -351,7 +351,7 @@ func (h *host) Copy(s device.Stream, c *device.Copy) error {
 	default:
 		call, r = "cuMemcpyDtoDAsync", C.gs_dtod(dst, src, n, st.s)
 	}
-	if r != C.CUDA_SUCCESS {
+	if r = injected(call, r); r != C.CUDA_SUCCESS {
 		return apiErr(call, r)
 	}
 	if capt != nil {
@@ -424,7 +424,7 @@ func (h *host) HostFunc(s device.Stream, fn func()) error {
 			return err
 		}
 	}
-	if r := C.gs_launch_host_func(st.s, C.uintptr_t(handle)); r != C.CUDA_SUCCESS {
+	if r := injected("cuLaunchHostFunc", C.gs_launch_host_func(st.s, C.uintptr_t(handle))); r != C.CUDA_SUCCESS {
 		callbacks.remove(handle)
 		if capt == nil {
 			h.r.th.callbackDone()
@@ -450,7 +450,7 @@ func (h *host) Query(e device.Event) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch r := C.cuEventQuery(ev.e); r {
+	switch r := injected("cuEventQuery", C.cuEventQuery(ev.e)); r {
 	case C.CUDA_SUCCESS:
 		return true, nil
 	case C.CUDA_ERROR_NOT_READY:
@@ -465,7 +465,7 @@ func (h *host) StreamQuery(s device.Stream) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch r := C.cuStreamQuery(st.s); r {
+	switch r := injected("cuStreamQuery", C.cuStreamQuery(st.s)); r {
 	case C.CUDA_SUCCESS:
 		return true, nil
 	case C.CUDA_ERROR_NOT_READY:
