@@ -17,7 +17,7 @@ import (
 // TestGPUMutationSuite runs the mutation suite on the GPU, where a
 // mutation is caught when an output differs from the serial schedule's:
 //
-//	go test -tags cuda -run TestGPUMutationSuite -v -timeout 20m ./hardening
+//	go test -tags cuda -run TestGPUMutationSuite -v -timeout 9m ./hardening
 //
 // HARDENING_GPU_REPORT=path writes the table and the details there. The
 // catch rate is reported, not asserted (a race that does not happen in time
