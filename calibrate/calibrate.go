@@ -36,12 +36,18 @@
 //   - Block dispatch: an empty kernel of k full waves (SMs x blocks per SM)
 //     for two k: the slope is the shortest block's lifetime (min_block_ns),
 //     and blocks over time is the dispatch rate.
+//   - Memory bandwidth of one SM: a streaming kernel (cal_stream) of one
+//     block reading two sizes; the slope of Elapsed is the bandwidth. With
+//     32 warps it is sm.max_sm_bandwidth (assuming 32 warps saturate an
+//     SM); with 4 warps it is 4/saturation of that, which gives
+//     sm.sm_mem_saturation_warps. With one 32-warp block per SM, the
+//     whole GPU's streaming bandwidth (reported, beside the copy's).
 //   - Launch throughput with 1, 2, 4 and 8 host threads, each launching on
 //     its own stream (reported; the simulator's driver lock serializes them).
 //
-// The SM arithmetic model and ACS-HW's dependency queue are not measured
-// (the latter does not exist on real GPUs); they are kept from the base
-// config, and the report says so.
+// The SM arithmetic model (flops_per_cycle, saturation_warps) and ACS-HW's
+// dependency queue are not measured (the latter does not exist on real
+// GPUs); they are kept from the base config, and the report says so.
 package calibrate
 
 import (
@@ -141,6 +147,7 @@ func Run(dev device.Device, base *sim.Config, progress io.Writer) (*sim.Config, 
 		{"host callbacks", c.callbacks},
 		{"copies", c.copies},
 		{"block dispatch", c.blockDispatch},
+		{"memory bandwidth per SM", c.smBandwidth},
 		{"launch throughput", c.throughput},
 	}
 	for _, s := range steps {
@@ -160,6 +167,7 @@ type calibrator struct {
 	info     device.Info
 	empty    *device.Kernel
 	spin     *device.Kernel
+	stream   *device.Kernel
 	report   *Report
 	progress io.Writer
 	rounds   int
@@ -176,9 +184,13 @@ func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {
 	if err != nil {
 		return nil, err
 	}
+	stream, err := kernels.Lookup("calibrate", "cal_stream")
+	if err != nil {
+		return nil, err
+	}
 	info := dev.Info()
 	return &calibrator{
-		dev: dev, info: info, empty: empty, spin: spin, rounds: 7, progress: progress,
+		dev: dev, info: info, empty: empty, spin: spin, stream: stream, rounds: 7, progress: progress,
 		report: &Report{Device: info.Name},
 	}, nil
 }

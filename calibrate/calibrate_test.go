@@ -45,6 +45,7 @@ func recovers(t *testing.T, name string) {
 		"front_end.callback_ns": base.FrontEnd.CallbackNs, "front_end.min_block_ns": base.FrontEnd.MinBlockNs,
 		"copy.latency_ns": base.Copy.LatencyNs, "copy.htod_gbps": base.Copy.HtoDGBps, "copy.dtoh_gbps": base.Copy.DtoHGBps,
 		"copy.pageable_gbps": base.Copy.PageableGBps, "info.mem_bandwidth": base.Info.MemBandwidth,
+		"sm.max_sm_bandwidth": base.SM.MaxSMBandwidth, "sm.sm_mem_saturation_warps": float64(base.SM.SMMemSaturationWarps),
 	}
 	for field, w := range want {
 		m, ok := rep.Get(field)
@@ -56,7 +57,10 @@ func recovers(t *testing.T, name string) {
 	// The returned config carries the measured values and loads back.
 	assert.InDelta(t, base.Host.LaunchNs, got.Host.LaunchNs, 0.02*base.Host.LaunchNs)
 	assert.InDelta(t, base.Info.MemBandwidth, got.Info.MemBandwidth, 0.02*base.Info.MemBandwidth)
-	assert.Equal(t, base.SM, got.SM)
+	assert.Equal(t, base.SM.FlopsPerCycle, got.SM.FlopsPerCycle, "not measured: kept")
+	assert.Equal(t, base.SM.SaturationWarps, got.SM.SaturationWarps, "not measured: kept")
+	assert.InDelta(t, base.SM.MaxSMBandwidth, got.SM.MaxSMBandwidth, 0.02*base.SM.MaxSMBandwidth)
+	assert.Equal(t, base.SM.SMMemSaturationWarps, got.SM.SMMemSaturationWarps, "rounded to whole warps")
 	assert.Equal(t, base.DQ, got.DQ)
 	data, err := got.Marshal()
 	require.NoError(t, err)
@@ -67,7 +71,7 @@ func recovers(t *testing.T, name string) {
 	// Report-only figures are there too.
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
-	for _, s := range []string{"block dispatch rate", "launch throughput, 8 host thread(s)", "pageable HtoD bandwidth"} {
+	for _, s := range []string{"block dispatch rate", "launch throughput, 8 host thread(s)", "pageable HtoD bandwidth", "streaming bandwidth, one 32-warp block per SM"} {
 		assert.Contains(t, md.String(), s)
 	}
 	assert.Contains(t, progress.String(), "launch API cost")

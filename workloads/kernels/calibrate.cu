@@ -21,3 +21,29 @@ extern "C" __global__ void cal_spin(unsigned long long ns, unsigned int* done) {
         atomicAdd(done, 1u);
     }
 }
+
+// Streams n 16-byte words from src through every thread of the grid
+// (grid-strided, four loads in flight per thread) and adds them up: a
+// kernel that does nothing but read device memory, for the bandwidth one
+// SM draws (a single block) and the whole GPU draws (a block per SM). The
+// sum is stored only if it equals 1.0, which the caller's inputs never
+// give; the test keeps the loads from being optimized away.
+extern "C" __global__ void cal_stream(const float4* __restrict__ src, unsigned long long n, float* out) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        float4 a = src[i];
+        float4 b = src[i + stride];
+        float4 c = src[i + 2 * stride];
+        float4 d = src[i + 3 * stride];
+        acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) + (d.x + d.y + d.z + d.w);
+    }
+    for (; i < n; i += stride) {
+        float4 a = src[i];
+        acc += a.x + a.y + a.z + a.w;
+    }
+    if (acc == 1.0f) {
+        out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+    }
+}

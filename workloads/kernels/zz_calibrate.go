@@ -17,12 +17,13 @@ func init() {
 		Source:       "calibrate.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "6b8b675e9385bd29054717d08a2d5887921ac65728512d2a19b9d93e29f75b33",
-		ImageSHA256:  "f7f0ccd8042c0196909bed3c38e35d237ec02b685ebb13455d8f927930d4188e",
+		SourceSHA256: "ceb7824c809a0996ca26f8f33945598a692092d0d2be48ddb0169c29adc973cf",
+		ImageSHA256:  "6504aa42c6751123c89a5b9295e44091ee190df043f9ad547eee1f22ba9349d2",
 		Image:        image_calibrate,
 		Kernels: []*device.Kernel{
 			{Module: "calibrate", Name: "cal_empty", Regs: 4, StaticShared: 0},
 			{Module: "calibrate", Name: "cal_spin", Regs: 10, StaticShared: 0},
+			{Module: "calibrate", Name: "cal_stream", Regs: 32, StaticShared: 0},
 		},
 	})
 }
