@@ -135,21 +135,30 @@ func TestInjectedDriverFailuresBecomeAPIErrors(t *testing.T) {
 			require.NoError(t, err)
 			defer d.Close()
 			var actErr, setupErr error
+			var disarm func()
 			runErr := d.Run(func(h device.Host) error {
 				f, err := makeFixture(h, spin)
 				if err != nil {
 					setupErr = err
 					return nil
 				}
-				disarm, err := injectFault(tc.call, 1, code)
+				// Armed until Run returns, not just until main does: a
+				// graph destroyed while an executable lives is destroyed
+				// at the end of the run, and a host thread started by Go
+				// makes its context current after main may have returned.
+				// The fault fires once, so later calls succeed.
+				d, err := injectFault(tc.call, 1, code)
 				if err != nil {
 					setupErr = err
 					return nil
 				}
-				defer disarm()
+				disarm = d
 				actErr = tc.act(h, f)
 				return nil
 			})
+			if disarm != nil {
+				disarm()
+			}
 			require.NoError(t, setupErr, "fixture")
 			// A failure in a host thread's start comes back from Run.
 			err = actErr
@@ -166,10 +175,10 @@ func TestInjectedDriverFailuresBecomeAPIErrors(t *testing.T) {
 	}
 }
 
-// TestRunSetupFailure: a driver failure while Run sets up (its base stream)
-// is Run's error, naming the call.
+// TestRunSetupFailure: a driver failure while Run sets up (the base stream
+// a traced run measures command times from) is Run's error, naming the call.
 func TestRunSetupFailure(t *testing.T) {
-	d, err := Open(Options{Modules: kernels.Images()})
+	d, err := Open(Options{Modules: kernels.Images(), Trace: true})
 	if errors.Is(err, device.ErrNoDevice) {
 		t.Skipf("no GPU: %v", err)
 	}

@@ -304,15 +304,16 @@ func (h *host) destroyExec(ex *graphExec) error {
 	if _, err := h.execOf(ex, "Destroy"); err != nil {
 		return err
 	}
-	if err := check("cuGraphExecDestroy", C.cuGraphExecDestroy(ex.x)); err != nil {
-		return err
-	}
+	// Forgotten before it is destroyed, as streams are (host.go).
 	ex.dead.Store(true)
 	r := h.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.execs, ex)
 	ex.g.execs--
+	if err := check("cuGraphExecDestroy", C.cuGraphExecDestroy(ex.x)); err != nil {
+		return err
+	}
 	if ex.g.dead.Load() && ex.g.execs == 0 && !ex.g.destroyed {
 		ex.g.destroyed = true
 		delete(r.graphs, ex.g)

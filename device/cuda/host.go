@@ -230,24 +230,23 @@ func (h *host) Destroy(res device.Resource) error {
 		if _, err := h.stream(v, "Destroy"); err != nil {
 			return err
 		}
-		if err := check("cuStreamDestroy", C.cuStreamDestroy(v.s)); err != nil {
-			return err
-		}
+		// Forget the handle before destroying it: after a failed destroy
+		// its state is undefined, and destroying it again at the end of
+		// the run could free it twice (a leak is the safer failure).
 		v.dead.Store(true)
 		r.mu.Lock()
 		delete(r.streams, v)
 		r.mu.Unlock()
+		return check("cuStreamDestroy", C.cuStreamDestroy(v.s))
 	case *event:
 		if _, err := h.event(v, "Destroy"); err != nil {
 			return err
 		}
-		if err := check("cuEventDestroy", C.cuEventDestroy(v.e)); err != nil {
-			return err
-		}
-		v.dead.Store(true)
+		v.dead.Store(true) // forgotten first, as streams are
 		r.mu.Lock()
 		delete(r.events, v)
 		r.mu.Unlock()
+		return check("cuEventDestroy", C.cuEventDestroy(v.e))
 	case *graph:
 		return h.destroyGraph(v)
 	case *graphExec:
@@ -255,7 +254,6 @@ func (h *host) Destroy(res device.Resource) error {
 	default:
 		return fmt.Errorf("cuda: Destroy: %T is not a resource of this device", res)
 	}
-	return nil
 }
 
 // Commands.
