@@ -69,9 +69,14 @@ type OpRef struct {
 	Start, End time.Duration
 }
 
-// Race is two commands that overlapped in time while one wrote bytes the
-// other accessed.
+// Race is two commands that overlapped in time, or that nothing orders,
+// while one wrote bytes the other accessed.
 type Race struct {
 	A, B   OpRef
 	Lo, Hi uint64 // the conflicting device address range
+	// Unordered marks a race found by ordering alone: nothing orders A and
+	// B (no stream order, event, synchronization, graph edge, dependency
+	// or counter), although this run happened to run them apart in time.
+	// False for two commands that overlapped in time.
+	Unordered bool
 }

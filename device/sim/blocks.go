@@ -108,6 +108,7 @@ type counter struct {
 	key     device.Counter
 	value   uint32
 	waiters []*spinner
+	vc      vclock // the join of the posters' clocks (ordering check)
 }
 
 // spinner is a block that holds its SM while it waits for counters.
@@ -431,6 +432,7 @@ func (d *Device) batchDone(k *command, s, n int) {
 func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
 	if k.blkAcc != nil {
 		k.blkStart[b] = start
+		d.hbBlockStart(k, int(b), start)
 	}
 	if k.startPost != nil {
 		if start > d.now {
@@ -445,6 +447,7 @@ func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
 // startPosts makes block b's posts at the start of its work.
 func (d *Device) startPosts(k *command, b int) {
 	d.startBuf = k.startPost.StartPosts(b, d.startBuf[:0])
+	d.hbPost(d.startBuf, d.hbPostVC(k, b))
 	d.postCounters(d.startBuf)
 }
 
@@ -454,8 +457,10 @@ func (d *Device) syncBlockDone(k *command, s, b int) {
 	d.freeBlocks(k, s, 1)
 	if k.blkAcc != nil {
 		d.noteBlock(k, b)
+		d.hbBlockEnd(k, b)
 	}
 	d.postBuf = k.l.Sync.Posts(b, d.postBuf[:0])
+	d.hbPost(d.postBuf, d.hbPostVC(k, b))
 	d.postCounters(d.postBuf)
 	if k.done == k.total {
 		d.kernelDone(k)

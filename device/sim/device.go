@@ -18,7 +18,8 @@ type options struct {
 	trace   bool
 	queues  int // hardware queues override; 0 keeps the config's
 	dq      *bool
-	noRaces bool
+	noRaces bool // no race check at all
+	noOrder bool // the overlap sweep only, no ordering check
 }
 
 // WithPolicy sets the block scheduler's policy (default PriorityLeftover).
@@ -53,8 +54,35 @@ func WithDependencyQueue(on bool) Option {
 	return func(o *options) error { o.dq = &on; return nil }
 }
 
-// WithRaceCheck turns the race checker on (default) or off.
-func WithRaceCheck(on bool) Option { return func(o *options) error { o.noRaces = !on; return nil } }
+// WithRaceCheck turns the race checker on (default: RaceOrder) or off.
+func WithRaceCheck(on bool) Option {
+	return func(o *options) error { o.noRaces, o.noOrder = !on, !on; return nil }
+}
+
+// RaceMode selects what the race checker reports.
+type RaceMode uint8
+
+const (
+	// RaceOrder (the default) reports conflicting commands that overlapped
+	// in time and those that nothing orders (hb.go).
+	RaceOrder RaceMode = iota
+	// RaceOverlap reports only conflicting commands that overlapped in time
+	// in this run.
+	RaceOverlap
+	// RaceOff checks nothing.
+	RaceOff
+)
+
+// WithRaceMode sets what the race checker reports (default RaceOrder).
+func WithRaceMode(m RaceMode) Option {
+	return func(o *options) error {
+		if m > RaceOff {
+			return fmt.Errorf("sim: race mode %d; want RaceOrder, RaceOverlap or RaceOff", m)
+		}
+		o.noRaces, o.noOrder = m == RaceOff, m != RaceOrder
+		return nil
+	}
+}
 
 // Device is a simulated GPU. It implements device.Device, device.Observer
 // and device.Tracer. A Device runs one Run at a time.
@@ -141,6 +169,7 @@ type Device struct {
 	ops       []opRecord
 	opArgs    []device.Arg
 	races     []device.Race
+	hb        hbState
 	tr        traceRec
 	lastTrace traceRec
 }
@@ -290,6 +319,7 @@ func (d *Device) reset() {
 	d.ops = d.ops[:0]
 	d.opArgs = d.opArgs[:0]
 	d.races = nil
+	d.hb.reset(!d.opts.noRaces && !d.opts.noOrder)
 	d.tr = traceRec{on: d.opts.trace}
 }
 
@@ -454,8 +484,10 @@ type thread struct {
 	host      device.Host
 	err       error
 	blockedIn string
-	misuse    error // misuse of a call that has no error result (Get)
-	ahead     int   // calls since the engine last caught up (single-thread run-ahead)
+	vc        vclock // what this thread knows has completed (hb.go)
+	dqKnown   uint64 // dependency-queue ids up to this one are in vc
+	misuse    error  // misuse of a call that has no error result (Get)
+	ahead     int    // calls since the engine last caught up (single-thread run-ahead)
 	// Results handed over by whoever woke the thread.
 	qv  any
 	qok bool

@@ -65,6 +65,7 @@ func (h *dqHost) DQSubmit(l *device.Launch, deps []uint64) (uint64, error) {
 	q := &d.dq
 	q.nextID++
 	id := q.nextID
+	d.hbDQStale(th, id)
 	for len(q.done) <= int(id) {
 		q.done = append(q.done, false)
 	}
@@ -74,6 +75,10 @@ func (h *dqHost) DQSubmit(l *device.Launch, deps []uint64) (uint64, error) {
 	k.dqID = id
 	k.dqDeps = append(k.dqDeps[:0], deps...)
 	k.arrive = th.clock
+	if d.hb.on {
+		d.hbIssue(k)
+		k.hbDeps = append(k.hbDeps[:0], deps...)
+	}
 	at := max(th.clock, q.busy) + d.cost.dqInsert
 	q.busy = at
 	d.outstanding++
@@ -86,7 +91,13 @@ func (h *dqHost) DQDone(id uint64) bool {
 	d := th.d
 	th.charge(d.cost.dqPoll, "DQDone")
 	th.catchUp()
-	return id > 0 && id < uint64(len(d.dq.done)) && d.dq.done[id]
+	if id > 0 && id < uint64(len(d.dq.done)) && d.dq.done[id] {
+		if d.hb.on {
+			th.vc.join(d.hbDQKnown(id))
+		}
+		return true
+	}
+	return false
 }
 
 func (h *dqHost) DQSynchronize() error {
@@ -94,11 +105,13 @@ func (h *dqHost) DQSynchronize() error {
 	d := th.d
 	th.charge(d.cost.syncCall, "DQSynchronize")
 	th.catchUp()
-	if len(d.dq.window) == 0 && d.dq.reserved == 0 {
-		return nil
+	if len(d.dq.window) > 0 || d.dq.reserved > 0 {
+		d.dq.syncWait = append(d.dq.syncWait, th)
+		th.park("DQSynchronize")
 	}
-	d.dq.syncWait = append(d.dq.syncWait, th)
-	th.park("DQSynchronize")
+	if d.hb.on {
+		th.vc.join(d.hb.dqAll)
+	}
 	return nil
 }
 
@@ -121,6 +134,7 @@ func (d *Device) dqInsert(k *command) {
 
 func (d *Device) dqDispatch(k *command) {
 	k.waitReg = true // dispatched
+	d.hbDQDispatch(k)
 	k.firstAt = d.now + d.cost.dqDispatch
 	d.acquireSlot(k)
 }
@@ -137,6 +151,7 @@ func (d *Device) dqKernelDone(k *command) {
 func (d *Device) dqComplete(k *command) {
 	q := &d.dq
 	q.done[k.dqID] = true
+	d.hbDQDone(k) // before the dependents it releases start
 	for i, w := range q.window {
 		if w == k {
 			copy(q.window[i:], q.window[i+1:])

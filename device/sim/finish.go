@@ -11,7 +11,12 @@ import (
 func (d *Device) finish() {
 	d.util.advance(d.lastT)
 	if !d.opts.noRaces {
-		d.races = d.findRaces()
+		races, overlap := d.findRaces()
+		if d.hb.on {
+			races = append(races, d.hbRaces(overlap)...)
+		}
+		sortRaces(races)
+		d.races = races
 	}
 	s := &d.stats
 	s.Races = len(d.races)

@@ -73,6 +73,24 @@ type command struct {
 	// Dependency queue.
 	dqID   uint64
 	dqDeps []uint64
+
+	// Ordering check (hb.go): the issuing host thread's clock, the
+	// command's own clock (what it is ordered after, with its epoch), its
+	// agent (-1: its stream's) and epoch, its report entry, an event
+	// record's clock, the upstream ids as submitted, and per block of a
+	// BlockAccess launch its clock, agent and report entry (blkVC: the
+	// join of the finished blocks').
+	hostVC   vclock
+	vc       vclock
+	agent    int32
+	epoch    int32
+	hbOp     int32
+	rc       *recClock
+	hbDeps   []uint64
+	blkVC    vclock
+	blkVCs   []vclock
+	blkAgent []int32
+	blkOp    []int32
 }
 
 func (d *Device) newCommand(kind cmdKind) *command {
@@ -81,12 +99,14 @@ func (d *Device) newCommand(kind cmdKind) *command {
 		k = d.cmdPool[n-1]
 		d.cmdPool = d.cmdPool[:n-1]
 		args, deps, bs := k.args[:0], k.dqDeps[:0], k.blkStart[:0]
-		*k = command{args: args, dqDeps: deps, blkStart: bs}
+		*k = command{args: args, dqDeps: deps, blkStart: bs, hostVC: k.hostVC[:0], vc: k.vc[:0], hbDeps: k.hbDeps[:0],
+			blkVC: k.blkVC[:0], blkVCs: k.blkVCs[:0], blkAgent: k.blkAgent[:0], blkOp: k.blkOp[:0]}
 	} else {
 		k = &command{}
 	}
 	d.cmdSeq++
 	k.kind, k.seq = kind, d.cmdSeq
+	k.agent, k.hbOp = -1, -1
 	return k
 }
 
@@ -96,6 +116,7 @@ func (d *Device) release(k *command) {
 	k.fn = nil
 	k.st, k.ev, k.gx, k.gr, k.hostWaiter = nil, nil, nil, nil, nil
 	k.blkAcc, k.startPost = nil, nil
+	k.rc = nil
 	clear(k.args)
 	d.cmdPool = append(d.cmdPool, k)
 }
@@ -130,6 +151,7 @@ type conn struct {
 // enqueue issues command k on stream st at host time at.
 func (d *Device) enqueue(st *stream, k *command, at Time) {
 	k.st, k.arrive, k.prio = st, at, st.prio
+	d.hbIssue(k)
 	if st.tail == nil {
 		st.head = k
 	} else {
@@ -212,6 +234,7 @@ func (d *Device) dispatch(c *conn) {
 			c.tail = nil
 		}
 		k.nextC = nil
+		d.hbDispatch(k)
 		switch k.kind {
 		case cmdRecord:
 			d.recordDone(k.ev, k.gen, k.st.id)
@@ -253,8 +276,12 @@ func (d *Device) streamDone(k *command) {
 	k.nextS = nil
 	st.pending--
 	d.outstanding--
+	d.hbStreamAfter(k)
 	if st.pending == 0 && len(st.waiters) > 0 {
 		for _, th := range st.waiters {
+			if d.hb.on {
+				th.vc.join(st.vc)
+			}
 			d.wake(th, d.now)
 		}
 		st.waiters = st.waiters[:0]
@@ -269,6 +296,9 @@ func (d *Device) streamDone(k *command) {
 func (d *Device) checkIdle() {
 	if d.outstanding == 0 && len(d.syncWaiters) > 0 {
 		for _, th := range d.syncWaiters {
+			if d.hb.on {
+				th.vc.join(d.hb.all)
+			}
 			d.wake(th, d.now)
 		}
 		d.syncWaiters = d.syncWaiters[:0]
@@ -338,6 +368,7 @@ func (d *Device) kernelDone(k *command) {
 
 // finishCmd routes a completed kernel, copy or callback to what waits on it.
 func (d *Device) finishCmd(k *command) {
+	d.hbEnd(k)
 	switch {
 	case k.gr != nil:
 		d.graphNodeDone(k)
@@ -401,6 +432,9 @@ func (d *Device) copyDone(k *command) {
 	d.stats.Copies++
 	d.noteOp(k)
 	if k.hostWaiter != nil {
+		if d.hb.on {
+			k.hostWaiter.vc.join(k.vc) // the call returns once the copy is done
+		}
 		d.wake(k.hostWaiter, d.now)
 		k.hostWaiter = nil
 	}
@@ -420,6 +454,13 @@ func (d *Device) startCallback(k *command) {
 func (d *Device) runCallback(k *command) {
 	d.stats.Callbacks++
 	d.noteOp(k)
-	k.fn()
+	if d.hb.on {
+		// What the callback Puts is ordered after it.
+		d.hb.cbVC.set(k.vc)
+		k.fn()
+		d.hb.cbVC = d.hb.cbVC[:0]
+	} else {
+		k.fn()
+	}
 	d.finishCmd(k)
 }

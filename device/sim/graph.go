@@ -107,6 +107,8 @@ type graphRun struct {
 	cmd       *command
 	npend     []int32
 	remaining int
+	nvc       []vclock // per node: the join of its finished predecessors' clocks
+	all       vclock   // the join of its finished nodes' clocks
 }
 
 func (d *Device) graphOf(g device.Graph, call string) error {
@@ -333,13 +335,19 @@ func (d *Device) graphRelease(gk *command, i int) {
 	switch nd.kind {
 	case cmdKernel:
 		k.setLaunch(&nd.l)
+	case cmdCopy:
+		k.cp = nd.cp
+	case cmdHostFunc:
+		k.fn = nd.fn
+	}
+	d.hbGraphRelease(k, gk, i)
+	switch nd.kind {
+	case cmdKernel:
 		k.firstAt = d.now
 		d.acquireSlot(k)
 	case cmdCopy:
-		k.cp = nd.cp
 		d.startCopy(k)
 	case cmdHostFunc:
-		k.fn = nd.fn
 		d.startCallback(k)
 	}
 }
@@ -347,6 +355,7 @@ func (d *Device) graphRelease(gk *command, i int) {
 // graphNodeDone releases the successors of a finished node.
 func (d *Device) graphNodeDone(k *command) {
 	gr := k.gr
+	d.hbGraphNodeDone(k)
 	for _, s := range gr.x.succ[k.node] {
 		gr.npend[s]--
 		if gr.npend[s] == 0 {

@@ -24,6 +24,10 @@ type stream struct {
 	// its next command depends on.
 	capture *capture
 	capTail []int32
+	// Ordering check (hb.go): the stream's agent and what its next command
+	// is ordered after.
+	agent int32
+	vc    vclock
 }
 
 func (s *stream) ID() int       { return s.id }
@@ -54,6 +58,21 @@ type eventObj struct {
 	// Capture: set when last recorded on a capturing stream.
 	capture  *capture
 	capNodes []int32
+	// Ordering check (hb.go): the clock of the last issued record, and the
+	// clock the first record will fill when a wait came before it.
+	lastRC, nextRC *recClock
+}
+
+// boundRC is the record clock a wait issued now binds to: the last record
+// issued, or the first one to come.
+func (e *eventObj) boundRC() *recClock {
+	if e.issued > 0 {
+		return e.lastRC
+	}
+	if e.nextRC == nil {
+		e.nextRC = &recClock{}
+	}
+	return e.nextRC
 }
 
 func (e *eventObj) ID() int { return e.id }
@@ -135,6 +154,7 @@ type queue struct {
 	name    string
 	run     int
 	items   []any
+	vcs     []vclock // the putter's clock of each item (ordering check)
 	head    int
 	closed  bool
 	waiters []*thread
@@ -167,14 +187,26 @@ func (q *queue) Put(v any) {
 		return
 	}
 	t := d.putTime()
+	var vc vclock
+	if d.hb.on {
+		if th := d.current; th != nil {
+			vc = th.vc
+		} else {
+			vc = d.hb.cbVC
+		}
+	}
 	if len(q.waiters) > 0 {
 		w := q.waiters[0]
 		q.waiters = q.waiters[1:]
 		w.qv, w.qok = v, true
+		w.vc.join(vc)
 		d.wake(w, t)
 		return
 	}
 	q.items = append(q.items, v)
+	if d.hb.on {
+		q.vcs = append(q.vcs, append(vclock(nil), vc...))
+	}
 }
 
 func (q *queue) Close() {
@@ -193,12 +225,18 @@ func (q *queue) Close() {
 
 func (q *queue) Len() int { return len(q.items) - q.head }
 
-func (q *queue) take() any {
+func (q *queue) take() (any, vclock) {
 	v := q.items[q.head]
 	q.items[q.head] = nil
+	var vc vclock
+	if q.head < len(q.vcs) {
+		vc = q.vcs[q.head]
+		q.vcs[q.head] = nil
+	}
 	q.head++
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
+		q.vcs = q.vcs[:0]
 	}
-	return v
+	return v, vc
 }

@@ -27,7 +27,10 @@ func (th *thread) Go(name string, fn func(h device.Host) error) {
 		th.d.spawn(name, func(device.Host) error { return fmt.Errorf("Go(%q): nil function", name) }, th.clock)
 		return
 	}
-	th.d.spawn(name, fn, th.clock)
+	child := th.d.spawn(name, fn, th.clock)
+	if th.d.hb.on {
+		child.vc.set(th.vc) // the child starts after its parent's past
+	}
 }
 
 func (th *thread) Malloc(bytes int64) (device.Buffer, error) {
@@ -82,7 +85,10 @@ func (th *thread) NewStream(opt device.StreamOptions) (device.Stream, error) {
 	th.charge(d.cost.streamCreate, "cuStreamCreate")
 	// CUDA clamps priorities into the device's range.
 	p := min(max(opt.Priority, d.info.StreamPriorityHigh), d.info.StreamPriorityLowest)
-	s := &stream{d: d, id: len(d.streams), prio: p, run: d.run}
+	s := &stream{d: d, id: len(d.streams), prio: p, run: d.run, agent: -1}
+	if d.hb.on {
+		s.agent = d.hb.newAgent()
+	}
 	// Streams take hardware queues round-robin in creation order.
 	s.conn = &d.conns[s.id%len(d.conns)]
 	d.streams = append(d.streams, s)
@@ -204,11 +210,17 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 	}
 	th.charge(d.cost.record, "cuEventRecord")
 	ev.capture = nil
+	rc := ev.nextRC
+	ev.nextRC = nil
+	if rc == nil {
+		rc = &recClock{}
+	}
+	ev.lastRC = rc
 	ev.issued++
 	ev.stream = st.id
 	ev.pend = append(ev.pend, pendRec{gen: ev.issued, stream: st.id})
 	k := d.newCommand(cmdRecord)
-	k.ev, k.gen = ev, ev.issued
+	k.ev, k.gen, k.rc = ev, ev.issued, rc
 	d.enqueue(st, k, th.clock)
 	return nil
 }
@@ -238,7 +250,7 @@ func (th *thread) Wait(s device.Stream, e device.Event) error {
 	// never recorded binds to its first record (on CUDA it would be a
 	// silent no-op, which hides an ordering bug; here, if that record never
 	// comes, the run ends in a DeadlockError naming the event).
-	k.ev, k.gen = ev, max(ev.issued, 1)
+	k.ev, k.gen, k.rc = ev, max(ev.issued, 1), ev.boundRC()
 	d.enqueue(st, k, th.clock)
 	return nil
 }
@@ -281,7 +293,13 @@ func (th *thread) Query(e device.Event) (bool, error) {
 	}
 	th.charge(d.cost.query, "cuEventQuery")
 	th.catchUp()
-	return ev.done(ev.issued), nil
+	if !ev.done(ev.issued) {
+		return false, nil
+	}
+	if d.hb.on && ev.issued > 0 {
+		th.vc.join(ev.lastRC.vc)
+	}
+	return true, nil
 }
 
 func (th *thread) StreamQuery(s device.Stream) (bool, error) {
@@ -295,7 +313,13 @@ func (th *thread) StreamQuery(s device.Stream) (bool, error) {
 	}
 	th.charge(d.cost.query, "cuStreamQuery")
 	th.catchUp()
-	return st.pending == 0, nil
+	if st.pending != 0 {
+		return false, nil
+	}
+	if d.hb.on {
+		th.vc.join(st.vc)
+	}
+	return true, nil
 }
 
 func (th *thread) EventSynchronize(e device.Event) error {
@@ -310,12 +334,14 @@ func (th *thread) EventSynchronize(e device.Event) error {
 	}
 	th.charge(d.cost.syncCall, "cuEventSynchronize")
 	th.catchUp()
-	gen := ev.issued
-	if ev.done(gen) {
-		return nil
+	gen, rc := ev.issued, ev.lastRC
+	if !ev.done(gen) {
+		ev.hostWait = append(ev.hostWait, evWaiter{th, gen})
+		th.park(fmt.Sprintf("EventSynchronize(event %d)", ev.id))
 	}
-	ev.hostWait = append(ev.hostWait, evWaiter{th, gen})
-	th.park(fmt.Sprintf("EventSynchronize(event %d)", ev.id))
+	if d.hb.on && gen > 0 {
+		th.vc.join(rc.vc)
+	}
 	return nil
 }
 
@@ -331,6 +357,9 @@ func (th *thread) StreamSynchronize(s device.Stream) error {
 	th.charge(d.cost.syncCall, "cuStreamSynchronize")
 	th.catchUp()
 	if st.pending == 0 {
+		if d.hb.on {
+			th.vc.join(st.vc)
+		}
 		return nil
 	}
 	st.waiters = append(st.waiters, th)
@@ -348,6 +377,9 @@ func (th *thread) Synchronize() error {
 	th.charge(d.cost.syncCall, "cuCtxSynchronize")
 	th.catchUp()
 	if d.outstanding == 0 {
+		if d.hb.on {
+			th.vc.join(d.hb.all)
+		}
 		return nil
 	}
 	d.syncWaiters = append(d.syncWaiters, th)
@@ -398,7 +430,11 @@ func (th *thread) Get(q device.Queue) (any, bool) {
 	}
 	th.catchUp()
 	if qq.Len() > 0 {
-		return qq.take(), true
+		v, vc := qq.take()
+		if d.hb.on {
+			th.vc.join(vc)
+		}
+		return v, true
 	}
 	if qq.closed {
 		return nil, false

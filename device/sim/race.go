@@ -52,6 +52,7 @@ func (d *Device) noteOp(k *command) {
 	if d.tr.on {
 		d.traceOp(k, name)
 	}
+	d.hbNoteOp(k, name)
 	if d.opts.noRaces || k.kind == cmdHostFunc || k.blkAcc != nil {
 		return // blocks of a BlockAccess launch were recorded one by one
 	}
@@ -123,7 +124,7 @@ type raceEnt struct {
 // other). Accesses are grouped per buffer and swept in start order, keeping
 // only the operations still running: the cost is O(n log n) plus the
 // overlapping pairs on each buffer, not O(n^2).
-func (d *Device) findRaces() []device.Race {
+func (d *Device) findRaces() ([]device.Race, map[cmdPair]bool) {
 	ents := make([]raceEnt, 0, len(d.opArgs))
 	for i, op := range d.ops {
 		for _, a := range d.opArgs[op.lo:op.hi] {
@@ -144,8 +145,7 @@ func (d *Device) findRaces() []device.Race {
 		}
 		return a.op < b.op
 	})
-	type pair struct{ a, b uint64 }
-	seen := map[pair]bool{}
+	seen := map[cmdPair]bool{}
 	var races []device.Race
 	var active []raceEnt
 	for i := 0; i < len(ents); {
@@ -166,7 +166,7 @@ func (d *Device) findRaces() []device.Race {
 				if ca == ce || !(a.write || e.write) || a.hi <= e.lo || e.hi <= a.lo {
 					continue
 				}
-				p := pair{min(ca, ce), max(ca, ce)}
+				p := cmdPair{min(ca, ce), max(ca, ce)}
 				if seen[p] {
 					continue
 				}
@@ -180,6 +180,12 @@ func (d *Device) findRaces() []device.Race {
 		}
 		i = j
 	}
+	return races, seen
+}
+
+// sortRaces orders races by the start of their first command, then of
+// their second, then by address.
+func sortRaces(races []device.Race) {
 	sort.SliceStable(races, func(i, j int) bool {
 		a, b := races[i], races[j]
 		if a.A.Start != b.A.Start {
@@ -190,5 +196,4 @@ func (d *Device) findRaces() []device.Race {
 		}
 		return a.Lo < b.Lo
 	})
-	return races
 }
