@@ -432,8 +432,12 @@ func (d *Device) copyDone(k *command) {
 	d.stats.Copies++
 	d.noteOp(k)
 	if k.hostWaiter != nil {
-		if d.hb.on {
-			k.hostWaiter.vc.join(k.vc) // the call returns once the copy is done
+		if d.hb.on && k.cp.Kind == device.DeviceToHost {
+			// The call returns once the data is in host memory. A pageable
+			// host-to-device copy returns once its source is staged (CUDA
+			// does not promise the device has it then), so it orders
+			// nothing, although the simulator returns when it is done.
+			k.hostWaiter.vc.join(k.vc)
 		}
 		d.wake(k.hostWaiter, d.now)
 		k.hostWaiter = nil

@@ -24,7 +24,8 @@ import (
 // Edges: stream order; a host thread's knowledge at the time it issues a
 // command; event record -> the waits, EventSynchronize and successful
 // queries bound to that record; StreamSynchronize, Synchronize, a
-// successful StreamQuery, DQSynchronize, a successful DQDone and a pageable
+// successful StreamQuery, DQSynchronize, a successful DQDone, the stale-list
+// rule of the dependency queue (hbDQStale) and a pageable device-to-host
 // copy's return (the host thread learns what completed); Go (the child
 // starts with its parent's knowledge); Queue Put -> Get (a callback puts
 // with its own clock); host callbacks (ordered on their stream like any
@@ -188,8 +189,9 @@ func (h *hbState) newOp(cmd uint64, stream int, block int32) int32 {
 }
 
 // access checks an operation's buffer accesses against every access not
-// ordered before it, and records them.
-func (h *hbState) access(vc vclock, agent, epoch, op int32, cmd uint64, args []device.Arg) {
+// ordered before it, and records them. The operation's report entry *op is
+// made on its first buffer access (most tiny kernels have none).
+func (h *hbState) access(vc vclock, agent, epoch int32, op *int32, cmd uint64, stream int, block int32, args []device.Arg) {
 	for _, a := range args {
 		if a.Kind != device.ArgBuffer {
 			continue
@@ -198,13 +200,16 @@ func (h *hbState) access(vc vclock, agent, epoch, op int32, cmd uint64, args []d
 		if hi <= lo {
 			continue
 		}
+		if *op < 0 {
+			*op = h.newOp(cmd, stream, block)
+		}
 		write := a.Mode&device.Write != 0
 		ents := h.bufs[a.Buf.Addr]
 		keep := ents[:0]
 		for _, e := range ents {
 			ordered := vc.covers(e.agent, e.epoch)
 			if !ordered && e.cmd != cmd && (write || e.write) && e.lo < hi && lo < e.hi {
-				h.report(e.op, op, e.cmd, cmd, max(lo, e.lo), min(hi, e.hi))
+				h.report(e.op, *op, e.cmd, cmd, max(lo, e.lo), min(hi, e.hi))
 			}
 			if ordered && lo <= e.lo && e.hi <= hi && (write || !e.write) {
 				continue // superseded by this access
@@ -212,7 +217,7 @@ func (h *hbState) access(vc vclock, agent, epoch, op int32, cmd uint64, args []d
 			keep = append(keep, e)
 		}
 		clear(ents[len(keep):])
-		h.bufs[a.Buf.Addr] = append(keep, hbEnt{lo: lo, hi: hi, write: write, agent: agent, epoch: epoch, op: op, cmd: cmd})
+		h.bufs[a.Buf.Addr] = append(keep, hbEnt{lo: lo, hi: hi, write: write, agent: agent, epoch: epoch, op: *op, cmd: cmd})
 	}
 }
 
@@ -275,7 +280,7 @@ func (d *Device) hbDispatch(k *command) {
 // clock and epoch are set.
 func (d *Device) hbStartOp(k *command, agent int32) {
 	h := &d.hb
-	k.hbOp = h.newOp(k.seq, k.streamID(), -1)
+	k.hbOp = -1
 	switch k.kind {
 	case cmdKernel:
 		if k.l.Sync != nil {
@@ -283,7 +288,7 @@ func (d *Device) hbStartOp(k *command, agent int32) {
 				return // checked block by block
 			}
 		}
-		h.access(k.vc, agent, k.epoch, k.hbOp, k.seq, k.args)
+		h.access(k.vc, agent, k.epoch, &k.hbOp, k.seq, k.streamID(), -1, k.args)
 	case cmdCopy:
 		c := &k.cp
 		h.argBuf = h.argBuf[:0]
@@ -293,7 +298,7 @@ func (d *Device) hbStartOp(k *command, agent int32) {
 		if c.Kind != device.DeviceToHost {
 			h.argBuf = append(h.argBuf, device.Arg{Kind: device.ArgBuffer, Buf: c.Dst, Mode: device.Write, Off: c.DstOff, Len: c.Bytes})
 		}
-		h.access(k.vc, agent, k.epoch, k.hbOp, k.seq, h.argBuf)
+		h.access(k.vc, agent, k.epoch, &k.hbOp, k.seq, k.streamID(), -1, h.argBuf)
 	}
 }
 
@@ -355,12 +360,13 @@ func (d *Device) hbBlockStart(k *command, b int, start Time) {
 	}
 	agent, epoch := h.pooled(vc)
 	k.blkAgent[b] = agent
-	op := h.newOp(k.seq, k.streamID(), int32(b))
-	h.ops[op].name, h.ops[op].start = k.l.Name(), start
-	k.blkOp[b] = op
+	k.blkOp[b] = -1
 	h.argBuf = k.blkAcc.BlockArgs(b, h.argBuf[:0])
-	h.access(*vc, agent, epoch, op, k.seq, h.argBuf)
+	h.access(*vc, agent, epoch, &k.blkOp[b], k.seq, k.streamID(), int32(b), h.argBuf)
 	clear(h.argBuf)
+	if op := k.blkOp[b]; op >= 0 {
+		h.ops[op].name, h.ops[op].start = k.l.Name(), start
+	}
 }
 
 // hbBlockEnd finishes block b of a BlockAccess launch.
@@ -370,7 +376,9 @@ func (d *Device) hbBlockEnd(k *command, b int) {
 		return
 	}
 	k.blkVC.join(k.blkVCs[b])
-	h.ops[k.blkOp[b]].end = d.now
+	if op := k.blkOp[b]; op >= 0 {
+		h.ops[op].end = d.now
+	}
 	h.release(k.blkAgent[b])
 }
 
