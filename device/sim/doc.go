@@ -107,9 +107,15 @@
 // naming the spinning kernels and counters, as the hardware would hang.
 //
 // Outputs. Stats (kernels, blocks, copies, callbacks, device time, SM
-// utilization and its time series), Races (every pair of kernels or copies
+// utilization and its time series), Races, and a Chrome trace (WriteTrace).
+// Races are of two kinds (WithRaceMode): every pair of kernels or copies
 // that overlapped in time while one wrote bytes the other accessed, found by
-// a per-buffer sweep, O(n log n)), and a Chrome trace (WriteTrace). A
+// a per-buffer sweep, O(n log n); and every such pair that nothing orders,
+// whenever it ran (Race.Unordered), found by vector clocks over streams and
+// pooled agents (hb.go: stream order, event records, host synchronization,
+// Go, queues, callbacks, graph edges, the dependency queue, cuSync
+// counters), so a broken schedule is reported even when this run's timing
+// kept the two commands apart. A
 // launch whose Sync implements device.BlockAccess is checked block by
 // block: each block's own byte ranges over the time it does its work
 // (after its waits), against every other command, never against blocks of
