@@ -107,12 +107,13 @@ type cmdPair struct{ a, b uint64 }
 // hbState is the ordering checker's state for one Run.
 type hbState struct {
 	on     bool
-	tips   []int32 // each agent's last epoch
-	busy   []bool  // pooled agents running an operation
-	idle   []int32 // pooled agents free, most recently freed last
-	all    vclock  // every finished operation
-	cbVC   vclock  // the running host callback's clock (engine context)
-	dqAll  vclock  // every finished dependency-queue kernel
+	tips   []int32   // each agent's last epoch
+	busy   []bool    // pooled agents running an operation
+	idle   [][]int32 // pooled agents free, by home (stream + 1), most recently freed last
+	home   []int32   // each agent's home: the stream (+1) of its last operation
+	all    vclock    // every finished operation
+	cbVC   vclock    // the running host callback's clock (engine context)
+	dqAll  vclock    // every finished dependency-queue kernel
 	dqEnd  map[uint64]vclock
 	dqOld  vclock // finished dependency-queue kernels dropped from dqEnd
 	bufs   map[uint64][]hbEnt
@@ -129,7 +130,10 @@ type hbState struct {
 const dqKeep = 4096
 
 func (h *hbState) reset(on bool) {
-	*h = hbState{on: on, tips: h.tips[:0], busy: h.busy[:0], idle: h.idle[:0], ops: h.ops[:0],
+	for i := range h.idle {
+		h.idle[i] = h.idle[i][:0]
+	}
+	*h = hbState{on: on, tips: h.tips[:0], busy: h.busy[:0], idle: h.idle, home: h.home[:0], ops: h.ops[:0],
 		wbuf: h.wbuf[:0], argBuf: h.argBuf[:0]}
 	if on {
 		h.bufs = map[uint64][]hbEnt{}
@@ -142,25 +146,42 @@ func (h *hbState) reset(on bool) {
 func (h *hbState) newAgent() int32 {
 	h.tips = append(h.tips, 0)
 	h.busy = append(h.busy, false)
+	h.home = append(h.home, 0)
 	return int32(len(h.tips) - 1)
 }
 
 // pooled takes an idle pooled agent whose last operation vc is ordered
 // after, or a new one, and starts an operation on it: vc gets its epoch.
-func (h *hbState) pooled(vc *vclock) (int32, int32) {
+// Idle agents are kept by the stream they last served (home: stream + 1,
+// 0 for dependency-queue kernels), since an operation is usually ordered
+// after what its own stream ran; the look is bounded to the few most
+// recently freed (what a stream successor follows) and the few longest
+// free (what news of completion, such as the dependency queue's stale
+// list, reaches last), which keeps it O(1).
+func (h *hbState) pooled(vc *vclock, home int) (int32, int32) {
 	a := int32(-1)
-	// Look at the most recently freed few: an operation is usually ordered
-	// after what just finished, and a bounded look keeps this O(1).
-	for i, n := len(h.idle)-1, 0; i >= 0 && n < 16; i, n = i-1, n+1 {
-		if c := h.idle[i]; vc.covers(c, h.tips[c]) {
+	for len(h.idle) <= home {
+		h.idle = append(h.idle, nil)
+	}
+	idle := h.idle[home]
+	const look = 8
+	for i, n := len(idle)-1, 0; i >= 0 && n < look; i, n = i-1, n+1 {
+		if c := idle[i]; vc.covers(c, h.tips[c]) {
 			a = c
-			h.idle = append(h.idle[:i], h.idle[i+1:]...)
+			h.idle[home] = append(idle[:i], idle[i+1:]...)
 			break
+		}
+	}
+	for i := 0; a < 0 && i < min(look, len(idle)-look); i++ {
+		if c := idle[i]; vc.covers(c, h.tips[c]) {
+			a = c
+			h.idle[home] = append(idle[:i], idle[i+1:]...)
 		}
 	}
 	if a < 0 {
 		a = h.newAgent()
 	}
+	h.home[a] = int32(home)
 	h.busy[a] = true
 	h.tips[a]++
 	vc.tick(a, h.tips[a])
@@ -171,7 +192,7 @@ func (h *hbState) pooled(vc *vclock) (int32, int32) {
 func (h *hbState) release(a int32) {
 	if a >= 0 && h.busy[a] {
 		h.busy[a] = false
-		h.idle = append(h.idle, a)
+		h.idle[h.home[a]] = append(h.idle[h.home[a]], a)
 	}
 }
 
@@ -308,7 +329,7 @@ func (d *Device) hbPooledStart(k *command) {
 	if !d.hb.on {
 		return
 	}
-	k.agent, k.epoch = d.hb.pooled(&k.vc)
+	k.agent, k.epoch = d.hb.pooled(&k.vc, k.streamID()+1)
 	d.hbStartOp(k, k.agent)
 }
 
@@ -358,7 +379,7 @@ func (d *Device) hbBlockStart(k *command, b int, start Time) {
 			vc.join(ct.vc)
 		}
 	}
-	agent, epoch := h.pooled(vc)
+	agent, epoch := h.pooled(vc, k.streamID()+1)
 	k.blkAgent[b] = agent
 	k.blkOp[b] = -1
 	h.argBuf = k.blkAcc.BlockArgs(b, h.argBuf[:0])

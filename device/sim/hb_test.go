@@ -297,3 +297,37 @@ func TestRaceModes(t *testing.T) {
 		assert.Len(t, d.Races(), tc.races)
 	}
 }
+
+// Pooled agents are reused by operations ordered after their last one, so
+// the vector clocks stay as long as the concurrency, not the run.
+func TestOrderingAgentsStayBounded(t *testing.T) {
+	t.Run("graph launched many times", func(t *testing.T) {
+		d := newH100(t)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			x, a, b := hbSetup(t, h)
+			gx := captureGraph(t, h, x, a, b, true)
+			for range 50 {
+				require.NoError(t, h.GraphLaunch(gx, a))
+			}
+			return h.Synchronize()
+		}))
+		assert.Empty(t, d.Races())
+		// Two streams, and the graph's two root nodes run at once.
+		assert.LessOrEqual(t, len(d.hb.tips), 2+2)
+	})
+	t.Run("independent dependency-queue kernels", func(t *testing.T) {
+		d := newH100(t, WithDependencyQueue(true))
+		require.NoError(t, d.Run(func(h device.Host) error {
+			q := h.(device.DependencyQueue)
+			for range 1000 {
+				if _, err := q.DQSubmit(spinLaunch(1, 32, time.Microsecond), nil); err != nil {
+					return err
+				}
+			}
+			return q.DQSynchronize()
+		}))
+		// The stale-list rule tells the host which old kernels are done.
+		cfg := d.Config().DQ
+		assert.LessOrEqual(t, len(d.hb.tips), cfg.StaleList+cfg.Slots+2)
+	})
+}
