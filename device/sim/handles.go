@@ -155,6 +155,7 @@ type queue struct {
 	run     int
 	items   []any
 	vcs     []vclock // the putter's clock of each item (ordering check)
+	closeVC vclock   // the closer's clock
 	head    int
 	closed  bool
 	waiters []*thread
@@ -216,8 +217,17 @@ func (q *queue) Close() {
 	}
 	t := d.putTime()
 	q.closed = true
+	if d.hb.on {
+		// A Get that finds the queue closed is ordered after the Close.
+		if th := d.current; th != nil {
+			q.closeVC.set(th.vc)
+		} else {
+			q.closeVC.set(d.hb.cbVC)
+		}
+	}
 	for _, w := range q.waiters {
 		w.qv, w.qok = nil, false
+		w.vc.join(q.closeVC)
 		d.wake(w, t)
 	}
 	q.waiters = nil

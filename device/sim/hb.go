@@ -27,8 +27,8 @@ import (
 // successful StreamQuery, DQSynchronize, a successful DQDone, the stale-list
 // rule of the dependency queue (hbDQStale) and a pageable device-to-host
 // copy's return (the host thread learns what completed); Go (the child
-// starts with its parent's knowledge); Queue Put -> Get (a callback puts
-// with its own clock); host callbacks (ordered on their stream like any
+// starts with its parent's knowledge); Queue Put -> Get and Close -> a Get
+// that finds the queue closed (a callback puts with its own clock); host callbacks (ordered on their stream like any
 // command); graph launches (every node after the launch's stream
 // predecessors, after its DAG predecessors, and the stream's next command
 // after every node); the dependency queue (a kernel after its listed

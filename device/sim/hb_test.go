@@ -179,6 +179,21 @@ func TestOrderingRaceCheck(t *testing.T) {
 			require.NoError(t, h.Launch(b, r))
 			return h.Synchronize()
 		}},
+		{"queue Close after a sync, Get finds it closed", 0, func(t *testing.T, h device.Host) error {
+			x, a, b := hbSetup(t, h)
+			w, r := hbKernels(x)
+			q := h.NewQueue("closed")
+			h.Go("producer", func(p device.Host) error {
+				require.NoError(t, p.Launch(a, w))
+				require.NoError(t, p.StreamSynchronize(a))
+				q.Close()
+				return nil
+			})
+			_, ok := h.Get(q)
+			require.False(t, ok)
+			require.NoError(t, h.Launch(b, r))
+			return h.Synchronize()
+		}},
 		{"Go after a sync", 0, func(t *testing.T, h device.Host) error {
 			x, a, b := hbSetup(t, h)
 			w, r := hbKernels(x)

@@ -437,6 +437,9 @@ func (th *thread) Get(q device.Queue) (any, bool) {
 		return v, true
 	}
 	if qq.closed {
+		if d.hb.on {
+			th.vc.join(qq.closeVC)
+		}
 		return nil, false
 	}
 	qq.waiters = append(qq.waiters, th)
