@@ -96,6 +96,7 @@ type graphExec struct {
 	npred     []int32
 	destroyed bool
 	running   *graphRun
+	hbDone    vclock // the last finished launch's clock (ordering check)
 }
 
 func (x *graphExec) Nodes() int { return len(x.nodes) }

@@ -30,7 +30,8 @@ import (
 // starts with its parent's knowledge); Queue Put -> Get and Close -> a Get
 // that finds the queue closed (a callback puts with its own clock); host callbacks (ordered on their stream like any
 // command); graph launches (every node after the launch's stream
-// predecessors, after its DAG predecessors, and the stream's next command
+// predecessors, after its DAG predecessors and after the previous launch
+// of the same exec, as cudaGraphLaunch promises; the stream's next command
 // after every node); the dependency queue (a kernel after its listed
 // upstream kernels); cuSync counters (a block that waited on counters after
 // every post made to them before it started: a superset of the posts it
@@ -288,7 +289,10 @@ func (d *Device) hbDispatch(k *command) {
 	case cmdWait:
 		st.vc.join(k.rc.vc)
 	case cmdGraph:
+		// "Each launch is ordered behind both any previous work in stream
+		// and any previous launches of graphExec" (cudaGraphLaunch).
 		k.vc.set(st.vc)
+		k.vc.join(k.gx.hbDone)
 	default:
 		k.agent = -1 // a stream agent: never pooled
 		k.epoch = d.hb.streamOp(st.agent, &st.vc)
@@ -512,9 +516,10 @@ func (d *Device) hbDQStale(th *thread, id uint64) {
 // launch: after every node).
 func (d *Device) hbStreamAfter(k *command) {
 	if d.hb.on && k.kind == cmdGraph {
+		k.vc.join(k.gr.all)
 		k.st.vc.join(k.vc)
-		k.st.vc.join(k.gr.all)
-		d.hb.all.join(k.st.vc)
+		k.gx.hbDone.set(k.vc)
+		d.hb.all.join(k.vc)
 	} else if d.hb.on && (k.kind == cmdKernel || k.kind == cmdCopy || k.kind == cmdHostFunc) {
 		k.st.vc.join(k.vc)
 	}

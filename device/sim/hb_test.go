@@ -221,6 +221,14 @@ func TestOrderingRaceCheck(t *testing.T) {
 			require.NoError(t, h.Launch(a, w)) // after the whole graph
 			return h.Synchronize()
 		}},
+		{"one graph exec launched on two streams", 0, func(t *testing.T, h device.Host) error {
+			// cudaGraphLaunch orders a launch behind the exec's previous one.
+			x, a, b := hbSetup(t, h)
+			gx := captureGraph(t, h, x, a, b, true)
+			require.NoError(t, h.GraphLaunch(gx, a))
+			require.NoError(t, h.GraphLaunch(gx, b))
+			return h.Synchronize()
+		}},
 		{"graph missing the edge", 1, func(t *testing.T, h device.Host) error {
 			x, a, b := hbSetup(t, h)
 			gx := captureGraph(t, h, x, a, b, false)
