@@ -512,7 +512,7 @@ func (d *Device) hbDQStale(th *thread, id uint64) {
 	}
 }
 
-// hbFinished orders the rest of stream command k's stream after it (a graph
+// hbStreamAfter orders the rest of stream command k's stream after it (a graph
 // launch: after every node).
 func (d *Device) hbStreamAfter(k *command) {
 	if d.hb.on && k.kind == cmdGraph {
