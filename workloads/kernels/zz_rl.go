@@ -18,7 +18,7 @@ func init() {
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
 		SourceSHA256: "940c73201b257fca38ef55e13039c66693b93e13133fc8f1b5e8bcc5be8fb067",
-		ImageSHA256:  "7c5d3535f256d9ca3e4fc9680cb799f419d5828ce0b21b43239388d704fe4843",
+		ImageSHA256:  "1bc535acd080d8861861138b85576fb0bf1f8e7d57ab37bdebb7dfa5d2fcac90",
 		Image:        image_rl,
 		Kernels: []*device.Kernel{
 			{Module: "rl", Name: "rl_actuate", Regs: 10, StaticShared: 0},

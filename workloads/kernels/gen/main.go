@@ -16,7 +16,8 @@
 // built the committed images, the image bytes themselves. Output is
 // deterministic: modules and kernels are sorted, and nothing depends on time
 // or on the directory the sources sit in (nvcc is run on relative names from
-// inside the directory).
+// inside the directory), nor on address-space randomization (nvcc runs with
+// it turned off; see runFixedLayout).
 package main
 
 import (
@@ -28,6 +29,8 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,7 +195,7 @@ func compile(nvcc, src, outDir string) (module, error) {
 	if err != nil {
 		return module{}, err
 	}
-	work, err := os.MkdirTemp("", "gpusched-nvcc-")
+	work, err := scratchDir()
 	if err != nil {
 		return module{}, err
 	}
@@ -203,7 +206,7 @@ func compile(nvcc, src, outDir string) (module, error) {
 	nvccIn := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(nvcc, args...)
 		cmd.Dir = work
-		out, err := cmd.CombinedOutput()
+		out, err := runFixedLayout(cmd)
 		if err != nil {
 			return out, fmt.Errorf("nvcc %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -420,4 +423,25 @@ func verify(dir, version string, fresh []module) error {
 		fmt.Printf("kernels: source hashes match, images not recompared (this nvcc is %q): %s\n", version, strings.Join(hashed, ", "))
 	}
 	return nil
+}
+
+// scratchDir makes the directory nvcc runs in: always /tmp/gpusched-nvcc-
+// and eight hex digits, so that its path has the same length on every
+// machine. nvcc 11.8's PTX depends on the length of the source's absolute
+// path (cicc's --orig_src_path_name; with address randomization off, a
+// longer name shifts its heap and renumbers PTX registers), so a scratch
+// directory whose name varies in length (os.MkdirTemp's, or $TMPDIR's) would
+// make the same source compile to different images.
+func scratchDir() (string, error) {
+	for range 100 {
+		dir := fmt.Sprintf("/tmp/gpusched-nvcc-%08x", rand.Uint32())
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", errors.New("no free scratch directory /tmp/gpusched-nvcc-XXXXXXXX after 100 tries")
 }
