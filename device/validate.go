@@ -68,7 +68,8 @@ func ValidateLaunch(in *Info, l *Launch) error {
 			if a.Mode == 0 || a.Mode&^ReadWrite != 0 {
 				return bad("CUDA_ERROR_INVALID_VALUE", "argument %d has no valid access mode (%v)", i, a.Mode)
 			}
-			if a.Off < 0 || a.Len < 0 || a.Off+a.Len > a.Buf.Size || a.Off > a.Buf.Size {
+			// Off <= Size and Len <= Size-Off: Off+Len could overflow for a huge Len.
+			if a.Off < 0 || a.Len < 0 || a.Off > a.Buf.Size || a.Len > a.Buf.Size-a.Off {
 				return bad("CUDA_ERROR_INVALID_VALUE", "argument %d range [%d, %d+%d) lies outside its %d-byte buffer", i, a.Off, a.Off, a.Len, a.Buf.Size)
 			}
 		case ArgScalar:
@@ -97,7 +98,7 @@ func ValidateCopy(c *Copy) error {
 		if b.IsNil() {
 			return bad("%s buffer is nil", what)
 		}
-		if off < 0 || off+c.Bytes > b.Size {
+		if off < 0 || off > b.Size || c.Bytes > b.Size-off {
 			return bad("%s range [%d, %d) lies outside its %d-byte buffer", what, off, off+c.Bytes, b.Size)
 		}
 		return nil
@@ -106,7 +107,7 @@ func ValidateCopy(c *Copy) error {
 		if c.Host == nil {
 			return bad("host memory is nil")
 		}
-		if c.HostOff < 0 || c.HostOff+c.Bytes > int64(len(c.Host.Data)) {
+		if n := int64(len(c.Host.Data)); c.HostOff < 0 || c.HostOff > n || c.Bytes > n-c.HostOff {
 			return bad("host range [%d, %d) lies outside its %d-byte allocation", c.HostOff, c.HostOff+c.Bytes, len(c.Host.Data))
 		}
 		return nil

@@ -166,7 +166,8 @@ func (p *Program) Validate() error {
 						return fmt.Errorf("%s: argument %d has no access mode", where, ai)
 					}
 					size := p.Buffers[a.Buf].Bytes
-					if a.Off < 0 || a.Len < 0 || a.Off+a.Len > size || a.Off >= size {
+					// Off < size and Len <= size-Off: Off+Len could overflow for a huge Len.
+					if a.Off < 0 || a.Len < 0 || a.Off >= size || a.Len > size-a.Off {
 						return fmt.Errorf("%s: argument %d range [%d,+%d) outside buffer %s of %d bytes", where, ai, a.Off, a.Len, p.Buffers[a.Buf].Name, size)
 					}
 				}
@@ -176,7 +177,7 @@ func (p *Program) Validate() error {
 					if idx < 0 || idx >= len(p.Buffers) {
 						return fmt.Errorf("%s: copy %s names buffer %d of %d", where, what, idx, len(p.Buffers))
 					}
-					if off < 0 || off+c.Bytes > p.Buffers[idx].Bytes {
+					if size := p.Buffers[idx].Bytes; c.Bytes < 0 || off < 0 || off > size || c.Bytes > size-off {
 						return fmt.Errorf("%s: copy %s range [%d,+%d) outside buffer %s", where, what, off, c.Bytes, p.Buffers[idx].Name)
 					}
 					return nil
@@ -185,7 +186,7 @@ func (p *Program) Validate() error {
 					if c.Host < 0 || c.Host >= len(p.Host) {
 						return fmt.Errorf("%s: copy names host buffer %d of %d", where, c.Host, len(p.Host))
 					}
-					if c.HostOff < 0 || c.HostOff+c.Bytes > p.Host[c.Host].Bytes {
+					if size := p.Host[c.Host].Bytes; c.Bytes < 0 || c.HostOff < 0 || c.HostOff > size || c.Bytes > size-c.HostOff {
 						return fmt.Errorf("%s: copy host range [%d,+%d) outside host buffer %s", where, c.HostOff, c.Bytes, p.Host[c.Host].Name)
 					}
 					return nil
