@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 
@@ -98,7 +97,7 @@ func TestSimulatorExperimentsRerunByteIdentically(t *testing.T) {
 			}
 			require.Equal(t, len(outs[0]), len(outs[1]))
 			for name, a := range outs[0] {
-				if !bytes.Equal(maskWallClock(a), maskWallClock(outs[1][name])) {
+				if !bytes.Equal(a, outs[1][name]) {
 					t.Errorf("%s differs between two runs: %s", name, firstDiff(a, outs[1][name]))
 				}
 			}
@@ -118,16 +117,4 @@ func firstDiff(a, b []byte) string {
 		}
 	}
 	return fmt.Sprintf("%d vs %d lines", len(la), len(lb))
-}
-
-// wallClockStats are scheduler statistics known to hold wall-clock time in
-// simulator results (the graph package's ios and autograph schedulers time
-// their plan search with time.Now), which breaks byte-identical reruns.
-// They are reported as a bug (docs/results/hardening.md) and masked here
-// so that every other byte is still compared; remove an entry once its
-// scheduler measures in simulated host time or leaves it out.
-var wallClockStats = regexp.MustCompile(`(search_ms)("?[:=]\s*)[-+0-9.eE]+`)
-
-func maskWallClock(b []byte) []byte {
-	return wallClockStats.ReplaceAll(b, []byte("${1}${2}<wall-clock>"))
 }
