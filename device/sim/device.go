@@ -114,8 +114,13 @@ type Device struct {
 	minTh    *thread
 
 	// Handles.
-	streams  []*stream
-	events   []*eventObj
+	streams []*stream
+	// events counts the events created in this Run; it is the next event's
+	// id. The device keeps no table of events: a handle lives as long as its
+	// holder (and, while records or waits are pending, the commands that
+	// name it), so a destroyed event is garbage as soon as its holder drops
+	// it, while the id stays unique within the Run.
+	events   int
 	nextAddr uint64
 	allocs   map[uint64]int64
 	memUsed  int64
@@ -156,9 +161,6 @@ type Device struct {
 
 	// Dependency queue (ACS-HW).
 	dq dqState
-
-	// Graph runs.
-	graphs []*graphRun
 
 	// Observations of the last run.
 	stats     device.Stats
@@ -274,7 +276,7 @@ func (d *Device) reset() {
 	d.live, d.current, d.lockFree = 0, nil, 0
 	d.minDirty, d.minTh = true, nil
 	d.streams = d.streams[:0]
-	d.events = d.events[:0]
+	d.events = 0
 	d.nextAddr = 0x7f0000000000
 	d.allocs = map[uint64]int64{}
 	d.memUsed = 0
@@ -312,7 +314,6 @@ func (d *Device) reset() {
 	d.postQ, d.posting = d.postQ[:0], false
 	d.activeSeq = 0
 	d.dq = dqState{}
-	d.graphs = d.graphs[:0]
 	d.stats = device.Stats{}
 	d.firstT, d.lastT, d.anyOp = 0, 0, false
 	d.util.reset(d.info.SMs, d.info.MaxWarpsPerSM)

@@ -98,8 +98,8 @@ func (th *thread) NewStream(opt device.StreamOptions) (device.Stream, error) {
 func (th *thread) NewEvent(opt device.EventOptions) (device.Event, error) {
 	d := th.d
 	th.charge(d.cost.eventCreate, "cuEventCreate")
-	e := &eventObj{d: d, id: len(d.events), run: d.run, timing: !opt.DisableTiming, stream: -1}
-	d.events = append(d.events, e)
+	e := &eventObj{d: d, id: d.events, run: d.run, timing: !opt.DisableTiming, stream: -1}
+	d.events++
 	return e, nil
 }
 
@@ -122,7 +122,12 @@ func (th *thread) Destroy(r device.Resource) error {
 		if err != nil {
 			return err
 		}
+		// A destroyed event's capture state (the capture and the nodes it
+		// last recorded) is dead: drop it so that a handle still held does
+		// not keep a captured graph alive. Pending records and waits
+		// complete as in CUDA.
 		ev.destroyed = true
+		ev.capture, ev.capNodes = nil, nil
 	case *graph:
 		if err := d.graphOf(x, "cuGraphDestroy"); err != nil {
 			return err
