@@ -34,7 +34,7 @@ func TestRunAndReport(t *testing.T) {
 	cfg := filepath.Join(dir, "acs-tiny.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(tinyExperiment), 0o644))
 	js := filepath.Join(dir, "acs-tiny.json")
-	require.NoError(t, runCmd(cfg, js, 2))
+	require.NoError(t, experiments.RunToJSON(cfg, js, 2))
 
 	res, err := experiments.ReadResults(js)
 	require.NoError(t, err)

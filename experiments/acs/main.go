@@ -17,7 +17,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -37,7 +36,7 @@ func main() {
 		out := fs.String("json", "", "write the results here (default: stdout)")
 		workers := fs.Int("workers", 0, "simulator rows run at once (0: GOMAXPROCS)")
 		fs.Parse(os.Args[2:])
-		err = runCmd(*config, *out, *workers)
+		err = experiments.RunToJSON(*config, *out, *workers)
 	case "report":
 		fs := flag.NewFlagSet("report", flag.ExitOnError)
 		out := fs.String("o", "docs/results/acs.md", "Markdown file to write")
@@ -60,38 +59,4 @@ func usage() {
   acs run [-config acs-sim.yaml] [-json out.json] [-workers n]
   acs report [-o docs/results/acs.md] results.json...`)
 	os.Exit(2)
-}
-
-func runCmd(config, out string, workers int) error {
-	e, err := experiments.LoadExperiment(config)
-	if err != nil {
-		return err
-	}
-	res, err := experiments.Run(e, experiments.RunOptions{Workers: workers, Table: os.Stderr})
-	if err != nil {
-		return err
-	}
-	// The utilization time series (hundreds of points per row) stay in the
-	// generic runner's results; this file keeps the makespans, the mean
-	// utilization, kernels, races and outputs of every row.
-	for i := range res.Rows {
-		res.Rows[i].Utilization = nil
-	}
-	data, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	if out == "" {
-		_, err = os.Stdout.Write(data)
-	} else {
-		err = os.WriteFile(out, data, 0o644)
-	}
-	if err != nil {
-		return err
-	}
-	if failed := res.Failed(); len(failed) > 0 {
-		return fmt.Errorf("%d of %d rows failed (their errors are in the results)", len(failed), len(res.Rows))
-	}
-	return nil
 }

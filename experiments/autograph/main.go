@@ -16,7 +16,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -36,7 +35,7 @@ func main() {
 		out := fs.String("json", "", "write the raw results here (default: stdout)")
 		workers := fs.Int("workers", 0, "simulator rows run at once (0: GOMAXPROCS)")
 		fs.Parse(os.Args[2:])
-		err = runCmd(*config, *out, *workers)
+		err = experiments.RunToJSON(*config, *out, *workers)
 	case "report":
 		fs := flag.NewFlagSet("report", flag.ExitOnError)
 		out := fs.String("o", "docs/results/autograph.md", "Markdown file to write")
@@ -60,32 +59,4 @@ func usage() {
   autograph run [-config autograph-sim.yaml] [-json out.json] [-workers n]
   autograph report [-o docs/results/autograph.md] [-config autograph-sim.yaml] results.json...`)
 	os.Exit(2)
-}
-
-func runCmd(config, out string, workers int) error {
-	e, err := experiments.LoadExperiment(config)
-	if err != nil {
-		return err
-	}
-	res, err := experiments.Run(e, experiments.RunOptions{Workers: workers, Table: os.Stderr})
-	if err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	if out == "" {
-		_, err = os.Stdout.Write(data)
-	} else {
-		err = os.WriteFile(out, data, 0o644)
-	}
-	if err != nil {
-		return err
-	}
-	if failed := res.Failed(); len(failed) > 0 {
-		return fmt.Errorf("%d of %d rows failed (first: %s / %s / %s: %v)", len(failed), len(res.Rows), failed[0].Workload, failed[0].Scheduler, failed[0].Device, failed[0].Errors)
-	}
-	return nil
 }
