@@ -11,8 +11,9 @@ import (
 // The baselines SET is measured against (SET paper, section 5): each runs
 // the jobs in their own buffers, as the program declares them.
 
-// Synchronous issues a job on one stream and waits for it before the next.
-type Synchronous struct {
+// oneAtATime is what Synchronous and Graph share: one stream, one job in
+// flight, each job its own batch of the overhead model.
+type oneAtATime struct {
 	// Gaps records timing events around every job to measure the
 	// overhead model's terms (costs two event records per job).
 	Gaps    bool
@@ -21,14 +22,36 @@ type Synchronous struct {
 	metrics Metrics
 }
 
+func (o *oneAtATime) prepare(h device.Host, in *workloads.Instance) (err error) {
+	if _, err := analyze(in); err != nil {
+		return err
+	}
+	o.gaps = gapTimer{on: o.Gaps, batch: identity(in.Steps())}
+	if err := o.gaps.prepare(h, in.Steps()); err != nil {
+		return err
+	}
+	o.stream, err = h.NewStream(device.StreamOptions{})
+	return err
+}
+
+func (o *oneAtATime) cleanup(h device.Host) error {
+	first := o.gaps.destroy(h)
+	if o.stream == nil {
+		return first
+	}
+	if err := h.Destroy(o.stream); err != nil && first == nil {
+		first = err
+	}
+	o.stream = nil
+	return first
+}
+
+// Synchronous issues a job on one stream and waits for it before the next.
+type Synchronous struct{ oneAtATime }
+
 // Graph captures each job into a CUDA graph, instantiates and launches it,
 // waits for it, and destroys it: a graph per job.
-type Graph struct {
-	Gaps    bool
-	stream  device.Stream
-	gaps    gapTimer
-	metrics Metrics
-}
+type Graph struct{ oneAtATime }
 
 // Batching issues B jobs round-robin over B streams, then synchronizes the
 // device once per batch.
@@ -82,29 +105,8 @@ func (g *Graph) Metrics() map[string]float64       { return g.metrics.Map() }
 func (b *Batching) Metrics() map[string]float64    { return b.metrics.Map() }
 func (q *Queue) Metrics() map[string]float64       { return q.metrics.Map() }
 
-func (s *Synchronous) Prepare(h device.Host, in *workloads.Instance) (err error) {
-	if _, err := analyze(in); err != nil {
-		return err
-	}
-	s.gaps = gapTimer{on: s.Gaps, batch: identity(in.Steps())}
-	if err := s.gaps.prepare(h, in.Steps()); err != nil {
-		return err
-	}
-	s.stream, err = h.NewStream(device.StreamOptions{})
-	return err
-}
-
-func (s *Synchronous) Cleanup(h device.Host) error {
-	first := s.gaps.destroy(h)
-	if s.stream == nil {
-		return first
-	}
-	if err := h.Destroy(s.stream); err != nil && first == nil {
-		first = err
-	}
-	s.stream = nil
-	return first
-}
+func (s *Synchronous) Prepare(h device.Host, in *workloads.Instance) error { return s.prepare(h, in) }
+func (s *Synchronous) Cleanup(h device.Host) error                         { return s.cleanup(h) }
 
 // identity is the batch numbering of a one-job-per-batch schedule.
 func identity(n int) []int {
@@ -151,29 +153,8 @@ func (s *Synchronous) Run(h device.Host, in *workloads.Instance) error {
 	return s.gaps.finish(h, m)
 }
 
-func (g *Graph) Prepare(h device.Host, in *workloads.Instance) (err error) {
-	if _, err := analyze(in); err != nil {
-		return err
-	}
-	g.gaps = gapTimer{on: g.Gaps, batch: identity(in.Steps())}
-	if err := g.gaps.prepare(h, in.Steps()); err != nil {
-		return err
-	}
-	g.stream, err = h.NewStream(device.StreamOptions{})
-	return err
-}
-
-func (g *Graph) Cleanup(h device.Host) error {
-	first := g.gaps.destroy(h)
-	if g.stream == nil {
-		return first
-	}
-	if err := h.Destroy(g.stream); err != nil && first == nil {
-		first = err
-	}
-	g.stream = nil
-	return first
-}
+func (g *Graph) Prepare(h device.Host, in *workloads.Instance) error { return g.prepare(h, in) }
+func (g *Graph) Cleanup(h device.Host) error                         { return g.cleanup(h) }
 
 func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
 	if g.stream == nil {
