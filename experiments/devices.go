@@ -13,13 +13,14 @@ import (
 // CUDADevice is the device name that selects the first real GPU.
 const CUDADevice = "cuda"
 
-// isCUDA reports whether a device entry names the real GPU backend.
-func isCUDA(spec string) bool { return strings.EqualFold(spec, CUDADevice) }
+// IsCUDA reports whether a device spec names the real GPU rather than a
+// simulator config.
+func IsCUDA(spec string) bool { return strings.EqualFold(spec, CUDADevice) }
 
 // checkDeviceSpec reports whether spec names a loadable simulator config
 // (or cuda, which can only be checked by opening it).
 func checkDeviceSpec(spec string) error {
-	if isCUDA(spec) {
+	if IsCUDA(spec) {
 		return nil
 	}
 	_, err := sim.LoadConfig(spec)
@@ -54,7 +55,7 @@ func OpenCUDA() (device.Device, error) {
 // OpenDevice opens the device an experiment file names: a simulator config
 // (by name or path) or cuda.
 func OpenDevice(spec string) (device.Device, error) {
-	if isCUDA(spec) {
+	if IsCUDA(spec) {
 		return OpenCUDA()
 	}
 	return openSim(spec, false)

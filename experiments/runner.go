@@ -67,7 +67,7 @@ func Run(e *Experiment, opt RunOptions) (*Results, error) {
 
 	var simJobs, gpuJobs []int
 	for i, j := range jobs {
-		if isCUDA(j.device) {
+		if IsCUDA(j.device) {
 			gpuJobs = append(gpuJobs, i)
 		} else {
 			simJobs = append(simJobs, i)
@@ -126,7 +126,7 @@ func (j *job) warmup() int {
 	if j.exp.Warmup != nil {
 		return *j.exp.Warmup
 	}
-	if isCUDA(j.device) {
+	if IsCUDA(j.device) {
 		return 1
 	}
 	return 0

@@ -58,7 +58,7 @@ func Trace(e *Experiment, workload, scheduler, dev string, w io.Writer) (*Row, e
 	j.exp = &one
 
 	var d device.Device
-	if isCUDA(dev) {
+	if IsCUDA(dev) {
 		d, err = OpenCUDA()
 	} else {
 		d, err = openSim(dev, false)
@@ -72,7 +72,7 @@ func Trace(e *Experiment, workload, scheduler, dev string, w io.Writer) (*Row, e
 	}
 	var data []byte
 	var ref *reference
-	if isCUDA(dev) {
+	if IsCUDA(dev) {
 		ref = serialReference(d, j)
 	}
 	row := j.execute(d, ref, func(_ *Row, b []byte) error { data = b; return nil })

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -79,8 +77,6 @@ type task struct {
 	workload experiments.WorkloadSpec
 }
 
-func isCUDA(dev string) bool { return strings.EqualFold(dev, "cuda") }
-
 func paramsNode(n *yaml.Node) *yaml.Node {
 	if n == nil || n.Kind == 0 {
 		return nil
@@ -100,61 +96,21 @@ func runCmd(config, out string, workers int) error {
 		}
 	}
 	results := make([][]Row, len(tasks))
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var simT, gpuT []int
-	for i, t := range tasks {
-		if isCUDA(t.device) {
-			gpuT = append(gpuT, i)
+	experiments.RunTasks(len(tasks), workers, func(i int) string { return tasks[i].device }, func(i int, dev device.Device, err error) {
+		if err != nil {
+			results[i] = tasks[i].failed(err)
 		} else {
-			simT = append(simT, i)
+			results[i] = tasks[i].run(dev)
 		}
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers && w < len(simT); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				dev, err := experiments.OpenDevice(tasks[i].device)
-				if err != nil {
-					results[i] = tasks[i].failed(err)
-				} else {
-					results[i] = tasks[i].run(dev)
-					dev.Close()
-				}
-				printRows(results[i])
-			}
-		}()
-	}
-	for _, i := range simT {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if len(gpuT) > 0 {
-		dev, err := experiments.OpenDevice("cuda")
-		for _, i := range gpuT {
-			if err != nil {
-				results[i] = tasks[i].failed(err)
-			} else {
-				results[i] = tasks[i].run(dev)
-			}
-			printRows(results[i])
-		}
-		if dev != nil {
-			dev.Close()
-		}
-	}
+		printRows(results[i])
+	})
 	res := Results{Experiment: e.Name, Source: config, Seed: e.Seed, Repetitions: e.Repetitions}
 	for _, rs := range results {
 		res.Rows = append(res.Rows, rs...)
 	}
 	seen := map[string]bool{}
 	for _, d := range e.Devices {
-		if isCUDA(d) || seen[d] {
+		if experiments.IsCUDA(d) || seen[d] {
 			continue
 		}
 		seen[d] = true
@@ -220,7 +176,7 @@ func (t *task) run(dev device.Device) []Row {
 			waves[i], _ = tilesync.Waves(&info, s)
 		}
 	}
-	computes := isCUDA(t.device)
+	computes := experiments.IsCUDA(t.device)
 	warmup := 0
 	if computes {
 		warmup = 3

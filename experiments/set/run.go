@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -62,8 +60,6 @@ type task struct {
 	sched    experiments.SchedulerSpec
 }
 
-func isCUDA(dev string) bool { return strings.EqualFold(dev, "cuda") }
-
 func runCmd(config, out string, workers int) error {
 	e, err := experiments.LoadExperiment(config)
 	if err != nil {
@@ -78,56 +74,16 @@ func runCmd(config, out string, workers int) error {
 		}
 	}
 	rows := make([]Row, len(tasks))
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var sim, gpu []int
-	for i, t := range tasks {
-		if isCUDA(t.device) {
-			gpu = append(gpu, i)
-		} else {
-			sim = append(sim, i)
-		}
-	}
 	// Simulator rows in parallel (each has its own deterministic
 	// simulator); GPU rows one at a time on one device, after them.
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers && w < len(sim); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				dev, err := experiments.OpenDevice(tasks[i].device)
-				if err != nil {
-					rows[i] = tasks[i].failed(err)
-				} else {
-					rows[i] = tasks[i].run(dev)
-					dev.Close()
-				}
-				fmt.Fprintf(os.Stderr, "%s\n", rows[i].line())
-			}
-		}()
-	}
-	for _, i := range sim {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if len(gpu) > 0 {
-		dev, err := experiments.OpenDevice("cuda")
-		for _, i := range gpu {
-			if err != nil {
-				rows[i] = tasks[i].failed(err)
-			} else {
-				rows[i] = tasks[i].run(dev)
-			}
-			fmt.Fprintf(os.Stderr, "%s\n", rows[i].line())
+	experiments.RunTasks(len(tasks), workers, func(i int) string { return tasks[i].device }, func(i int, dev device.Device, err error) {
+		if err != nil {
+			rows[i] = tasks[i].failed(err)
+		} else {
+			rows[i] = tasks[i].run(dev)
 		}
-		if dev != nil {
-			dev.Close()
-		}
-	}
+		fmt.Fprintf(os.Stderr, "%s\n", rows[i].line())
+	})
 	res := Results{Experiment: e.Name, Source: config, Seed: e.Seed, Repetitions: e.Repetitions, Rows: rows}
 	data, err := json.MarshalIndent(res, "", " ")
 	if err != nil {
@@ -169,7 +125,7 @@ func (t *task) run(dev device.Device) Row {
 		return t.failed(err)
 	}
 	row.Jobs, row.Unit, row.UnitsPerJob = w.Jobs, w.Unit, w.UnitsPerJob
-	computes := isCUDA(t.device)
+	computes := experiments.IsCUDA(t.device)
 	row.Outputs = "not checked (the simulator moves no data)"
 	if computes {
 		row.Outputs = "every job equal to its CPU reference"
