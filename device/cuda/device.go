@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/mumax/3/cuda/cu"
@@ -35,8 +36,9 @@ type Device struct {
 	ccMinor int
 	modules map[string]cu.Module
 	closed  bool
-	trace   atomic.Bool // record the next runs' timelines
-	tmu     sync.Mutex  // guards last
+	trace   atomic.Bool   // record the next runs' timelines
+	spin    time.Duration // Queue.Get's spin before parking (Options.QueueSpin)
+	tmu     sync.Mutex    // guards last
 	last    *device.Timeline
 
 	fmu   sync.Mutex
@@ -128,6 +130,12 @@ func Open(opts Options) (*Device, error) {
 	defer runtime.UnlockOSThread()
 	d := &Device{ordinal: opts.Ordinal, modules: map[string]cu.Module{}, funcs: map[string]*function{}}
 	d.trace.Store(opts.Trace)
+	switch {
+	case opts.QueueSpin == 0:
+		d.spin = DefaultQueueSpin
+	case opts.QueueSpin > 0:
+		d.spin = opts.QueueSpin
+	}
 	if err := guard("cuDeviceGet", func() { d.dev = cu.DeviceGet(opts.Ordinal) }); err != nil {
 		return nil, err
 	}

@@ -1,5 +1,7 @@
 package cuda
 
+import "time"
+
 // Options configure Open.
 type Options struct {
 	// Ordinal is the GPU to open (0 is the first).
@@ -12,6 +14,11 @@ type Options struct {
 	// Trace turns timeline recording on from the start (device.Tracer's
 	// EnableTrace turns it on and off later).
 	Trace bool
+	// QueueSpin is how long a host thread's Queue.Get polls an empty queue
+	// before it parks (0 means DefaultQueueSpin, negative parks at once).
+	// Handing work between host threads through a parked thread costs a
+	// futex wake-up of 10-20 us; spinning costs a core.
+	QueueSpin time.Duration
 }
 
 // Summary describes one GPU the driver sees, for listings such as

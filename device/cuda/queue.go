@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -23,7 +25,21 @@ type threads struct {
 	queues   []*queue       // every queue of the run, to wake on deadlock
 	deadlock *device.DeadlockError
 	misuse   []string // Puts after Close, reported as Run's error
+	// spin is how long Get polls an empty queue before parking the thread
+	// (0: park at once). Parking and waking a thread is a futex round trip
+	// of 10-20 us on the VMs we measured (about 29 us for a two-thread
+	// ping-pong through sync.Cond, 0.1 us spinning), longer than the
+	// kernels of the workloads whose schedulers hand work between threads
+	// (ACS-SW's window and scheduler threads, SET's callbacks). A host
+	// thread waits like cuStreamSynchronize does under the default
+	// CU_CTX_SCHED_AUTO: it spins first, then yields.
+	spin time.Duration
 }
+
+// DefaultQueueSpin is Options.QueueSpin's default: long enough to cover a
+// handoff between threads that are busy launching (a few microseconds), short
+// enough that an idle thread parks and leaves its core.
+const DefaultQueueSpin = 50 * time.Microsecond
 
 // waiter is a host thread blocked in Get.
 type waiter struct {
@@ -32,7 +48,7 @@ type waiter struct {
 }
 
 func newThreads() *threads {
-	return &threads{blocked: map[int]waiter{}}
+	return &threads{blocked: map[int]waiter{}, spin: DefaultQueueSpin}
 }
 
 // started and exited bracket a host thread's life.
@@ -115,6 +131,9 @@ type queue struct {
 	head   int
 	n      int
 	closed bool
+	// ready mirrors n > 0 || closed for Get's lock-free spin; written
+	// under t.mu.
+	ready atomic.Bool
 }
 
 func (t *threads) newQueue(name string) *queue {
@@ -143,6 +162,7 @@ func (q *queue) Put(v any) {
 	}
 	q.buf[(q.head+q.n)%len(q.buf)] = v
 	q.n++
+	q.ready.Store(true)
 	q.cond.Signal()
 }
 
@@ -150,6 +170,7 @@ func (q *queue) Put(v any) {
 func (q *queue) Close() {
 	q.t.mu.Lock()
 	q.closed = true
+	q.ready.Store(true)
 	q.cond.Broadcast()
 	q.t.mu.Unlock()
 }
@@ -165,6 +186,7 @@ func (q *queue) Len() int {
 // queue is closed and empty, or the run deadlocks.
 func (q *queue) get(id int, who string) (any, bool) {
 	t := q.t
+	q.spinUntilReady()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for q.n == 0 && !q.closed && t.deadlock == nil {
@@ -184,5 +206,24 @@ func (q *queue) get(id int, who string) (any, bool) {
 	q.buf[q.head] = nil
 	q.head = (q.head + 1) % len(q.buf)
 	q.n--
+	q.ready.Store(q.n > 0 || q.closed)
 	return v, true
+}
+
+// spinUntilReady polls the queue for up to t.spin without the lock. It
+// returns early when a value is there or the queue is closed; otherwise Get
+// parks as before (a deadlock is detected at most t.spin later).
+func (q *queue) spinUntilReady() {
+	if q.t.spin <= 0 || q.ready.Load() {
+		return
+	}
+	deadline := time.Now().Add(q.t.spin)
+	for i := 1; ; i++ {
+		if q.ready.Load() {
+			return
+		}
+		if i%64 == 0 && time.Now().After(deadline) {
+			return
+		}
+	}
 }

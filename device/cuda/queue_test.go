@@ -115,3 +115,38 @@ func TestQueuePutAfterCloseIsReported(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Put to closed queue q")
 }
+
+// Spinning before parking must change neither delivery nor deadlock
+// detection: with a spin longer than the Put's delay the value arrives
+// while the getter polls; with none it arrives through the parked path.
+func TestQueueSpinThenPark(t *testing.T) {
+	for _, spin := range []time.Duration{0, 20 * time.Millisecond} {
+		t.Run(spin.String(), func(t *testing.T) {
+			th := newThreads()
+			th.spin = spin
+			th.started()
+			th.started()
+			q := th.newQueue("work")
+			got := make(chan any)
+			go func() {
+				v, _ := q.get(2, "worker")
+				got <- v
+			}()
+			time.Sleep(2 * time.Millisecond)
+			q.Put("x")
+			assert.Equal(t, "x", <-got)
+
+			// Both threads then wait on empty queues: a deadlock, found
+			// after the spin.
+			a, b := th.newQueue("a"), th.newQueue("b")
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); _, ok := a.get(1, "main"); assert.False(t, ok) }()
+			go func() { defer wg.Done(); _, ok := b.get(2, "worker"); assert.False(t, ok) }()
+			wg.Wait()
+			var dl *device.DeadlockError
+			require.ErrorAs(t, th.err(), &dl)
+			assert.Len(t, dl.Waiting, 2)
+		})
+	}
+}

@@ -59,8 +59,10 @@ type hostErr struct {
 }
 
 func newRun(d *Device, tracing bool) *run {
+	th := newThreads()
+	th.spin = d.spin
 	return &run{
-		d: d, th: newThreads(), tracing: tracing,
+		d: d, th: th, tracing: tracing,
 		streams: map[*stream]bool{}, events: map[*event]bool{}, graphs: map[*graph]bool{},
 		execs: map[*graphExec]bool{}, bufs: map[uint64]int64{}, hostMem: map[*hostAlloc]bool{},
 	}
