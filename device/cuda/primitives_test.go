@@ -1,0 +1,221 @@
+//go:build cuda
+
+package cuda_test
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/cuda"
+)
+
+var primBench = flag.Int("primbench", 0, "measure the host primitives' costs with this many calls per measurement (e.g. 2000)")
+
+// TestHostPrimitiveCosts measures what the pipeline and out-of-order
+// schedulers pay per job or per kernel on this GPU: a graph launch, a copy
+// node update on an idle graph exec and on one whose previous launch is
+// still queued, a host callback's round trip, a launch plus synchronize,
+// a handoff between two host threads through a Queue (spinning and
+// parked), and graph launches from several host threads at once. It is a
+// measurement, not a check: run it with -primbench=2000.
+func TestHostPrimitiveCosts(t *testing.T) {
+	if *primBench <= 0 {
+		t.Skip("measurement; run with -primbench=2000")
+	}
+	n := *primBench
+	spinK := kernel(t, "devicetest", "spin")
+	synth := kernel(t, "synthetic", "synth_node")
+	const elems = 1024
+	per := func(d time.Duration, k int) string {
+		return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/float64(k)/1e3)
+	}
+	med := func(v []time.Duration) time.Duration {
+		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+		return v[len(v)/2]
+	}
+
+	d := open(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		stamps, err := h.Malloc(16)
+		require.NoError(t, err)
+		a, _ := h.Malloc(4 * elems)
+		b, _ := h.Malloc(4 * elems)
+		hin, _ := h.AllocHost(4*elems, true)
+		hout, _ := h.AllocHost(4*elems, true)
+		hout2, _ := h.AllocHost(4*elems, true)
+		spin := func(us int) *device.Launch {
+			return &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32),
+				Args: []device.Arg{device.U64(uint64(us) * 1800), device.Out(stamps)}}
+		}
+		// A job: copy in, one kernel, copy out (SET's job shape).
+		job := func(st device.Stream) device.GraphExec {
+			require.NoError(t, h.BeginCapture(st))
+			require.NoError(t, h.Copy(st, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: 4 * elems}))
+			require.NoError(t, h.Launch(st, synthLaunch(synth, a, b, elems, 4)))
+			require.NoError(t, h.Copy(st, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: hout, Bytes: 4 * elems}))
+			g, err := h.EndCapture(st)
+			require.NoError(t, err)
+			x, err := h.Instantiate(g)
+			require.NoError(t, err)
+			require.NoError(t, h.Destroy(g))
+			return x
+		}
+		x := job(s)
+		outCopy := func(i int) *device.Copy {
+			dst := hout
+			if i%2 == 1 {
+				dst = hout2
+			}
+			return &device.Copy{Kind: device.DeviceToHost, Src: b, Host: dst, Bytes: 4 * elems}
+		}
+		for i := 0; i < 50; i++ { // warm up
+			require.NoError(t, h.GraphLaunch(x, s))
+		}
+		require.NoError(t, h.StreamSynchronize(s))
+
+		// Graph launches back to back.
+		t0 := time.Now()
+		for i := 0; i < n; i++ {
+			require.NoError(t, h.GraphLaunch(x, s))
+		}
+		tl := time.Since(t0)
+		require.NoError(t, h.StreamSynchronize(s))
+		tg := time.Since(t0)
+		t.Logf("graph launch (3-node job graph), back to back: %s per call; %s per job until all done", per(tl, n), per(tg, n))
+
+		// The same job as three stream operations.
+		t0 = time.Now()
+		for i := 0; i < n; i++ {
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: 4 * elems}))
+			require.NoError(t, h.Launch(s, synthLaunch(synth, a, b, elems, 4)))
+			require.NoError(t, h.Copy(s, outCopy(i)))
+		}
+		tl = time.Since(t0)
+		require.NoError(t, h.StreamSynchronize(s))
+		tg = time.Since(t0)
+		t.Logf("the same job as copy + launch + copy on a stream: %s per job of calls; %s per job until all done", per(tl, n), per(tg, n))
+
+		// Copy node update, exec idle.
+		t0 = time.Now()
+		for i := 0; i < n; i++ {
+			require.NoError(t, h.SetCopyNode(x, 2, outCopy(i)))
+		}
+		t.Logf("copy node update, exec idle: %s per call", per(time.Since(t0), n))
+
+		// Copy node update while a launch of the exec waits behind a
+		// 200 us kernel.
+		var inflight []time.Duration
+		for i := 0; i < n/20+1; i++ {
+			require.NoError(t, h.Launch(s, spin(200)))
+			require.NoError(t, h.GraphLaunch(x, s))
+			t1 := time.Now()
+			require.NoError(t, h.SetCopyNode(x, 2, outCopy(i)))
+			inflight = append(inflight, time.Since(t1))
+			require.NoError(t, h.StreamSynchronize(s))
+		}
+		t.Logf("copy node update, previous launch of the exec queued behind a 200 us kernel: median %v (min %v, max %v)", med(inflight), inflight[0], inflight[len(inflight)-1])
+
+		// Launch + synchronize of a one-block kernel.
+		var syncs []time.Duration
+		for i := 0; i < n; i++ {
+			t1 := time.Now()
+			require.NoError(t, h.Launch(s, spin(1)))
+			require.NoError(t, h.StreamSynchronize(s))
+			syncs = append(syncs, time.Since(t1))
+		}
+		t.Logf("launch + stream synchronize, 1 us kernel: median %v", med(syncs))
+
+		// Host callback: enqueue cost and the time until a host thread
+		// blocked in Get receives its Put.
+		q := h.NewQueue("cb")
+		var enq, rt []time.Duration
+		for i := 0; i < n; i++ {
+			t1 := time.Now()
+			require.NoError(t, h.HostFunc(s, func() { q.Put(struct{}{}) }))
+			enq = append(enq, time.Since(t1))
+			_, ok := h.Get(q)
+			require.True(t, ok)
+			rt = append(rt, time.Since(t1))
+		}
+		t.Logf("host callback: enqueue median %v; enqueue to Get returning median %v", med(enq), med(rt))
+
+		// Several host threads launching graphs on their own streams.
+		for _, k := range []int{1, 2, 4, 8} {
+			done := h.NewQueue("done")
+			start := h.NewQueue("start")
+			for i := 0; i < k; i++ {
+				h.Go(fmt.Sprintf("launcher-%d", i), func(h device.Host) error {
+					st, err := h.NewStream(device.StreamOptions{})
+					if err != nil {
+						return err
+					}
+					gx := job(st)
+					h.Get(start)
+					for j := 0; j < n; j++ {
+						if err := h.GraphLaunch(gx, st); err != nil {
+							return err
+						}
+					}
+					if err := h.StreamSynchronize(st); err != nil {
+						return err
+					}
+					done.Put(true)
+					_ = h.Destroy(gx)
+					return h.Destroy(st)
+				})
+			}
+			time.Sleep(20 * time.Millisecond) // let every thread capture its graph
+			t1 := time.Now()
+			for i := 0; i < k; i++ {
+				start.Put(true)
+			}
+			for i := 0; i < k; i++ {
+				h.Get(done)
+			}
+			el := time.Since(t1)
+			t.Logf("%d host threads x %d graph launches each: %s per launch overall (%.0f k jobs/s)", k, n, per(el, k*n), float64(k*n)/el.Seconds()/1e3)
+		}
+		return nil
+	}))
+
+	// Two host threads handing a value back and forth through Queues,
+	// with and without the spin before parking.
+	for _, spin := range []time.Duration{0, -1} {
+		dd, err := cuda.Open(cuda.Options{QueueSpin: spin})
+		require.NoError(t, err)
+		require.NoError(t, dd.Run(func(h device.Host) error {
+			ping, pong := h.NewQueue("ping"), h.NewQueue("pong")
+			h.Go("echo", func(h device.Host) error {
+				for {
+					v, ok := h.Get(ping)
+					if !ok {
+						return nil
+					}
+					pong.Put(v)
+				}
+			})
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				ping.Put(i)
+				h.Get(pong)
+			}
+			el := time.Since(t0)
+			ping.Close()
+			name := "spin 50 us then park (default)"
+			if spin < 0 {
+				name = "park at once"
+			}
+			t.Logf("queue round trip between two host threads, %s: %s", name, per(el, n))
+			return nil
+		}))
+		require.NoError(t, dd.Close())
+	}
+}
