@@ -19,7 +19,7 @@ func init() {
 			}
 			return acs.New(p)
 		})
-	RegisterScheduler("acs-hw", "ACS-HW: kernels submitted to the device's hardware dependency queue with upstream ids from the host's list of the last M (simulator only; params: stale_list=64, check_cost=true)",
+	RegisterScheduler("acs-hw", "ACS-HW: kernels submitted to the device's hardware dependency queue with upstream ids from the host's list of the last M (simulator only; params: stale_list=64, check_cost=true, checkers=0 (host threads computing upstream lists ahead of the submitting one))",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := acs.DefaultHWParams()
 			if err := DecodeParams(params, &p); err != nil {

@@ -52,6 +52,12 @@
 // refuses inserts while a kernel more than M submissions old is unfinished,
 // and dispatches ready kernels without a host round trip. On a device
 // without the queue ACS-HW returns an error wrapping device.ErrUnsupported.
+// One host thread checking and submitting every kernel is capped at one
+// kernel per check plus submit (about 2 us), which short kernels (the
+// rl-physics ones last about 1 us) do not hide; with HWParams.Checkers,
+// C checker threads compute the upstream lists ahead (the list of the last
+// M is fixed by program order, so kernel k's can be computed by any
+// thread) and the submitting thread only submits, still in program order.
 //
 // Host threads coordinate only through device.Queue values and host
 // callbacks, never through Go locks or channels: on the simulator host

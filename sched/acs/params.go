@@ -121,6 +121,11 @@ type HWParams struct {
 	StaleList int `yaml:"stale_list"`
 	// CheckCost charges the host-side check as ACS-SW's.
 	CheckCost bool `yaml:"check_cost"`
+	// Checkers is how many host threads compute upstream lists ahead of
+	// the submitting thread (kernel k by checker k mod Checkers); 0 has
+	// the submitting thread check each kernel itself before submitting
+	// it. Submissions stay in program order on one thread either way.
+	Checkers int `yaml:"checkers"`
 }
 
 // DefaultHWParams matches the device configs' M = 64.
@@ -131,5 +136,20 @@ func (p *HWParams) Validate() error {
 	if p.StaleList < 1 {
 		return fmt.Errorf("acs-hw: stale_list must be at least 1, got %d", p.StaleList)
 	}
+	if p.Checkers < 0 || p.Checkers > 64 {
+		return fmt.Errorf("acs-hw: checkers must be in [0, 64], got %d", p.Checkers)
+	}
 	return nil
+}
+
+// Name is "acs-hw(M=64)" plus the settings that differ from the default.
+func (p HWParams) Name() string {
+	n := fmt.Sprintf("acs-hw(M=%d", p.StaleList)
+	if p.Checkers > 0 {
+		n += fmt.Sprintf(",checkers=%d", p.Checkers)
+	}
+	if !p.CheckCost {
+		n += ",free-check"
+	}
+	return n + ")"
 }

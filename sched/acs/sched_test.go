@@ -136,9 +136,13 @@ func TestEveryVariantIsRaceFreeOnTheSimulator(t *testing.T) {
 				require.NoError(t, err)
 				scheds = append(scheds, s)
 			}
-			hw, err := NewHW(DefaultHWParams())
-			require.NoError(t, err)
-			scheds = append(scheds, hw)
+			for _, c := range []int{0, 1, 3} {
+				hp := DefaultHWParams()
+				hp.Checkers = c
+				hw, err := NewHW(hp)
+				require.NoError(t, err)
+				scheds = append(scheds, hw)
+			}
 			for _, s := range scheds {
 				t.Run(fmt.Sprintf("%s/%s/%s", cfg, wl, s.Name()), func(t *testing.T) {
 					r, err := run(t, dev, prog, s)
@@ -169,6 +173,82 @@ func TestIgnoringDependenciesIsCaught(t *testing.T) {
 	r, err := run(t, dev, prog, s)
 	require.NoError(t, err)
 	assert.NotEmpty(t, r.races)
+}
+
+func TestACSHWIgnoringDependenciesIsCaught(t *testing.T) {
+	// ACS-HW's negative control: upstream lists computed from empty
+	// access sets, by the submitting thread or by checker threads, let
+	// the queue dispatch conflicting kernels together.
+	p := rl.DefaultParams()
+	p.Envs, p.EnvsPerGroup, p.Steps, p.Order = 32, 8, 1, "group"
+	prog, err := rl.Generate(p, 3)
+	require.NoError(t, err)
+	for _, c := range []int{0, 2} {
+		dev, err := sim.NewNamed("h100")
+		require.NoError(t, err)
+		hp := DefaultHWParams()
+		hp.Checkers = c
+		hw, err := NewHW(hp)
+		require.NoError(t, err)
+		honest, err := run(t, dev, prog, hw)
+		require.NoError(t, err)
+		require.Empty(t, honest.races, "checkers=%d", c)
+		hw.access = func(*workloads.Instance, int) []device.Arg { return nil }
+		r, err := run(t, dev, prog, hw)
+		require.NoError(t, err)
+		assert.NotEmpty(t, r.races, "checkers=%d", c)
+	}
+}
+
+func TestACSHWCheckersOverlapTheCheckWithSubmission(t *testing.T) {
+	// rl-physics' kernels are shorter than one check plus one submit, so
+	// one host thread bounds ACS-HW; checker threads computing the lists
+	// ahead leave the submitting thread only the submissions.
+	prog := smallRL(t)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	spans := map[int]time.Duration{}
+	for _, c := range []int{0, 2} {
+		hp := DefaultHWParams()
+		hp.Checkers = c
+		hw, err := NewHW(hp)
+		require.NoError(t, err)
+		r, err := run(t, dev, prog, hw)
+		require.NoError(t, err)
+		require.Empty(t, r.races)
+		require.Equal(t, kernelCount(prog), r.stats.Kernels)
+		spans[c] = r.makespan
+	}
+	assert.Less(t, float64(spans[2]), 0.8*float64(spans[0]), "checkers=2 %v, checkers=0 %v", spans[2], spans[0])
+}
+
+func TestACSHWPreparedRunsTwice(t *testing.T) {
+	prog := smallRL(t)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	hp := DefaultHWParams()
+	hp.Checkers = 3
+	hw, err := NewHW(hp)
+	require.NoError(t, err)
+	err = dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		if err != nil {
+			return err
+		}
+		if err := hw.Prepare(h, in); err != nil {
+			return err
+		}
+		for i := 0; i < 2; i++ {
+			if err := hw.Run(h, in); err != nil {
+				return err
+			}
+		}
+		assert.Error(t, hw.Prepare(h, in), "a second Prepare before Cleanup")
+		return hw.Cleanup(h)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2*kernelCount(prog), dev.Stats().Kernels)
+	assert.Empty(t, dev.Races())
 }
 
 func TestACSHWUnsupportedWithoutTheQueue(t *testing.T) {
@@ -286,6 +366,8 @@ func TestParamsValidation(t *testing.T) {
 	}
 	_, err := NewHW(HWParams{StaleList: 0})
 	assert.ErrorContains(t, err, "stale_list must be at least 1")
+	_, err = NewHW(HWParams{StaleList: 64, Checkers: -1})
+	assert.ErrorContains(t, err, "checkers must be in [0, 64], got -1")
 }
 
 func TestNames(t *testing.T) {
@@ -295,6 +377,7 @@ func TestNames(t *testing.T) {
 	hw, err := NewHW(DefaultHWParams())
 	require.NoError(t, err)
 	assert.Equal(t, "acs-hw(M=64)", hw.Name())
+	assert.Equal(t, "acs-hw(M=32,checkers=2,free-check)", HWParams{StaleList: 32, Checkers: 2}.Name())
 }
 
 func TestEventWaitsRaceFreeOnFullPrograms(t *testing.T) {
