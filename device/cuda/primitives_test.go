@@ -209,7 +209,7 @@ func TestHostPrimitiveCosts(t *testing.T) {
 			}
 			el := time.Since(t0)
 			ping.Close()
-			name := "spin 50 us then park (default)"
+			name := "spin 200 us then park (default)"
 			if spin < 0 {
 				name = "park at once"
 			}

@@ -26,20 +26,23 @@ type threads struct {
 	deadlock *device.DeadlockError
 	misuse   []string // Puts after Close, reported as Run's error
 	// spin is how long Get polls an empty queue before parking the thread
-	// (0: park at once). Parking and waking a thread is a futex round trip
-	// of 10-20 us on the VMs we measured (about 29 us for a two-thread
-	// ping-pong through sync.Cond, 0.1 us spinning), longer than the
-	// kernels of the workloads whose schedulers hand work between threads
+	// (0: park at once). Parking and waking a thread is a futex round trip:
+	// on the H100 host we measured a two-thread ping-pong through
+	// sync.Cond at 50 us per round trip, against 1-2 us when both sides
+	// spin (TestHostPrimitiveCosts, docs/results/gpu-runs.md). That is
+	// longer than the kernels whose schedulers hand work between threads
 	// (ACS-SW's window and scheduler threads, SET's callbacks). A host
 	// thread waits like cuStreamSynchronize does under the default
 	// CU_CTX_SCHED_AUTO: it spins first, then yields.
 	spin time.Duration
 }
 
-// DefaultQueueSpin is Options.QueueSpin's default: long enough to cover a
-// handoff between threads that are busy launching (a few microseconds), short
-// enough that an idle thread parks and leaves its core.
-const DefaultQueueSpin = 50 * time.Microsecond
+// DefaultQueueSpin is Options.QueueSpin's default. It must outlast one
+// park-and-wake of the other side (about 25 us measured): with a 50 us
+// spin, a thread that had parked once made its peer's spin expire too, and
+// the pair kept parking (45 us per round trip instead of 1-2 us). Short
+// enough that an idle thread still parks and leaves its core.
+const DefaultQueueSpin = 200 * time.Microsecond
 
 // waiter is a host thread blocked in Get.
 type waiter struct {
@@ -222,7 +225,8 @@ func (q *queue) spinUntilReady() {
 		if q.ready.Load() {
 			return
 		}
-		if i%64 == 0 && time.Now().After(deadline) {
+		// Reading the clock less often keeps the poll on the flag.
+		if i%256 == 0 && time.Now().After(deadline) {
 			return
 		}
 	}
