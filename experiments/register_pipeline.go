@@ -138,26 +138,42 @@ func init() {
 			s.Gaps = p.Gaps
 			return s, nil
 		})
-	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs (params: b, depth, threaded, coalesce, gaps)",
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring) (params: b, depth, ring, threaded, coalesce, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := struct {
 				B        int  `yaml:"b"`
-				Depth    int  `yaml:"depth"`
+				Depth    *int `yaml:"depth"`
+				Ring     int  `yaml:"ring"`
 				Threaded bool `yaml:"threaded"`
 				Coalesce int  `yaml:"coalesce"`
 				Gaps     bool `yaml:"gaps"`
-			}{B: 4, Depth: 1, Coalesce: 1}
+			}{B: 4, Coalesce: 1}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
-			s, err := pipeline.NewSET(p.B, p.Depth)
+			if p.Ring < 0 || p.Ring > 8 {
+				return nil, fmt.Errorf("ring is %d; it must be between 0 (off) and 8 graph execs per worker", p.Ring)
+			}
+			// A ring's execs each hold a job in flight unless depth says
+			// fewer; without a ring, one job per worker (the paper's SET).
+			depth := 1
+			if p.Ring > 0 {
+				depth = p.Ring
+			}
+			if p.Depth != nil {
+				depth = *p.Depth
+			}
+			s, err := pipeline.NewSET(p.B, depth)
 			if err != nil {
 				return nil, err
 			}
-			if p.Coalesce < 1 || p.Coalesce > p.Depth || (p.Coalesce > 1 && !p.Threaded) {
-				return nil, fmt.Errorf("coalesce is %d; it must be between 1 and depth (%d), and above 1 only with threaded: true", p.Coalesce, p.Depth)
+			if p.Ring > 0 && depth > p.Ring {
+				return nil, fmt.Errorf("depth is %d but ring is %d; each job in flight holds its own exec, so depth must be at most ring", depth, p.Ring)
 			}
-			s.Gaps, s.Threaded, s.Coalesce = p.Gaps, p.Threaded, p.Coalesce
+			if p.Coalesce < 1 || p.Coalesce > depth || (p.Coalesce > 1 && !p.Threaded && p.Ring == 0) {
+				return nil, fmt.Errorf("coalesce is %d; it must be between 1 and depth (%d), and above 1 only with threaded: true or a ring", p.Coalesce, depth)
+			}
+			s.Gaps, s.Threaded, s.Coalesce, s.Ring = p.Gaps, p.Threaded, p.Coalesce, p.Ring
 			return s, nil
 		})
 }

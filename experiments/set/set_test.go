@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/experiments"
 )
 
 const tinyExperiment = `
@@ -79,4 +82,37 @@ func TestMedian(t *testing.T) {
 	assert.Equal(t, 2.0, median([]int64{3, 1, 2}))
 	assert.Equal(t, 2.5, median([]int64{4, 1, 2, 3}))
 	assert.True(t, median(nil) != median(nil), "NaN for no repetitions")
+}
+
+// TestSETParams checks how the set kind's parameters become a SET: depth
+// follows ring unless given, and bad combinations are refused by name.
+func TestSETParams(t *testing.T) {
+	tests := []struct {
+		params  string
+		want    string
+		wantErr string
+	}{
+		{"{b: 4}", "set(b=4)", ""},
+		{"{b: 4, ring: 3}", "set(b=4,depth=3,ring=3)", ""},
+		{"{b: 2, ring: 4, depth: 2, coalesce: 2}", "set(b=2,depth=2,ring=4,coalesce=2)", ""},
+		{"{b: 8, ring: 4, threaded: true, coalesce: 4}", "set(b=8,depth=4,ring=4,threaded,coalesce=4)", ""},
+		{"{b: 4, ring: 9}", "", "ring is 9; it must be between 0 (off) and 8"},
+		{"{b: 4, ring: 2, depth: 3}", "", "depth is 3 but ring is 2"},
+		{"{b: 4, ring: 2, coalesce: 3}", "", "coalesce is 3; it must be between 1 and depth (2)"},
+		{"{b: 4, depth: 2, coalesce: 2}", "", "above 1 only with threaded: true or a ring"},
+		{"{b: 4, rings: 2}", "", "rings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.params, func(t *testing.T) {
+			var n yaml.Node
+			require.NoError(t, yaml.Unmarshal([]byte(tt.params), &n))
+			s, err := experiments.NewScheduler("set", n.Content[0])
+			if tt.wantErr != "" {
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, s.Name())
+		})
+	}
 }

@@ -34,6 +34,28 @@
 // per few jobs, because CUDA runs host callbacks on a single driver thread.
 // Node updates are skipped when a node already holds the job's parameters.
 //
+// Ring (SET-ring) takes the graph updates off the dispatch path, as the
+// paper's "per-worker queues of prepared jobs" suggest: each worker owns a
+// ring of Ring instantiated graphs of the job shape, all over its private
+// buffers and on its one stream. An exec is updated for the worker's next
+// job (prepared) only once the completion callbacks report its previous
+// launch complete, so no update ever touches an exec still in flight; a
+// prepared job is dispatched with one graph launch (and one callback per
+// Coalesce jobs, which a ring allows with one dispatcher too). Why: with
+// Depth > 1 and one exec per worker, the exec is rewritten while earlier
+// launches of it are queued, which the CUDA driver may serialize or stall
+// on (the H200 runs spent 60 to 190 us of host call time per SET+ job),
+// and the dispatcher pays every update between a completion and the next
+// launch. Stream order still keeps a buffer from being reused before its
+// job is done (a test launching the execs on separate streams is caught by
+// the race checker), and a stolen job is retargeted into the thief's
+// buffers and prepared in one of its execs. A worker steals only for a job
+// it can launch at once, never to fill a spare exec (Ring > Depth).
+// Threaded with Ring gives each worker a host thread that prepares and
+// launches only its own execs. The simulator charges an update the same
+// whether its exec is in flight or not, so there a ring costs what Depth
+// alone does; its gain is for a GPU to show.
+//
 // Every scheduler reports Metrics() (a map by name): the makespan
 // T_measured, throughput in jobs per second, t_schedule (host time inside
 // scheduling calls, measured with the host thread's clock around them),

@@ -93,7 +93,26 @@ func allSchedulers(t *testing.T, b int) []metricser {
 	require.NoError(t, err)
 	queue, err := NewQueue(b)
 	require.NoError(t, err)
-	return []metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep, threaded, deepThreaded, coalesced}
+	return append([]metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep, threaded, deepThreaded, coalesced}, ringSchedulers(t, b)...)
+}
+
+// ringSchedulers are SET with exec rings: one dispatcher or threaded,
+// a spare prepared exec or none, coalesced callbacks or not.
+func ringSchedulers(t *testing.T, b int) []metricser {
+	var out []metricser
+	for _, c := range []struct {
+		depth, ring, coalesce int
+		threaded              bool
+	}{
+		{1, 1, 1, false}, {2, 2, 1, false}, {2, 3, 2, false}, {4, 4, 2, false},
+		{2, 2, 1, true}, {3, 4, 1, true}, {4, 4, 2, true},
+	} {
+		s, err := NewSET(b, c.depth)
+		require.NoError(t, err)
+		s.Ring, s.Coalesce, s.Threaded = c.ring, c.coalesce, c.threaded
+		out = append(out, s)
+	}
+	return out
 }
 
 func TestEverySchedulerRunsEveryWorkloadWithoutRaces(t *testing.T) {
@@ -312,7 +331,10 @@ func TestPrepareAndCleanupWithoutRunEndTheHostThreads(t *testing.T) {
 	set.Threaded = true
 	queue, err := NewQueue(3)
 	require.NoError(t, err)
-	for _, s := range []sched.Preparer{set, queue} {
+	ring, err := NewSET(3, 2)
+	require.NoError(t, err)
+	ring.Threaded, ring.Ring = true, 3
+	for _, s := range []sched.Preparer{set, queue, ring} {
 		dev, err := sim.NewNamed("h100")
 		require.NoError(t, err)
 		err = dev.Run(func(h device.Host) error {

@@ -51,10 +51,18 @@ type SET struct {
 	// returns that many slots at once. CUDA runs host callbacks on one
 	// driver thread, so their rate can bound a pipeline of small jobs.
 	Coalesce int
-	jobsQ    []device.Queue // per worker, when Threaded
-	start    []device.Queue // per worker: Run's go signal
-	doneQ    device.Queue   // worker threads' results
-	running  bool           // worker threads started and not yet ended
+	// Ring (0: off) gives every worker Ring graph execs of the job shape
+	// instead of one, each updated only once its previous launch has
+	// completed, so dispatching a prepared job is one graph launch and no
+	// update ever touches an exec still in flight (see set_ring.go). Depth
+	// jobs of a worker are in flight at once, Depth <= Ring; Ring > Depth
+	// keeps spare prepared execs. With a ring, Coalesce works with one
+	// dispatcher as well as with Threaded workers.
+	Ring    int
+	jobsQ   []device.Queue // per worker, when Threaded
+	start   []device.Queue // per worker: Run's go signal
+	doneQ   device.Queue   // worker threads' results
+	running bool           // worker threads started and not yet ended
 
 	js      *jobSet
 	bd      *binder
@@ -72,6 +80,10 @@ type SET struct {
 	// shareSlots makes every worker use worker 0's buffers: wrong on
 	// purpose, for the race checker's negative-control test.
 	shareSlots bool
+	// streamPerExec (Ring only) launches each of a worker's execs on its
+	// own stream, so jobs in the same buffers are no longer ordered: wrong
+	// on purpose, for the ring's negative-control test.
+	streamPerExec bool
 }
 
 type worker struct {
@@ -88,6 +100,14 @@ type worker struct {
 	cur     boundJob // the parameters the graph's nodes hold now
 	victim  int      // the next peer to try stealing from
 	done    func()   // the completion callback: back to the free pool
+
+	// With Ring (set_ring.go): the execs, the next one to launch, how many
+	// are in flight and prepared, the launched jobs not yet behind a
+	// completion callback, and the retargeting scratch for a stolen job.
+	ring                     []*ringSlot
+	next, inFlight, prepared int
+	uncovered                int
+	stolen                   boundJob
 }
 
 // NewSET makes a SET scheduler with b workers, each with up to depth jobs
@@ -107,6 +127,9 @@ func (s *SET) Name() string {
 	if s.Depth > 1 {
 		name += fmt.Sprintf(",depth=%d", s.Depth)
 	}
+	if s.Ring > 0 {
+		name += fmt.Sprintf(",ring=%d", s.Ring)
+	}
 	if s.Threaded {
 		name += ",threaded"
 	}
@@ -124,8 +147,11 @@ func (s *SET) Metrics() map[string]float64 { return s.metrics.Map() }
 // it, and deals the jobs, bound to their workers' buffers, into the
 // workers' queues.
 func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
-	if s.Coalesce > 1 && (!s.Threaded || s.Coalesce > s.Depth) {
-		return fmt.Errorf("set: coalesce %d needs threaded workers and at most depth (%d) jobs in flight", s.Coalesce, s.Depth)
+	if err := s.validateRing(); err != nil {
+		return err
+	}
+	if s.Coalesce > 1 && ((!s.Threaded && s.Ring == 0) || s.Coalesce > s.Depth) {
+		return fmt.Errorf("set: coalesce %d needs threaded workers or a ring, and at most depth (%d) jobs in flight", s.Coalesce, s.Depth)
 	}
 	js, err := analyze(in)
 	if err != nil {
@@ -182,6 +208,12 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		if len(wk.queue) > 0 {
 			first = wk.queue[0]
 		}
+		if s.Ring > 0 {
+			if err := s.prepareRing(h, wk, &first); err != nil {
+				return fmt.Errorf("set: worker %d: %w", wk.id, err)
+			}
+			continue
+		}
 		if wk.exec, err = s.capture(h, wk.stream, &first); err != nil {
 			return fmt.Errorf("set: worker %d: %w", wk.id, err)
 		}
@@ -198,6 +230,10 @@ func (s *SET) coalesce() int { return max(s.Coalesce, 1) }
 // callback is worker wk's completion callback: it returns the worker to
 // the free pool (the shared one, or the worker's own when Threaded).
 func (s *SET) callback(wk *worker) func() {
+	if s.Ring > 0 && !s.Threaded {
+		s.ringCallbacks(wk)
+		return wk.dones[1]
+	}
 	if s.Threaded {
 		// dones[n] returns n slots.
 		free := wk.free
@@ -254,6 +290,14 @@ func (s *SET) Cleanup(h device.Host) error {
 	for _, wk := range s.workers {
 		if wk.exec != nil {
 			keep(h.Destroy(wk.exec))
+		}
+		for _, sl := range wk.ring {
+			if sl.exec != nil {
+				keep(h.Destroy(sl.exec))
+			}
+			if sl.stream != nil && sl.stream != wk.stream {
+				keep(h.Destroy(sl.stream))
+			}
 		}
 		if wk.stream != nil {
 			keep(h.Destroy(wk.stream))
@@ -321,6 +365,9 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 	if s.Threaded {
 		return s.runThreaded(h)
 	}
+	if s.Ring > 0 {
+		return s.runRing(h)
+	}
 	m := &s.metrics
 	*m = Metrics{Jobs: s.js.jobs(), HostThreads: 1}
 	start := h.Now()
@@ -373,50 +420,66 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 // differ), launches it and enqueues the completion callback.
 // done, if not nil, is enqueued behind the job as its completion callback.
 func (s *SET) launch(h device.Host, wk *worker, job *boundJob, m *Metrics, done func()) error {
+	if err := s.setNodes(h, wk.exec, &wk.cur, job, m); err != nil {
+		return err
+	}
+	return s.graphLaunch(h, wk.stream, wk.exec, job.job, m, done)
+}
+
+// setNodes writes job's parameters into the nodes of x whose parameters
+// (cur: what x's nodes hold now) differ, and records them in cur.
+func (s *SET) setNodes(h device.Host, x device.GraphExec, cur, job *boundJob, m *Metrics) error {
 	in := s.js.in
 	lo, _ := in.StepRange(job.job)
 	t := h.Now()
+	defer since(h, t, &m.Schedule)
 	for k := 0; k < s.js.ops; k++ {
 		if in.Op(lo+k).Kind == workloads.OpKernel {
-			if sameLaunch(&wk.cur.launches[k], &job.launches[k]) {
+			if sameLaunch(&cur.launches[k], &job.launches[k]) {
 				m.NodeUpdatesSkipped++
 				continue
 			}
-			if err := h.SetKernelNode(wk.exec, k, &job.launches[k]); err != nil {
+			if err := h.SetKernelNode(x, k, &job.launches[k]); err != nil {
 				return err
 			}
-			wk.cur.launches[k] = job.launches[k]
+			cur.launches[k] = job.launches[k]
 		} else {
-			if sameCopy(&wk.cur.copies[k], &job.copies[k]) {
+			if sameCopy(&cur.copies[k], &job.copies[k]) {
 				m.NodeUpdatesSkipped++
 				continue
 			}
-			if err := h.SetCopyNode(wk.exec, k, &job.copies[k]); err != nil {
+			if err := h.SetCopyNode(x, k, &job.copies[k]); err != nil {
 				return err
 			}
-			wk.cur.copies[k] = job.copies[k]
+			cur.copies[k] = job.copies[k]
 		}
 		m.NodeUpdates++
 	}
-	wk.cur.job = job.job
-	t = since(h, t, &m.Schedule)
-	if err := s.gaps.jobStart(h, wk.stream, job.job); err != nil {
+	cur.job = job.job
+	return nil
+}
+
+// graphLaunch launches x, which holds job j, on st (between the job's
+// timing events when Gaps is on), then enqueues done behind it if done is
+// not nil.
+func (s *SET) graphLaunch(h device.Host, st device.Stream, x device.GraphExec, j int, m *Metrics, done func()) error {
+	if err := s.gaps.jobStart(h, st, j); err != nil {
 		return err
 	}
-	t = h.Now()
-	if err := h.GraphLaunch(wk.exec, wk.stream); err != nil {
+	t := h.Now()
+	if err := h.GraphLaunch(x, st); err != nil {
 		return err
-	}
-	t = since(h, t, &m.Schedule)
-	if err := s.gaps.jobEnd(h, wk.stream, job.job); err != nil {
-		return err
-	}
-	t = h.Now()
-	if done != nil {
-		if err := h.HostFunc(wk.stream, done); err != nil {
-			return err
-		}
 	}
 	since(h, t, &m.Schedule)
+	if err := s.gaps.jobEnd(h, st, j); err != nil {
+		return err
+	}
+	if done != nil {
+		t = h.Now()
+		if err := h.HostFunc(st, done); err != nil {
+			return err
+		}
+		since(h, t, &m.Schedule)
+	}
 	return nil
 }

@@ -43,6 +43,9 @@ func (s *SET) workerLoop(h device.Host, wk *worker) error {
 	if _, ok := h.Get(s.start[wk.id]); !ok {
 		return nil // released by Cleanup without a Run
 	}
+	if s.Ring > 0 {
+		return s.ringWorkerLoop(h, wk)
+	}
 	m := &wk.metrics
 	*m = Metrics{}
 	inFlight, uncovered := 0, 0 // jobs in flight; of them, not yet behind a callback
