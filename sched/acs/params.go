@@ -46,6 +46,11 @@ type Params struct {
 	// updating its nodes' parameters, instead of capturing and
 	// instantiating every batch. Needs Batch > 1.
 	GraphCache bool `yaml:"graph_cache"`
+	// Dispatch is window (the paper: a window thread hands kernels to the
+	// scheduler threads and learns of their completions) or shared (the
+	// scheduler threads share the window under a lock and each takes its
+	// own next kernel); "" is window.
+	Dispatch Dispatch `yaml:"dispatch"`
 	// CheckCost charges each insertion's dependency check to the window
 	// thread (CheckCost); turning it off models a free check. It only
 	// matters on the simulator: on a GPU the check takes its real time.
@@ -56,7 +61,7 @@ type Params struct {
 // scheduler threads with one kernel in flight each, completion by stream
 // synchronization, the measured check cost.
 func DefaultParams() Params {
-	return Params{Window: 32, Threads: 4, Completion: CompletionSync, InFlight: 1, CheckCost: true}
+	return Params{Window: 32, Threads: 4, Completion: CompletionSync, InFlight: 1, Dispatch: DispatchWindow, CheckCost: true}
 }
 
 // Validate reports the first invalid parameter.
@@ -78,6 +83,15 @@ func (p *Params) Validate() error {
 	default:
 		return fmt.Errorf("acs-sw: completion must be sync, event or callback, got %q", p.Completion)
 	}
+	switch p.Dispatch {
+	case "", DispatchWindow:
+	case DispatchShared:
+		if p.Batch > 1 {
+			return fmt.Errorf("acs-sw: dispatch shared launches kernels one by one; batch must be 0 or 1, got %d", p.Batch)
+		}
+	default:
+		return fmt.Errorf("acs-sw: dispatch must be window or shared, got %q", p.Dispatch)
+	}
 	return nil
 }
 
@@ -97,6 +111,9 @@ func (p Params) Name() string {
 	}
 	if p.Waits {
 		b.WriteString(",waits")
+	}
+	if p.Dispatch == DispatchShared {
+		b.WriteString(",shared")
 	}
 	if p.Batch > 1 {
 		fmt.Fprintf(&b, ",batch=%d", p.Batch)

@@ -39,6 +39,25 @@ func variants() []Params {
 		with(func(p *Params) { p.Completion = CompletionCallback; p.InFlight = 3; p.Waits = true; p.Threads = 8 }),
 		with(func(p *Params) { p.InFlight = 2; p.Waits = true; p.Batch = 4; p.GraphCache = true }),
 		with(func(p *Params) { p.Window = 0 }),
+		with(func(p *Params) { p.Dispatch = DispatchShared }),
+		with(func(p *Params) { p.Dispatch = DispatchShared; p.Threads = 1 }),
+		with(func(p *Params) { p.Dispatch = DispatchShared; p.Completion = CompletionEvent; p.InFlight = 4 }),
+		with(func(p *Params) { p.Dispatch = DispatchShared; p.Completion = CompletionCallback; p.Window = 8 }),
+		with(func(p *Params) { p.Dispatch = DispatchShared; p.InFlight = 4; p.Waits = true }),
+		with(func(p *Params) {
+			p.Dispatch = DispatchShared
+			p.Completion = CompletionEvent
+			p.InFlight = 8
+			p.Waits = true
+			p.Threads = 8
+		}),
+		with(func(p *Params) {
+			p.Dispatch = DispatchShared
+			p.Completion = CompletionCallback
+			p.InFlight = 3
+			p.Waits = true
+			p.Threads = 8
+		}),
 	}
 }
 
@@ -158,21 +177,53 @@ func TestEveryVariantIsRaceFreeOnTheSimulator(t *testing.T) {
 
 func TestIgnoringDependenciesIsCaught(t *testing.T) {
 	// The negative control for the test above: the same scheduler told
-	// that no operation touches memory races, and the checker sees it.
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
-	s, err := NewSW(DefaultParams())
-	require.NoError(t, err)
-	s.access = func(*workloads.Instance, int) []device.Arg { return nil }
+	// that no operation touches memory races, and the checker sees it,
+	// under either dispatch.
 	// In group order consecutive kernels conflict, so ignoring that
 	// overlaps them at once.
 	p := rl.DefaultParams()
 	p.Envs, p.EnvsPerGroup, p.Steps, p.Order = 32, 8, 1, "group"
 	prog, err := rl.Generate(p, 3)
 	require.NoError(t, err)
-	r, err := run(t, dev, prog, s)
+	shared := DefaultParams()
+	shared.Dispatch = DispatchShared
+	sharedWaits := shared
+	sharedWaits.Completion, sharedWaits.InFlight, sharedWaits.Waits, sharedWaits.Threads = CompletionEvent, 8, true, 8
+	for _, prm := range []Params{DefaultParams(), shared, sharedWaits} {
+		dev, err := sim.NewNamed("h100")
+		require.NoError(t, err)
+		s, err := NewSW(prm)
+		require.NoError(t, err)
+		honest, err := run(t, dev, prog, s)
+		require.NoError(t, err)
+		require.Empty(t, honest.races, prm.Name())
+		s.access = func(*workloads.Instance, int) []device.Arg { return nil }
+		r, err := run(t, dev, prog, s)
+		require.NoError(t, err)
+		assert.NotEmpty(t, r.races, prm.Name())
+	}
+}
+
+func TestSharedDispatchRemovesTheHandoffs(t *testing.T) {
+	// With one scheduler thread, the paper's dispatch pays two handoffs
+	// between host threads per kernel (each a wake-up); the shared window
+	// pays none, so on short kernels it is faster.
+	prog := smallRL(t)
+	dev, err := sim.NewNamed("h100")
 	require.NoError(t, err)
-	assert.NotEmpty(t, r.races)
+	spans := map[Dispatch]time.Duration{}
+	for _, d := range []Dispatch{DispatchWindow, DispatchShared} {
+		p := DefaultParams()
+		p.Threads, p.Dispatch = 1, d
+		s, err := New(p)
+		require.NoError(t, err)
+		r, err := run(t, dev, prog, s)
+		require.NoError(t, err)
+		require.Empty(t, r.races)
+		require.Equal(t, kernelCount(prog), r.stats.Kernels)
+		spans[d] = r.makespan
+	}
+	assert.Less(t, float64(spans[DispatchShared]), 0.8*float64(spans[DispatchWindow]), "shared %v, window %v", spans[DispatchShared], spans[DispatchWindow])
 }
 
 func TestACSHWIgnoringDependenciesIsCaught(t *testing.T) {
@@ -318,7 +369,9 @@ func TestPreparedSchedulerRunsTwice(t *testing.T) {
 	prog := smallRL(t)
 	dev, err := sim.NewNamed("h100")
 	require.NoError(t, err)
-	for _, p := range []Params{DefaultParams(), variants()[7]} {
+	shared := variants()[len(variants())-2]
+	require.Equal(t, DispatchShared, shared.Dispatch)
+	for _, p := range []Params{DefaultParams(), variants()[7], shared} {
 		s, err := NewSW(p)
 		require.NoError(t, err)
 		err = dev.Run(func(h device.Host) error {
@@ -355,6 +408,8 @@ func TestParamsValidation(t *testing.T) {
 		{"cache", func(p *Params) { p.GraphCache = true }, "graph_cache needs batch"},
 		{"waits", func(p *Params) { p.Waits = true }, "waits needs inflight of at least 2"},
 		{"completion", func(p *Params) { p.Completion = "poll" }, `completion must be sync, event or callback, got "poll"`},
+		{"dispatch", func(p *Params) { p.Dispatch = "steal" }, `dispatch must be window or shared, got "steal"`},
+		{"shared batch", func(p *Params) { p.Dispatch = DispatchShared; p.Batch = 4 }, "dispatch shared launches kernels one by one; batch must be 0 or 1, got 4"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -374,6 +429,8 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "acs-sw(N=32,K=4,sync)", DefaultParams().Name())
 	p := Params{Window: 0, Threads: 8, Completion: CompletionCallback, InFlight: 4, Batch: 4, GraphCache: true}
 	assert.Equal(t, "acs-sw(N=inf,K=8,callback,inflight=4,batch=4,cached,free-check)", p.Name())
+	p = Params{Window: 32, Threads: 8, Completion: CompletionEvent, InFlight: 8, Waits: true, Dispatch: DispatchShared, CheckCost: true}
+	assert.Equal(t, "acs-sw(N=32,K=8,event,inflight=8,waits,shared)", p.Name())
 	hw, err := NewHW(DefaultHWParams())
 	require.NoError(t, err)
 	assert.Equal(t, "acs-hw(M=64)", hw.Name())
@@ -396,6 +453,14 @@ func TestEventWaitsRaceFreeOnFullPrograms(t *testing.T) {
 		with(func(q *Params) { q.Completion = CompletionEvent; q.InFlight = 4; q.Waits = true }),
 		with(func(q *Params) { q.Completion = CompletionCallback; q.InFlight = 4; q.Waits = true }),
 		with(func(q *Params) { q.Completion = CompletionEvent; q.InFlight = 8; q.Waits = true; q.Threads = 8 }),
+		with(func(q *Params) {
+			q.Completion = CompletionEvent
+			q.InFlight = 8
+			q.Waits = true
+			q.Threads = 8
+			q.Dispatch = DispatchShared
+		}),
+		with(func(q *Params) { q.InFlight = 4; q.Waits = true; q.Dispatch = DispatchShared }),
 	} {
 		for _, cfg := range []string{"rtx3070", "h100"} {
 			dev, err := sim.NewNamed(cfg)

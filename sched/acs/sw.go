@@ -178,6 +178,9 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 			}
 		}()
 	}
+	if s.p.Dispatch == DispatchShared {
+		return s.runShared(h, in)
+	}
 	w := newWindow(in.N(), s.p.Window, func(k int) []device.Arg { return s.access(in, k) }, s.p.CheckCost)
 	inflight := make([]int, s.p.Threads)
 	outstanding := 0
@@ -317,7 +320,25 @@ func (s *SW) waitTarget(w *window, k int, inflight []int, recorded []device.Even
 	if t < 0 {
 		return 0, nil, false
 	}
-	last := make([]int, len(inflight))
+	waits, _ := waitsOn(w, k, t, len(inflight), recorded)
+	return t, waits, true
+}
+
+// waitsOn reports whether every unfinished upstream operation of pending
+// operation k has been launched with its event recorded, and the events a
+// launch of k on stream t must wait on: that of the last-issued upstream
+// operation of every other stream (stream order covers the ones issued
+// before it there, and t's own). t < 0 asks only whether k is eligible.
+func waitsOn(w *window, k, t, streams int, recorded []device.Event) ([]device.Event, bool) {
+	for _, u := range w.up[k] {
+		if w.state[u] != stateIssued || recorded[u] == nil {
+			return nil, false
+		}
+	}
+	if t < 0 {
+		return nil, true
+	}
+	last := make([]int, streams)
 	for c := range last {
 		last[c] = -1
 	}
@@ -332,7 +353,7 @@ func (s *SW) waitTarget(w *window, k int, inflight []int, recorded []device.Even
 			waits = append(waits, recorded[u])
 		}
 	}
-	return t, waits, true
+	return waits, true
 }
 
 // threadState is a scheduler thread's own: its stream and its graph cache.
@@ -356,10 +377,12 @@ func (s *SW) threadMain(t int) func(h device.Host) error {
 			}
 			s.done.Put(exitMsg{t})
 		}()
-		switch s.p.Completion {
-		case CompletionSync:
+		switch {
+		case s.p.Dispatch == DispatchShared:
+			ts.loopShared()
+		case s.p.Completion == CompletionSync:
 			ts.loopSync()
-		case CompletionEvent:
+		case s.p.Completion == CompletionEvent:
 			ts.loopEvent()
 		default:
 			ts.loopCallback()
@@ -508,7 +531,9 @@ func (ts *threadState) launch(j *job) error {
 		if err := h.Record(j.event, st); err != nil {
 			return err
 		}
-		ts.s.done.Put(launchedMsg{j})
+		if ts.s.p.Dispatch != DispatchShared {
+			ts.s.done.Put(launchedMsg{j})
+		}
 	}
 	return nil
 }
