@@ -25,7 +25,9 @@ schedulers:
   - {name: acs-sw-N8, kind: acs-sw, params: {window: 8}}
   - {name: acs-sw-K2, kind: acs-sw, params: {threads: 2}}
   - {name: acs-sw-inflight4, kind: acs-sw, params: {inflight: 4}}
+  - {name: acs-sw-shared, kind: acs-sw, params: {dispatch: shared}}
   - {name: acs-hw, kind: acs-hw}
+  - {name: acs-hw-checkers2, kind: acs-hw, params: {checkers: 2}}
 devices: [h100]
 `
 
@@ -38,7 +40,7 @@ func TestRunAndReport(t *testing.T) {
 
 	res, err := experiments.ReadResults(js)
 	require.NoError(t, err)
-	require.Len(t, res.Rows, 12)
+	require.Len(t, res.Rows, 16)
 	for _, row := range res.Rows {
 		assert.Empty(t, row.Errors, row.Scheduler)
 		require.NotNil(t, row.Races, row.Scheduler)
@@ -53,14 +55,18 @@ func TestRunAndReport(t *testing.T) {
 	page := string(data)
 	for _, want := range []string{
 		"## Targets",
-		"| ACS-HW above ACS-SW (simulator) | h100 | ACS-HW faster than the best ACS-SW variant on ",
+		"| ACS-HW above ACS-SW, both as the paper configures them (simulator) | h100 | ACS-HW (one host thread) over ACS-SW (N=32, K=4, sync): faster on ",
+		"| ACS-HW above ACS-SW, the best variant of each beyond the paper (simulator) | h100 | best ACS-HW over best ACS-SW: faster on ",
+		"; ACS-HW with one host thread over best ACS-SW: faster on ",
+		"| acs-sw-shared |",
+		"| acs-hw-checkers2 |",
 		"### rl-physics on h100 (NVIDIA H100",
 		"Window sweep (K = 4):",
 		"Thread sweep (N = 32):",
 		"| N = 8 |",
 		"| K = 2 |",
 		"no GPU results in this report yet",
-		"Race checker: 0 races over 12 simulator rows.",
+		"Race checker: 0 races over 16 simulator rows.",
 		"## Raw results",
 	} {
 		assert.Contains(t, page, want)
