@@ -105,10 +105,12 @@ func TestTileSyncIsRaceFreeAndBrokenPoliciesRace(t *testing.T) {
 		require.NoError(t, err)
 		return c.Program
 	}
-	// GPT-3 T = 1024: several waves, wait kernel and tile order. A small
+	// GPT-3 T = 1024: several waves, wait kernel and tile order; T = 768:
+	// the rule's own choice synchronizes it (RowSync). A small
 	// MLP in 64x64 tiles (4 x 16 tiles per GEMM at T = 256): one wave, so
 	// consumer tiles are resident and spinning while producer rows run.
 	gpt := mlp(tiles.MLPParams{Model: "gpt3", Tokens: 1024, Tile: "auto"})
+	gpt768 := mlp(tiles.MLPParams{Model: "gpt3", Tokens: 768, Tile: "auto"})
 	small := mlp(tiles.MLPParams{Model: "gpt3", Tokens: 256, Hidden: 1024, FF: 1024, Tile: "64x64"})
 	llama := mlp(tiles.MLPParams{Model: "llama", Tokens: 1024, Tile: "auto"})
 	given := func(policy string) Options {
@@ -125,7 +127,7 @@ func TestTileSyncIsRaceFreeAndBrokenPoliciesRace(t *testing.T) {
 	}{
 		{"gpt3 row", gpt, given("row"), nil},
 		{"gpt3 tile", gpt, given("tile"), nil},
-		{"gpt3 auto", gpt, Defaults(), nil},
+		{"gpt3 T=768 auto", gpt768, Defaults(), nil},
 		{"small tile", small, given("tile"), nil},
 		{"small row", small, given("row"), nil},
 		{"llama strided", llama, given("strided"), nil},

@@ -57,7 +57,11 @@ func TestGPUPoliciesMatchStreamSync(t *testing.T) {
 		{Policy: "fine", WaitKernel: "on", TileOrder: "on", IndependentFirst: "on"},
 		{Policy: "fine", WaitKernel: "on", TileOrder: "off", IndependentFirst: "off"},
 		{Policy: "row", WaitKernel: "on", TileOrder: "off", IndependentFirst: "on"},
+		// The options above poll without sleeping; these with backoff.
+		{Policy: "fine", WaitKernel: "on", TileOrder: "on", IndependentFirst: "on", PollSleepNS: DefaultPollSleepNS},
+		{Policy: "row", WaitKernel: "off", TileOrder: "off", IndependentFirst: "off", PollSleepNS: 64},
 		Defaults(),
+		{Policy: "auto", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto", PollSleepNS: DefaultPollSleepNS}, // min_gain 0
 	}
 	info := d.Info()
 	for _, prog := range progs {

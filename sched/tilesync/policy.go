@@ -133,6 +133,11 @@ func NewPair(policy Policy, prod, cons tiles.Stage) (*Pair, error) {
 		return nil, fmt.Errorf("policy %s has no tile synchronization", policy)
 	}
 	p.WaitRowStride, p.WaitColMod, p.WaitColDiv = p.PostRowStride, p.PostColMod, p.PostColDiv
+	if cols := reads / p.WaitTileK; cols > p.WaitColMod {
+		// The kernel's counter groups (tiles.cu) run 0, 1, ... in reduction
+		// order; a mapping that wrapped would revisit a group it had passed.
+		return nil, fmt.Errorf("%s: the consumer reads %d producer column tiles, more than the %d the counters distinguish", policy, cols, p.WaitColMod)
+	}
 	return p, nil
 }
 
@@ -222,47 +227,185 @@ type Choice struct {
 	WaitKernel       bool
 	TileOrder        bool
 	IndependentFirst bool
+	// Gain is the rule's estimate of the fraction of the stream-ordered
+	// time that tile synchronization recovers (WaveCounts.Gain).
+	Gain float64
 	// Why is the rule's reasoning, for result tables.
 	Why string
 }
 
-// Choose applies the package's rule (see the package comment) to a pair on
-// device in.
-func Choose(in *device.Info, prod, cons tiles.Stage) (Choice, error) {
-	wp, err := Waves(in, prod)
-	if err != nil {
-		return Choice{}, err
-	}
-	wc, err := Waves(in, cons)
-	if err != nil {
-		return Choice{}, err
-	}
-	occ, err := Occupancy(in, prod)
-	if err != nil {
-		return Choice{}, err
-	}
-	slots := occ * in.SMs
-	c := Choice{IndependentFirst: true}
-	oneWave := wp+wc <= 1
-	c.WaitKernel = !oneWave
-	c.TileOrder = wp > 1
-	fine := Finest(prod, cons)
-	rowsPerWave := float64(slots) / float64(prod.TilesN())
+// DefaultMinGain is the smallest estimated gain (WaveCounts.Gain, a
+// fraction of the stream-ordered time) for which the rule synchronizes a
+// pair. Synchronization has a price the wave model does not see: the
+// second stream, the wait kernel, the tile-order atomics, the polls, and
+// consumer blocks sharing SMs with the producer's last tiles. On the H200
+// (docs/results/cusync.md, kernels before the per-warp poll with backoff)
+// pairs with no gain to find ran 5 to 19% slower than stream order, and
+// multi-wave pairs realized their estimated gain minus 6 to 14 points,
+// except the largest (GPT-3 T = 768: estimated 14.9%, measured 13.7%).
+// 0.10 keeps the pairs whose estimate clears that overhead.
+const DefaultMinGain = 0.10
+
+// WaveCounts is what the rule reads of a pair on a device: SMs, each
+// stage's blocks per SM and tiles, the producer's tiles per row (rows
+// complete in row order under the custom tile order), the consumer's tiles
+// per row and the producer rows beyond its own that a consumer row tile
+// reads (the 3x3 halo), and one tile's work (its flops: the unit of time).
+type WaveCounts struct {
+	SMs                        int
+	ProdPerSM, ConsPerSM       int
+	ProdTiles, ConsTiles       int
+	ProdRowTiles, ConsRowTiles int
+	ConsHaloRows               int
+	ProdTileWork, ConsTileWork float64
+}
+
+// Check reports counts the model cannot use.
+func (w WaveCounts) Check() error {
 	switch {
-	case wp <= 1 && !oneWave:
-		// WaitKernel and TileOrder keep their values for a caller that
-		// synchronizes this pair anyway.
+	case w.SMs < 1 || w.ProdPerSM < 1 || w.ConsPerSM < 1:
+		return fmt.Errorf("wave counts: SMs %d and blocks per SM %d, %d must be positive", w.SMs, w.ProdPerSM, w.ConsPerSM)
+	case w.ProdTiles < 1 || w.ConsTiles < 1 || w.ProdRowTiles < 1 || w.ConsRowTiles < 1:
+		return fmt.Errorf("wave counts: tiles %d, %d and tiles per row %d, %d must be positive", w.ProdTiles, w.ConsTiles, w.ProdRowTiles, w.ConsRowTiles)
+	case w.ConsHaloRows < 0:
+		return fmt.Errorf("wave counts: halo rows %d must not be negative", w.ConsHaloRows)
+	case !(w.ProdTileWork > 0) || !(w.ConsTileWork > 0):
+		return fmt.Errorf("wave counts: tile work %g, %g must be positive", w.ProdTileWork, w.ConsTileWork)
+	}
+	return nil
+}
+
+// Waves are the producer's and the consumer's wave counts: tiles / (SMs x
+// blocks per SM).
+func (w WaveCounts) Waves() (prod, cons float64) {
+	return float64(w.ProdTiles) / float64(w.SMs*w.ProdPerSM), float64(w.ConsTiles) / float64(w.SMs*w.ConsPerSM)
+}
+
+// stageTime is a launch's time on an idle device in the rule's model: each
+// full wave takes blocks-per-SM tile times (the SM's throughput is shared
+// by its resident blocks); the last, partial wave is placed breadth first
+// (one block per SM, then a second, ...), so it takes as many tile times as
+// the most loaded SM holds blocks.
+func (w WaveCounts) stageTime(tiles, perSM int, work float64) float64 {
+	slots := w.SMs * perSM
+	t := float64(tiles/slots*perSM) * work
+	if r := tiles % slots; r > 0 {
+		t += float64((r+w.SMs-1)/w.SMs) * work
+	}
+	return t
+}
+
+// StreamTime is the stream-ordered time of the pair in the rule's model.
+func (w WaveCounts) StreamTime() float64 {
+	return w.stageTime(w.ProdTiles, w.ProdPerSM, w.ProdTileWork) + w.stageTime(w.ConsTiles, w.ConsPerSM, w.ConsTileWork)
+}
+
+// IdleSMTime is the SM time the producer's last, partial wave leaves idle:
+// its r blocks, placed breadth first, load the busiest SMs with c =
+// ceil(r / SMs) blocks for c tile times, so SMs x c - r block-times of SM
+// throughput go unused. Zero when the producer fills its last wave or fits
+// one wave (no producer row completes before its last wave ends, so no
+// consumer could run in it).
+func (w WaveCounts) IdleSMTime() float64 {
+	slots := w.SMs * w.ProdPerSM
+	full, r := w.ProdTiles/slots, w.ProdTiles%slots
+	if full == 0 || r == 0 {
+		return 0
+	}
+	c := (r + w.SMs - 1) / w.SMs
+	return float64(w.SMs*c-r) * w.ProdTileWork
+}
+
+// ReadyConsumerTiles is how many consumer tiles can run during the
+// producer's last wave: those whose producer rows (with the halo)
+// completed in the full waves before it, rows completing in order.
+func (w WaveCounts) ReadyConsumerTiles() int {
+	slots := w.SMs * w.ProdPerSM
+	rows := w.ProdTiles / slots * slots / w.ProdRowTiles
+	return min(w.ConsTiles, max(0, rows-w.ConsHaloRows)*w.ConsRowTiles)
+}
+
+// Gain is the expected fraction of the stream-ordered time that overlap
+// recovers: the idle SM time of the producer's last wave that ready
+// consumer tiles can fill, spread over all SMs, over StreamTime. It is an
+// upper bound on what synchronization can win, before its costs.
+func (w WaveCounts) Gain() float64 {
+	fill := min(w.IdleSMTime(), float64(w.ReadyConsumerTiles())*w.ConsTileWork)
+	return fill / float64(w.SMs) / w.StreamTime()
+}
+
+// CountWaves reads a pair's wave counts on device in.
+func CountWaves(in *device.Info, prod, cons tiles.Stage) (WaveCounts, error) {
+	po, err := Occupancy(in, prod)
+	if err != nil {
+		return WaveCounts{}, err
+	}
+	co, err := Occupancy(in, cons)
+	if err != nil {
+		return WaveCounts{}, err
+	}
+	w := WaveCounts{SMs: in.SMs, ProdPerSM: po, ConsPerSM: co,
+		ProdTiles: prod.NumTiles(), ConsTiles: cons.NumTiles(),
+		ProdRowTiles: prod.TilesN(), ConsRowTiles: cons.TilesN(),
+		ProdTileWork: prod.FLOPs() / float64(prod.NumTiles()), ConsTileWork: cons.FLOPs() / float64(cons.NumTiles())}
+	if cons.Kind == tiles.Conv {
+		w.ConsHaloRows = (cons.W + 1 + cons.Tile.BM - 1) / cons.Tile.BM
+	}
+	return w, w.Check()
+}
+
+// Choose applies the package's rule (see the package comment) to a pair on
+// device in, synchronizing it only when the estimated gain is at least
+// minGain (DefaultMinGain unless measured otherwise).
+func Choose(in *device.Info, prod, cons tiles.Stage, minGain float64) (Choice, error) {
+	w, err := CountWaves(in, prod, cons)
+	if err != nil {
+		return Choice{}, err
+	}
+	return Decide(w, Finest(prod, cons), minGain)
+}
+
+// Decide is the rule on wave counts alone; fine is the finest policy the
+// pair allows.
+func Decide(w WaveCounts, fine Policy, minGain float64) (Choice, error) {
+	if err := w.Check(); err != nil {
+		return Choice{}, err
+	}
+	if err := checkMinGain(minGain); err != nil {
+		return Choice{}, err
+	}
+	wp, wc := w.Waves()
+	c := Choice{IndependentFirst: true, Gain: w.Gain()}
+	// For a caller that synchronizes the pair whatever the rule says: the
+	// wait kernel unless every block is resident at once, the tile order
+	// when the producer has more than one wave of rows to complete in order.
+	c.WaitKernel = wp+wc > 1
+	c.TileOrder = wp > 1
+	rowsPerWave := float64(w.SMs*w.ProdPerSM) / float64(w.ProdRowTiles)
+	switch {
+	case wp+wc <= 1:
 		c.Policy = StreamSync
-		c.Why = fmt.Sprintf("%.2f + %.2f waves: the producer fits one wave, so its tiles finish together and leave no partial wave to fill, while spinning consumers would hold SMs: stream", wp, wc)
-	case oneWave:
-		c.Policy = fine
-		c.Why = fmt.Sprintf("both fit one wave (%.2f + %.2f): %s, no wait kernel", wp, wc, fine)
+		c.Why = fmt.Sprintf("both fit one wave (%.2f + %.2f): every producer tile finishes in the first wave, so consumers could only spin: stream", wp, wc)
+	case wp <= 1:
+		c.Policy = StreamSync
+		c.Why = fmt.Sprintf("%.2f + %.2f waves: the producer fits one wave, so its tiles finish together and leave no partial wave to fill: stream", wp, wc)
+	case c.Gain < minGain:
+		c.Policy = StreamSync
+		c.Why = fmt.Sprintf("%.2f + %.2f waves: the producer's last wave leaves %.0f%% of its SM time idle, an estimated gain of %.1f%% < min_gain %.1f%%: stream",
+			wp, wc, 100*w.IdleSMTime()/(float64(w.SMs)*w.stageTime(w.ProdTiles%(w.SMs*w.ProdPerSM), w.ProdPerSM, w.ProdTileWork)), 100*c.Gain, 100*minGain)
 	case rowsPerWave >= 2:
 		c.Policy = RowSync
-		c.Why = fmt.Sprintf("%.2f + %.2f waves; a wave holds %.1f producer rows, so rows finish in order: row", wp, wc, rowsPerWave)
+		c.Why = fmt.Sprintf("%.2f + %.2f waves, estimated gain %.1f%% >= %.1f%%; a wave holds %.1f producer rows, so rows finish in order: row", wp, wc, 100*c.Gain, 100*minGain, rowsPerWave)
 	default:
 		c.Policy = fine
-		c.Why = fmt.Sprintf("%.2f + %.2f waves; a wave holds %.1f producer rows, so consumers must start on single tiles: %s", wp, wc, rowsPerWave, fine)
+		c.Why = fmt.Sprintf("%.2f + %.2f waves, estimated gain %.1f%% >= %.1f%%; a wave holds %.1f producer rows, so consumers must start on single tiles: %s", wp, wc, 100*c.Gain, 100*minGain, rowsPerWave, fine)
 	}
 	return c, nil
+}
+
+func checkMinGain(g float64) error {
+	if !(g >= 0 && g < 1) {
+		return fmt.Errorf("min_gain %g: want a fraction of the stream-ordered time in [0, 1)", g)
+	}
+	return nil
 }

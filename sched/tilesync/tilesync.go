@@ -10,9 +10,17 @@
 // The producer runs on a high-priority stream, the consumer on a
 // low-priority one (CUDA: lower number = higher priority), so whenever an
 // SM frees up the block scheduler places the producer's remaining blocks
-// before the consumer's. A finished producer tile fences its stores and
-// increments a counter; a consumer tile spins with volatile loads until its
-// counters reach their targets. Counters are never reset: run i waits for i
+// before the consumer's. A finished producer tile posts once: a barrier,
+// then one thread fences and increments a counter. A consumer tile waits
+// only where its reduction reaches a counter group not yet known complete:
+// warp 0 polls (acquire loads) that group and the 31 after it, one lane
+// each, sleeping between polls with exponential backoff up to
+// Options.PollSleepNS, and the block learns how many groups are complete,
+// so a consumer whose producer ran ahead waits once per 32 groups, and a
+// RowSync consumer (one group) once. The weights' k-slice is loaded before
+// the wait. Everything else is the stream-ordered kernel's code path: the
+// baseline runs the same kernels with null synchronization arguments.
+// Counters are never reset: run i waits for i
 // times the tiles that post to a counter. A Policy maps tiles to counters
 // (RowSync, TileSync, StridedSync, Conv2DTileSync; see Pair), and one Pair
 // object drives both the kernels' arguments (workloads/tiles, tiles.cu) and
@@ -40,32 +48,47 @@
 //   - independent operand first: a consumer issues its weight loads before
 //     it waits, so they are in flight while it spins (R).
 //
-// # The rule (Choose)
+// # The rule (Choose, Decide)
 //
-// The gain is wave quantization: a launch of w waves takes ceil(w) rounds
-// of an idle GPU, and overlap recovers the idle part of the last one.
-// Waves come from device.Info.Occupancy (blocks per SM, from registers and
-// shared memory) and the tile counts.
+// The gain is wave quantization: waves = tiles / (SMs x blocks per SM),
+// blocks per SM from device.Info.Occupancy (registers, shared memory). In
+// stream order the producer's last, partial wave leaves SMs idle, and
+// tile synchronization lets consumer tiles whose inputs are done fill
+// them. WaveCounts models it with a tile's flops as its time and an SM's
+// throughput shared by its resident blocks: a full wave takes blocks-per-SM
+// tile times; a partial wave of r blocks is placed breadth first, so its
+// busiest SMs hold c = ceil(r / SMs) blocks for c tile times and SMs x c - r
+// block-times of SM throughput go unused (IdleSMTime: with 2 blocks per SM,
+// 24 tiles left over idle 108 of 132 SMs, 120 only 12). Consumer tiles can
+// fill that only when their producer rows (and, for a 3x3 convolution,
+// the halo rows) finished in the full waves before it, rows completing in
+// order (ReadyConsumerTiles). The expected gain is the idle time they fill,
+// spread over the SMs, over the stream-ordered time (Gain: GPT-3 T = 768
+// on 132 SMs, 1.09 + 2.18 waves: 14.9%; T = 1024, 1.45 + 2.91: 1.5%).
 //
-//   - The producer fits one wave but the pair does not (waves(P) <= 1 <
-//     waves(P) + waves(C)): the producer's tiles all run at once and finish
-//     together, so there is no partial producer wave for consumers to fill,
-//     and consumers placed early would only spin on SMs: stream order.
-//   - Both kernels fit one wave together (waves(P) + waves(C) <= 1): all
-//     blocks are resident at once, so no consumer can starve the producer:
-//     skip the wait kernel; the finest policy lets each consumer tile start
-//     the moment its own inputs exist (TileSync; StridedSync for SwiGLU;
-//     Conv2DTileSync for convolutions).
+//   - Both kernels fit one wave (waves(P) + waves(C) <= 1), or the producer
+//     does (waves(P) <= 1): every producer tile runs in the first wave and
+//     no row completes before the last producer tile starts, so consumers
+//     could only spin: stream order, the baseline's own schedule.
+//   - Estimated gain below Options.MinGain (DefaultMinGain = 0.10, the
+//     per-pair cost measured on the H200; see its comment): stream order.
 //   - Otherwise, if one wave holds at least two rows of producer tiles,
 //     rows complete in order early in each wave and a consumer loses little
 //     by waiting for its whole row: RowSync (one wait per tile, the fewest
 //     counter reads).
 //   - Otherwise a producer row spans most of a wave or more, and a
 //     consumer waiting for whole rows would wait for nearly the whole
-//     producer: the finest policy again.
-//   - The wait kernel is on unless both fit one wave; the custom tile order
-//     is on when the producer takes more than one wave; the independent
-//     operand always goes first.
+//     producer: the finest policy (TileSync; StridedSync for SwiGLU;
+//     Conv2DTileSync for convolutions).
+//   - A synchronized pair gets the wait kernel (the pair never fits one
+//     wave) and the custom tile order (the producer has more than one wave
+//     of rows to complete in order); the independent operand always goes
+//     first.
+//
+// Every fallback is the stream-ordered schedule itself (the same commands
+// on the same stream as the baseline), so auto cannot lose to stream sync
+// on those pairs beyond measurement noise; on the pairs it synchronizes it
+// loses only if synchronization costs more than MinGain.
 //
 // The baseline is the same kernels with stream synchronization: producer
 // then consumer on one stream (policy "stream").
@@ -86,11 +109,29 @@ type Options struct {
 	WaitKernel       string `yaml:"wait_kernel"`       // auto, on, off
 	TileOrder        string `yaml:"tile_order"`        // auto, on, off
 	IndependentFirst string `yaml:"independent_first"` // auto (on), on, off
+	// MinGain is the rule's threshold: the smallest estimated gain, as a
+	// fraction of the stream-ordered time, worth synchronizing for.
+	MinGain float64 `yaml:"min_gain"`
+	// PollSleepNS is the longest sleep, in nanoseconds, between two polls
+	// of a waiting consumer block (exponential backoff from 32 ns; 0:
+	// poll without sleeping).
+	PollSleepNS int `yaml:"poll_sleep_ns"`
 }
+
+// DefaultPollSleepNS caps the backoff of a waiting block's polls at 1 us:
+// about two L2 round trips, so a released consumer starts at most that
+// late (against tile times of tens to hundreds of microseconds), while a
+// block waiting for a whole producer wave reads the counters a few hundred
+// times instead of every round trip.
+const DefaultPollSleepNS = 1000
+
+// MaxPollSleepNS is the largest sleep the kernels' flags word carries.
+const MaxPollSleepNS = 1<<16 - 1
 
 // Defaults is the rule for everything.
 func Defaults() Options {
-	return Options{Policy: "auto", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"}
+	return Options{Policy: "auto", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto",
+		MinGain: DefaultMinGain, PollSleepNS: DefaultPollSleepNS}
 }
 
 func tri(name, v string) (auto, on bool, err error) {
@@ -156,6 +197,12 @@ func New(opt Options) (*Scheduler, error) {
 			return nil, err
 		}
 	}
+	if err := checkMinGain(opt.MinGain); err != nil {
+		return nil, err
+	}
+	if opt.PollSleepNS < 0 || opt.PollSleepNS > MaxPollSleepNS {
+		return nil, fmt.Errorf("poll_sleep_ns %d: want 0 (spin) to %d", opt.PollSleepNS, MaxPollSleepNS)
+	}
 	return s, nil
 }
 
@@ -166,7 +213,8 @@ func (s *Scheduler) Name() string {
 	if s.isStream() {
 		return "stream-sync"
 	}
-	return fmt.Sprintf("tilesync(policy=%s,wait=%s,order=%s,indep=%s)", s.opt.Policy, s.opt.WaitKernel, s.opt.TileOrder, s.opt.IndependentFirst)
+	return fmt.Sprintf("tilesync(policy=%s,wait=%s,order=%s,indep=%s,min_gain=%g,poll_sleep_ns=%d)", s.opt.Policy, s.opt.WaitKernel, s.opt.TileOrder,
+		s.opt.IndependentFirst, s.opt.MinGain, s.opt.PollSleepNS)
 }
 
 // Choices describes, per pair, what the scheduler chose and why (after
@@ -246,7 +294,7 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 			if info == nil {
 				return fmt.Errorf("tilesync: the rule needs the device's description (the host does not implement device.InfoHost); give policy, wait_kernel and tile_order explicitly")
 			}
-			if c, err = Choose(info, prod, cons); err != nil {
+			if c, err = Choose(info, prod, cons, s.opt.MinGain); err != nil {
 				return err
 			}
 		}
@@ -350,9 +398,11 @@ func (s *Scheduler) build(h device.Host, in *workloads.Instance, k int, pr *pair
 	ca[tiles.ArgWaitColDiv] = device.I32(int32(p.WaitColDiv))
 	ca[tiles.ArgWaitTileK] = device.I32(int32(p.WaitTileK))
 	ca[tiles.ArgWaitPer] = device.I32(int32(p.PerCounter))
+	flags := int32(s.opt.PollSleepNS) << tiles.FlagSleepShift
 	if c.IndependentFirst {
-		ca[tiles.ArgFlags] = device.I32(tiles.FlagIndependentFirst)
+		flags |= tiles.FlagIndependentFirst
 	}
+	ca[tiles.ArgFlags] = device.I32(flags)
 	psync := &ProducerSync{Pair: p, Counters: counters, Flag: c.WaitKernel,
 		Operands: [3]device.Arg{pa[tiles.ArgA], pa[tiles.ArgB], pa[tiles.ArgC]}}
 	pr.consSync = &ConsumerSync{Pair: p, Counters: counters,
@@ -370,11 +420,9 @@ func (s *Scheduler) build(h device.Host, in *workloads.Instance, k int, pr *pair
 			for i := range order {
 				order[i] = int32(i)
 			}
-			ob, err := s.upload(h, len(order), order)
-			if err != nil {
-				return err
-			}
-			side.args[tiles.ArgOrder] = device.In(ob)
+			// The kernel takes the n-th tile itself when it has an
+			// order counter and no table: the row-major order without a
+			// dependent load of the table at every block's start.
 			side.args[tiles.ArgOrderCounter] = word(counters, side.ctr, device.ReadWrite)
 			*side.order = order
 		}

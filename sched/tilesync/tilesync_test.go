@@ -2,6 +2,7 @@ package tilesync
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -120,19 +121,23 @@ func TestChooseRule(t *testing.T) {
 		name        string
 		model       string
 		tokens      int
+		minGain     float64
 		policy      Policy
 		wait, order bool
 	}
 	for _, c := range []tc{
-		{"gpt3 T=1: one wave", "gpt3", 1, TileSync, false, false},
-		{"gpt3 T=512: producer in one wave, pair in two", "gpt3", 512, StreamSync, true, false},
-		{"gpt3 T=2048: 5 rows a wave", "gpt3", 2048, RowSync, true, true},
-		{"llama T=16: one wave", "llama", 16, StridedSync, false, false},
-		{"llama T=1024", "llama", 1024, RowSync, true, true},
+		{"gpt3 T=1: one wave", "gpt3", 1, DefaultMinGain, StreamSync, false, false},
+		{"gpt3 T=512: producer in one wave, pair in two", "gpt3", 512, DefaultMinGain, StreamSync, true, false},
+		{"gpt3 T=768: 24 producer tiles in the last wave", "gpt3", 768, DefaultMinGain, RowSync, true, true},
+		{"gpt3 T=2048: last wave nearly full", "gpt3", 2048, DefaultMinGain, StreamSync, true, true},
+		{"gpt3 T=2048, min_gain 0", "gpt3", 2048, 0, RowSync, true, true},
+		{"llama T=16: one wave", "llama", 16, DefaultMinGain, StreamSync, false, false},
+		{"llama T=1024: gain 7.6%", "llama", 1024, DefaultMinGain, StreamSync, true, true},
+		{"llama T=1024, min_gain 0.05", "llama", 1024, 0.05, RowSync, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, q := mlp(c.model, c.tokens)
-			ch, err := Choose(in, p, q)
+			ch, err := Choose(in, p, q, c.minGain)
 			require.NoError(t, err)
 			assert.Equal(t, c.policy, ch.Policy, ch.Why)
 			assert.Equal(t, c.wait, ch.WaitKernel, ch.Why)
@@ -140,14 +145,118 @@ func TestChooseRule(t *testing.T) {
 			assert.True(t, ch.IndependentFirst)
 		})
 	}
-	// A producer row wider than a wave: 2 rows of 512 column tiles, each
-	// more than the 264 resident slots.
 	wide := gemm(t, tiles.Tile{BM: 128, BN: 128}, 256, 65536, 64, tiles.APlain)
-	wc := gemm(t, tiles.Tile{BM: 128, BN: 128}, 256, 128, 65536, tiles.APlain)
-	ch, err := Choose(in, wide, wc)
-	require.NoError(t, err)
-	assert.Equal(t, TileSync, ch.Policy, ch.Why)
-	assert.Equal(t, 2, mustOcc(t, in, wide), "112 registers x 256 threads: 2 blocks per H100 SM")
+	assert.Equal(t, 2, mustOcc(t, in, wide), "114 registers x 256 threads: 2 blocks per H100 SM")
+	_, err := Choose(in, wide, wide, -0.5)
+	assert.ErrorContains(t, err, "min_gain -0.5")
+}
+
+// TestDecideFromWaveCounts checks the rule's arithmetic on hand-computed
+// wave counts (see WaveCounts for the model).
+func TestDecideFromWaveCounts(t *testing.T) {
+	// GPT-3 T = 768 on 132 SMs, 2 blocks each (264 slots), tile work in
+	// units of a consumer tile (K = 6144; the producer's K = 12288 is 2):
+	// producer 288 tiles = 1 full wave (2 x 2 = 4) + 24 alone on 24 SMs
+	// (2): 6; consumer 576 = 2 full waves (2 x 2 x 1 = 4) + 48 alone (1):
+	// 5. Stream time 11. The last producer wave leaves 132 - 24 = 108 SMs
+	// idle for 2: 216; 264 / 48 = 5 rows are done, 480 consumer tiles
+	// ready (480 >= 216). Gain = 216 / 132 / 11 = 0.1488.
+	gpt768 := WaveCounts{SMs: 132, ProdPerSM: 2, ConsPerSM: 2, ProdTiles: 288, ConsTiles: 576,
+		ProdRowTiles: 48, ConsRowTiles: 96, ProdTileWork: 2, ConsTileWork: 1}
+	// T = 1024: 384 producer tiles, 120 in the last wave on 120 SMs: 12
+	// idle SMs x 2 = 24. Stream: 4 + 2 + (768 = 2 full waves: 4, + 240 > 132
+	// on up to 2 per SM: 2) = 12. Gain = 24 / 132 / 12 = 0.01515.
+	gpt1024 := gpt768
+	gpt1024.ProdTiles, gpt1024.ConsTiles = 384, 768
+	// 4 SMs x 1 slot, producer rows of 3 tiles (1.33 rows a wave), 2 rows:
+	// 1.5 waves, the last 2 tiles leave 2 SMs idle for 1: 2. One row done
+	// by then: 4 ready consumer tiles of work 1. Stream: 1 + 1 + 8 / 4 = 4.
+	// Gain = 2 / 4 / 4 = 0.125, rows too wide to wait for: the finest.
+	narrow := WaveCounts{SMs: 4, ProdPerSM: 1, ConsPerSM: 1, ProdTiles: 6, ConsTiles: 8,
+		ProdRowTiles: 3, ConsRowTiles: 4, ProdTileWork: 1, ConsTileWork: 1}
+	// The same with a 3x3 halo of one row: no consumer row is ready.
+	haloed := narrow
+	haloed.ConsHaloRows = 1
+	// Both fit one wave; the producer alone fits one wave.
+	oneWave := WaveCounts{SMs: 132, ProdPerSM: 3, ConsPerSM: 3, ProdTiles: 48, ConsTiles: 96,
+		ProdRowTiles: 48, ConsRowTiles: 96, ProdTileWork: 2, ConsTileWork: 1}
+	prodOne := gpt768
+	prodOne.ProdTiles, prodOne.ConsTiles = 192, 384
+	for _, c := range []struct {
+		name      string
+		w         WaveCounts
+		fine      Policy
+		minGain   float64
+		gain      float64
+		policy    Policy
+		wait, ord bool
+	}{
+		{"gpt3 T=768", gpt768, TileSync, DefaultMinGain, 216.0 / 132 / 11, RowSync, true, true},
+		{"gpt3 T=1024", gpt1024, TileSync, DefaultMinGain, 24.0 / 132 / 12, StreamSync, true, true},
+		{"gpt3 T=1024, min_gain 0.01", gpt1024, TileSync, 0.01, 24.0 / 132 / 12, RowSync, true, true},
+		{"wide rows", narrow, StridedSync, DefaultMinGain, 0.125, StridedSync, true, true},
+		{"wide rows, min_gain 0.2", narrow, StridedSync, 0.2, 0.125, StreamSync, true, true},
+		{"halo not done", haloed, Conv2DTileSync, 0, 0, Conv2DTileSync, true, true},
+		{"both in one wave", oneWave, TileSync, 0, 0, StreamSync, false, false},
+		{"producer in one wave", prodOne, TileSync, 0, 0, StreamSync, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch, err := Decide(c.w, c.fine, c.minGain)
+			require.NoError(t, err)
+			assert.InDelta(t, c.gain, ch.Gain, 1e-12, ch.Why)
+			assert.Equal(t, c.policy, ch.Policy, ch.Why)
+			assert.Equal(t, c.wait, ch.WaitKernel, ch.Why)
+			assert.Equal(t, c.ord, ch.TileOrder, ch.Why)
+		})
+	}
+	wp, wc := gpt768.Waves()
+	assert.InDelta(t, 288.0/264, wp, 1e-12)
+	assert.InDelta(t, 576.0/264, wc, 1e-12)
+	assert.InDelta(t, 11.0, gpt768.StreamTime(), 1e-12)
+	assert.InDelta(t, 216.0, gpt768.IdleSMTime(), 1e-12)
+	assert.Equal(t, 480, gpt768.ReadyConsumerTiles())
+}
+
+func TestDecideRejectsBadInput(t *testing.T) {
+	ok := WaveCounts{SMs: 4, ProdPerSM: 1, ConsPerSM: 1, ProdTiles: 6, ConsTiles: 8, ProdRowTiles: 3, ConsRowTiles: 4, ProdTileWork: 1, ConsTileWork: 1}
+	for _, c := range []struct {
+		name    string
+		edit    func(w *WaveCounts)
+		minGain float64
+		want    string
+	}{
+		{"no SMs", func(w *WaveCounts) { w.SMs = 0 }, 0.1, "SMs 0"},
+		{"no producer tiles", func(w *WaveCounts) { w.ProdTiles = 0 }, 0.1, "tiles 0, 8"},
+		{"negative halo", func(w *WaveCounts) { w.ConsHaloRows = -1 }, 0.1, "halo rows -1"},
+		{"NaN work", func(w *WaveCounts) { w.ConsTileWork = math.NaN() }, 0.1, "tile work 1, NaN"},
+		{"min_gain 1", func(*WaveCounts) {}, 1, "min_gain 1: want a fraction"},
+		{"min_gain NaN", func(*WaveCounts) {}, math.NaN(), "min_gain NaN"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := ok
+			c.edit(&w)
+			_, err := Decide(w, TileSync, c.minGain)
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+	for _, c := range []struct {
+		opt  func(o *Options)
+		want string
+	}{
+		{func(o *Options) { o.MinGain = -0.1 }, "min_gain -0.1"},
+		{func(o *Options) { o.MinGain = 1.5 }, "min_gain 1.5"},
+		{func(o *Options) { o.PollSleepNS = -1 }, "poll_sleep_ns -1: want 0 (spin) to 65535"},
+		{func(o *Options) { o.PollSleepNS = 70000 }, "poll_sleep_ns 70000"},
+	} {
+		o := Defaults()
+		c.opt(&o)
+		_, err := New(o)
+		assert.ErrorContains(t, err, c.want)
+	}
+	o := Defaults()
+	o.PollSleepNS = 0
+	_, err := New(o)
+	assert.NoError(t, err, "0 polls without sleeping")
 }
 
 func mustOcc(t *testing.T, in *device.Info, s tiles.Stage) int {

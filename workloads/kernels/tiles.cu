@@ -40,6 +40,9 @@ using namespace nvcuda;
 // before waiting for the producer, so its loads are in flight while the
 // block spins.
 #define FLAG_INDEPENDENT_FIRST 1
+// flags bits 16..31: the longest sleep between two polls of a waiting
+// block, in nanoseconds (0: poll without sleeping).
+#define FLAG_SLEEP_SHIFT 16
 
 struct TileParams {
     const half* A;
@@ -70,20 +73,47 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 __device__ __forceinline__ float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + __expf(-x)); }
 
-// Spins (thread 0) until counters[pm*rowStride + col] >= target for every
-// producer row tile pm in [lo, hi], then fences so the block's following
-// loads see the producer's stores.
-__device__ __forceinline__ void tiles_wait_counters(const unsigned* counters, int lo, int hi, int rowStride, int col,
-                                                    unsigned target) {
-    if (threadIdx.x == 0) {
-        for (int pm = lo; pm <= hi; pm++) {
-            const volatile unsigned* c = counters + (size_t)pm * rowStride + col;
-            while (*c < target) {
+// Acquire load of a counter at GPU scope: the producer's stores that
+// precede its release (fence + atomicAdd) are visible to this thread, and,
+// through the __syncthreads that follows every wait, to the whole block.
+__device__ __forceinline__ unsigned tiles_ld_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// Waits until counter group g is complete and returns how many groups,
+// from g on, are complete (the block may skip waiting for them). Warp 0
+// polls: lane l reads group g + l on every producer row tile pm in
+// [lo, hi], so one poll answers up to 32 groups and a consumer whose
+// producer has run ahead waits once per 32 groups rather than once per
+// group. Between polls the warp sleeps with exponential backoff up to
+// maxSleepNs (0: spin), so hundreds of waiting blocks do not queue on the
+// L2 slice holding the counters ahead of the producer's own loads. The
+// other warps wait at __syncthreads; the result is passed through slot,
+// a shared word that the caller alternates between waits so that a slow
+// warp's read of the last result cannot race the next write.
+__device__ __forceinline__ int tiles_wait_groups(const unsigned* counters, int g, int numGroups, int lo, int hi,
+                                                 int rowStride, unsigned target, unsigned maxSleepNs, int* slot) {
+    if (threadIdx.x < 32) {
+        const int mine = g + (int)threadIdx.x;
+        unsigned sleepNs = 32;
+        int ready;
+        for (;;) {
+            bool ok = mine < numGroups;
+            for (int pm = lo; ok && pm <= hi; pm++) ok = tiles_ld_acquire(counters + (size_t)pm * rowStride + mine) >= target;
+            const unsigned missing = __ballot_sync(0xffffffffu, !ok);
+            ready = missing == 0 ? 32 : __ffs(missing) - 1;
+            if (ready > 0) break;
+            if (maxSleepNs != 0) {
+                __nanosleep(sleepNs);
+                sleepNs = sleepNs * 2 > maxSleepNs ? maxSleepNs : sleepNs * 2;
             }
         }
-        __threadfence();
+        if (threadIdx.x == 0) *slot = g + ready;
     }
     __syncthreads();
+    return *slot;
 }
 
 template <int BM, int BN>
@@ -163,6 +193,7 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
 
     __shared__ __align__(128) unsigned char smem[S::SMEM_BYTES];
     __shared__ int sTile;
+    __shared__ int sReady[2];
     half* sA = reinterpret_cast<half*>(smem);
     half* sB = sA + 2 * S::A_STAGE;
 
@@ -174,7 +205,12 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
     if (threadIdx.x == 0) {
         if (p.startFlag != nullptr && *(volatile unsigned*)p.startFlag < p.iter) atomicMax(p.startFlag, p.iter);
         int t = blockIdx.y * gridDim.x + blockIdx.x;
-        if (p.order != nullptr) t = p.order[atomicAdd(p.orderCounter, 1u) % (unsigned)numTiles];
+        if (p.orderCounter != nullptr) {
+            // The n-th block to start takes position n of the order: the
+            // table's tile, or tile n itself (row-major) without a table.
+            const unsigned pos = atomicAdd(p.orderCounter, 1u) % (unsigned)numTiles;
+            t = p.order != nullptr ? p.order[pos] : (int)pos;
+        }
         sTile = t;
     }
     __syncthreads();
@@ -218,7 +254,18 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
         pmLo = lo / BM;
         pmHi = hi / BM;
     }
-    int lastGroup = -1;
+    // Counter groups in reduction order: group g covers producer column
+    // tiles [g*waitColDiv, (g+1)*waitColDiv) (sched/tilesync checks that the
+    // reduction never wraps past waitColMod). Groups below readyGroups are
+    // known complete; the block waits only when it reaches one that is not.
+    int numGroups = 0, readyGroups = 0, waits = 0;
+    const unsigned target = p.iter * p.waitPer;
+    const unsigned maxSleepNs = (unsigned)p.flags >> FLAG_SLEEP_SHIFT;
+    if (waiting) {
+        int cols = (p.conv ? p.cin : p.K) / p.waitTileK;
+        if (cols > p.waitColMod) cols = p.waitColMod;
+        numGroups = (cols + p.waitColDiv - 1) / p.waitColDiv;
+    }
 
     auto issue = [&](int kt, int stage) {
         int k0, rs = 0, brow, chan;
@@ -235,17 +282,17 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
         }
         half* a = sA + stage * S::A_STAGE;
         half* b = sB + stage * S::B_STAGE;
-        bool needWait = false;
-        int group = 0;
-        if (waiting) {
-            group = ((chan / p.waitTileK) % p.waitColMod) / p.waitColDiv;
-            needWait = group != lastGroup;
-        }
-        if (needWait) {
-            if (p.flags & FLAG_INDEPENDENT_FIRST) tiles_load_b<BM, BN>(p, b, brow, n0);
-            tiles_wait_counters(p.wait, pmLo, pmHi, p.waitRowStride, group, p.iter * p.waitPer);
-            lastGroup = group;
-            if (!(p.flags & FLAG_INDEPENDENT_FIRST)) tiles_load_b<BM, BN>(p, b, brow, n0);
+        // The only difference from a stream-ordered run: before loading a
+        // k-slice of a group not yet known complete, wait for it (with the
+        // weights' slice already in flight when FLAG_INDEPENDENT_FIRST).
+        const int group = waiting ? ((chan / p.waitTileK) % p.waitColMod) / p.waitColDiv : 0;
+        if (waiting && group >= readyGroups) {
+            const bool indepFirst = (p.flags & FLAG_INDEPENDENT_FIRST) != 0;
+            if (indepFirst) tiles_load_b<BM, BN>(p, b, brow, n0);
+            readyGroups = tiles_wait_groups(p.wait, group, numGroups, pmLo, pmHi, p.waitRowStride, target, maxSleepNs,
+                                            &sReady[waits & 1]);
+            waits++;
+            if (!indepFirst) tiles_load_b<BM, BN>(p, b, brow, n0);
         } else {
             tiles_load_b<BM, BN>(p, b, brow, n0);
         }
@@ -316,11 +363,14 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
         }
     }
 
-    // Post: every thread's stores are fenced before thread 0 counts the tile.
+    // Post once per tile: the barrier orders every thread's stores before
+    // thread 0's fence, and the fence orders them before the counter's
+    // increment (the pattern of cooperative groups' grid sync), so one
+    // fence per tile, not one per thread.
     if (p.post != nullptr) {
-        __threadfence();
         __syncthreads();
         if (threadIdx.x == 0) {
+            __threadfence();
             atomicAdd(p.post + (size_t)tm * p.postRowStride + (tn % p.postColMod) / p.postColDiv, 1u);
         }
     }
@@ -350,8 +400,8 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
     p.startFlag = startFlag;                                                                        \
     p.flags = flags;
 
-#define TILES_GEMM(BM, BN)                                                                                        \
-    extern "C" __global__ void __launch_bounds__(TILES_THREADS) tiles_gemm_##BM##x##BN(                         \
+#define TILES_GEMM(BM, BN, MINB)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(TILES_THREADS, MINB) tiles_gemm_##BM##x##BN(                         \
         const half* A, const half* B, half* C, int M, int N, int K, int lda, int amode, int epi, TILES_SYNC_PARAMS) { \
         TileParams p;                                                                                             \
         p.A = A;                                                                                                  \
@@ -369,8 +419,8 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
         tiles_body<BM, BN>(p);                                                                                    \
     }
 
-#define TILES_CONV(BM, BN)                                                                                        \
-    extern "C" __global__ void __launch_bounds__(TILES_THREADS) tiles_conv_##BM##x##BN(                         \
+#define TILES_CONV(BM, BN, MINB)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(TILES_THREADS, MINB) tiles_conv_##BM##x##BN(                         \
         const half* X, const half* Wt, half* Y, int nb, int H, int W, int cin, int cout, int epi, TILES_SYNC_PARAMS) { \
         TileParams p;                                                                                             \
         p.A = X;                                                                                                  \
@@ -391,14 +441,18 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
         tiles_body<BM, BN>(p);                                                                                    \
     }
 
-TILES_GEMM(128, 128)
-TILES_GEMM(64, 128)
-TILES_GEMM(32, 128)
-TILES_GEMM(64, 64)
-TILES_CONV(128, 128)
-TILES_CONV(64, 128)
-TILES_CONV(32, 128)
-TILES_CONV(64, 64)
+// The third argument is the blocks per SM the register budget must allow
+// (65536 registers / 256 threads: 128 per thread for 2 blocks, 80 for 3,
+// 64 for 4: what each shape reached before the synchronization code grew),
+// so that the synchronization code never costs a tile shape a block per SM.
+TILES_GEMM(128, 128, 2)
+TILES_GEMM(64, 128, 3)
+TILES_GEMM(32, 128, 3)
+TILES_GEMM(64, 64, 3)
+TILES_CONV(128, 128, 2)
+TILES_CONV(64, 128, 3)
+TILES_CONV(32, 128, 4)
+TILES_CONV(64, 64, 4)
 
 // cuSync's wait kernel: one thread on the consumer's stream, ahead of the
 // consumer, spins until the producer's first block has started (the

@@ -255,6 +255,11 @@ const (
 // weights) before it waits for the producer.
 const FlagIndependentFirst = 1
 
+// FlagSleepShift positions, in the flags word, a waiting block's longest
+// sleep between polls in nanoseconds (bits 16 to 31; 0 polls without
+// sleeping).
+const FlagSleepShift = 16
+
 // Op builds the program operation that runs s reading buffers a and b and
 // writing buffer c, with no synchronization arguments set.
 func (s Stage) Op(name string, a, b, c int) (workloads.Op, error) {
