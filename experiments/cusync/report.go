@@ -36,8 +36,11 @@ accumulation, wmma) and the workloads of workloads/tiles.
 - **stream-sync** (baseline): producer then consumer on one stream, the same
   kernels with null synchronization arguments.
 - **tilesync(policy=...)**: producer on a high-priority stream, consumer on a
-  low-priority one; a finished producer tile fences and increments a
-  counter; a consumer tile spins until its counters reach run number x tiles
+  low-priority one; a finished producer tile posts once (barrier, one
+  fence, one increment); where a consumer tile's reduction reaches a
+  counter group not yet known complete, its warp 0 polls that group and
+  the next 31 (acquire loads, sleeping between polls with backoff up to
+  poll_sleep_ns, default 1000) until the counters reach run number x tiles
   per counter. Policies: row (RowSync), tile (TileSync), strided
   (StridedSync, LLaMA's gate|up halves), conv2d (Conv2DTileSync, with the 3x3
   halo), fine (the finest the pair allows), auto (the wave-count rule of the
@@ -240,6 +243,40 @@ Inputs: `)
 	}
 	if nd == 0 {
 		b.WriteString("(no simulator results given)\n")
+	}
+	b.WriteString("## Auto's fallbacks\n\n")
+	b.WriteString("The rule (sched/tilesync package comment) runs a pair in stream order, the baseline's own schedule, unless the producer has more than one wave and the idle SM time of its last wave gives an estimated gain of at least min_gain; so auto's fallback rows can differ from stream-sync only by measurement noise. Per device: the fallback rows' speedups, and the synchronized rows' (the raw rows give the rule's estimate for each).\n\n")
+	for _, d := range devices {
+		var fb []float64
+		var synced []string
+		for _, w := range workloads {
+			k := key{w, d}
+			row, ok := rows[k]["auto"]
+			sp, ok2 := speedup(k, "auto")
+			if !ok || !ok2 {
+				continue
+			}
+			if len(row.Choices) > 0 && strings.Contains(row.Choices[0], ": stream (") {
+				fb = append(fb, sp)
+			} else {
+				synced = append(synced, fmt.Sprintf("%s %.3fx", w, sp))
+			}
+		}
+		if len(fb) == 0 && len(synced) == 0 {
+			continue
+		}
+		sort.Float64s(fb)
+		fmt.Fprintf(&b, "- %s: %d fallbacks", d, len(fb))
+		if len(fb) > 0 {
+			fmt.Fprintf(&b, " (%.3fx - %.3fx)", fb[0], fb[len(fb)-1])
+		}
+		fmt.Fprintf(&b, "; synchronized: %s\n", strings.Join(append(synced, "none")[:max(1, len(synced))], ", "))
+		for _, w := range workloads {
+			if row, ok := rows[key{w, d}]["auto"]; ok && !strings.Contains(row.Desc, "poll_sleep_ns") {
+				fmt.Fprintf(&b, "- %s: these rows were measured with the kernels and rule before the poll backoff and min_gain (their scheduler descriptions name neither): the rule then synchronized every multi-wave pair and the one-wave pairs too\n", d)
+				break
+			}
+		}
 	}
 	b.WriteString(`
 ## Notes
