@@ -35,6 +35,15 @@
 //     completions reach the host: the GPU resolves the dependency, as the
 //     hardware queue of ACS-HW does, at the price of a record per launch
 //     and a wait per cross-stream dependency.
+//   - dispatch "shared": no window thread. The K scheduler threads share
+//     the window under a lock (a queue holding one token): a thread that
+//     learns of its kernel's completion takes the lock, retires the
+//     kernel, inserts what the freed slots admit (paying the check), takes
+//     its own next kernels and launches them, with no handoff between
+//     host threads. A thread that finds the lock taken never waits for
+//     it: it leaves its news in an inbox and the holder, acting as the
+//     window thread for it, applies the news and sends it its next
+//     kernels. Composes with completion, inflight and waits (not batch).
 //   - batch > 1: an idle thread takes a short run of kernels and launches
 //     it as one CUDA graph: a ready kernel, the pending kernels whose
 //     unfinished upstream kernels are all in the run (a chain, ordered by
