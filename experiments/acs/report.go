@@ -98,11 +98,14 @@ Schedulers (configs/experiments/acs-*.yaml):
   it. Checker threads computing the lists ahead leave the submitting
   thread only the submit.
 - dispatch shared saves ACS-SW the two handoffs between host threads per
-  kernel (window thread to scheduler thread and back); on the simulator a
-  contended handoff of the window's lock costs a host thread's wake-up,
-  as every parked queue Get does there, so its gain shrinks as threads
-  contend for the lock (many threads, or waits, which take the lock once
-  per launch and once per completion).
+  kernel (window thread to scheduler thread and back, each a wake-up):
+  with one thread that is most of the cost, with four it still beats the
+  window thread. With eight threads and waits the window thread wins on the
+  simulator: it takes the checks (about 1 us per kernel) off the scheduler
+  threads, and its handoffs' wake-ups run on different threads at once,
+  while shared threads pay the checks and the lock themselves. On a GPU a
+  handoff costs a futex wake of 10-20 us unless the waiting thread spins,
+  which the simulator's queues do not model: compare the GPU rows.
 - The window sweep matters only when independent kernels are far apart in
   program order (ant-group-order); in phase order a window of 8 already
   holds more ready kernels than 4 threads can take.
