@@ -315,7 +315,7 @@ func TestACSHWUnsupportedWithoutTheQueue(t *testing.T) {
 
 func TestSimulatedRunsAreDeterministic(t *testing.T) {
 	prog := smallRL(t)
-	for _, p := range []Params{DefaultParams(), variants()[5], variants()[7]} {
+	for _, p := range []Params{DefaultParams(), variants()[5], variants()[7], variants()[len(variants())-2], variants()[len(variants())-1]} {
 		dev, err := sim.NewNamed("rtx3070")
 		require.NoError(t, err)
 		var spans []time.Duration
@@ -473,5 +473,69 @@ func TestEventWaitsRaceFreeOnFullPrograms(t *testing.T) {
 				assert.Empty(t, r.races, "%s on %s: %s", prm.Name(), cfg, name)
 			}
 		}
+	}
+}
+
+func TestALaunchFailureEndsTheRunWithItsError(t *testing.T) {
+	// One kernel with more threads per block than CUDA allows: every
+	// scheduler must return the launch's error, with nothing left
+	// running or waiting (a hang fails the test by its timeout), and stay
+	// usable for the next run.
+	good := smallRL(t)
+	bad := smallRL(t)
+	step := bad.Steps[len(bad.Steps)/2]
+	op := -1
+	for i := range step.Ops {
+		if step.Ops[i].Kind == workloads.OpKernel {
+			op = i
+		}
+	}
+	require.GreaterOrEqual(t, op, 0)
+	ops := append([]workloads.Op(nil), step.Ops...)
+	ops[op].Block = device.Dim3{X: 4096, Y: 1, Z: 1}
+	bad.Steps[len(bad.Steps)/2] = workloads.Step{Ops: ops}
+	var scheds []sched.Scheduler
+	for _, p := range []Params{DefaultParams(), variants()[7], variants()[len(variants())-6], variants()[len(variants())-2], variants()[len(variants())-1]} {
+		s, err := NewSW(p)
+		require.NoError(t, err)
+		scheds = append(scheds, s)
+	}
+	for _, c := range []int{0, 2} {
+		hw, err := NewHW(HWParams{StaleList: 64, CheckCost: true, Checkers: c})
+		require.NoError(t, err)
+		scheds = append(scheds, hw)
+	}
+	for _, s := range scheds {
+		t.Run(s.Name(), func(t *testing.T) {
+			dev, err := sim.NewNamed("h100")
+			require.NoError(t, err)
+			err = dev.Run(func(h device.Host) error {
+				prep := s.(sched.Preparer)
+				for _, c := range []struct {
+					prog *workloads.Program
+					fail bool
+				}{{bad, true}, {good, false}} {
+					in, err := workloads.Bind(h, c.prog)
+					if err != nil {
+						return err
+					}
+					if err := prep.Prepare(h, in); err != nil {
+						return err
+					}
+					err = s.Run(h, in)
+					if c.fail {
+						assert.ErrorContains(t, err, "4096")
+					} else {
+						assert.NoError(t, err)
+					}
+					if err := prep.Cleanup(h); err != nil {
+						return err
+					}
+					in.Release(h)
+				}
+				return nil
+			})
+			require.NoError(t, err)
+		})
 	}
 }
