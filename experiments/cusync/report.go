@@ -244,7 +244,7 @@ Inputs: `)
 	if nd == 0 {
 		b.WriteString("(no simulator results given)\n")
 	}
-	b.WriteString("## Auto's fallbacks\n\n")
+	b.WriteString("\n## Auto's fallbacks\n\n")
 	b.WriteString("The rule (sched/tilesync package comment) runs a pair in stream order, the baseline's own schedule, unless the producer has more than one wave and the idle SM time of its last wave gives an estimated gain of at least min_gain; so auto's fallback rows can differ from stream-sync only by measurement noise. Per device: the fallback rows' speedups, and the synchronized rows' (the raw rows give the rule's estimate for each).\n\n")
 	for _, d := range devices {
 		var fb []float64
