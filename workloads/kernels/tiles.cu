@@ -1,9 +1,10 @@
 // Module tiles: tiled fp16 GEMM and implicit-GEMM 3x3 convolution on tensor
 // cores (nvcuda::wmma, fp16 operands, fp32 accumulation; sm_80 and later for
 // cp.async), with cuSync's tile synchronization (Jangda et al., CGO 2024):
-// a producer tile posts a per-tile counter when its output is in memory, a
-// consumer tile spins on the counters its inputs come from before it loads
-// them. Counters are never reset: run i of a pair waits for i times the
+// a producer tile posts a per-tile counter when its output is in memory
+// (one fence and one increment per tile), a consumer tile waits on the
+// counters its inputs come from before it loads them (warp 0 polls, with
+// backoff, the next 32 counter groups at once: tiles_wait_groups). Counters are never reset: run i of a pair waits for i times the
 // number of tiles that post to a counter. sched/tilesync computes every
 // counter mapping below from one policy object, the same one it hands the
 // simulator through device.Launch.Sync.
@@ -14,10 +15,10 @@
 // 3x3, stride 1, padding 1, so the GEMM is [n*h*w x 9*cin] x [9*cin x cout].
 //
 // A launch has grid (tilesN, tilesM), 256 threads. Block b (linear, x
-// fastest) computes tile b, or, with an order table, the tile the table
-// holds at the position an atomic counter hands out (custom tile order:
-// tiles are taken in table order as blocks start, whatever order the
-// hardware starts them in).
+// fastest) computes tile b, or, with an order counter, the tile at the
+// position the counter hands out: the order table's entry, or with no
+// table the position itself (custom tile order: tiles are taken in order
+// as blocks start, whatever order the hardware starts them in).
 #include <cuda_fp16.h>
 #include <mma.h>
 #include <stdint.h>

@@ -17,7 +17,7 @@ func init() {
 		Source:       "tiles.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "cc14fcb76cfbab0739e7ef67504b60239092a9f64641c04b1b0e73f011f80d17",
+		SourceSHA256: "a5553cb0f8899e93f436be64a79a5d863182328b09fced96757ed37fdbbd5118",
 		ImageSHA256:  "cbde0b66f13e947c512fe59c42b588a4cbf15963dd354bcbb44fd24573722eab",
 		Image:        image_tiles,
 		Kernels: []*device.Kernel{
