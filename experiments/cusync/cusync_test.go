@@ -70,7 +70,8 @@ func TestRunAndReportOnSimulator(t *testing.T) {
 	b, err := os.ReadFile(md)
 	require.NoError(t, err)
 	s := string(b)
-	for _, want := range []string{"## gpt3", "## resnet38", "| gpt3 T=768 | 1.09 + 2.18 |", "wait kernel false: `deadlock at", "| gpt3 T=768 | h100 | strided |"} {
+	for _, want := range []string{"## gpt3", "## resnet38", "| gpt3 T=768 | 1.09 + 2.18 |", "wait kernel false: `deadlock at", "| gpt3 T=768 | h100 | strided |",
+		"- h100: 1 fallbacks (1.000x - 1.000x); synchronized: gpt3 T=768 1."} {
 		assert.True(t, strings.Contains(s, want), "report lacks %q", want)
 	}
 }
