@@ -28,8 +28,10 @@ instantiate, launch, sync per job), batching(b) (b jobs over b streams, one
 device sync per batch), queue(b) (b streams, each with a job queue and a host
 thread that syncs per job) and set(b) (b workers with a per-worker graph updated
 per job, private buffers, a free-worker pool fed by completion callbacks, work
-stealing). SET+ rows (set with depth, threaded or coalesce) are gpusched's
-refinements of SET; see sched/pipeline's package documentation.
+stealing). SET+ rows (set with depth, threaded or coalesce) and SET-ring rows
+(set with ring: per-worker graph execs prepared only once their previous
+launch is complete) are gpusched's refinements of SET; see sched/pipeline's
+package documentation.
 
 Metrics (from each scheduler's Metrics()): throughput = jobs / T_measured, in
 jobs/s and in the workload's unit; scheduling share = t_schedule / T_measured,
@@ -135,8 +137,16 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 			workload string
 			b        int
 		}
-		type cmp struct{ set, plus, queue, batching *Row }
+		// variants maps a SET variant (the experiment entry's name less
+		// its "-b" suffix: "set", "setplus", "setring") to its row; the
+		// paper's SET is the plain set(b=N) whatever its entry's name.
+		type cmp struct {
+			variants        map[string]*Row
+			queue, batching *Row
+		}
 		pairs := map[key]*cmp{}
+		titles := map[string]string{}
+		variants := []string{}
 		var keys []key
 		var wl []string
 		seen := map[string]bool{}
@@ -151,20 +161,22 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 			}
 			k := key{row.Workload, workersOf(row.Desc)}
 			if pairs[k] == nil {
-				pairs[k] = &cmp{}
+				pairs[k] = &cmp{variants: map[string]*Row{}}
 				if k.b > 0 {
 					keys = append(keys, k)
 				}
 			}
 			switch row.Kind {
 			case "set":
-				// The paper's SET is the plain set(b=N); any refinement
-				// (depth, threads, coalescing) is SET+.
+				v := strings.TrimSuffix(row.Scheduler, fmt.Sprintf("-%d", k.b))
 				if row.Desc == fmt.Sprintf("set(b=%d)", k.b) {
-					pairs[k].set = row
-				} else {
-					pairs[k].plus = row
+					v = paperSET
 				}
+				if _, seen := titles[v]; !seen {
+					titles[v] = variantTitle(v, row.Desc)
+					variants = append(variants, v)
+				}
+				pairs[k].variants[v] = row
 			case "queue":
 				pairs[k].queue = row
 			case "batching":
@@ -182,23 +194,18 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 		}
 		// Headline: SET (and SET with depth) against Queue and Batching
 		// at the same b.
-		for _, variant := range []struct {
-			title string
-			pick  func(c *cmp) *Row
-		}{
-			{"SET (the paper's: one job in flight per worker)", func(c *cmp) *Row { return c.set }},
-			{"SET+ (gpusched's refinement: a host thread per worker, several jobs in flight per worker, coalesced callbacks)", func(c *cmp) *Row { return c.plus }},
-		} {
+		sort.SliceStable(variants, func(i, j int) bool { return variants[i] == paperSET && variants[j] != paperSET })
+		for _, v := range variants {
 			if timed {
 				break // timing events perturb these runs: no speedup tables
 			}
-			fmt.Fprintf(b, "### %s against Queue and Batching (same b)\n\n", variant.title)
+			fmt.Fprintf(b, "### %s against Queue and Batching (same b)\n\n", titles[v])
 			b.WriteString("| workload | b | set jobs/s | vs queue | vs batching | share set | share queue | share batching | sched us/job set | queue | batching |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 			var vsQ, vsB []float64
 			var shS, shQ, shB []float64
 			for _, k := range keys {
 				c := pairs[k]
-				set := variant.pick(c)
+				set := c.variants[v]
 				if set == nil || c.queue == nil || c.batching == nil || !ok(set) || !ok(c.queue) || !ok(c.batching) {
 					continue
 				}
@@ -244,6 +251,27 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 			b.WriteString("\n")
 		}
 	}
+}
+
+// paperSET is the variant name of the paper's SET.
+const paperSET = "set"
+
+// variantTitle names a SET variant's headline table: the paper's SET and
+// SET+ by their roles, any other by its parameters (its desc with b left
+// out).
+func variantTitle(v, desc string) string {
+	switch {
+	case v == paperSET:
+		return "SET (the paper's: one job in flight per worker)"
+	case v == "setplus":
+		return "SET+ (gpusched's refinement: a host thread per worker, several jobs in flight per worker, coalesced callbacks)"
+	}
+	params := strings.TrimSuffix(bParam.ReplaceAllString(desc, "b"), ")")
+	params = strings.TrimPrefix(strings.TrimPrefix(params, "set(b"), ",")
+	if strings.Contains(desc, "ring=") {
+		return fmt.Sprintf("SET-ring %s (%s: per-worker graph execs prepared only once complete)", v, params)
+	}
+	return fmt.Sprintf("SET variant %s (%s)", v, params)
 }
 
 // writeModel tabulates SET's overhead model for rows measured with timing

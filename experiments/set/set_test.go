@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,6 +24,7 @@ schedulers:
   - {name: batching-2, kind: batching, params: {b: 2}}
   - {name: queue-2, kind: queue, params: {b: 2}}
   - {name: set-2, kind: set, params: {b: 2}}
+  - {name: setring-2, kind: set, params: {b: 2, ring: 2}}
 devices: [h100]
 `
 
@@ -37,7 +39,7 @@ func TestRunAndReportOnTheSimulator(t *testing.T) {
 	require.NoError(t, err)
 	var r Results
 	require.NoError(t, json.Unmarshal(data, &r))
-	require.Len(t, r.Rows, 3)
+	require.Len(t, r.Rows, 4)
 	for _, row := range r.Rows {
 		assert.Empty(t, row.Errors, row.Scheduler)
 		assert.Len(t, row.MakespansNS, 2, "two measured repetitions")
@@ -51,6 +53,7 @@ func TestRunAndReportOnTheSimulator(t *testing.T) {
 		assert.Positive(t, row.Metrics["t_schedule_s"])
 	}
 	assert.Equal(t, "set(b=2)", r.Rows[2].Desc)
+	assert.Equal(t, "set(b=2,depth=2,ring=2)", r.Rows[3].Desc)
 
 	md := filepath.Join(dir, "set.md")
 	notes := filepath.Join(dir, "notes.md")
@@ -63,6 +66,12 @@ func TestRunAndReportOnTheSimulator(t *testing.T) {
 	assert.Contains(t, text, "## set-tiny on h100")
 	assert.Contains(t, text, "| sssp-8 | 2 |", "the SET vs Queue vs Batching pair at b=2")
 	assert.Contains(t, text, "**mean** (1 pairs)")
+	// A headline table per SET variant, the paper's first.
+	paper := strings.Index(text, "### SET (the paper's: one job in flight per worker) against Queue and Batching")
+	ring := strings.Index(text, "### SET-ring setring (depth=2,ring=2: per-worker graph execs prepared only once complete) against Queue and Batching")
+	require.GreaterOrEqual(t, paper, 0)
+	require.Greater(t, ring, paper)
+	assert.Equal(t, 2, strings.Count(text, "**mean** (1 pairs)"), "one pair in each variant's table")
 	assert.Contains(t, text, "| set(b=2) |")
 }
 
