@@ -6,7 +6,8 @@
 //
 //	go run ./experiments/set run -config configs/experiments/set-sim.yaml -json docs/results/set-sim.json
 //	go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json
-//	go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json [docs/results/set-gpu.json]
+//	go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v2.yaml -json docs/results/set-gpu-v2.json
+//	go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json [docs/results/set-gpu.json docs/results/set-gpu-v2.json]
 //
 // run executes every (workload, device, scheduler) row of an experiment
 // file (simulator rows in parallel, GPU rows one at a time), checks the

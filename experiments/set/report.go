@@ -50,7 +50,8 @@ Regenerate:
     go run ./experiments/set run -config configs/experiments/set-sim.yaml -json docs/results/set-sim.json
     go run ./experiments/set run -config configs/experiments/set-gaps-sim.yaml -json docs/results/set-gaps-sim.json
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json   # on a GPU
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v2.yaml -json docs/results/set-gpu-v2.json   # on a GPU: SET-ring
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json]
 
 `)
 	if notes != "" {
