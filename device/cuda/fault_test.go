@@ -93,6 +93,7 @@ func TestInjectedDriverFailuresBecomeAPIErrors(t *testing.T) {
 			return err
 		}},
 		{"cuGraphInstantiateWithFlags", func(h device.Host, f *fixture) error { _, err := h.Instantiate(f.graph); return err }},
+		{"cuGraphUpload", func(h device.Host, f *fixture) error { _, err := h.Instantiate(f.graph); return err }},
 		{"cuGraphLaunch", func(h device.Host, f *fixture) error { return h.GraphLaunch(f.exec, f.s) }},
 		{"cuGraphExecMemcpyNodeSetParams", func(h device.Host, f *fixture) error {
 			return h.SetCopyNode(f.exec, 0, &device.Copy{Kind: device.DeviceToDevice, Src: f.spare, Dst: f.buf, Bytes: 32})

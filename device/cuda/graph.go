@@ -190,6 +190,16 @@ func (h *host) Instantiate(g device.Graph) (device.GraphExec, error) {
 	if err := check("cuGraphInstantiateWithFlags", C.cuGraphInstantiateWithFlags(&ex.x, gr.g, 0)); err != nil {
 		return nil, err
 	}
+	// Upload now (asynchronously, on the legacy stream, which our
+	// non-blocking streams do not wait for) rather than on the first
+	// launch: a scheduler that instantiates ahead of its timed region, as
+	// SET's workers and the captured-once graphs do, should not pay the
+	// upload inside it. The driver orders a later launch, on any stream,
+	// after the upload of its exec.
+	if err := check("cuGraphUpload", C.cuGraphUpload(ex.x, nil)); err != nil {
+		C.cuGraphExecDestroy(ex.x)
+		return nil, err
+	}
 	for _, n := range gr.nodes {
 		if n.kind == nodeHost {
 			ex.hostNodes++
