@@ -56,6 +56,30 @@
 // whether its exec is in flight or not, so there a ring costs what Depth
 // alone does; its gain is for a GPU to show.
 //
+// JobsPerLaunch (SET-chain, with a ring) puts up to J jobs of a worker in
+// one graph launch: each exec of the ring is a chain of J job slots over
+// the worker's private buffers, captured as J consecutive jobs on the
+// worker's stream, so slot i+1's copy-in runs after slot i's copy-out and
+// the slots share the buffers safely (a test capturing the slots unordered
+// is caught by the race checker). A dispatch takes up to J jobs (its own
+// queue's front, or up to J stolen from one peer's queue and retargeted),
+// updates the chain's changed nodes (usually two copy nodes per job, every
+// update counted in node_updates) and launches it once; Depth and Coalesce
+// count launches. A tail of n < J jobs runs in an n-slot chain: every
+// ring position holds chains of 1 to J slots, all captured in Prepare.
+// Why: measured on the H100 host (docs/results/raw/gpu-batch-e2-probe-
+// spin200.tgz, r/primitives.txt; device/cuda/primitives_test.go), a
+// cuGraphLaunch of a one-job graph (copy in, kernel, copy out) costs 7.1 us
+// of host time, and back-to-back launches of it take 16.5 us per job on
+// the GPU against 11.7 us for the same job as three stream operations
+// (8.6 us of host calls); a copy-node update costs 0.6 to 0.7 us, in
+// flight or not; several host threads reach 54k (1), 114k (2), 179k (4)
+// and 192k (8) graph launches per second, while Queue already runs 72k to
+// 152k jobs/s on sobel-256 at b = 2 to 8. With one job per launch SET is
+// bound by the launch's host and device cost and cannot reach 1.44x over
+// Queue at b = 8; J jobs per launch pay it once per J jobs. This is
+// gpusched's refinement, not the paper's SET (its rows are labelled so).
+//
 // Every scheduler reports Metrics() (a map by name): the makespan
 // T_measured, throughput in jobs per second, t_schedule (host time inside
 // scheduling calls, measured with the host thread's clock around them),

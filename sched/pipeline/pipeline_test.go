@@ -97,19 +97,23 @@ func allSchedulers(t *testing.T, b int) []metricser {
 }
 
 // ringSchedulers are SET with exec rings: one dispatcher or threaded,
-// a spare prepared exec or none, coalesced callbacks or not.
+// a spare prepared exec or none, coalesced callbacks or not, one job or
+// several per graph launch.
 func ringSchedulers(t *testing.T, b int) []metricser {
 	var out []metricser
 	for _, c := range []struct {
 		depth, ring, coalesce int
 		threaded              bool
+		perLaunch             int
 	}{
-		{1, 1, 1, false}, {2, 2, 1, false}, {2, 3, 2, false}, {4, 4, 2, false},
-		{2, 2, 1, true}, {3, 4, 1, true}, {4, 4, 2, true},
+		{1, 1, 1, false, 1}, {2, 2, 1, false, 1}, {2, 3, 2, false, 1}, {4, 4, 2, false, 1},
+		{2, 2, 1, true, 1}, {3, 4, 1, true, 1}, {4, 4, 2, true, 1},
+		// Several jobs per graph launch (10 jobs: a tail on every worker).
+		{2, 2, 1, false, 4}, {2, 2, 2, true, 3},
 	} {
 		s, err := NewSET(b, c.depth)
 		require.NoError(t, err)
-		s.Ring, s.Coalesce, s.Threaded = c.ring, c.coalesce, c.threaded
+		s.Ring, s.Coalesce, s.Threaded, s.JobsPerLaunch = c.ring, c.coalesce, c.threaded, c.perLaunch
 		out = append(out, s)
 	}
 	return out

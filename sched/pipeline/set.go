@@ -58,11 +58,17 @@ type SET struct {
 	// jobs of a worker are in flight at once, Depth <= Ring; Ring > Depth
 	// keeps spare prepared execs. With a ring, Coalesce works with one
 	// dispatcher as well as with Threaded workers.
-	Ring    int
-	jobsQ   []device.Queue // per worker, when Threaded
-	start   []device.Queue // per worker: Run's go signal
-	doneQ   device.Queue   // worker threads' results
-	running bool           // worker threads started and not yet ended
+	Ring int
+	// JobsPerLaunch (0 or 1: off; Ring only) puts up to that many jobs of
+	// a worker in one graph launch: each of a worker's execs is a chain of
+	// job slots over the worker's private buffers (see set_multi.go), so
+	// the graph launch's host and device cost is paid once per that many
+	// jobs. Depth and Coalesce then count launches, not jobs.
+	JobsPerLaunch int
+	jobsQ         []device.Queue // per worker, when Threaded
+	start         []device.Queue // per worker: Run's go signal
+	doneQ         device.Queue   // worker threads' results
+	running       bool           // worker threads started and not yet ended
 
 	js      *jobSet
 	bd      *binder
@@ -84,6 +90,10 @@ type SET struct {
 	// own stream, so jobs in the same buffers are no longer ordered: wrong
 	// on purpose, for the ring's negative-control test.
 	streamPerExec bool
+	// unchainedSlots (JobsPerLaunch > 1 only) captures the job slots of a
+	// chain on forked streams, unordered over the worker's buffers: wrong
+	// on purpose, for the chain's negative-control test.
+	unchainedSlots bool
 }
 
 type worker struct {
@@ -107,7 +117,10 @@ type worker struct {
 	ring                     []*ringSlot
 	next, inFlight, prepared int
 	uncovered                int
-	stolen                   boundJob
+	// stolen holds up to JobsPerLaunch stolen jobs retargeted into the
+	// worker's buffers; batch is the jobs being prepared into one exec.
+	stolen []boundJob
+	batch  []*boundJob
 }
 
 // NewSET makes a SET scheduler with b workers, each with up to depth jobs
@@ -135,6 +148,9 @@ func (s *SET) Name() string {
 	}
 	if s.coalesce() > 1 {
 		name += fmt.Sprintf(",coalesce=%d", s.coalesce())
+	}
+	if s.jobsPerLaunch() > 1 {
+		name += fmt.Sprintf(",jobs=%d", s.jobsPerLaunch())
 	}
 	return name + ")"
 }
@@ -249,34 +265,7 @@ func (s *SET) callback(wk *worker) func() {
 
 // capture records one job's commands on st into a graph and instantiates it.
 func (s *SET) capture(h device.Host, st device.Stream, job *boundJob) (device.GraphExec, error) {
-	if err := h.BeginCapture(st); err != nil {
-		return nil, err
-	}
-	in := s.js.in
-	lo, _ := in.StepRange(job.job)
-	for k := 0; k < s.js.ops; k++ {
-		var err error
-		if in.Op(lo+k).Kind == workloads.OpKernel {
-			err = h.Launch(st, &job.launches[k])
-		} else {
-			err = h.Copy(st, &job.copies[k])
-		}
-		if err != nil {
-			if g, e := h.EndCapture(st); e == nil && g != nil {
-				h.Destroy(g)
-			}
-			return nil, err
-		}
-	}
-	g, err := h.EndCapture(st)
-	if err != nil {
-		return nil, err
-	}
-	defer h.Destroy(g)
-	if g.Nodes() != s.js.ops {
-		return nil, fmt.Errorf("captured graph has %d nodes for a job of %d operations", g.Nodes(), s.js.ops)
-	}
-	return h.Instantiate(g)
+	return s.captureJobs(h, st, []*boundJob{job})
 }
 
 // Cleanup releases the workers' graphs, streams and buffers.
@@ -292,8 +281,10 @@ func (s *SET) Cleanup(h device.Host) error {
 			keep(h.Destroy(wk.exec))
 		}
 		for _, sl := range wk.ring {
-			if sl.exec != nil {
-				keep(h.Destroy(sl.exec))
+			for _, x := range sl.execs {
+				if x != nil {
+					keep(h.Destroy(x))
+				}
 			}
 			if sl.stream != nil && sl.stream != wk.stream {
 				keep(h.Destroy(sl.stream))
@@ -429,6 +420,12 @@ func (s *SET) launch(h device.Host, wk *worker, job *boundJob, m *Metrics, done 
 // setNodes writes job's parameters into the nodes of x whose parameters
 // (cur: what x's nodes hold now) differ, and records them in cur.
 func (s *SET) setNodes(h device.Host, x device.GraphExec, cur, job *boundJob, m *Metrics) error {
+	return s.setNodesAt(h, x, 0, cur, job, m)
+}
+
+// setNodesAt is setNodes for the job slot of x whose first node is base
+// (a chain of several jobs' nodes, set_multi.go).
+func (s *SET) setNodesAt(h device.Host, x device.GraphExec, base int, cur, job *boundJob, m *Metrics) error {
 	in := s.js.in
 	lo, _ := in.StepRange(job.job)
 	t := h.Now()
@@ -439,7 +436,7 @@ func (s *SET) setNodes(h device.Host, x device.GraphExec, cur, job *boundJob, m 
 				m.NodeUpdatesSkipped++
 				continue
 			}
-			if err := h.SetKernelNode(x, k, &job.launches[k]); err != nil {
+			if err := h.SetKernelNode(x, base+k, &job.launches[k]); err != nil {
 				return err
 			}
 			cur.launches[k] = job.launches[k]
@@ -448,7 +445,7 @@ func (s *SET) setNodes(h device.Host, x device.GraphExec, cur, job *boundJob, m 
 				m.NodeUpdatesSkipped++
 				continue
 			}
-			if err := h.SetCopyNode(x, k, &job.copies[k]); err != nil {
+			if err := h.SetCopyNode(x, base+k, &job.copies[k]); err != nil {
 				return err
 			}
 			cur.copies[k] = job.copies[k]

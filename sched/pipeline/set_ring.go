@@ -19,12 +19,22 @@ import (
 // (a stream runs its commands in order, and a callback behind job j runs
 // only after every earlier command of the stream), so an exec is updated
 // only after its last launch has completed, and dispatching a prepared job
-// is one graph launch (plus one callback enqueue per Coalesce jobs).
+// is one graph launch (plus one callback enqueue per Coalesce jobs). With
+// JobsPerLaunch J > 1 (set_multi.go) a position holds up to J jobs, and
+// Depth, Coalesce, inFlight and prepared count launches, not jobs.
 
-// ringSlot is one of a worker's graph execs.
+// ringSlot is one of a worker's ring positions: a graph exec of the job
+// shape, or with JobsPerLaunch J > 1, J execs, one per chain length (see
+// set_multi.go), of which the one holding the prepared jobs is launched.
 type ringSlot struct {
-	exec device.GraphExec
-	cur  boundJob // the parameters its nodes hold now
+	// execs[n-1] is a chain of n job slots; cur[n-1][i] the parameters
+	// its slot i's nodes hold now.
+	execs []device.GraphExec
+	cur   [][]boundJob
+	// n is how many jobs the position holds while prepared or in flight,
+	// and jobs those jobs.
+	n    int
+	jobs []int
 	// stream is the worker's stream, except under the test-only
 	// streamPerExec negative control.
 	stream device.Stream
@@ -45,15 +55,21 @@ func (s *SET) validateRing() error {
 	if s.streamPerExec && s.Ring == 0 {
 		return fmt.Errorf("set: streamPerExec needs a ring")
 	}
-	return nil
+	return s.validateJobsPerLaunch()
 }
 
 // prepareRing captures the job shape Ring times for worker wk, every exec
 // with wk's first queued job (as the paper's SET captures its one graph):
 // the first job then needs no node update, and every later one the same
-// updates as in the paper's SET. All execs start free; Run prepares them.
+// updates as in the paper's SET. With JobsPerLaunch J > 1 each position
+// gets a chain of n job slots for every n from 1 to J, captured with wk's
+// first n queued jobs. All execs start free; Run prepares them.
 func (s *SET) prepareRing(h device.Host, wk *worker, first *boundJob) error {
+	if s.jobsPerLaunch() > 1 {
+		return s.prepareMultiRing(h, wk, first)
+	}
 	wk.ring = make([]*ringSlot, s.Ring)
+	wk.stolen, wk.batch = make([]boundJob, 1), make([]*boundJob, 0, 1)
 	for i := range wk.ring {
 		sl := &ringSlot{stream: wk.stream}
 		if s.streamPerExec && i > 0 {
@@ -68,10 +84,16 @@ func (s *SET) prepareRing(h device.Host, wk *worker, first *boundJob) error {
 		if err != nil {
 			return err
 		}
-		sl.exec = x
-		sl.cur = boundJob{job: first.job, launches: append([]device.Launch(nil), first.launches...), copies: append([]device.Copy(nil), first.copies...)}
+		sl.execs = []device.GraphExec{x}
+		sl.cur = [][]boundJob{{cloneJob(first)}}
+		sl.jobs = make([]int, 1)
 	}
 	return nil
+}
+
+// cloneJob is a copy of job with storage of its own.
+func cloneJob(job *boundJob) boundJob {
+	return boundJob{job: job.job, launches: append([]device.Launch(nil), job.launches...), copies: append([]device.Copy(nil), job.copies...)}
 }
 
 // ringCallbacks makes wk's completion callbacks for the single dispatcher:
@@ -107,24 +129,24 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 			if wk.uncovered == s.coalesce() {
 				done, wk.uncovered = wk.dones[wk.uncovered], 0
 			}
-			if err := s.graphLaunch(h, sl.stream, sl.exec, sl.cur.job, m, done); err != nil {
-				return fmt.Errorf("set: job %d on worker %d: %w", sl.cur.job, wk.id, err)
+			if err := s.launchSlot(h, sl, m, done); err != nil {
+				return fmt.Errorf("set: job %d on worker %d: %w", sl.jobs[0], wk.id, err)
 			}
 		}
 		if wk.inFlight+wk.prepared == r {
-			// Every exec is in flight or prepared, so Depth jobs are in
-			// flight and, with Coalesce <= Depth, at least one of them is
-			// behind a callback: a completion will come.
+			// Every exec is in flight or prepared, so Depth launches are
+			// in flight and, with Coalesce <= Depth, at least one of them
+			// is behind a callback: a completion will come.
 			return nil
 		}
-		// Steal only for a job that can launch now: a stolen job parked
-		// in a spare exec would wait behind this worker's jobs in flight
-		// while its own worker may be about to run it.
-		job, steal, deferred := s.ringTake(h, wk, threaded, wk.inFlight+wk.prepared < s.Depth)
+		// Steal only for jobs that can launch now: stolen jobs parked in
+		// a spare exec would wait behind this worker's jobs in flight
+		// while their own worker may be about to run them.
+		steal, deferred := s.ringTake(h, wk, threaded, wk.inFlight+wk.prepared < s.Depth)
 		if deferred {
-			return nil // Depth jobs are in flight: a completion will come
+			return nil // Depth launches are in flight: a completion will come
 		}
-		if job == nil {
+		if len(wk.batch) == 0 {
 			if wk.prepared == 0 && wk.uncovered > 0 {
 				t := h.Now()
 				if err := h.HostFunc(wk.ring[(wk.next+r-1)%r].stream, wk.dones[wk.uncovered]); err != nil {
@@ -137,42 +159,51 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 		}
 		if steal {
 			t := h.Now()
-			bd.bind(job.job, wk.slots, &wk.stolen)
-			h.Spend(time.Duration(s.bufArgs) * s.retargetCost)
+			for i, job := range wk.batch {
+				bd.bind(job.job, wk.slots, &wk.stolen[i])
+				wk.batch[i] = &wk.stolen[i]
+			}
+			h.Spend(time.Duration(len(wk.batch)*s.bufArgs) * s.retargetCost)
 			since(h, t, &m.Schedule)
-			job = &wk.stolen
-			m.Steals++
+			m.Steals += len(wk.batch)
 		}
 		sl := wk.ring[(wk.next+wk.prepared)%r]
-		if err := s.setNodes(h, sl.exec, &sl.cur, job, m); err != nil {
-			return fmt.Errorf("set: preparing job %d on worker %d: %w", job.job, wk.id, err)
+		n := len(wk.batch)
+		for i, job := range wk.batch {
+			if err := s.setNodesAt(h, sl.execs[n-1], i*s.js.ops, &sl.cur[n-1][i], job, m); err != nil {
+				return fmt.Errorf("set: preparing job %d on worker %d: %w", job.job, wk.id, err)
+			}
+			sl.jobs[i] = job.job
 		}
+		sl.n = n
 		wk.prepared++
 	}
 }
 
-// ringTake returns wk's next job: the front of its own queue, or else, if
-// maySteal, one stolen from a peer (steal), which the caller must retarget.
-// deferred means wk's queue is empty and it may not steal now; a nil job
-// otherwise means no queue has a job left.
-func (s *SET) ringTake(h device.Host, wk *worker, threaded, maySteal bool) (job *boundJob, steal, deferred bool) {
+// ringTake fills wk.batch with wk's next jobs, up to JobsPerLaunch: from
+// the front of its own queue, or else, if maySteal, stolen from one peer
+// (steal), which the caller must retarget. deferred means wk's queue is
+// empty and it may not steal now; an empty batch otherwise means no queue
+// has a job left.
+func (s *SET) ringTake(h device.Host, wk *worker, threaded, maySteal bool) (steal, deferred bool) {
+	wk.batch = wk.batch[:0]
 	if threaded {
-		if v, ok := h.Get(s.jobsQ[wk.id]); ok {
-			return v.(*boundJob), false, false
-		}
-	} else if wk.head < len(wk.queue) {
-		wk.head++
-		return &wk.queue[wk.head-1], false, false
+		s.takeOwnQueued(h, wk)
+	} else {
+		s.takeOwn(wk)
+	}
+	if len(wk.batch) > 0 {
+		return false, false
 	}
 	if !maySteal {
-		return nil, false, true
+		return false, true
 	}
 	if threaded {
-		job, steal = s.takeQueued(h, wk)
-		return job, steal, false
+		s.stealQueued(h, wk)
+	} else {
+		s.steal(wk)
 	}
-	job, steal, _ = s.take(wk)
-	return job, steal, false
+	return len(wk.batch) > 0, false
 }
 
 // runRing is the single dispatcher with exec rings: it advances every
@@ -190,7 +221,7 @@ func (s *SET) runRing(h device.Host) error {
 			return err
 		}
 	}
-	for completed := 0; completed < m.Jobs; {
+	for completed := 0; completed < m.Jobs; { // jobs, not launches
 		t := h.Now()
 		v, ok := h.Get(s.free)
 		since(h, t, &m.Wait)
@@ -199,8 +230,11 @@ func (s *SET) runRing(h device.Host) error {
 		}
 		c := v.(ringDone)
 		wk := s.workers[c.worker]
-		wk.inFlight -= c.n
-		completed += c.n
+		for i := 0; i < c.n; i++ {
+			// The oldest launch in flight has completed.
+			completed += wk.ring[(wk.next-wk.inFlight+len(wk.ring))%len(wk.ring)].n
+			wk.inFlight--
+		}
 		if err := s.ringAdvance(h, wk, m, s.bd, false); err != nil {
 			return err
 		}

@@ -1,0 +1,266 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// Several jobs per graph launch (the JobsPerLaunch option, with a ring;
+// see the package doc for why). Each of a worker's ring positions holds,
+// for every n from 1 to J, an exec that is a chain of n job slots captured
+// on the worker's one stream: slot i+1's copy-in depends on slot i's
+// copy-out, so all slots share the worker's private buffers and a slot's
+// buffers are reused only after the previous slot has copied its result
+// out (the race checker verifies it; a test capturing the slots unchained
+// is caught). Node i*ops+k of a chain is operation k of its slot i.
+//
+// A dispatch takes up to J jobs (the front of the worker's own queue, or
+// else up to J from the back of one peer's queue, retargeted into the
+// thief's buffers), writes them into the n-slot exec of a free position
+// (n is how many it got: J, or fewer at a queue's tail) and launches that
+// exec once. The other execs of the position stay untouched until the
+// position is prepared again, which, as for one job per launch, happens
+// only after the completion callbacks report its last launch complete.
+// Capturing every chain length in Prepare costs J execs per position
+// (Ring x J per worker), in exchange for no capture or instantiation
+// inside Run and no partly empty launch at a tail.
+
+// maxJobsPerLaunch bounds a chain: with a few operations per job, a graph
+// of up to 64 to 100 nodes.
+const maxJobsPerLaunch = 16
+
+func (s *SET) jobsPerLaunch() int { return max(s.JobsPerLaunch, 1) }
+
+// validateJobsPerLaunch checks JobsPerLaunch against the other options.
+func (s *SET) validateJobsPerLaunch() error {
+	if s.JobsPerLaunch < 0 || s.JobsPerLaunch > maxJobsPerLaunch {
+		return fmt.Errorf("set: jobs per launch must be between 1 and %d, got %d", maxJobsPerLaunch, s.JobsPerLaunch)
+	}
+	if s.jobsPerLaunch() > 1 && s.Ring == 0 {
+		return fmt.Errorf("set: %d jobs per launch needs a ring (ring 1 or more): a chain of jobs is prepared only into an exec whose last launch has completed", s.JobsPerLaunch)
+	}
+	if s.unchainedSlots && s.jobsPerLaunch() < 2 {
+		return fmt.Errorf("set: unchainedSlots needs several jobs per launch")
+	}
+	return nil
+}
+
+// captureJobs records jobs' commands on st into one graph, job after job,
+// and instantiates it. A stream capture orders each command after the
+// previous one, so the jobs form a chain. Under the test-only
+// unchainedSlots negative control, every job after the first is captured
+// on a stream of its own forked from the capture's start, so the jobs run
+// unordered over the same buffers.
+func (s *SET) captureJobs(h device.Host, st device.Stream, jobs []*boundJob) (x device.GraphExec, err error) {
+	if err := h.BeginCapture(st); err != nil {
+		return nil, err
+	}
+	var fork, join device.Event
+	var sides []device.Stream
+	defer func() {
+		for _, o := range []device.Event{fork, join} {
+			if o != nil {
+				h.Destroy(o)
+			}
+		}
+		for _, o := range sides {
+			h.Destroy(o)
+		}
+	}()
+	fail := func(e error) (device.GraphExec, error) {
+		if g, ee := h.EndCapture(st); ee == nil && g != nil {
+			h.Destroy(g)
+		}
+		return nil, e
+	}
+	if s.unchainedSlots {
+		if fork, err = h.NewEvent(device.EventOptions{}); err != nil {
+			return fail(err)
+		}
+		if join, err = h.NewEvent(device.EventOptions{}); err != nil {
+			return fail(err)
+		}
+		if err := h.Record(fork, st); err != nil {
+			return fail(err)
+		}
+	}
+	in := s.js.in
+	for i, job := range jobs {
+		on := st
+		if s.unchainedSlots && i > 0 {
+			if on, err = h.NewStream(device.StreamOptions{}); err != nil {
+				return fail(err)
+			}
+			sides = append(sides, on)
+			if err := h.Wait(on, fork); err != nil {
+				return fail(err)
+			}
+		}
+		lo, _ := in.StepRange(job.job)
+		for k := 0; k < s.js.ops; k++ {
+			var err error
+			if in.Op(lo+k).Kind == workloads.OpKernel {
+				err = h.Launch(on, &job.launches[k])
+			} else {
+				err = h.Copy(on, &job.copies[k])
+			}
+			if err != nil {
+				return fail(err)
+			}
+		}
+		if on != st {
+			if err := h.Record(join, on); err != nil {
+				return fail(err)
+			}
+			if err := h.Wait(st, join); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	g, err := h.EndCapture(st)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Destroy(g)
+	if g.Nodes() != len(jobs)*s.js.ops {
+		return nil, fmt.Errorf("captured graph has %d nodes for %d jobs of %d operations", g.Nodes(), len(jobs), s.js.ops)
+	}
+	return h.Instantiate(g)
+}
+
+// prepareMultiRing gives worker wk Ring positions of chains of 1 to J job
+// slots, each captured with wk's first queued jobs (first where its queue
+// has too few), so wk's first launch needs no node update.
+func (s *SET) prepareMultiRing(h device.Host, wk *worker, first *boundJob) error {
+	J := s.jobsPerLaunch()
+	wk.stolen, wk.batch = make([]boundJob, J), make([]*boundJob, 0, J)
+	shape := make([]*boundJob, J)
+	for i := range shape {
+		shape[i] = first
+		if i < len(wk.queue) {
+			shape[i] = &wk.queue[i]
+		}
+	}
+	wk.ring = make([]*ringSlot, s.Ring)
+	for p := range wk.ring {
+		sl := &ringSlot{stream: wk.stream, jobs: make([]int, J)}
+		if s.streamPerExec && p > 0 {
+			st, err := h.NewStream(device.StreamOptions{})
+			if err != nil {
+				return err
+			}
+			sl.stream = st
+		}
+		wk.ring[p] = sl
+		for n := 1; n <= J; n++ {
+			x, err := s.captureJobs(h, sl.stream, shape[:n])
+			if err != nil {
+				return fmt.Errorf("a chain of %d jobs: %w", n, err)
+			}
+			sl.execs = append(sl.execs, x)
+			cur := make([]boundJob, n)
+			for i := range cur {
+				cur[i] = cloneJob(shape[i])
+			}
+			sl.cur = append(sl.cur, cur)
+		}
+	}
+	return nil
+}
+
+// takeOwn moves up to JobsPerLaunch jobs from the front of wk's own queue
+// into wk.batch (one dispatcher).
+func (s *SET) takeOwn(wk *worker) {
+	for len(wk.batch) < s.jobsPerLaunch() && wk.head < len(wk.queue) {
+		wk.batch = append(wk.batch, &wk.queue[wk.head])
+		wk.head++
+	}
+}
+
+// steal moves up to JobsPerLaunch jobs from the back of the next non-empty
+// peer queue, in round-robin order, into wk.batch (one dispatcher).
+func (s *SET) steal(wk *worker) {
+	for i := 0; i < s.B; i++ {
+		v := s.workers[wk.victim]
+		wk.victim = (wk.victim + 1) % s.B
+		if v == wk || v.head == len(v.queue) {
+			continue
+		}
+		for len(wk.batch) < s.jobsPerLaunch() && v.head < len(v.queue) {
+			last := len(v.queue) - 1
+			wk.batch = append(wk.batch, &v.queue[last])
+			v.queue = v.queue[:last]
+		}
+		return
+	}
+}
+
+// takeOwnQueued moves up to JobsPerLaunch jobs from wk's own job queue into
+// wk.batch (Threaded; the queues were closed when filled, so a Get on an
+// empty one returns at once).
+func (s *SET) takeOwnQueued(h device.Host, wk *worker) {
+	for len(wk.batch) < s.jobsPerLaunch() {
+		v, ok := h.Get(s.jobsQ[wk.id])
+		if !ok {
+			return
+		}
+		wk.batch = append(wk.batch, v.(*boundJob))
+	}
+}
+
+// stealQueued moves up to JobsPerLaunch jobs from the next peer's job queue
+// with jobs left, in round-robin order, into wk.batch (Threaded).
+func (s *SET) stealQueued(h device.Host, wk *worker) {
+	for i := 0; i < s.B; i++ {
+		v := wk.victim
+		wk.victim = (wk.victim + 1) % s.B
+		if v == wk.id || s.jobsQ[v].Len() == 0 {
+			continue
+		}
+		for len(wk.batch) < s.jobsPerLaunch() {
+			got, ok := h.Get(s.jobsQ[v])
+			if !ok {
+				break
+			}
+			wk.batch = append(wk.batch, got.(*boundJob))
+		}
+		if len(wk.batch) > 0 {
+			return
+		}
+	}
+}
+
+// launchSlot launches the exec of ring position sl that holds its sl.n
+// prepared jobs, on its stream, between the jobs' timing events when Gaps
+// is on (with several jobs per launch, each job's span is the launch's),
+// then enqueues done behind it if done is not nil.
+func (s *SET) launchSlot(h device.Host, sl *ringSlot, m *Metrics, done func()) error {
+	if sl.n == 1 {
+		return s.graphLaunch(h, sl.stream, sl.execs[0], sl.jobs[0], m, done)
+	}
+	for _, j := range sl.jobs[:sl.n] {
+		if err := s.gaps.jobStart(h, sl.stream, j); err != nil {
+			return err
+		}
+	}
+	t := h.Now()
+	if err := h.GraphLaunch(sl.execs[sl.n-1], sl.stream); err != nil {
+		return err
+	}
+	since(h, t, &m.Schedule)
+	for _, j := range sl.jobs[:sl.n] {
+		if err := s.gaps.jobEnd(h, sl.stream, j); err != nil {
+			return err
+		}
+	}
+	if done != nil {
+		t = h.Now()
+		if err := h.HostFunc(sl.stream, done); err != nil {
+			return err
+		}
+		since(h, t, &m.Schedule)
+	}
+	return nil
+}
