@@ -103,9 +103,29 @@ Schedulers (configs/experiments/acs-*.yaml):
   window thread. With eight threads and waits the window thread wins on the
   simulator: it takes the checks (about 1 us per kernel) off the scheduler
   threads, and its handoffs' wake-ups run on different threads at once,
-  while shared threads pay the checks and the lock themselves. On a GPU a
-  handoff costs a futex wake of 10-20 us unless the waiting thread spins,
-  which the simulator's queues do not model: compare the GPU rows.
+  while shared threads pay the checks and the lock themselves. On the H100
+  shared dispatch lost to the window thread in every configuration: its
+  lock handoffs cost more than the spinning Queue's.
+- On the GPU (the H100 rows: batch G1 of docs/results/gpu-runs.md) serial
+  issues one launch per kernel and is bound by the host's launch cost, not
+  by the GPU: about 4.4 us per kernel on ant, against 3.9-4.2 us per launch
+  measured on this host. Every ACS-SW variant makes more driver calls per
+  kernel (a launch plus a synchronize, or an event record and query, plus
+  event waits), so it gains only by running its K threads' calls in
+  parallel, and the driver scales them sub-linearly (graph launches from 1,
+  2, 4 and 8 threads: 54k, 114k, 179k, 192k per second;
+  TestHostPrimitiveCosts). That is why the GPU misses 1.87x: the best
+  variants reach 1.49x on rl-physics (grasp 2.19x, humanoid 1.82x), the
+  paper configuration 0.96x.
+- Before device/cuda's Queue.Get spun briefly before parking, every
+  handoff between the window thread and a scheduler thread parked a thread
+  (a futex wake-up, about 25 us on these hosts): one scheduler thread took
+  45 us per kernel, now 15 us. The previous GPU run (H200, before that
+  change) had 0.36x for the paper configuration and 0.79x for the best
+  variants on rl-physics.
+- The GPU rows have 3 repetitions and vary by 10-30% between runs (batch F
+  against G1); "best variant" takes the largest of many noisy rows, which
+  biases it upwards.
 - The window sweep matters only when independent kernels are far apart in
   program order (ant-group-order); in phase order a window of 8 already
   holds more ready kernels than 4 threads can take.

@@ -18,6 +18,11 @@ for d in dirs:
                 merged[k] = (merged.get(k) or []) + r[k]
 if merged is None:
     sys.exit('no results')
+# The split files are named FILE-NN-workload.yaml (split.py): name the
+# experiment file they came from.
+import re
+if isinstance(merged.get('source'), str):
+    merged['source'] = re.sub(r'-\d\d-[^/]*\.yaml$', '.yaml', merged['source'])
 if 'total_rows' in merged:
     merged['total_rows'] = len(merged['rows'])
 json.dump(merged, open(out, 'w'), indent=1)
