@@ -138,16 +138,17 @@ func init() {
 			s.Gaps = p.Gaps
 			return s, nil
 		})
-	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring) (params: b, depth, ring, threaded, coalesce, gaps)",
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches (params: b, depth, ring, threaded, coalesce, jobs_per_launch, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := struct {
-				B        int  `yaml:"b"`
-				Depth    *int `yaml:"depth"`
-				Ring     int  `yaml:"ring"`
-				Threaded bool `yaml:"threaded"`
-				Coalesce int  `yaml:"coalesce"`
-				Gaps     bool `yaml:"gaps"`
-			}{B: 4, Coalesce: 1}
+				B         int  `yaml:"b"`
+				Depth     *int `yaml:"depth"`
+				Ring      int  `yaml:"ring"`
+				Threaded  bool `yaml:"threaded"`
+				Coalesce  int  `yaml:"coalesce"`
+				PerLaunch int  `yaml:"jobs_per_launch"`
+				Gaps      bool `yaml:"gaps"`
+			}{B: 4, Coalesce: 1, PerLaunch: 1}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
@@ -173,7 +174,13 @@ func init() {
 			if p.Coalesce < 1 || p.Coalesce > depth || (p.Coalesce > 1 && !p.Threaded && p.Ring == 0) {
 				return nil, fmt.Errorf("coalesce is %d; it must be between 1 and depth (%d), and above 1 only with threaded: true or a ring", p.Coalesce, depth)
 			}
-			s.Gaps, s.Threaded, s.Coalesce, s.Ring = p.Gaps, p.Threaded, p.Coalesce, p.Ring
+			if p.PerLaunch < 1 || p.PerLaunch > 16 {
+				return nil, fmt.Errorf("jobs_per_launch is %d; it must be between 1 and 16", p.PerLaunch)
+			}
+			if p.PerLaunch > 1 && p.Ring == 0 {
+				return nil, fmt.Errorf("jobs_per_launch is %d but ring is 0; several jobs per launch need a ring (ring: 1 or more)", p.PerLaunch)
+			}
+			s.Gaps, s.Threaded, s.Coalesce, s.Ring, s.JobsPerLaunch = p.Gaps, p.Threaded, p.Coalesce, p.Ring, p.PerLaunch
 			return s, nil
 		})
 }

@@ -30,8 +30,9 @@ thread that syncs per job) and set(b) (b workers with a per-worker graph updated
 per job, private buffers, a free-worker pool fed by completion callbacks, work
 stealing). SET+ rows (set with depth, threaded or coalesce) and SET-ring rows
 (set with ring: per-worker graph execs prepared only once their previous
-launch is complete) are gpusched's refinements of SET; see sched/pipeline's
-package documentation.
+launch is complete) and SET-chain rows (set with jobs: several jobs per graph
+launch, chained in each exec) are gpusched's refinements of SET; see
+sched/pipeline's package documentation.
 
 Metrics (from each scheduler's Metrics()): throughput = jobs / T_measured, in
 jobs/s and in the workload's unit; scheduling share = t_schedule / T_measured,
@@ -51,7 +52,8 @@ Regenerate:
     go run ./experiments/set run -config configs/experiments/set-gaps-sim.yaml -json docs/results/set-gaps-sim.json
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json   # on a GPU
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v2.yaml -json docs/results/set-gpu-v2.json   # on a GPU: SET-ring
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json]
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v3.yaml -json docs/results/set-gpu-v3.json   # on a GPU: SET-chain
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] [docs/results/set-gpu-v3.json]
 
 `)
 	if notes != "" {
@@ -269,6 +271,9 @@ func variantTitle(v, desc string) string {
 	}
 	params := strings.TrimSuffix(bParam.ReplaceAllString(desc, "b"), ")")
 	params = strings.TrimPrefix(strings.TrimPrefix(params, "set(b"), ",")
+	if strings.Contains(desc, "jobs=") {
+		return fmt.Sprintf("SET-chain %s (%s: several jobs per graph launch, chained in per-worker graph execs prepared only once complete; gpusched's refinement)", v, params)
+	}
 	if strings.Contains(desc, "ring=") {
 		return fmt.Sprintf("SET-ring %s (%s: per-worker graph execs prepared only once complete)", v, params)
 	}

@@ -109,6 +109,12 @@ func TestSETParams(t *testing.T) {
 		{"{b: 4, ring: 2, depth: 3}", "", "depth is 3 but ring is 2"},
 		{"{b: 4, ring: 2, coalesce: 3}", "", "coalesce is 3; it must be between 1 and depth (2)"},
 		{"{b: 4, depth: 2, coalesce: 2}", "", "above 1 only with threaded: true or a ring"},
+		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 4}", "set(b=4,depth=2,ring=2,threaded,jobs=4)", ""},
+		{"{b: 8, ring: 2, coalesce: 2, jobs_per_launch: 8}", "set(b=8,depth=2,ring=2,coalesce=2,jobs=8)", ""},
+		{"{b: 4, ring: 2, jobs_per_launch: 1}", "set(b=4,depth=2,ring=2)", ""},
+		{"{b: 4, ring: 2, jobs_per_launch: 0}", "", "jobs_per_launch is 0; it must be between 1 and 16"},
+		{"{b: 4, ring: 2, jobs_per_launch: 17}", "", "jobs_per_launch is 17; it must be between 1 and 16"},
+		{"{b: 4, jobs_per_launch: 4}", "", "jobs_per_launch is 4 but ring is 0"},
 		{"{b: 4, rings: 2}", "", "rings"},
 	}
 	for _, tt := range tests {
