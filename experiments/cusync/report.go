@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
 )
 
 func reportCmd(out string, files []string) error {
@@ -101,6 +103,31 @@ Inputs: `)
 		return l
 	}
 	workloads, devices, scheds = strip(workloads), strip(devices), strip(scheds)
+	// Say what each device column is: a simulator config, or the GPU the
+	// rows ran on (as it reported itself).
+	b.WriteString("Devices:")
+	for i, d := range devices {
+		name := ""
+		for k, m := range rows {
+			if k.device == d {
+				for _, row := range m {
+					name = row.DeviceName
+					break
+				}
+				break
+			}
+		}
+		kind := "the simulator's " + d + " config"
+		if experiments.IsCUDA(d) {
+			kind = "a real GPU"
+		}
+		sep := ","
+		if i == len(devices)-1 {
+			sep = "."
+		}
+		fmt.Fprintf(&b, " `%s` is %s (%s)%s", d, kind, name, sep)
+	}
+	b.WriteString("\n\n")
 	speedup := func(k key, s string) (float64, bool) {
 		base, ok1 := rows[k]["stream-sync"]
 		row, ok2 := rows[k][s]
@@ -295,6 +322,24 @@ Inputs: `)
 - The simulator's per-block work is the tile's tensor-core flops at an
   estimated 1024 flops per cycle per SM (workloads/tiles.TensorFlopsPerCycle)
   and each operand read once from device memory.
+- GPU rows: one NVIDIA H100 80GB HBM3 (driver 580.159.04, CUDA 13.0),
+  2026-11-22, batch G2 of docs/results/gpu-runs.md (raw output in
+  docs/results/raw/gpu-batch-g2-h100-cusync-conformance.tgz). The same
+  kernels and rule ran in batch F (raw: gpu-batch-f-h100-cusync-acs-tests.tgz)
+  without the three shapes VGG-19 L0 b6, VGG-19 L1 b11 and ResNet-38 L0 b11:
+  GPT-3 T=768 then gave row 1.204x, fine 1.201x, auto 1.193x. Those three
+  shapes were added because the wave rule predicts a gain there (a producer
+  just over one wave); they are inside the issue's range (batch 1 to 32),
+  and the rule's estimate for each is in the raw rows.
+- Stream sync at GPT-3 T=768 is bimodal on the H100 (batch F: three runs
+  near 1325 us, seven near 1380 us); the medians compare the typical runs.
+- Where auto falls back it runs the baseline's own schedule (the same
+  kernels, in order on one stream), so its ratio is 1.0 up to noise: the
+  fallback rows read 0.98x to 1.03x.
+- The synchronized kernels still cost 5-14% where there is no tail to fill
+  (row and fine on one-wave pairs, and the multi-wave shapes the rule
+  leaves to stream order): consumer blocks start, load their independent
+  operand and poll while the producer streams the same memory.
 
 ## Raw rows
 
