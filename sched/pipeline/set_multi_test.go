@@ -159,3 +159,36 @@ func TestSETJobsPerLaunchIsDeterministic(t *testing.T) {
 	}
 	assert.Equal(t, ms[0], ms[1])
 }
+
+func TestSETJobsPerLaunchPrepareAndCleanupWithoutRun(t *testing.T) {
+	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 7, Size: 32}, 1)
+	require.NoError(t, err)
+	for _, threaded := range []bool{false, true} {
+		s := newMultiSET(t, 3, 2, 2, 1, 4, threaded)
+		dev, err := sim.NewNamed("h100")
+		require.NoError(t, err)
+		err = dev.Run(func(h device.Host) error {
+			in, err := workloads.Bind(h, w.Program)
+			if err != nil {
+				return err
+			}
+			defer in.Release(h)
+			if err := s.Prepare(h, in); err != nil {
+				return err
+			}
+			for _, wk := range s.workers {
+				require.Len(t, wk.ring, 2)
+				for _, sl := range wk.ring {
+					require.Len(t, sl.execs, 4, "a chain of every length from 1 to J per ring position")
+					for n, x := range sl.execs {
+						assert.Len(t, sl.cur[n], n+1)
+						assert.NotNil(t, x)
+					}
+				}
+			}
+			return s.Cleanup(h)
+		})
+		assert.NoError(t, err, "threaded=%v: every exec released and no host thread left blocked", threaded)
+		dev.Close()
+	}
+}
