@@ -37,10 +37,19 @@ type window struct {
 	issued  int
 	done    int
 
-	// Each operation's byte ranges, split by whether it writes them,
-	// computed once at insertion: the check is the inner loop of the
-	// window thread, and on a GPU its real cost is what ACS-SW pays.
-	reads, writes [][]span
+	// The ranges of the operations in the window, indexed by the
+	// allocation they lie in (Buffer.Addr): ranges in different
+	// allocations never overlap, so an insertion compares its ranges only
+	// with the window's ranges in the same allocation. The check is the
+	// inner loop of the window thread, and on a GPU its real CPU cost is
+	// what ACS-SW pays per kernel (BenchmarkWindowCheck). A program has
+	// few allocations (rl-physics: 20), so they are found by a linear scan.
+	allocs  []uint64       // allocation base addresses seen so far
+	ranges  [][]rangeEntry // per allocation: ranges of window operations
+	dead    int            // entries of finished operations not yet dropped
+	live    int            // entries of operations still in the window
+	mark    []int          // mark[m] == k+1: m is already upstream of k
+	nranges []int          // entries operation k has in ranges
 
 	checkCost time.Duration // accumulated dependency-check cost to charge
 	charge    bool
@@ -49,7 +58,7 @@ type window struct {
 func newWindow(n, slots int, access func(k int) []device.Arg, charge bool) *window {
 	w := &window{access: access, n: n, slots: slots, charge: charge,
 		state: make([]opState, n), up: make([][]int, n), down: make([][]int, n), stream: make([]int, n), order: make([]int, n),
-		reads: make([][]span, n), writes: make([][]span, n)}
+		mark: make([]int, n), nranges: make([]int, n)}
 	for i := range w.stream {
 		w.stream[i] = -1
 	}
@@ -71,7 +80,7 @@ func (w *window) admit() int {
 }
 
 // insert compares operation k's ranges with every operation in the window
-// (RAW, WAR, WAW) and records its upstream list.
+// (RAW, WAR, WAW) and records its upstream list, in program order.
 func (w *window) insert(k int) {
 	acc := w.access(k)
 	for _, a := range acc {
@@ -82,20 +91,32 @@ func (w *window) insert(k int) {
 		if hi <= lo {
 			continue
 		}
-		if a.Mode&device.Write != 0 {
-			w.writes[k] = append(w.writes[k], span{lo, hi})
-		} else {
-			w.reads[k] = append(w.reads[k], span{lo, hi})
+		write := a.Mode&device.Write != 0
+		i := w.alloc(a.Buf.Addr)
+		for _, e := range w.ranges[i] {
+			// RAW and WAW: k's range against m's writes; WAR: k's
+			// writes against m's reads. Entries of finished operations
+			// are dropped lazily.
+			if (write || e.write) && lo < e.hi && e.lo < hi && w.mark[e.op] != k+1 && w.state[e.op] != stateDone {
+				w.mark[e.op] = k + 1
+				w.up[k] = append(w.up[k], e.op)
+			}
 		}
 	}
-	rk, wk := w.reads[k], w.writes[k]
-	for _, m := range w.members {
-		// RAW and WAW: k's ranges against m's writes; WAR: k's writes
-		// against m's reads.
-		if overlaps(rk, w.writes[m]) || overlaps(wk, w.writes[m]) || overlaps(wk, w.reads[m]) {
-			w.up[k] = append(w.up[k], m)
-			w.down[m] = append(w.down[m], k)
+	for _, a := range acc {
+		if a.Kind != device.ArgBuffer {
+			continue
 		}
+		if lo, hi := a.Range(); hi > lo {
+			i := w.alloc(a.Buf.Addr)
+			w.ranges[i] = append(w.ranges[i], rangeEntry{op: k, lo: lo, hi: hi, write: a.Mode&device.Write != 0})
+			w.nranges[k]++
+			w.live++
+		}
+	}
+	slices.Sort(w.up[k])
+	for _, m := range w.up[k] {
+		w.down[m] = append(w.down[m], k)
 	}
 	if w.charge {
 		w.checkCost += CheckCost(len(w.members), rangesOf(acc))
@@ -109,18 +130,35 @@ func (w *window) insert(k int) {
 	}
 }
 
-// span is a byte range [lo, hi) of device address space.
-type span struct{ lo, hi uint64 }
-
-func overlaps(a, b []span) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x.lo < y.hi && y.lo < x.hi {
-				return true
-			}
+// alloc is the index of the allocation at base address addr in w.ranges.
+func (w *window) alloc(addr uint64) int {
+	for i, a := range w.allocs {
+		if a == addr {
+			return i
 		}
 	}
-	return false
+	w.allocs = append(w.allocs, addr)
+	w.ranges = append(w.ranges, nil)
+	return len(w.allocs) - 1
+}
+
+// drop removes finished operations' entries once they outnumber the live
+// ones, so scans stay proportional to the window.
+func (w *window) drop() {
+	if w.dead <= w.live {
+		return
+	}
+	for i, es := range w.ranges {
+		w.ranges[i] = slices.DeleteFunc(es, func(e rangeEntry) bool { return w.state[e.op] == stateDone })
+	}
+	w.dead = 0
+}
+
+// rangeEntry is one byte range [lo, hi) of operation op in the window.
+type rangeEntry struct {
+	op     int
+	lo, hi uint64
+	write  bool
 }
 
 func rangesOf(acc []device.Arg) int {
@@ -170,7 +208,10 @@ func (w *window) complete(k int) {
 		}
 	}
 	w.down[k] = nil
-	w.reads[k], w.writes[k] = nil, nil
+	n := w.nranges[k]
+	w.live -= n
+	w.dead += n
+	w.drop()
 }
 
 // streamOrdered reports whether pending operation k's unfinished upstream
