@@ -103,6 +103,52 @@ func TestHostPrimitiveCosts(t *testing.T) {
 		tg = time.Since(t0)
 		t.Logf("the same job as copy + launch + copy on a stream: %s per job of calls; %s per job until all done", per(tl, n), per(tg, n))
 
+		// Where a job graph's extra GPU time goes: graphs of the kernel
+		// alone and of the two copies alone, against the same operations
+		// issued on the stream, back to back.
+		capture := func(st device.Stream, ops func()) device.GraphExec {
+			require.NoError(t, h.BeginCapture(st))
+			ops()
+			g, err := h.EndCapture(st)
+			require.NoError(t, err)
+			gx, err := h.Instantiate(g)
+			require.NoError(t, err)
+			require.NoError(t, h.Destroy(g))
+			return gx
+		}
+		kernelOnly := func() { require.NoError(t, h.Launch(s, synthLaunch(synth, a, b, elems, 4))) }
+		copiesOnly := func() {
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: 4 * elems}))
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: hout, Bytes: 4 * elems}))
+		}
+		for _, c := range []struct {
+			name string
+			ops  func()
+		}{{"kernel", kernelOnly}, {"two copies", copiesOnly}} {
+			gx := capture(s, c.ops)
+			for i := 0; i < 20; i++ {
+				require.NoError(t, h.GraphLaunch(gx, s))
+			}
+			require.NoError(t, h.StreamSynchronize(s))
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				require.NoError(t, h.GraphLaunch(gx, s))
+			}
+			tl := time.Since(t0)
+			require.NoError(t, h.StreamSynchronize(s))
+			tg := time.Since(t0)
+			t0 = time.Now()
+			for i := 0; i < n; i++ {
+				c.ops()
+			}
+			sl := time.Since(t0)
+			require.NoError(t, h.StreamSynchronize(s))
+			sg := time.Since(t0)
+			t.Logf("%s: as a graph %s per launch call, %s each until all done; on the stream %s of calls, %s each until all done",
+				c.name, per(tl, n), per(tg, n), per(sl, n), per(sg, n))
+			require.NoError(t, h.Destroy(gx))
+		}
+
 		// Copy node update, exec idle.
 		t0 = time.Now()
 		for i := 0; i < n; i++ {
