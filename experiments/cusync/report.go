@@ -331,6 +331,9 @@ Inputs: `)
   shapes were added because the wave rule predicts a gain there (a producer
   just over one wave); they are inside the issue's range (batch 1 to 32),
   and the rule's estimate for each is in the raw rows.
+- The target shapes again with 30 runs per row (batch G4):
+  docs/results/cusync-confirm.md (GPT-3 T=768 1.21x for row and fine,
+  1.19x for the rule; VGG-19 L1 b11 up to 1.20x).
 - Stream sync at GPT-3 T=768 is bimodal on the H100 (batch F: three runs
   near 1325 us, seven near 1380 us); the medians compare the typical runs.
 - Where auto falls back it runs the baseline's own schedule (the same
@@ -338,8 +341,9 @@ Inputs: `)
   fallback rows read 0.98x to 1.03x.
 - The synchronized kernels still cost 5-14% where there is no tail to fill
   (row and fine on one-wave pairs, and the multi-wave shapes the rule
-  leaves to stream order): consumer blocks start, load their independent
-  operand and poll while the producer streams the same memory.
+  leaves to stream order). Our reading, not yet profiled: consumer blocks
+  start, load their independent operand and poll while the producer
+  streams the same memory.
 
 ## Raw rows
 
