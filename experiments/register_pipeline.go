@@ -138,17 +138,18 @@ func init() {
 			s.Gaps = p.Gaps
 			return s, nil
 		})
-	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches (params: b, depth, ring, threaded, coalesce, jobs_per_launch, gaps)",
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches; copies stream (default graph) puts only the job's kernels in each worker's graph, captured once and never updated, and issues the job's host copies on the worker's stream around its launch (not with a ring or jobs_per_launch) (params: b, depth, ring, threaded, coalesce, jobs_per_launch, copies, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := struct {
-				B         int  `yaml:"b"`
-				Depth     *int `yaml:"depth"`
-				Ring      int  `yaml:"ring"`
-				Threaded  bool `yaml:"threaded"`
-				Coalesce  int  `yaml:"coalesce"`
-				PerLaunch int  `yaml:"jobs_per_launch"`
-				Gaps      bool `yaml:"gaps"`
-			}{B: 4, Coalesce: 1, PerLaunch: 1}
+				B         int    `yaml:"b"`
+				Depth     *int   `yaml:"depth"`
+				Ring      int    `yaml:"ring"`
+				Threaded  bool   `yaml:"threaded"`
+				Coalesce  int    `yaml:"coalesce"`
+				PerLaunch int    `yaml:"jobs_per_launch"`
+				Copies    string `yaml:"copies"`
+				Gaps      bool   `yaml:"gaps"`
+			}{B: 4, Coalesce: 1, PerLaunch: 1, Copies: "graph"}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
@@ -179,6 +180,16 @@ func init() {
 			}
 			if p.PerLaunch > 1 && p.Ring == 0 {
 				return nil, fmt.Errorf("jobs_per_launch is %d but ring is 0; several jobs per launch need a ring (ring: 1 or more)", p.PerLaunch)
+			}
+			switch p.Copies {
+			case "graph":
+			case "stream":
+				if p.Ring > 0 || p.PerLaunch > 1 {
+					return nil, fmt.Errorf("copies is stream but ring is %d and jobs_per_launch %d; copies on the stream need one kernel graph per worker (ring 0) and one job per launch", p.Ring, p.PerLaunch)
+				}
+				s.StreamCopies = true
+			default:
+				return nil, fmt.Errorf("copies is %q; it must be graph (the job's copies are nodes of its graph, updated per job) or stream (kernel-only graphs, copies issued on the worker's stream)", p.Copies)
 			}
 			s.Gaps, s.Threaded, s.Coalesce, s.Ring, s.JobsPerLaunch = p.Gaps, p.Threaded, p.Coalesce, p.Ring, p.PerLaunch
 			return s, nil

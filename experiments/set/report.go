@@ -271,6 +271,9 @@ func variantTitle(v, desc string) string {
 	}
 	params := strings.TrimSuffix(bParam.ReplaceAllString(desc, "b"), ")")
 	params = strings.TrimPrefix(strings.TrimPrefix(params, "set(b"), ",")
+	if strings.Contains(desc, "copies=stream") {
+		return fmt.Sprintf("SET-kgraph %s (%s: kernel-only graphs never updated, the job's copies issued on the worker's stream; gpusched's refinement)", v, params)
+	}
 	if strings.Contains(desc, "jobs=") {
 		return fmt.Sprintf("SET-chain %s (%s: several jobs per graph launch, chained in per-worker graph execs prepared only once complete; gpusched's refinement)", v, params)
 	}

@@ -115,6 +115,12 @@ func TestSETParams(t *testing.T) {
 		{"{b: 4, ring: 2, jobs_per_launch: 0}", "", "jobs_per_launch is 0; it must be between 1 and 16"},
 		{"{b: 4, ring: 2, jobs_per_launch: 17}", "", "jobs_per_launch is 17; it must be between 1 and 16"},
 		{"{b: 4, jobs_per_launch: 4}", "", "jobs_per_launch is 4 but ring is 0"},
+		{"{b: 4, depth: 4, threaded: true, coalesce: 2, copies: stream}", "set(b=4,depth=4,threaded,coalesce=2,copies=stream)", ""},
+		{"{b: 2, copies: stream}", "set(b=2,copies=stream)", ""},
+		{"{b: 2, copies: graph}", "set(b=2)", ""},
+		{"{b: 2, copies: host}", "", "copies is \"host\"; it must be graph"},
+		{"{b: 4, ring: 2, copies: stream}", "", "copies is stream but ring is 2"},
+		{"{b: 4, depth: 2, coalesce: 2, copies: stream}", "", "coalesce is 2; it must be between 1 and depth (2), and above 1 only with threaded: true or a ring"},
 		{"{b: 4, rings: 2}", "", "rings"},
 	}
 	for _, tt := range tests {
@@ -130,4 +136,9 @@ func TestSETParams(t *testing.T) {
 			assert.Equal(t, tt.want, s.Name())
 		})
 	}
+}
+
+func TestVariantTitleNamesSETKGraph(t *testing.T) {
+	title := variantTitle("setkg", "set(b=4,depth=4,threaded,coalesce=2,copies=stream)")
+	assert.Equal(t, "SET-kgraph setkg (depth=4,threaded,coalesce=2,copies=stream: kernel-only graphs never updated, the job's copies issued on the worker's stream; gpusched's refinement)", title)
 }

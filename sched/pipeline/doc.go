@@ -80,6 +80,29 @@
 // Queue at b = 8; J jobs per launch pay it once per J jobs. This is
 // gpusched's refinement, not the paper's SET (its rows are labelled so).
 //
+// StreamCopies (SET-kgraph, option copies: stream) keeps graphs for the
+// kernels only (set_kgraph.go): each worker's graph holds the job's kernels,
+// captured once on the worker's stream over its private buffers, so its
+// parameters never change and no node is ever updated; a job is dispatched
+// as three operations on the worker's stream: a host-to-device copy into
+// the worker's input buffer, a launch of the kernel graph, a device-to-host
+// copy from the worker's output buffer into the job's host slot. Completion
+// callbacks (coalesced as with Coalesce) feed the free pool as in SET, a
+// stolen job is rebound to the thief's buffers (only its copies change),
+// and Depth jobs of a worker share its buffers in stream order. It combines
+// with Threaded, Depth, Coalesce and the single dispatcher, not with Ring
+// or JobsPerLaunch. Why: the job graph's copy nodes are what makes it slow
+// on a GPU. Measured on the H100 (docs/results/raw/gpu-batch-g4-h100-
+// cusync-confirm-primitives.tgz, r/primitives.txt): a graph holding only
+// the job's kernel runs back to back at 2.5 us per launch (the same kernel
+// launched on a stream: 5.6 us of host call), but a graph holding only the
+// job's two copies (pinned host to and from device) takes 10.7 us per
+// launch on the GPU against 6.7 us for the same two copies issued as
+// stream operations. This too is gpusched's refinement, not the paper's
+// SET (which puts the whole job, copies included, in the graph); its rows
+// are named set(...,copies=stream). Metrics: node_updates is 0 and
+// t_schedule counts the host time of the copies as well as the launch.
+//
 // Every scheduler reports Metrics() (a map by name): the makespan
 // T_measured, throughput in jobs per second, t_schedule (host time inside
 // scheduling calls, measured with the host thread's clock around them),

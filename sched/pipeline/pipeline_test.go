@@ -93,7 +93,14 @@ func allSchedulers(t *testing.T, b int) []metricser {
 	require.NoError(t, err)
 	queue, err := NewQueue(b)
 	require.NoError(t, err)
-	return append([]metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep, threaded, deepThreaded, coalesced}, ringSchedulers(t, b)...)
+	// SET-kgraph: kernel-only graphs, copies on the stream.
+	kgraph, err := NewSET(b, 1)
+	require.NoError(t, err)
+	kgraph.StreamCopies = true
+	kgraphPlus, err := NewSET(b, 4)
+	require.NoError(t, err)
+	kgraphPlus.Threaded, kgraphPlus.Coalesce, kgraphPlus.StreamCopies = true, 2, true
+	return append([]metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep, threaded, deepThreaded, coalesced, kgraph, kgraphPlus}, ringSchedulers(t, b)...)
 }
 
 // ringSchedulers are SET with exec rings: one dispatcher or threaded,

@@ -65,10 +65,16 @@ type SET struct {
 	// the graph launch's host and device cost is paid once per that many
 	// jobs. Depth and Coalesce then count launches, not jobs.
 	JobsPerLaunch int
-	jobsQ         []device.Queue // per worker, when Threaded
-	start         []device.Queue // per worker: Run's go signal
-	doneQ         device.Queue   // worker threads' results
-	running       bool           // worker threads started and not yet ended
+	// StreamCopies (SET-kgraph, see set_kgraph.go) puts only the job's
+	// kernels in each worker's graph, captured once over its private
+	// buffers and never updated, and issues the job's host copies as
+	// stream operations around the graph launch.
+	StreamCopies bool
+	kernels      kernelRange    // with StreamCopies: the job's ops in the graph
+	jobsQ        []device.Queue // per worker, when Threaded
+	start        []device.Queue // per worker: Run's go signal
+	doneQ        device.Queue   // worker threads' results
+	running      bool           // worker threads started and not yet ended
 
 	js      *jobSet
 	bd      *binder
@@ -152,6 +158,9 @@ func (s *SET) Name() string {
 	if s.jobsPerLaunch() > 1 {
 		name += fmt.Sprintf(",jobs=%d", s.jobsPerLaunch())
 	}
+	if s.StreamCopies {
+		name += ",copies=stream"
+	}
 	return name + ")"
 }
 
@@ -171,6 +180,9 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 	}
 	js, err := analyze(in)
 	if err != nil {
+		return err
+	}
+	if err := s.validateStreamCopies(js); err != nil {
 		return err
 	}
 	s.js, s.bd, s.bufArgs = js, newBinder(js), js.bufferArgs()
@@ -223,6 +235,12 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		s.bd.bind(0, wk.slots, &first)
 		if len(wk.queue) > 0 {
 			first = wk.queue[0]
+		}
+		if s.StreamCopies {
+			if err := s.prepareKernelGraph(h, wk, &first); err != nil {
+				return fmt.Errorf("set: worker %d: %w", wk.id, err)
+			}
+			continue
 		}
 		if s.Ring > 0 {
 			if err := s.prepareRing(h, wk, &first); err != nil {
@@ -393,7 +411,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 		if steal {
 			t := h.Now()
 			s.bd.bind(job.job, wk.slots, &stolen)
-			h.Spend(time.Duration(s.bufArgs) * s.retargetCost)
+			h.Spend(s.stealCost())
 			since(h, t, &m.Schedule)
 			job = &stolen
 			m.Steals++
@@ -411,6 +429,9 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 // differ), launches it and enqueues the completion callback.
 // done, if not nil, is enqueued behind the job as its completion callback.
 func (s *SET) launch(h device.Host, wk *worker, job *boundJob, m *Metrics, done func()) error {
+	if s.StreamCopies {
+		return s.launchStreamCopies(h, wk, job, m, done)
+	}
 	if err := s.setNodes(h, wk.exec, &wk.cur, job, m); err != nil {
 		return err
 	}

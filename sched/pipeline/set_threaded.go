@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -67,7 +66,7 @@ func (s *SET) workerLoop(h device.Host, wk *worker) error {
 		if steal {
 			t := h.Now()
 			wk.bd.bind(job.job, wk.slots, &stolen)
-			h.Spend(time.Duration(s.bufArgs) * s.retargetCost)
+			h.Spend(s.stealCost())
 			since(h, t, &m.Schedule)
 			job = &stolen
 			m.Steals++
