@@ -53,7 +53,8 @@ Regenerate:
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json   # on a GPU
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v2.yaml -json docs/results/set-gpu-v2.json   # on a GPU: SET-ring
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v3.yaml -json docs/results/set-gpu-v3.json   # on a GPU: SET-chain
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] [docs/results/set-gpu-v3.json]
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v4.yaml -json docs/results/set-gpu-v4.json   # on a GPU: SET-kgraph
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] [docs/results/set-gpu-v3.json] [docs/results/set-gpu-v4.json]
 
 `)
 	if notes != "" {
