@@ -22,7 +22,10 @@ if merged is None:
 # experiment file they came from.
 import re
 if isinstance(merged.get('source'), str):
-    merged['source'] = re.sub(r'-\d\d-[^/]*\.yaml$', '.yaml', merged['source'])
+    base = re.sub(r'-\d\d-[^/]*\.yaml$', '.yaml', merged['source']).rsplit('/', 1)[-1]
+    # Keep the runner's convention: a base name stays one, a path becomes
+    # the committed file's path.
+    merged['source'] = base if '/' not in merged['source'] else 'configs/experiments/' + base
 if 'total_rows' in merged:
     merged['total_rows'] = len(merged['rows'])
 json.dump(merged, open(out, 'w'), indent=1)
