@@ -89,7 +89,7 @@ func (s *SW) runShared(h device.Host, in *workloads.Instance) error {
 	r := &sharedRun{
 		s:        s,
 		in:       in,
-		w:        newWindow(in.N(), s.p.Window, func(op int) []device.Arg { return s.access(in, op) }, s.p.CheckCost),
+		w:        s.window(in),
 		lock:     h.NewQueue("acs-window-lock"),
 		inbox:    h.NewQueue("acs-window-inbox"),
 		wake:     make([]device.Queue, k),
@@ -418,7 +418,7 @@ func (r *sharedRun) pick(t int) []*job {
 		w.issue(k, t)
 		r.inflight[t]++
 		r.outstanding++
-		take = append(take, &job{in: r.in, ops: []int{k}, waits: waits})
+		take = append(take, &job{in: r.in, ops: s.one(k), waits: waits})
 	}
 	if r.inflight[t] == 0 && len(w.ready) > 0 {
 		add(w.ready[0], nil)
@@ -426,18 +426,20 @@ func (r *sharedRun) pick(t int) []*job {
 	if s.p.InFlight < 2 {
 		return take
 	}
-	for i := 0; i < len(w.members) && r.inflight[t] < s.p.InFlight; i++ {
-		k := w.members[i]
-		if w.state[k] != statePending {
-			continue
-		}
+	// Pending operations in program order; add removes the one it issues
+	// from w.pending.
+	for i := 0; i < len(w.pending) && r.inflight[t] < s.p.InFlight; {
+		k := w.pending[i]
 		if st, ok := w.streamOrdered(k); ok && st == t {
 			add(k, nil)
+			continue
 		} else if s.p.Waits && r.waitsHere(k, t) {
 			if waits, ok := waitsOn(w, k, t, len(r.inflight), r.recorded); ok {
 				add(k, waits)
+				continue
 			}
 		}
+		i++
 	}
 	return take
 }

@@ -25,6 +25,12 @@ type SW struct {
 	work     []device.Queue   // window thread -> scheduler thread t: *job
 	done     device.Queue     // scheduler threads and callbacks -> window thread
 	released [][]*job         // finished jobs whose graphs thread t may reuse or free
+
+	// Kept across Runs, so that the window thread allocates nothing per
+	// operation from the second Run on: the window, and ident[k] == k,
+	// whose one-element slices are single-operation jobs' ops.
+	win   *window
+	ident []int
 }
 
 var (
@@ -65,6 +71,7 @@ type job struct {
 	exec  device.GraphExec
 	key   string
 	event device.Event // recorded after the job's launch (Params.Waits)
+	done  doneMsg      // the job's completion report, sent once
 }
 
 // launchedMsg tells the window thread that a job's event has been recorded
@@ -181,18 +188,21 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 	if s.p.Dispatch == DispatchShared {
 		return s.runShared(h, in)
 	}
-	w := newWindow(in.N(), s.p.Window, func(k int) []device.Arg { return s.access(in, k) }, s.p.CheckCost)
+	w := s.window(in)
 	inflight := make([]int, s.p.Threads)
 	outstanding := 0
 	var recorded []device.Event // Params.Waits: the event recorded after each launched operation
 	if s.p.Waits {
 		recorded = make([]device.Event, in.N())
 	}
+	// Every operation goes out in exactly one job: one array holds them.
+	jobs := make([]job, 0, in.N())
 	send := func(t int, ops []int, waits []device.Event) {
 		for _, k := range ops {
 			w.issue(k, t)
 		}
-		s.work[t].Put(&job{in: in, ops: ops, release: s.released[t], waits: waits})
+		jobs = append(jobs, job{in: in, ops: ops, release: s.released[t], waits: waits})
+		s.work[t].Put(&jobs[len(jobs)-1])
 		s.released[t] = nil
 		inflight[t]++
 		outstanding++
@@ -209,25 +219,27 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 				continue
 			}
 			if s.p.Batch < 2 {
-				send(t, []int{w.ready[0]}, nil)
+				send(t, s.one(w.ready[0]), nil)
 			} else {
 				send(t, w.batch(s.p.Batch, idle), nil)
 			}
 			idle--
 		}
 		if s.p.InFlight > 1 {
-			for i := 0; i < len(w.members); i++ {
-				k := w.members[i]
-				if w.state[k] != statePending {
-					continue
-				}
+			// Pending operations in program order; send removes the one
+			// it issues from w.pending.
+			for i := 0; i < len(w.pending); {
+				k := w.pending[i]
 				if t, ok := w.streamOrdered(k); ok && inflight[t] < s.p.InFlight {
-					send(t, []int{k}, nil)
+					send(t, s.one(k), nil)
+					continue
 				} else if s.p.Waits {
 					if t, waits, ok := s.waitTarget(w, k, inflight, recorded); ok {
-						send(t, []int{k}, waits)
+						send(t, s.one(k), waits)
+						continue
 					}
 				}
+				i++
 			}
 		}
 	}
@@ -290,6 +302,23 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 	}
 	return firstErr
 }
+
+// window returns the scheduler's window, reset for a run over in.
+func (s *SW) window(in *workloads.Instance) *window {
+	access := func(k int) []device.Arg { return s.access(in, k) }
+	if s.win == nil {
+		s.win = newWindow(in.N(), s.p.Window, access, s.p.CheckCost)
+	} else {
+		s.win.reset(in.N(), s.p.Window, access, s.p.CheckCost)
+	}
+	for len(s.ident) < in.N() {
+		s.ident = append(s.ident, len(s.ident))
+	}
+	return s.win
+}
+
+// one is the ops of a job of operation k alone.
+func (s *SW) one(k int) []int { return s.ident[k : k+1 : k+1] }
 
 // waitTarget decides where pending operation k can go behind event waits:
 // every unfinished upstream operation must have been launched with its
@@ -419,7 +448,8 @@ func (ts *threadState) next() (*job, bool) {
 }
 
 func (ts *threadState) report(j *job, err error) {
-	ts.s.done.Put(&doneMsg{thread: ts.t, job: j, err: err})
+	j.done = doneMsg{thread: ts.t, job: j, err: err}
+	ts.s.done.Put(&j.done)
 }
 
 // loopSync: launch, synchronize the stream, report (the paper). Jobs that
@@ -505,7 +535,8 @@ func (ts *threadState) loopCallback() {
 			ts.report(j, err)
 			continue
 		}
-		msg := &doneMsg{thread: ts.t, job: j}
+		j.done = doneMsg{thread: ts.t, job: j}
+		msg := &j.done
 		if err := ts.h.HostFunc(ts.stream, func() { done.Put(msg) }); err != nil {
 			ts.report(j, err)
 		}

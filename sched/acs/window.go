@@ -21,6 +21,11 @@ const (
 // window is ACS's scheduling window over a program's operations, numbered
 // 0..n-1 in program order. It is owned by one host thread (the window
 // thread) and touches no device.
+//
+// On a GPU its real CPU cost is what ACS-SW's window thread pays per
+// kernel (BenchmarkWindowCheck, BenchmarkSWHostCost), so it allocates
+// nothing per operation once reset for a second run of the same size: a
+// scheduler keeps one window and resets it per Run.
 type window struct {
 	access func(k int) []device.Arg
 	n      int
@@ -28,6 +33,7 @@ type window struct {
 
 	next    int   // the input FIFO's head: the next operation to insert
 	members []int // operations in the window (not done), in program order
+	pending []int // members waiting on upstream operations, in program order
 	ready   []int // ready, not yet issued, in program order
 	state   []opState
 	up      [][]int // unfinished upstream operations
@@ -41,28 +47,76 @@ type window struct {
 	// allocation they lie in (Buffer.Addr): ranges in different
 	// allocations never overlap, so an insertion compares its ranges only
 	// with the window's ranges in the same allocation. The check is the
-	// inner loop of the window thread, and on a GPU its real CPU cost is
-	// what ACS-SW pays per kernel (BenchmarkWindowCheck). A program has
-	// few allocations (rl-physics: 20), so they are found by a linear scan.
-	allocs  []uint64       // allocation base addresses seen so far
-	ranges  [][]rangeEntry // per allocation: ranges of window operations
-	dead    int            // entries of finished operations not yet dropped
-	live    int            // entries of operations still in the window
-	mark    []int          // mark[m] == k+1: m is already upstream of k
-	nranges []int          // entries operation k has in ranges
+	// inner loop of the window thread. A program has few allocations
+	// (rl-physics: 20), so they are found by a linear scan.
+	allocs []uint64 // allocation base addresses seen so far
+	// Per allocation, the ranges of window operations that write
+	// (writes) and that only read (reads): a range that only reads is
+	// compared with the writes alone, since two reads never conflict.
+	writes  [][]rangeEntry
+	reads   [][]rangeEntry
+	dead    int          // entries of finished operations not yet dropped
+	live    int          // entries of operations still in the window
+	mark    []int        // mark[m] == k+1: m is already upstream of k
+	nranges []int        // entries operation k has in ranges
+	scratch []rangeEntry // the inserted operation's ranges (insert's buffer)
 
 	checkCost time.Duration // accumulated dependency-check cost to charge
 	charge    bool
+	// costs memoizes CheckCost by window occupancy and range count: the
+	// charge is a pure function of the two, computed once per pair.
+	costs [][]time.Duration
 }
 
 func newWindow(n, slots int, access func(k int) []device.Arg, charge bool) *window {
-	w := &window{access: access, n: n, slots: slots, charge: charge,
-		state: make([]opState, n), up: make([][]int, n), down: make([][]int, n), stream: make([]int, n), order: make([]int, n),
-		mark: make([]int, n), nranges: make([]int, n)}
+	w := &window{}
+	w.reset(n, slots, access, charge)
+	return w
+}
+
+// reset empties the window for a run over n operations, keeping the
+// memory of earlier runs.
+func (w *window) reset(n, slots int, access func(k int) []device.Arg, charge bool) {
+	w.access, w.n, w.slots, w.charge = access, n, slots, charge
+	w.next, w.issued, w.done, w.dead, w.live, w.checkCost = 0, 0, 0, 0, 0, 0
+	w.members, w.pending, w.ready = w.members[:0], w.pending[:0], w.ready[:0]
+	w.state = resize(w.state, n)
+	w.stream = resize(w.stream, n)
+	w.order = resize(w.order, n)
+	w.mark = resize(w.mark, n)
+	w.nranges = resize(w.nranges, n)
 	for i := range w.stream {
 		w.stream[i] = -1
 	}
-	return w
+	w.up = resizeLists(w.up, n)
+	w.down = resizeLists(w.down, n)
+	for i := range w.writes {
+		w.writes[i], w.reads[i] = w.writes[i][:0], w.reads[i][:0]
+	}
+	w.allocs, w.writes, w.reads = w.allocs[:0], w.writes[:0], w.reads[:0]
+}
+
+// resize returns s with length n, zeroed, reusing its array when it can.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// resizeLists returns ls with length n, each list emptied but keeping its
+// array.
+func resizeLists(ls [][]int, n int) [][]int {
+	if cap(ls) < n {
+		ls = append(ls[:cap(ls)], make([][]int, n-cap(ls))...)
+	}
+	ls = ls[:n]
+	for i := range ls {
+		ls[i] = ls[i][:0]
+	}
+	return ls
 }
 
 func (w *window) full() bool { return w.slots > 0 && len(w.members) >= w.slots }
@@ -83,51 +137,88 @@ func (w *window) admit() int {
 // (RAW, WAR, WAW) and records its upstream list, in program order.
 func (w *window) insert(k int) {
 	acc := w.access(k)
-	for _, a := range acc {
-		if a.Kind != device.ArgBuffer {
-			continue
-		}
-		lo, hi := a.Range()
-		if hi <= lo {
-			continue
-		}
-		write := a.Mode&device.Write != 0
-		i := w.alloc(a.Buf.Addr)
-		for _, e := range w.ranges[i] {
-			// RAW and WAW: k's range against m's writes; WAR: k's
-			// writes against m's reads. Entries of finished operations
-			// are dropped lazily.
-			if (write || e.write) && lo < e.hi && e.lo < hi && w.mark[e.op] != k+1 && w.state[e.op] != stateDone {
-				w.mark[e.op] = k + 1
-				w.up[k] = append(w.up[k], e.op)
-			}
-		}
-	}
-	for _, a := range acc {
+	mine := w.scratch[:0]
+	for i := range acc {
+		a := &acc[i]
 		if a.Kind != device.ArgBuffer {
 			continue
 		}
 		if lo, hi := a.Range(); hi > lo {
-			i := w.alloc(a.Buf.Addr)
-			w.ranges[i] = append(w.ranges[i], rangeEntry{op: k, lo: lo, hi: hi, write: a.Mode&device.Write != 0})
-			w.nranges[k]++
-			w.live++
+			mine = append(mine, rangeEntry{op: int32(k), alloc: int32(w.alloc(a.Buf.Addr)), lo: lo, hi: hi, write: a.Mode&device.Write != 0})
 		}
 	}
-	slices.Sort(w.up[k])
-	for _, m := range w.up[k] {
+	w.scratch = mine
+	up := w.up[k]
+	for _, r := range mine {
+		// RAW and WAW: k's range against m's writes; WAR: k's writes
+		// against m's reads. Entries of finished operations are dropped
+		// lazily.
+		up = w.overlaps(up, k, r, w.writes[r.alloc])
+		if r.write {
+			up = w.overlaps(up, k, r, w.reads[r.alloc])
+		}
+	}
+	for _, r := range mine {
+		if r.write {
+			w.writes[r.alloc] = append(w.writes[r.alloc], r)
+		} else {
+			w.reads[r.alloc] = append(w.reads[r.alloc], r)
+		}
+	}
+	w.nranges[k] = len(mine)
+	w.live += len(mine)
+	slices.Sort(up)
+	w.up[k] = up
+	for _, m := range up {
 		w.down[m] = append(w.down[m], k)
 	}
 	if w.charge {
-		w.checkCost += CheckCost(len(w.members), rangesOf(acc))
+		w.checkCost += w.cost(len(w.members), rangesOf(acc))
 	}
-	w.members = append(w.members, k)
-	if len(w.up[k]) == 0 {
+	w.members = append(w.members, k) // k is the newest: order is kept
+	if len(up) == 0 {
 		w.state[k] = stateReady
-		w.ready = append(w.ready, k) // k is the newest: order is kept
+		w.ready = append(w.ready, k)
 	} else {
 		w.state[k] = statePending
+		w.pending = append(w.pending, k)
 	}
+}
+
+// overlaps appends to up the unfinished operations of entries es whose
+// ranges overlap r, each once per inserted operation k.
+func (w *window) overlaps(up []int, k int, r rangeEntry, es []rangeEntry) []int {
+	for _, e := range es {
+		if r.lo < e.hi && e.lo < r.hi {
+			if m := int(e.op); w.mark[m] != k+1 && w.state[m] != stateDone {
+				w.mark[m] = k + 1
+				up = append(up, m)
+			}
+		}
+	}
+	return up
+}
+
+// cost is CheckCost(members, ranges), memoized.
+func (w *window) cost(members, ranges int) time.Duration {
+	const maxMembers, maxRanges = 256, 64
+	if members >= maxMembers || ranges >= maxRanges {
+		return CheckCost(members, ranges)
+	}
+	for len(w.costs) <= members {
+		w.costs = append(w.costs, nil)
+	}
+	row := w.costs[members]
+	if len(row) <= ranges {
+		for len(row) <= ranges {
+			row = append(row, -1)
+		}
+		w.costs[members] = row
+	}
+	if row[ranges] < 0 {
+		row[ranges] = CheckCost(members, ranges)
+	}
+	return row[ranges]
 }
 
 // alloc is the index of the allocation at base address addr in w.ranges.
@@ -138,7 +229,7 @@ func (w *window) alloc(addr uint64) int {
 		}
 	}
 	w.allocs = append(w.allocs, addr)
-	w.ranges = append(w.ranges, nil)
+	w.writes, w.reads = grow(w.writes), grow(w.reads)
 	return len(w.allocs) - 1
 }
 
@@ -148,23 +239,45 @@ func (w *window) drop() {
 	if w.dead <= w.live {
 		return
 	}
-	for i, es := range w.ranges {
-		w.ranges[i] = slices.DeleteFunc(es, func(e rangeEntry) bool { return w.state[e.op] == stateDone })
+	for i := range w.allocs {
+		w.writes[i] = w.keepLive(w.writes[i])
+		w.reads[i] = w.keepLive(w.reads[i])
 	}
 	w.dead = 0
 }
 
-// rangeEntry is one byte range [lo, hi) of operation op in the window.
+// keepLive keeps the entries of es whose operations are not done, in order.
+func (w *window) keepLive(es []rangeEntry) []rangeEntry {
+	kept := es[:0]
+	for _, e := range es {
+		if w.state[e.op] != stateDone {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+// grow appends an empty list to ls, reusing an emptied list of an earlier
+// run when there is one.
+func grow(ls [][]rangeEntry) [][]rangeEntry {
+	if len(ls) < cap(ls) {
+		return ls[:len(ls)+1]
+	}
+	return append(ls, nil)
+}
+
+// rangeEntry is one byte range [lo, hi) of operation op in the window, in
+// allocation alloc (an index into window.ranges).
 type rangeEntry struct {
-	op     int
-	lo, hi uint64
-	write  bool
+	lo, hi    uint64
+	op, alloc int32
+	write     bool
 }
 
 func rangesOf(acc []device.Arg) int {
 	n := 0
-	for _, a := range acc {
-		if a.Kind == device.ArgBuffer {
+	for i := range acc {
+		if acc[i].Kind == device.ArgBuffer {
 			n++
 		}
 	}
@@ -181,9 +294,11 @@ func (w *window) takeCost() time.Duration {
 
 // issue marks ready or pending operation k as handed to thread t.
 func (w *window) issue(k, t int) {
-	if w.state[k] == stateReady {
-		i, _ := slices.BinarySearch(w.ready, k)
-		w.ready = slices.Delete(w.ready, i, i+1)
+	switch w.state[k] {
+	case stateReady:
+		w.ready = remove(w.ready, k)
+	case statePending:
+		w.pending = remove(w.pending, k)
 	}
 	w.state[k] = stateIssued
 	w.stream[k] = t
@@ -191,23 +306,29 @@ func (w *window) issue(k, t int) {
 	w.issued++
 }
 
+// remove deletes k from sorted list s.
+func remove(s []int, k int) []int {
+	i, _ := slices.BinarySearch(s, k)
+	return slices.Delete(s, i, i+1)
+}
+
 // complete marks k done: it leaves the window and every upstream list;
 // operations left with an empty upstream list become ready.
 func (w *window) complete(k int) {
 	w.state[k] = stateDone
 	w.done++
-	i, _ := slices.BinarySearch(w.members, k)
-	w.members = slices.Delete(w.members, i, i+1)
+	w.members = remove(w.members, k)
 	for _, d := range w.down[k] {
 		j := slices.Index(w.up[d], k)
 		w.up[d] = slices.Delete(w.up[d], j, j+1)
 		if len(w.up[d]) == 0 && w.state[d] == statePending {
 			w.state[d] = stateReady
+			w.pending = remove(w.pending, d)
 			i, _ := slices.BinarySearch(w.ready, d)
 			w.ready = slices.Insert(w.ready, i, d)
 		}
 	}
-	w.down[k] = nil
+	w.down[k] = w.down[k][:0]
 	n := w.nranges[k]
 	w.live -= n
 	w.dead += n
@@ -240,11 +361,11 @@ func (w *window) batch(max, idle int) []int {
 	first := w.ready[0]
 	ops := []int{first}
 	in := func(u int) bool { return slices.Contains(ops, u) }
-	for _, p := range w.members {
+	for _, p := range w.pending {
 		if len(ops) == max {
 			break
 		}
-		if p <= first || w.state[p] != statePending {
+		if p <= first {
 			continue
 		}
 		all := true

@@ -178,3 +178,58 @@ func TestWindowBatch(t *testing.T) {
 		assert.NotEqual(t, 4, k)
 	}
 }
+
+// A window reset for another run, of another size, computes what a new
+// window does: nothing of the earlier run leaks through the memory it
+// keeps.
+func TestWindowResetMatchesANewWindow(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	bufs := []device.Buffer{bufA, bufB, {Addr: 0x9000, Size: 1024}}
+	modes := []device.Access{device.Read, device.Write, device.ReadWrite}
+	program := func(n int) [][]device.Arg {
+		sets := make([][]device.Arg, n)
+		for k := range sets {
+			for r := rng.Intn(4); r >= 0; r-- {
+				off := int64(rng.Intn(8)) * 128
+				sets[k] = append(sets[k], arg(bufs[rng.Intn(len(bufs))], modes[rng.Intn(len(modes))], off, 128*int64(1+rng.Intn(3))))
+			}
+		}
+		return sets
+	}
+	reused := newWindow(0, 8, accessOf(), false)
+	// A run that fails stops with operations still in the window (abort:
+	// completions before it stops); the next run must not see them.
+	for _, tc := range []struct {
+		name  string
+		n     int
+		slots int
+		abort int
+	}{{"first", 60, 8, 0}, {"larger", 90, 16, 0}, {"aborted", 50, 16, 10}, {"smaller", 20, 4, 0}, {"unbounded", 40, 0, 0}, {"aborted-unbounded", 40, 0, 3}, {"after-abort", 45, 8, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sets := program(tc.n)
+			fresh := newWindow(tc.n, tc.slots, accessOf(sets...), true)
+			reused.reset(tc.n, tc.slots, accessOf(sets...), true)
+			for _, w := range []*window{fresh, reused} {
+				w.admit()
+			}
+			for completed := 0; !fresh.finished() && (tc.abort == 0 || completed < tc.abort); completed++ {
+				// A new window's empty lists may be nil, a reset one's not.
+				same := func(a []int) []int { return append([]int{}, a...) }
+				require.Equal(t, same(fresh.members), same(reused.members))
+				require.Equal(t, same(fresh.ready), same(reused.ready))
+				require.Equal(t, same(fresh.pending), same(reused.pending))
+				require.Equal(t, fresh.takeCost(), reused.takeCost())
+				for _, k := range fresh.members {
+					require.Equal(t, same(fresh.up[k]), same(reused.up[k]), "upstream of %d", k)
+				}
+				k := fresh.ready[0]
+				for _, w := range []*window{fresh, reused} {
+					w.issue(k, 0)
+					w.complete(k)
+					w.admit()
+				}
+			}
+			assert.Equal(t, tc.abort == 0, reused.finished())
+		})
+	}
+}
