@@ -25,6 +25,10 @@ func hostCostVariants() []struct {
 		{"inflight4-k8", with(func(p *Params) { p.InFlight, p.Threads = 4, 8 })},
 		{"event-inflight4-k8", with(func(p *Params) { p.Completion, p.InFlight, p.Threads = CompletionEvent, 4, 8 })},
 		{"event-inflight4", with(func(p *Params) { p.Completion, p.InFlight = CompletionEvent, 4 })},
+		{"inflight4-k8-batched", with(func(p *Params) { p.InFlight, p.Threads, p.Handoff = 4, 8, HandoffBatched })},
+		{"event-inflight4-k8-batched", with(func(p *Params) {
+			p.Completion, p.InFlight, p.Threads, p.Handoff = CompletionEvent, 4, 8, HandoffBatched
+		})},
 	}
 }
 

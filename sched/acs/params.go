@@ -20,6 +20,26 @@ const (
 	CompletionCallback Completion = "callback"
 )
 
+// Handoff is how many kernels and completions one message between the
+// window thread and a scheduler thread carries.
+type Handoff string
+
+const (
+	// HandoffKernel sends each kernel (or graph) to its scheduler thread
+	// in a message of its own, and each completion back in one of its own
+	// (the paper's model: two handoffs per kernel).
+	HandoffKernel Handoff = "kernel"
+	// HandoffBatched sends every kernel that one dispatch pass gives a
+	// thread in one message, and, under completion sync, every kernel that
+	// one stream synchronization finished back in one message. What each
+	// thread runs, and when the window thread learns of it, is unchanged:
+	// the thread took every kernel waiting in its queue before launching
+	// and the window thread retires every completion waiting in its queue
+	// before dispatching anyway. Only the number of queue operations (each
+	// a lock and possibly a wake-up on a GPU's host) shrinks.
+	HandoffBatched Handoff = "batched"
+)
+
 // Params configure ACS-SW. DefaultParams is the paper's configuration.
 type Params struct {
 	// Window is N, the window's slots. Window <= 0 is an unbounded window
@@ -51,6 +71,10 @@ type Params struct {
 	// scheduler threads share the window under a lock and each takes its
 	// own next kernel); "" is window.
 	Dispatch Dispatch `yaml:"dispatch"`
+	// Handoff is kernel (the paper) or batched: how many kernels and
+	// completions one message between the window thread and a scheduler
+	// thread carries; "" is kernel. Needs dispatch window.
+	Handoff Handoff `yaml:"handoff"`
 	// CheckCost charges each insertion's dependency check to the window
 	// thread (CheckCost); turning it off models a free check. It only
 	// matters on the simulator: on a GPU the check takes its real time.
@@ -83,6 +107,15 @@ func (p *Params) Validate() error {
 	default:
 		return fmt.Errorf("acs-sw: completion must be sync, event or callback, got %q", p.Completion)
 	}
+	switch p.Handoff {
+	case "", HandoffKernel:
+	case HandoffBatched:
+		if p.Dispatch == DispatchShared {
+			return fmt.Errorf("acs-sw: handoff batched needs dispatch window (shared dispatch has no window thread to hand off from)")
+		}
+	default:
+		return fmt.Errorf("acs-sw: handoff must be kernel or batched, got %q", p.Handoff)
+	}
 	switch p.Dispatch {
 	case "", DispatchWindow:
 	case DispatchShared:
@@ -114,6 +147,9 @@ func (p Params) Name() string {
 	}
 	if p.Dispatch == DispatchShared {
 		b.WriteString(",shared")
+	}
+	if p.Handoff == HandoffBatched {
+		b.WriteString(",batched-handoff")
 	}
 	if p.Batch > 1 {
 		fmt.Fprintf(&b, ",batch=%d", p.Batch)

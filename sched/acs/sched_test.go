@@ -3,6 +3,7 @@ package acs
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,24 @@ func variants() []Params {
 			p.Waits = true
 			p.Threads = 8
 		}),
+		// Handoff batched: several kernels per message to a thread, several
+		// completions per message back.
+		with(func(p *Params) { p.Handoff = HandoffBatched }),
+		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 4; p.Threads = 8 }),
+		with(func(p *Params) {
+			p.Handoff = HandoffBatched
+			p.Completion = CompletionEvent
+			p.InFlight = 4
+			p.Threads = 8
+		}),
+		with(func(p *Params) {
+			p.Handoff = HandoffBatched
+			p.Completion = CompletionCallback
+			p.InFlight = 3
+			p.Waits = true
+		}),
+		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 2; p.Batch = 3; p.GraphCache = true }),
+		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 4; p.Waits = true; p.Threads = 8 }),
 	}
 }
 
@@ -369,9 +388,18 @@ func TestPreparedSchedulerRunsTwice(t *testing.T) {
 	prog := smallRL(t)
 	dev, err := sim.NewNamed("h100")
 	require.NoError(t, err)
-	shared := variants()[len(variants())-2]
+	var shared, batched Params
+	for _, v := range variants() {
+		if v.Dispatch == DispatchShared && v.Waits && v.Completion == CompletionEvent {
+			shared = v
+		}
+		if v.Handoff == HandoffBatched && v.Batch > 1 {
+			batched = v
+		}
+	}
 	require.Equal(t, DispatchShared, shared.Dispatch)
-	for _, p := range []Params{DefaultParams(), variants()[7], shared} {
+	require.Equal(t, HandoffBatched, batched.Handoff)
+	for _, p := range []Params{DefaultParams(), variants()[7], shared, batched} {
 		s, err := NewSW(p)
 		require.NoError(t, err)
 		err = dev.Run(func(h device.Host) error {
@@ -410,6 +438,8 @@ func TestParamsValidation(t *testing.T) {
 		{"completion", func(p *Params) { p.Completion = "poll" }, `completion must be sync, event or callback, got "poll"`},
 		{"dispatch", func(p *Params) { p.Dispatch = "steal" }, `dispatch must be window or shared, got "steal"`},
 		{"shared batch", func(p *Params) { p.Dispatch = DispatchShared; p.Batch = 4 }, "dispatch shared launches kernels one by one; batch must be 0 or 1, got 4"},
+		{"handoff", func(p *Params) { p.Handoff = "bulk" }, `handoff must be kernel or batched, got "bulk"`},
+		{"shared handoff", func(p *Params) { p.Dispatch = DispatchShared; p.Handoff = HandoffBatched }, "handoff batched needs dispatch window"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -431,6 +461,8 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "acs-sw(N=inf,K=8,callback,inflight=4,batch=4,cached,free-check)", p.Name())
 	p = Params{Window: 32, Threads: 8, Completion: CompletionEvent, InFlight: 8, Waits: true, Dispatch: DispatchShared, CheckCost: true}
 	assert.Equal(t, "acs-sw(N=32,K=8,event,inflight=8,waits,shared)", p.Name())
+	p = Params{Window: 32, Threads: 8, Completion: CompletionSync, InFlight: 4, Handoff: HandoffBatched, CheckCost: true}
+	assert.Equal(t, "acs-sw(N=32,K=8,sync,inflight=4,batched-handoff)", p.Name())
 	hw, err := NewHW(DefaultHWParams())
 	require.NoError(t, err)
 	assert.Equal(t, "acs-hw(M=64)", hw.Name())
@@ -536,6 +568,84 @@ func TestALaunchFailureEndsTheRunWithItsError(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
+		})
+	}
+}
+
+// countingHost counts the values Put to the queues its threads make.
+type countingHost struct {
+	device.Host
+	puts *atomic.Int64
+}
+
+type countingQueue struct {
+	device.Queue
+	puts *atomic.Int64
+}
+
+func (q *countingQueue) Put(v any) { q.puts.Add(1); q.Queue.Put(v) }
+
+func (h countingHost) NewQueue(name string) device.Queue {
+	return &countingQueue{Queue: h.Host.NewQueue(name), puts: h.puts}
+}
+
+func (h countingHost) Get(q device.Queue) (any, bool) { return h.Host.Get(q.(*countingQueue).Queue) }
+
+func (h countingHost) Go(name string, fn func(device.Host) error) {
+	h.Host.Go(name, func(c device.Host) error { return fn(countingHost{c, h.puts}) })
+}
+
+func TestBatchedHandoffSendsFewerMessages(t *testing.T) {
+	prog, err := rl.Generate(rl.DefaultParams(), 1)
+	require.NoError(t, err)
+	with := func(f func(*Params)) Params { p := DefaultParams(); f(&p); return p }
+	for _, tc := range []struct {
+		name string
+		p    Params
+	}{
+		{"sync", DefaultParams()},
+		{"sync-inflight4-k8", with(func(p *Params) { p.InFlight, p.Threads = 4, 8 })},
+		{"event-inflight4-k8", with(func(p *Params) { p.Completion, p.InFlight, p.Threads = CompletionEvent, 4, 8 })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			puts := map[Handoff]int64{}
+			for _, handoff := range []Handoff{HandoffKernel, HandoffBatched} {
+				p := tc.p
+				p.Handoff = handoff
+				s, err := NewSW(p)
+				require.NoError(t, err)
+				dev, err := sim.NewNamed("h100")
+				require.NoError(t, err)
+				var n atomic.Int64
+				err = dev.Run(func(h device.Host) error {
+					ch := countingHost{h, &n}
+					in, err := workloads.Bind(ch, prog)
+					if err != nil {
+						return err
+					}
+					if err := s.Prepare(ch, in); err != nil {
+						return err
+					}
+					n.Store(0)
+					if err := s.Run(ch, in); err != nil {
+						return err
+					}
+					puts[handoff] = n.Load()
+					return s.Cleanup(ch)
+				})
+				require.NoError(t, err)
+				assert.Empty(t, dev.Races())
+				assert.Equal(t, kernelCount(prog), dev.Stats().Kernels)
+			}
+			// Each kernel is at least one message each way unless batched.
+			assert.GreaterOrEqual(t, puts[HandoffKernel], 2*kernelCount(prog))
+			if tc.p.InFlight == 1 {
+				// One kernel in flight per thread: nothing to batch.
+				assert.Equal(t, puts[HandoffKernel], puts[HandoffBatched])
+			} else {
+				assert.Less(t, puts[HandoffBatched], puts[HandoffKernel])
+			}
+			t.Logf("messages per kernel: kernel %.2f, batched %.2f", float64(puts[HandoffKernel])/float64(kernelCount(prog)), float64(puts[HandoffBatched])/float64(kernelCount(prog)))
 		})
 	}
 }

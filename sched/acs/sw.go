@@ -72,13 +72,19 @@ type job struct {
 	key   string
 	event device.Event // recorded after the job's launch (Params.Waits)
 	done  doneMsg      // the job's completion report, sent once
+
+	// Handoff batched: the next job of the same message to the thread,
+	// and the next job finished with this one, reported in its message.
+	next, doneNext *job
 }
 
 // launchedMsg tells the window thread that a job's event has been recorded
 // (Params.Waits): kernels downstream of it may now wait on that event.
 type launchedMsg struct{ job *job }
 
-// doneMsg reports a finished job (or its failure) to the window thread.
+// doneMsg reports a finished job (or its failure) to the window thread;
+// with Handoff batched, also the jobs chained after it by doneNext, which
+// finished without error.
 type doneMsg struct {
 	thread int
 	job    *job
@@ -197,15 +203,38 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 	}
 	// Every operation goes out in exactly one job: one array holds them.
 	jobs := make([]job, 0, in.N())
+	// Handoff batched: per thread, the chain of jobs this dispatch pass
+	// gives it, sent as one message by flush.
+	batched := s.p.Handoff == HandoffBatched
+	var heads, tails []*job
+	if batched {
+		heads, tails = make([]*job, s.p.Threads), make([]*job, s.p.Threads)
+	}
 	send := func(t int, ops []int, waits []device.Event) {
 		for _, k := range ops {
 			w.issue(k, t)
 		}
 		jobs = append(jobs, job{in: in, ops: ops, release: s.released[t], waits: waits})
-		s.work[t].Put(&jobs[len(jobs)-1])
+		j := &jobs[len(jobs)-1]
+		switch {
+		case !batched:
+			s.work[t].Put(j)
+		case heads[t] == nil:
+			heads[t], tails[t] = j, j
+		default:
+			tails[t].next, tails[t] = j, j
+		}
 		s.released[t] = nil
 		inflight[t]++
 		outstanding++
+	}
+	flush := func() {
+		for t, j := range heads {
+			if j != nil {
+				s.work[t].Put(j)
+				heads[t], tails[t] = nil, nil
+			}
+		}
 	}
 	dispatch := func() {
 		idle := 0
@@ -242,6 +271,9 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 				i++
 			}
 		}
+		if batched {
+			flush()
+		}
 	}
 	var firstErr error
 	w.admit()
@@ -269,17 +301,21 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 			if !isDone {
 				return fmt.Errorf("acs-sw: unexpected message %T on the completion queue", v)
 			}
-			inflight[m.thread]--
-			outstanding--
-			if m.err != nil {
-				if firstErr == nil {
-					firstErr = m.err
+			for j := m.job; j != nil; j = j.doneNext {
+				inflight[m.thread]--
+				outstanding--
+				if m.err != nil {
+					if firstErr == nil {
+						firstErr = m.err
+					}
+					continue
 				}
-			} else {
-				for _, k := range m.job.ops {
+				for _, k := range j.ops {
 					w.complete(k)
 				}
-				s.released[m.thread] = append(s.released[m.thread], m.job)
+				if len(j.ops) > 1 { // only a graph has an exec to release
+					s.released[m.thread] = append(s.released[m.thread], j)
+				}
 			}
 			if s.done.Len() == 0 {
 				break
@@ -392,7 +428,8 @@ type threadState struct {
 	h      device.Host
 	stream device.Stream
 	cache  map[string][]device.GraphExec
-	seq    int // events recorded (the ring's position)
+	seq    int  // events recorded (the ring's position)
+	chain  *job // Handoff batched: jobs of the last message not yet taken
 }
 
 func (s *SW) threadMain(t int) func(h device.Host) error {
@@ -424,11 +461,15 @@ func (s *SW) threadMain(t int) func(h device.Host) error {
 // graphs of the jobs it releases. ok is false once the queue is closed.
 func (ts *threadState) next() (*job, bool) {
 	for {
-		v, ok := ts.h.Get(ts.s.work[ts.t])
-		if !ok {
-			return nil, false
+		j := ts.chain
+		if j == nil {
+			v, ok := ts.h.Get(ts.s.work[ts.t])
+			if !ok {
+				return nil, false
+			}
+			j = v.(*job)
 		}
-		j := v.(*job)
+		ts.chain, j.next = j.next, nil
 		for _, r := range j.release {
 			if r.exec == nil {
 				continue
@@ -446,6 +487,9 @@ func (ts *threadState) next() (*job, bool) {
 		}
 	}
 }
+
+// more reports whether a job is waiting for the thread.
+func (ts *threadState) more() bool { return ts.chain != nil || ts.s.work[ts.t].Len() > 0 }
 
 func (ts *threadState) report(j *job, err error) {
 	j.done = doneMsg{thread: ts.t, job: j, err: err}
@@ -468,7 +512,7 @@ func (ts *threadState) loopSync() {
 			} else {
 				batch = append(batch, j)
 			}
-			if ts.s.work[ts.t].Len() == 0 {
+			if !ts.more() {
 				break
 			}
 			if j, ok = ts.next(); !ok {
@@ -476,8 +520,16 @@ func (ts *threadState) loopSync() {
 			}
 		}
 		err := ts.h.StreamSynchronize(ts.stream)
-		for _, b := range batch {
-			ts.report(b, err)
+		if ts.s.p.Handoff == HandoffBatched && err == nil && len(batch) > 0 {
+			// One message for every job the synchronization finished.
+			for i := 1; i < len(batch); i++ {
+				batch[i-1].doneNext = batch[i]
+			}
+			ts.report(batch[0], nil)
+		} else {
+			for _, b := range batch {
+				ts.report(b, err)
+			}
 		}
 		if !ok {
 			return
@@ -495,7 +547,7 @@ func (ts *threadState) loopEvent() {
 	}
 	var fifo []pending
 	for {
-		if len(fifo) == 0 || ts.s.work[ts.t].Len() > 0 {
+		if len(fifo) == 0 || ts.more() {
 			j, ok := ts.next()
 			if !ok {
 				return
