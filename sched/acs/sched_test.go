@@ -40,6 +40,24 @@ func variants() []Params {
 		with(func(p *Params) { p.Completion = CompletionCallback; p.InFlight = 3; p.Waits = true; p.Threads = 8 }),
 		with(func(p *Params) { p.InFlight = 2; p.Waits = true; p.Batch = 4; p.GraphCache = true }),
 		with(func(p *Params) { p.Window = 0 }),
+		// Handoff batched: several kernels per message to a thread, several
+		// completions per message back.
+		with(func(p *Params) { p.Handoff = HandoffBatched }),
+		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 4; p.Threads = 8 }),
+		with(func(p *Params) {
+			p.Handoff = HandoffBatched
+			p.Completion = CompletionEvent
+			p.InFlight = 4
+			p.Threads = 8
+		}),
+		with(func(p *Params) {
+			p.Handoff = HandoffBatched
+			p.Completion = CompletionCallback
+			p.InFlight = 3
+			p.Waits = true
+		}),
+		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 2; p.Batch = 3; p.GraphCache = true }),
+		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 4; p.Waits = true; p.Threads = 8 }),
 		with(func(p *Params) { p.Dispatch = DispatchShared }),
 		with(func(p *Params) { p.Dispatch = DispatchShared; p.Threads = 1 }),
 		with(func(p *Params) { p.Dispatch = DispatchShared; p.Completion = CompletionEvent; p.InFlight = 4 }),
@@ -59,24 +77,6 @@ func variants() []Params {
 			p.Waits = true
 			p.Threads = 8
 		}),
-		// Handoff batched: several kernels per message to a thread, several
-		// completions per message back.
-		with(func(p *Params) { p.Handoff = HandoffBatched }),
-		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 4; p.Threads = 8 }),
-		with(func(p *Params) {
-			p.Handoff = HandoffBatched
-			p.Completion = CompletionEvent
-			p.InFlight = 4
-			p.Threads = 8
-		}),
-		with(func(p *Params) {
-			p.Handoff = HandoffBatched
-			p.Completion = CompletionCallback
-			p.InFlight = 3
-			p.Waits = true
-		}),
-		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 2; p.Batch = 3; p.GraphCache = true }),
-		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 4; p.Waits = true; p.Threads = 8 }),
 	}
 }
 
@@ -527,7 +527,9 @@ func TestALaunchFailureEndsTheRunWithItsError(t *testing.T) {
 	ops[op].Block = device.Dim3{X: 4096, Y: 1, Z: 1}
 	bad.Steps[len(bad.Steps)/2] = workloads.Step{Ops: ops}
 	var scheds []sched.Scheduler
-	for _, p := range []Params{DefaultParams(), variants()[7], variants()[len(variants())-6], variants()[len(variants())-2], variants()[len(variants())-1]} {
+	batched := DefaultParams()
+	batched.Handoff, batched.InFlight, batched.Threads = HandoffBatched, 4, 8
+	for _, p := range []Params{DefaultParams(), variants()[7], variants()[len(variants())-6], variants()[len(variants())-2], variants()[len(variants())-1], batched} {
 		s, err := NewSW(p)
 		require.NoError(t, err)
 		scheds = append(scheds, s)
