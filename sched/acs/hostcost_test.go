@@ -373,7 +373,7 @@ func (h *hcHost) NewQueue(name string) device.Queue {
 
 // Get spins (yielding) for the device's queueSpin, then parks, as
 // device/cuda's Queue does; the time until a value arrives is this
-// host's blockedInGet.
+// host's blockedInGet, the time to take it is not.
 func (h *hcHost) Get(q device.Queue) (any, bool) {
 	qq, ok := q.(*hcQueue)
 	if !ok {
@@ -382,16 +382,24 @@ func (h *hcHost) Get(q device.Queue) (any, bool) {
 		h.r.mu.Unlock()
 		return nil, false
 	}
-	t0 := h.r.now()
 	if !qq.ready.Load() {
+		t0 := h.r.now()
 		deadline := t0 + int64(h.r.d.queueSpin)
 		for !qq.ready.Load() && h.r.now() < deadline {
 			runtime.Gosched()
 		}
+		qq.mu.Lock()
+		for len(qq.buf) == 0 && !qq.closed {
+			qq.cond.Wait()
+		}
+		qq.mu.Unlock()
+		// Waiting counts as blocked; taking the value below is this
+		// thread's own work.
+		h.blockedInGet += time.Duration(h.r.now() - t0)
 	}
 	qq.mu.Lock()
 	for len(qq.buf) == 0 && !qq.closed {
-		qq.cond.Wait()
+		qq.cond.Wait() // another Get took the value: not in ACS-SW, where each queue has one reader
 	}
 	var v any
 	ok = len(qq.buf) > 0
@@ -402,7 +410,6 @@ func (h *hcHost) Get(q device.Queue) (any, bool) {
 	}
 	qq.ready.Store(len(qq.buf) > 0 || qq.closed)
 	qq.mu.Unlock()
-	h.blockedInGet += time.Duration(h.r.now() - t0)
 	return v, ok
 }
 
