@@ -49,7 +49,8 @@ type window struct {
 	// with the window's ranges in the same allocation. The check is the
 	// inner loop of the window thread. A program has few allocations
 	// (rl-physics: 20), so they are found by a linear scan.
-	allocs []uint64 // allocation base addresses seen so far
+	allocs    []uint64 // allocation base addresses seen so far
+	allocHits [64]allocHit
 	// Per allocation, the ranges of window operations that write
 	// (writes) and that only read (reads): a range that only reads is
 	// compared with the writes alone, since two reads never conflict.
@@ -94,6 +95,7 @@ func (w *window) reset(n, slots int, access func(k int) []device.Arg, charge boo
 		w.writes[i], w.reads[i] = w.writes[i][:0], w.reads[i][:0]
 	}
 	w.allocs, w.writes, w.reads = w.allocs[:0], w.writes[:0], w.reads[:0]
+	w.allocHits = [len(w.allocHits)]allocHit{}
 }
 
 // resize returns s with length n, zeroed, reusing its array when it can.
@@ -221,16 +223,28 @@ func (w *window) cost(members, ranges int) time.Duration {
 	return row[ranges]
 }
 
-// alloc is the index of the allocation at base address addr in w.ranges.
+// alloc is the index of the allocation at base address addr in w.writes
+// and w.reads: a direct-mapped cache of recent lookups by address, then a
+// scan of the allocations seen so far.
 func (w *window) alloc(addr uint64) int {
-	for i, a := range w.allocs {
-		if a == addr {
-			return i
-		}
+	slot := &w.allocHits[(addr*0x9e3779b97f4a7c15)>>58] // Fibonacci hashing into 64 slots
+	if slot.addr == addr && slot.index > 0 {
+		return slot.index - 1
 	}
-	w.allocs = append(w.allocs, addr)
-	w.writes, w.reads = grow(w.writes), grow(w.reads)
-	return len(w.allocs) - 1
+	i := slices.Index(w.allocs, addr)
+	if i < 0 {
+		w.allocs = append(w.allocs, addr)
+		w.writes, w.reads = grow(w.writes), grow(w.reads)
+		i = len(w.allocs) - 1
+	}
+	*slot = allocHit{addr, i + 1}
+	return i
+}
+
+// allocHit caches that allocation addr has index index-1 (0: empty).
+type allocHit struct {
+	addr  uint64
+	index int
 }
 
 // drop removes finished operations' entries once they outnumber the live
@@ -306,9 +320,11 @@ func (w *window) issue(k, t int) {
 	w.issued++
 }
 
-// remove deletes k from sorted list s.
+// remove deletes k from list s. Searched from the front: the window's
+// lists are in program order, and what leaves them (the oldest ready
+// operation issued, the oldest member done) is usually near the front.
 func remove(s []int, k int) []int {
-	i, _ := slices.BinarySearch(s, k)
+	i := slices.Index(s, k)
 	return slices.Delete(s, i, i+1)
 }
 
