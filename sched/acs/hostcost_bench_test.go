@@ -1,13 +1,25 @@
 package acs
 
 import (
+	"flag"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/rl"
+)
+
+// The host-cost device's costs, settable for BenchmarkSWHostCost:
+//
+//	go test ./sched/acs -run '^$' -bench SWHostCost -args -hostcost.locked 1us
+var (
+	hostCostLaunch = flag.Duration("hostcost.launch", 4*time.Microsecond, "host time of one kernel launch")
+	hostCostCall   = flag.Duration("hostcost.call", time.Microsecond, "host time of any other driver call")
+	hostCostKernel = flag.Duration("hostcost.kernel", 2*time.Microsecond, "how long each kernel runs")
+	hostCostLocked = flag.Duration("hostcost.locked", 0, "part of each driver call made under one device-wide lock (the driver's serialization; 0: calls scale with threads)")
 )
 
 // hostCostVariants are the ACS-SW variants BenchmarkSWHostCost runs: the
@@ -32,11 +44,12 @@ func hostCostVariants() []struct {
 	}
 }
 
-// newHostCostDevice costs what the H100's host measured (docs/results/
-// gpu-runs.md, batch E2): a launch 4 us, other driver calls 1 us; kernels
-// run 2 us (rl-physics kernels are 1-4 blocks of short loops).
+// newHostCostDevice costs, by default, what the H100's host measured
+// (docs/results/gpu-runs.md, batch E2): a launch 4 us, other driver calls
+// 1 us; kernels run 2 us (rl-physics kernels are 1-4 blocks of short
+// loops). The flags above change them.
 func newHostCostDevice() *hostCostDevice {
-	return &hostCostDevice{launchCost: 4 * time.Microsecond, callCost: time.Microsecond, kernel: 2 * time.Microsecond, queueSpin: 200 * time.Microsecond}
+	return &hostCostDevice{launchCost: *hostCostLaunch, callCost: *hostCostCall, kernel: *hostCostKernel, locked: *hostCostLocked, queueSpin: 200 * time.Microsecond}
 }
 
 // BenchmarkSWHostCost runs the real ACS-SW scheduler on rl-physics
@@ -56,30 +69,36 @@ func BenchmarkSWHostCost(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Run("serial/"+env, func(b *testing.B) { benchHostCost(b, prog, sched.NewSerial()) })
 		for _, v := range hostCostVariants() {
 			b.Run(fmt.Sprintf("%s/%s", v.name, env), func(b *testing.B) {
-				benchHostCost(b, prog, v.p)
+				s, err := NewSW(v.p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				benchHostCost(b, prog, s)
 			})
 		}
 	}
 }
 
-func benchHostCost(b *testing.B, prog *workloads.Program, p Params) {
+// benchHostCost runs s over prog b.N times; for serial, "window" is the
+// one thread that launches everything.
+func benchHostCost(b *testing.B, prog *workloads.Program, s sched.Scheduler) {
 	dev := newHostCostDevice()
-	s, err := NewSW(p)
-	if err != nil {
-		b.Fatal(err)
-	}
 	var busy, wall time.Duration
 	var kernels int
 	var in *workloads.Instance
-	err = dev.Run(func(h device.Host) error {
-		in, err = workloads.Bind(h, prog)
-		if err != nil {
+	prep, _ := s.(sched.Preparer)
+	err := dev.Run(func(h device.Host) error {
+		var err error
+		if in, err = workloads.Bind(h, prog); err != nil {
 			return err
 		}
-		if err := s.Prepare(h, in); err != nil {
-			return err
+		if prep != nil {
+			if err := prep.Prepare(h, in); err != nil {
+				return err
+			}
 		}
 		hh := h.(*hcHost)
 		b.ResetTimer()
@@ -100,7 +119,10 @@ func benchHostCost(b *testing.B, prog *workloads.Program, p Params) {
 			kernels += in.N()
 		}
 		b.StopTimer()
-		return s.Cleanup(h)
+		if prep != nil {
+			return prep.Cleanup(h)
+		}
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)

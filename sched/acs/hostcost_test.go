@@ -34,6 +34,7 @@ type hostCostDevice struct {
 	launchCost time.Duration // a Launch or Copy: the host time of cuLaunchKernel
 	callCost   time.Duration // Record, Wait, Query, HostFunc and each synchronize's call
 	kernel     time.Duration // how long each operation runs once it may start
+	locked     time.Duration // the part of each call made under one device-wide lock
 	queueSpin  time.Duration // Get polls an empty queue this long before parking (device/cuda: 200 us)
 
 	r *hostCostRun // the last Run's state, for its log
@@ -48,6 +49,7 @@ type hostCostRun struct {
 	start time.Time
 
 	mu      sync.Mutex
+	driver  sync.Mutex // held for the locked part of each driver call
 	nextBuf uint64
 	log     []interval // every operation's run interval
 	streams []*hcStream
@@ -113,10 +115,19 @@ func (r *hostCostRun) spinUntil(t int64) {
 }
 
 // work spins for d of real CPU time: the driver's own work, which keeps
-// its core.
+// its core; the device's locked part of it under the driver lock.
 func (r *hostCostRun) work(d time.Duration) {
-	end := r.now() + int64(d)
-	for r.now() < end {
+	locked := min(r.d.locked, d)
+	spin := func(d time.Duration) {
+		end := r.now() + int64(d)
+		for r.now() < end {
+		}
+	}
+	spin(d - locked)
+	if locked > 0 {
+		r.driver.Lock()
+		spin(locked)
+		r.driver.Unlock()
 	}
 }
 
