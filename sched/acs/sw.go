@@ -31,6 +31,7 @@ type SW struct {
 	// whose one-element slices are single-operation jobs' ops.
 	win   *window
 	ident []int
+	jobs  []job
 }
 
 var (
@@ -202,7 +203,16 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 		recorded = make([]device.Event, in.N())
 	}
 	// Every operation goes out in exactly one job: one array holds them.
-	jobs := make([]job, 0, in.N())
+	// Without graphs it is reused by the next Run: no job is referenced
+	// once Run returns (every one was reported), while a graph job stays
+	// on a released list until its thread frees or caches its graph.
+	jobs := s.jobs[:0]
+	if cap(jobs) < in.N() || s.p.Batch > 1 {
+		jobs = make([]job, 0, in.N())
+	}
+	if s.p.Batch < 2 {
+		s.jobs = jobs
+	}
 	// Handoff batched: per thread, the chain of jobs this dispatch pass
 	// gives it, sent as one message by flush.
 	batched := s.p.Handoff == HandoffBatched
