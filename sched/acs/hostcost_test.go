@@ -50,6 +50,7 @@ type hostCostRun struct {
 
 	mu      sync.Mutex
 	driver  sync.Mutex // held for the locked part of each driver call
+	queues  sync.Mutex // every Queue's lock, as device/cuda's run has one
 	nextBuf uint64
 	log     []interval // every operation's run interval
 	streams []*hcStream
@@ -377,8 +378,8 @@ func (h *hcHost) SetKernelNode(device.GraphExec, int, *device.Launch) error { re
 func (h *hcHost) SetCopyNode(device.GraphExec, int, *device.Copy) error     { return errNoGraphs }
 
 func (h *hcHost) NewQueue(name string) device.Queue {
-	q := &hcQueue{name: name}
-	q.cond = sync.NewCond(&q.mu)
+	q := &hcQueue{name: name, mu: &h.r.queues}
+	q.cond = sync.NewCond(q.mu)
 	return q
 }
 
@@ -424,11 +425,11 @@ func (h *hcHost) Get(q device.Queue) (any, bool) {
 	return v, ok
 }
 
-// hcQueue is a FIFO under a mutex with a lock-free readiness flag for
-// Get's spin, like device/cuda's queue.
+// hcQueue is a FIFO with a lock-free readiness flag for Get's spin, under
+// a mutex that every queue of the run shares, like device/cuda's queue.
 type hcQueue struct {
 	name   string
-	mu     sync.Mutex
+	mu     *sync.Mutex
 	cond   *sync.Cond
 	buf    []any
 	closed bool
