@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/experiments"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,4 +83,74 @@ func TestMedian(t *testing.T) {
 	assert.Equal(t, 2.0, medianNS([]int64{3, 1, 2}))
 	assert.Equal(t, 2.5, medianNS([]int64{4, 1, 2, 3}))
 	assert.Zero(t, medianNS(nil))
+}
+
+func TestSignTestRank(t *testing.T) {
+	// Ranks of the 95% sign-test interval of a median, from binomial
+	// tables: n = 6: 1 (the whole range); 10: 2; 20: 6; 30: 10.
+	for n, want := range map[int]int{6: 1, 10: 2, 20: 6, 30: 10} {
+		assert.Equal(t, want, signTestRank(n), "n = %d", n)
+	}
+}
+
+func TestPairedSpeedup(t *testing.T) {
+	// Ten rounds: the scheduler takes 80 where the baseline took 100,
+	// except in two rounds where the baseline drifted to 200 (both
+	// schedulers saw the drift: 160). Paired ratios are all 1.25.
+	base := []int64{100, 100, 200, 100, 100, 200, 100, 100, 100, 100}
+	s := []int64{80, 80, 160, 80, 80, 160, 80, 80, 80, 80}
+	p, ok := pairedSpeedup(base, s)
+	require.True(t, ok)
+	assert.Equal(t, Paired{N: 10, Median: 1.25, Lo: 1.25, Hi: 1.25}, p)
+
+	// Ratios 0.9, 1.0 ... 1.8: median 1.35, interval the 2nd and 9th.
+	base = []int64{90, 100, 110, 120, 130, 140, 150, 160, 170, 180}
+	s = []int64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	p, ok = pairedSpeedup(base, s)
+	require.True(t, ok)
+	assert.InDelta(t, 1.35, p.Median, 1e-12)
+	assert.InDelta(t, 1.0, p.Lo, 1e-12)
+	assert.InDelta(t, 1.7, p.Hi, 1e-12)
+
+	_, ok = pairedSpeedup(base, s[:9])
+	assert.False(t, ok, "unequal counts cannot be paired")
+	_, ok = pairedSpeedup(base[:5], s[:5])
+	assert.False(t, ok, "five pairs give no useful interval")
+}
+
+// plainDevice hides the simulator's Observer, so task.run takes the path a
+// GPU takes: every scheduler prepared on one binding and measured in
+// interleaved rounds.
+type plainDevice struct{ device.Device }
+
+func TestInterleavedRoundsMatchSequentialRunsOnTheSimulator(t *testing.T) {
+	e, err := experiments.ParseExperiment([]byte(strings.Replace(testConfig, "repetitions: 1", "repetitions: 3", 1)), "cfg.yaml")
+	require.NoError(t, err)
+	tk := task{exp: e, device: "h100", workload: e.Workloads[0]}
+	dev, err := experiments.OpenDevice("h100")
+	require.NoError(t, err)
+	sequential := tk.run(dev)
+	interleaved := tk.run(plainDevice{dev})
+	require.Len(t, interleaved, 3)
+	for i, r := range interleaved {
+		s := sequential[i]
+		assert.Equal(t, s.Scheduler, r.Scheduler)
+		assert.Equal(t, s.Errors, r.Errors, r.Scheduler)
+		if len(s.Errors) > 0 {
+			// A scheduler that cannot prepare (strided on GPT-3) fails
+			// alone; the others are still measured in rounds.
+			assert.False(t, r.Interleaved)
+			continue
+		}
+		assert.True(t, r.Interleaved, r.Scheduler)
+		assert.False(t, s.Interleaved, r.Scheduler)
+		// Every simulated run starts from a synchronized device, so the
+		// order of the runs cannot change their times beyond the rounding
+		// of picoseconds to whole nanoseconds at other start times.
+		require.Len(t, r.MakespansNS, 3)
+		for k := range r.MakespansNS {
+			assert.InDelta(t, s.MakespansNS[k], r.MakespansNS[k], 2, "%s run %d", r.Scheduler, k)
+		}
+		assert.Equal(t, s.Choices, r.Choices)
+	}
 }

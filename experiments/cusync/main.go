@@ -9,12 +9,16 @@
 //	go run -tags cuda ./experiments/cusync run -config configs/experiments/cusync-gpu.yaml -json docs/results/cusync-gpu.json
 //	go run ./experiments/cusync report -o docs/results/cusync.md docs/results/cusync-sim.json [docs/results/cusync-gpu.json]
 //
-// run binds each (workload, device) once, then for every scheduler
-// prepares it and times warm-up plus measured runs (tile counters carry
-// run numbers, so runs follow each other without resets); on a GPU it then
-// checks the outputs against the CPU reference and records their hash, so
-// the report can show that every policy computes the stream-sync result
-// bit for bit. On the simulator it also reproduces the deadlock. The host
+// run binds each (workload, device) once. On the simulator it then times
+// each scheduler's warm-up and measured runs back to back (tile counters
+// carry run numbers, so runs follow each other without resets). On a GPU
+// it prepares every scheduler and measures them interleaved, in rounds of
+// one run each in rotating order, so that drift over the run falls on all
+// alike and run i of a scheduler pairs with run i of stream-sync (the
+// report's paired speedups and their 95% intervals); then each scheduler
+// runs once more from poisoned outputs, which are checked against the CPU
+// reference and hashed, so the report can show that every policy computes
+// the stream-sync result bit for bit. On the simulator it also reproduces the deadlock. The host
 // given to the schedulers implements device.InfoHost, so policy auto
 // applies the wave-count rule.
 package main

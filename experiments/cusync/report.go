@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -70,7 +71,7 @@ Inputs: `)
 	}
 	b.WriteString(".\n\n")
 
-	type key struct{ workload, device string }
+	type key = rowKey
 	rows := map[key]map[string]Row{} // scheduler -> row
 	var workloads, devices, scheds []string
 	family := map[string]string{}
@@ -194,6 +195,8 @@ Inputs: `)
 		}
 	}
 	b.WriteString("\n")
+
+	writeTargets(&b, all, rows, workloads, devices, scheds, family)
 
 	for _, g := range groups {
 		fmt.Fprintf(&b, "## %s\n\nEach cell: speedup over stream-sync, one column per device (%s). stream-sync: median time in microseconds.\n\n", g, strings.Join(devices, " | "))
@@ -385,4 +388,129 @@ func groupOf(r Row) string {
 		return r.Workload[:i]
 	}
 	return r.Family
+}
+
+// rowKey names the rows of one workload on one device.
+type rowKey struct{ workload, device string }
+
+// estimate is a scheduler's speedup over stream-sync on one workload: paired
+// round by round where the runs were interleaved, else the ratio of the
+// medians (no interval).
+func estimate(m map[string]Row, s string) (Paired, bool) {
+	base, ok1 := m["stream-sync"]
+	row, ok2 := m[s]
+	if !ok1 || !ok2 || len(base.Errors) > 0 || len(row.Errors) > 0 || len(row.MakespansNS) == 0 || len(base.MakespansNS) == 0 {
+		return Paired{}, false
+	}
+	if base.Interleaved && row.Interleaved {
+		if p, ok := pairedSpeedup(base.MakespansNS, row.MakespansNS); ok {
+			return p, true
+		}
+	}
+	r := medianNS(base.MakespansNS) / medianNS(row.MakespansNS)
+	return Paired{N: 0, Median: r, Lo: math.NaN(), Hi: math.NaN()}, true
+}
+
+func (p Paired) String() string {
+	if p.N == 0 {
+		return fmt.Sprintf("%.3fx", p.Median)
+	}
+	return fmt.Sprintf("%.3fx [%.3f-%.3f]", p.Median, p.Lo, p.Hi)
+}
+
+// writeTargets gives the issue's GPU targets their verdicts, from the
+// rows of every real GPU in the results, and the simulator's deadlock.
+func writeTargets(b *bytes.Buffer, all []*Results, rows map[rowKey]map[string]Row, workloads, devices, scheds []string, family map[string]string) {
+	b.WriteString("## Targets\n\n")
+	b.WriteString("Speedups over stream-sync on the GPU. Where the runs were interleaved (every round runs every scheduler once; see the run command's doc), a cell is the median of the per-round ratios with its distribution-free 95% confidence interval in brackets (sign-test order statistics); otherwise the ratio of the medians. \"Best\" is the best scheduler other than stream-sync on that workload.\n\n")
+	b.WriteString("| target | device | measured | verdict |\n|---|---|---|---|\n")
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "**missed**"
+	}
+	best := func(k rowKey) (Paired, string, bool) {
+		var bp Paired
+		bs, found := "", false
+		for _, s := range scheds {
+			if s == "stream-sync" {
+				continue
+			}
+			if p, ok := estimate(rows[k], s); ok && (!found || p.Median > bp.Median) {
+				bp, bs, found = p, s, true
+			}
+		}
+		return bp, bs, found
+	}
+	for _, d := range devices {
+		if !experiments.IsCUDA(d) {
+			continue
+		}
+		// GPT-3: the best policy at its best T, and at every T.
+		var top Paired
+		topW, topS := "", ""
+		var perT []string
+		below := 0
+		for _, w := range workloads {
+			if family[w] != "gpt3" || rows[rowKey{w, d}] == nil {
+				continue
+			}
+			p, s, ok := best(rowKey{w, d})
+			if !ok {
+				continue
+			}
+			if p.Median > top.Median {
+				top, topW, topS = p, w, s
+			}
+			// Below 1.0x means significantly below: the whole interval
+			// under 1, or, without an interval, the ratio itself.
+			if (p.N > 0 && p.Hi < 1) || (p.N == 0 && p.Median < 1) {
+				below++
+				perT = append(perT, fmt.Sprintf("%s %s %s (below)", w, s, p))
+			} else {
+				perT = append(perT, fmt.Sprintf("%s %s %s", w, s, p))
+			}
+		}
+		if topW != "" {
+			fmt.Fprintf(b, "| best policy >= 1.19x over stream sync on GPT-3's MLP at its best T | %s | %s (%s, %s) | %s |\n", d, top, topW, topS, verdict(top.Median >= 1.19))
+			fmt.Fprintf(b, "| ... and never below 1.0x (best policy per T) | %s | %s | %s |\n", d, strings.Join(perT, "; "), verdict(below == 0))
+		}
+		var conv Paired
+		convW, convS := "", ""
+		for _, w := range workloads {
+			if g := family[w]; g != "resnet38" && g != "vgg19" {
+				continue
+			}
+			if p, s, ok := best(rowKey{w, d}); ok && p.Median > conv.Median {
+				conv, convW, convS = p, w, s
+			}
+		}
+		if convW != "" {
+			fmt.Fprintf(b, "| conv pairs up to >= 1.16x | %s | %s (%s, %s) | %s |\n", d, conv, convW, convS, verdict(conv.Median >= 1.16))
+		}
+	}
+	for _, r := range all {
+		var without, with string
+		for _, dl := range r.Deadlocks {
+			if dl.WaitKernel {
+				with = dl.Result
+			} else {
+				without = dl.Result
+			}
+		}
+		if without != "" {
+			ok := strings.HasPrefix(without, "deadlock at") && with == "completed"
+			fmt.Fprintf(b, "| the deadlock without the wait kernel reproduced on the simulator | %s | without: %s; with: %s | %s |\n", r.Deadlocks[0].Device, firstClause(without), with, verdict(ok))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// firstClause is a deadlock message up to its first colon.
+func firstClause(s string) string {
+	if i := strings.IndexByte(s, ':'); i > 0 {
+		return s[:i]
+	}
+	return s
 }

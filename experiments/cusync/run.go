@@ -48,7 +48,11 @@ type Row struct {
 	Choices []string `json:"choices,omitempty"`
 	// MakespansNS are the measured runs, from the synchronized start of
 	// Run to its synchronized end.
-	MakespansNS []int64  `json:"makespans_ns"`
+	MakespansNS []int64 `json:"makespans_ns"`
+	// Interleaved says the runs were measured in rounds with the other
+	// schedulers of the workload (runInterleaved): run i of every
+	// scheduler belongs to round i, so runs pair with the baseline's.
+	Interleaved bool     `json:"interleaved,omitempty"`
 	Races       *int     `json:"races,omitempty"`
 	Outputs     string   `json:"outputs"`
 	OutputsSHA  string   `json:"outputs_sha256,omitempty"`
@@ -187,10 +191,11 @@ func (t *task) run(dev device.Device) []Row {
 	obs, _ := dev.(device.Observer)
 	rows := make([]Row, len(t.exp.Schedulers))
 	baseSHA := ""
-	// runs measures schedulers idx in one device run on one binding. A
-	// device that reports races reports them per run, so there every
-	// scheduler gets its own run; on a GPU, one binding serves them all.
-	runs := func(idx []int) error {
+	newRow := func(si int) Row {
+		return Row{Workload: t.workload.Name, Family: t.workload.Family, Program: prog.Name, Scheduler: t.exp.Schedulers[si].Name,
+			Device: t.device, DeviceName: info.Name, Waves: waves}
+	}
+	bound := func(f func(h device.Host, inst *workloads.Instance) error) error {
 		return dev.Run(func(h0 device.Host) error {
 			h := infoHost{h0, info}
 			inst, err := workloads.Bind(h, prog)
@@ -198,42 +203,47 @@ func (t *task) run(dev device.Device) []Row {
 				return err
 			}
 			defer inst.Release(h)
-			for _, si := range idx {
-				spec := t.exp.Schedulers[si]
-				row := &rows[si]
-				*row = Row{Workload: t.workload.Name, Family: t.workload.Family, Program: prog.Name, Scheduler: spec.Name,
-					Device: t.device, DeviceName: info.Name, Waves: waves}
-				if computes {
-					// Every scheduler starts from NaN-poisoned outputs, so a
-					// tile it never writes cannot pass on an earlier
-					// scheduler's result.
-					if err := repoison(h, inst); err != nil {
-						return err
-					}
-				}
-				if err := t.runScheduler(h, inst, prog, spec, row, warmup, computes, &baseSHA); err != nil {
-					row.Errors = append(row.Errors, err.Error())
-				}
-			}
-			return nil
+			return f(h, inst)
 		})
 	}
 	if obs != nil {
-		for si := range t.exp.Schedulers {
-			if err := runs([]int{si}); err != nil {
+		// A device that reports races reports them per run, so every
+		// scheduler gets a run of its own; the simulator is
+		// deterministic, so the order of the rows cannot matter.
+		for si, spec := range t.exp.Schedulers {
+			err := bound(func(h device.Host, inst *workloads.Instance) error {
+				rows[si] = newRow(si)
+				if err := t.runScheduler(h, inst, prog, spec, &rows[si], warmup, computes, &baseSHA); err != nil {
+					rows[si].Errors = append(rows[si].Errors, err.Error())
+				}
+				return nil
+			})
+			if err != nil {
 				return t.failed(err)
 			}
 			n := len(obs.Races())
 			rows[si].Races = &n
 		}
-	} else {
-		all := make([]int, len(t.exp.Schedulers))
-		for i := range all {
-			all[i] = i
+		return rows
+	}
+	// On a GPU, one binding serves every scheduler, measured interleaved.
+	all := make([]int, len(t.exp.Schedulers))
+	for i := range all {
+		all[i] = i
+	}
+	err = bound(func(h device.Host, inst *workloads.Instance) error {
+		if computes {
+			// Every scheduler starts from NaN-poisoned outputs, so a
+			// tile it never writes cannot pass on an earlier
+			// scheduler's result.
+			if err := repoison(h, inst); err != nil {
+				return err
+			}
 		}
-		if err := runs(all); err != nil {
-			return t.failed(err)
-		}
+		return t.runInterleaved(h, inst, prog, all, rows, newRow, warmup, computes, &baseSHA)
+	})
+	if err != nil {
+		return t.failed(err)
 	}
 	return rows
 }
@@ -266,15 +276,53 @@ func repoison(h device.Host, inst *workloads.Instance) error {
 	return nil
 }
 
-// runScheduler measures one scheduler on a bound program. On a GPU the
-// first scheduler's outputs (the baseline, stream-sync, listed first) are
-// checked against the CPU reference; a later scheduler whose outputs hash
-// the same is equal to them bit for bit, and one that differs is checked
-// against the CPU reference itself.
+// runScheduler measures one scheduler on a bound program: warm-up and
+// measured runs back to back, then its outputs are checked (see check).
+// The simulator uses it; a GPU measures every scheduler interleaved (see
+// runInterleaved).
 func (t *task) runScheduler(h device.Host, inst *workloads.Instance, prog *workloads.Program, spec experiments.SchedulerSpec, row *Row, warmup int, computes bool, baseSHA *string) error {
-	s, err := experiments.NewScheduler(spec.Kind, paramsNode(&spec.Params))
+	s, err := t.prepare(h, inst, spec, row)
 	if err != nil {
 		return err
+	}
+	for rep := 0; rep < warmup+t.exp.Repetitions; rep++ {
+		d, err := timedRun(h, inst, s)
+		if err != nil {
+			s.Cleanup(h)
+			return fmt.Errorf("run %d: %w", rep, err)
+		}
+		if rep >= warmup {
+			row.MakespansNS = append(row.MakespansNS, d.Nanoseconds())
+		}
+	}
+	row.Outputs = "not checked (the simulator moves no data)"
+	if computes {
+		if err := check(h, inst, prog, row, baseSHA); err != nil {
+			s.Cleanup(h)
+			return err
+		}
+	}
+	return s.Cleanup(h)
+}
+
+// prepared is a scheduler ready to run on a bound program.
+type prepared struct {
+	sched.Scheduler
+	prep sched.Preparer // nil if the scheduler needs no preparation
+}
+
+func (p prepared) Cleanup(h device.Host) error {
+	if p.prep == nil {
+		return nil
+	}
+	return p.prep.Cleanup(h)
+}
+
+// prepare makes spec's scheduler, names row after it and prepares it.
+func (t *task) prepare(h device.Host, inst *workloads.Instance, spec experiments.SchedulerSpec, row *Row) (prepared, error) {
+	s, err := experiments.NewScheduler(spec.Kind, paramsNode(&spec.Params))
+	if err != nil {
+		return prepared{}, err
 	}
 	row.Desc = s.Name()
 	if row.Scheduler == "" {
@@ -283,64 +331,135 @@ func (t *task) runScheduler(h device.Host, inst *workloads.Instance, prog *workl
 	prep, _ := s.(sched.Preparer)
 	if prep != nil {
 		if err := prep.Prepare(h, inst); err != nil {
-			return fmt.Errorf("prepare: %w", err)
+			return prepared{}, fmt.Errorf("prepare: %w", err)
 		}
 	}
 	if ts, ok := s.(*tilesync.Scheduler); ok {
 		row.Choices = ts.Choices()
 	}
-	for rep := 0; rep < warmup+t.exp.Repetitions; rep++ {
-		if err := h.Synchronize(); err != nil {
-			return err
-		}
-		t0 := h.Now()
-		if err := s.Run(h, inst); err != nil {
-			return fmt.Errorf("run %d: %w", rep, err)
-		}
-		if err := h.Synchronize(); err != nil {
-			return err
-		}
-		if rep >= warmup {
-			row.MakespansNS = append(row.MakespansNS, (h.Now() - t0).Nanoseconds())
-		}
+	return prepared{s, prep}, nil
+}
+
+// timedRun is one run of s from a synchronized device to its synchronized end.
+func timedRun(h device.Host, inst *workloads.Instance, s sched.Scheduler) (time.Duration, error) {
+	if err := h.Synchronize(); err != nil {
+		return 0, err
 	}
-	row.Outputs = "not checked (the simulator moves no data)"
-	if computes {
-		out, err := inst.Outputs(h)
+	t0 := h.Now()
+	if err := s.Run(h, inst); err != nil {
+		return 0, err
+	}
+	if err := h.Synchronize(); err != nil {
+		return 0, err
+	}
+	return h.Now() - t0, nil
+}
+
+// runInterleaved measures the schedulers idx on one bound program on a GPU
+// in rounds: every scheduler is prepared once, then each round runs every
+// scheduler once, the order rotating by one per round so that none always
+// runs first or after the same neighbour. Drift over the run (clocks,
+// temperature, the host's other load) then falls on every scheduler alike,
+// and round r of a scheduler pairs with round r of the baseline
+// (PairedSpeedup). Afterwards each scheduler runs once more from
+// NaN-poisoned outputs and its outputs are checked (see check).
+func (t *task) runInterleaved(h device.Host, inst *workloads.Instance, prog *workloads.Program, idx []int, rows []Row, newRow func(si int) Row, warmup int, computes bool, baseSHA *string) error {
+	var ready []int
+	scheds := make([]prepared, len(rows))
+	defer func() {
+		for _, si := range ready {
+			scheds[si].Cleanup(h)
+		}
+	}()
+	for _, si := range idx {
+		rows[si] = newRow(si)
+		s, err := t.prepare(h, inst, t.exp.Schedulers[si], &rows[si])
 		if err != nil {
-			return fmt.Errorf("read outputs: %w", err)
+			rows[si].Errors = append(rows[si].Errors, err.Error())
+			continue
 		}
-		sum := sha256.New()
-		names := make([]string, 0, len(out))
-		for n := range out {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			sum.Write([]byte(n))
-			sum.Write(out[n])
-		}
-		row.OutputsSHA = hex.EncodeToString(sum.Sum(nil))
-		switch {
-		case *baseSHA != "" && row.OutputsSHA == *baseSHA:
-			row.Outputs = "bit-identical to the first scheduler's (checked against the CPU reference)"
-		default:
-			if err := prog.Check(out); err != nil {
-				row.Outputs = "WRONG"
-				row.Errors = append(row.Errors, err.Error())
-			} else {
-				row.Outputs = "equal to the CPU reference"
-				if *baseSHA != "" {
-					row.Outputs += " (not bit-identical to the first scheduler's)"
-				}
+		scheds[si] = s
+		rows[si].Interleaved = true
+		ready = append(ready, si)
+	}
+	failed := map[int]bool{}
+	for round := 0; round < warmup+t.exp.Repetitions; round++ {
+		for k := range ready {
+			si := ready[(round+k)%len(ready)]
+			if failed[si] {
+				continue
 			}
-			if *baseSHA == "" {
-				*baseSHA = row.OutputsSHA
+			d, err := timedRun(h, inst, scheds[si])
+			if err != nil {
+				failed[si] = true
+				rows[si].Errors = append(rows[si].Errors, fmt.Sprintf("run %d: %v", round, err))
+				continue
+			}
+			if round >= warmup {
+				rows[si].MakespansNS = append(rows[si].MakespansNS, d.Nanoseconds())
 			}
 		}
 	}
-	if prep != nil {
-		return prep.Cleanup(h)
+	for _, si := range ready {
+		row := &rows[si]
+		if !computes {
+			row.Outputs = "not checked (the device moves no data)"
+			continue
+		}
+		if failed[si] {
+			continue
+		}
+		if err := repoison(h, inst); err != nil {
+			return err
+		}
+		if _, err := timedRun(h, inst, scheds[si]); err != nil {
+			row.Errors = append(row.Errors, fmt.Sprintf("check run: %v", err))
+			continue
+		}
+		if err := check(h, inst, prog, row, baseSHA); err != nil {
+			row.Errors = append(row.Errors, err.Error())
+		}
+	}
+	return nil
+}
+
+// check reads the outputs of the run just finished and compares them. The
+// first scheduler checked (the baseline, stream-sync, listed first) is
+// checked against the CPU reference; a later scheduler whose outputs hash
+// the same is equal to them bit for bit, and one that differs is checked
+// against the CPU reference itself.
+func check(h device.Host, inst *workloads.Instance, prog *workloads.Program, row *Row, baseSHA *string) error {
+	out, err := inst.Outputs(h)
+	if err != nil {
+		return fmt.Errorf("read outputs: %w", err)
+	}
+	sum := sha256.New()
+	names := make([]string, 0, len(out))
+	for n := range out {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		sum.Write([]byte(n))
+		sum.Write(out[n])
+	}
+	row.OutputsSHA = hex.EncodeToString(sum.Sum(nil))
+	switch {
+	case *baseSHA != "" && row.OutputsSHA == *baseSHA:
+		row.Outputs = "bit-identical to the first scheduler's (checked against the CPU reference)"
+	default:
+		if err := prog.Check(out); err != nil {
+			row.Outputs = "WRONG"
+			row.Errors = append(row.Errors, err.Error())
+		} else {
+			row.Outputs = "equal to the CPU reference"
+			if *baseSHA != "" {
+				row.Outputs += " (not bit-identical to the first scheduler's)"
+			}
+		}
+		if *baseSHA == "" {
+			*baseSHA = row.OutputsSHA
+		}
 	}
 	return nil
 }
