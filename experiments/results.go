@@ -53,6 +53,12 @@ type Row struct {
 	// Speedup is the baseline's median makespan over this row's, in the
 	// same group.
 	Speedup *float64 `json:"speedup,omitempty"`
+	// Interleaved: the row's repetitions ran in rounds with the other
+	// rows of its group (GPU rows; see runGPURows), repetition i of each
+	// in round i. PairedSpeedup is then the median of the per-round
+	// ratios baseline / row with its 95% interval (PairedSpeedup).
+	Interleaved   bool    `json:"interleaved,omitempty"`
+	PairedSpeedup *Paired `json:"paired_speedup,omitempty"`
 
 	// From devices that observe themselves (the simulator): mean SM warp
 	// occupancy over the timed region, kernels launched, races found
@@ -104,9 +110,13 @@ func (row *Row) Key() string {
 // baseline.
 func (r *Results) computeSpeedups() {
 	base := map[int]float64{}
+	baseRuns := map[int][]int64{}
 	for _, row := range r.Rows {
 		if row.Baseline && row.Makespan != nil && row.Makespan.Median > 0 {
 			base[row.Group] = row.Makespan.Median
+			if row.Interleaved {
+				baseRuns[row.Group] = row.MakespansNS
+			}
 		}
 	}
 	for i := range r.Rows {
@@ -116,6 +126,13 @@ func (r *Results) computeSpeedups() {
 		if ok && row.Makespan != nil && row.Makespan.Median > 0 {
 			s := round(b/row.Makespan.Median, 4)
 			row.Speedup = &s
+		}
+		row.PairedSpeedup = nil
+		if runs, ok := baseRuns[row.Group]; ok && row.Interleaved && len(row.Errors) == 0 {
+			if p, ok := PairedSpeedup(runs, row.MakespansNS); ok {
+				p = Paired{N: p.N, Median: round(p.Median, 4), Lo: round(p.Lo, 4), Hi: round(p.Hi, 4)}
+				row.PairedSpeedup = &p
+			}
 		}
 	}
 }

@@ -160,6 +160,12 @@ type reference struct {
 	err     error
 }
 
+// runGPURows measures GPU rows one at a time on one opened device. The
+// rows of one workload (at one sweep point) are measured interleaved: each
+// round runs one repetition of every row, in an order rotating by one per
+// round, so that drift over the run (clocks, temperature, the host's other
+// load) falls on every scheduler alike and repetition i of a row pairs with
+// repetition i of its baseline (Row.PairedSpeedup).
 func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan<- int) {
 	dev, err := OpenCUDA()
 	if err != nil {
@@ -171,17 +177,52 @@ func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan
 		return
 	}
 	defer dev.Close()
+	runInterleaved(dev, jobs, idx, rows, sink, done, func(j *job) *reference { return serialReference(dev, j) })
+}
+
+// runInterleaved measures rows idx on dev, group by group, as runGPURows
+// describes; refOf gives the outputs a group's rows are compared with
+// (nil: none).
+func runInterleaved(dev device.Device, jobs []*job, idx []int, rows []Row, sink timelineSink, done chan<- int, refOf func(*job) *reference) {
 	refs := map[string]*reference{}
-	for _, i := range idx {
-		j := jobs[i]
-		key := pointString(j.point) + "\x00" + j.workload.Name
-		ref, ok := refs[key]
-		if !ok {
-			ref = serialReference(dev, j)
-			refs[key] = ref
+	for len(idx) > 0 {
+		// The next group: the rows of one workload at one point (the
+		// matrix puts them next to each other).
+		key := func(i int) string {
+			return pointString(jobs[i].point) + "\x00" + jobs[i].workload.Name + "\x00" + jobs[i].device
 		}
-		rows[i] = j.execute(dev, ref, sink)
-		done <- i
+		n := 1
+		for n < len(idx) && key(idx[n]) == key(idx[0]) {
+			n++
+		}
+		group := idx[:n]
+		idx = idx[n:]
+		j0 := jobs[group[0]]
+		rk := pointString(j0.point) + "\x00" + j0.workload.Name
+		ref, ok := refs[rk]
+		if !ok {
+			ref = refOf(j0)
+			refs[rk] = ref
+		}
+		runs := make([]*rowRun, len(group))
+		most := 0
+		for k, i := range group {
+			runs[k] = jobs[i].start(dev, ref, sink)
+			most = max(most, runs[k].reps)
+		}
+		for rep := 0; rep < most; rep++ {
+			for k := range runs {
+				r := runs[(rep+k)%len(runs)]
+				if rep < r.reps {
+					r.repetition(rep)
+				}
+			}
+		}
+		for k, i := range group {
+			rows[i] = runs[k].finish()
+			rows[i].Interleaved = len(group) > 1
+			done <- i
+		}
 	}
 }
 
@@ -266,89 +307,137 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, outp
 	return r, err
 }
 
-// execute runs a row's repetitions on dev. ref is the serial schedule's
-// outputs on a device that computes (nil on the simulator, which moves no
-// data). sink, if not nil, receives the last repetition's timeline.
+// execute runs a row's repetitions on dev, back to back. ref is the
+// serial schedule's outputs on a device that computes (nil on the
+// simulator, which moves no data). sink, if not nil, receives the last
+// repetition's timeline.
 func (j *job) execute(dev device.Device, ref *reference, sink timelineSink) Row {
-	row := j.newRow()
-	row.DeviceName = dev.Info().Name
-	row.Warmup = j.warmup()
-	fail := func(format string, a ...any) Row {
-		row.Errors = append(row.Errors, fmt.Sprintf(format, a...))
-		return row
+	r := j.start(dev, ref, sink)
+	for rep := 0; rep < r.reps && !r.stopped; rep++ {
+		r.repetition(rep)
 	}
+	return r.finish()
+}
+
+// rowRun is a row being measured, one repetition at a time, so that the
+// repetitions of several rows can interleave (runGPURows).
+type rowRun struct {
+	j         *job
+	dev       device.Device
+	ref       *reference
+	sink      timelineSink
+	row       Row
+	prog      *workloads.Program
+	computes  bool
+	obs       device.Observer
+	tracer    device.Tracer
+	trace     bool
+	reps      int
+	makespans []float64
+	// stopped: a repetition failed (or the row could not start); the row
+	// is final as it stands.
+	stopped bool
+}
+
+func (j *job) start(dev device.Device, ref *reference, sink timelineSink) *rowRun {
+	r := &rowRun{j: j, dev: dev, ref: ref, sink: sink, row: j.newRow(), reps: j.warmup() + j.exp.Repetitions}
+	r.row.DeviceName = dev.Info().Name
+	r.row.Warmup = j.warmup()
 	prog, err := j.program()
 	if err != nil {
-		return fail("%v", err)
+		r.fail("%v", err)
+		return r
 	}
+	r.prog = prog
 	if s, err := j.scheduler(); err == nil {
-		row.SchedulerDesc = s.Name()
+		r.row.SchedulerDesc = s.Name()
 	}
-	computes := ref != nil
+	r.computes = ref != nil
 	switch {
-	case !computes:
-		row.Outputs = "not compared (the simulator moves no data)"
+	case !r.computes:
+		r.row.Outputs = "not compared (the simulator moves no data)"
 	case ref.err != nil:
-		row.Outputs = "not compared (no serial reference)"
-		row.Errors = append(row.Errors, ref.err.Error())
+		r.row.Outputs = "not compared (no serial reference)"
+		r.row.Errors = append(r.row.Errors, ref.err.Error())
 	default:
-		row.Outputs = "equal to serial"
+		r.row.Outputs = "equal to serial"
 	}
-	obs, _ := dev.(device.Observer)
-	tracer, _ := dev.(device.Tracer)
-	trace := tracer != nil && sink != nil
-	var makespans []float64
-	reps := j.warmup() + j.exp.Repetitions
-	for rep := 0; rep < reps; rep++ {
-		measured := rep >= row.Warmup
-		last := rep == reps-1
-		if trace {
-			tracer.EnableTrace(last)
-		}
-		s, err := j.scheduler()
-		if err != nil {
-			return fail("%v", err)
-		}
-		r, err := runOnce(dev, prog, s, computes)
-		if err != nil {
-			return fail("repetition %d: %v", rep, err)
-		}
-		if computes && ref.err == nil {
-			// Outputs bit-identical to the serial reference pass the
-			// workload's check exactly when the reference did (checked
-			// once, in serialReference); only different outputs are
-			// checked again, to say how far off they are.
-			if msg := compareOutputs(ref.outputs, r.outputs); msg != "" {
-				row.Outputs = "DIFFERENT from serial"
-				row.Errors = append(row.Errors, msg)
-				if prog.Check != nil {
-					if err := prog.Check(r.outputs); err != nil {
-						row.Errors = append(row.Errors, fmt.Sprintf("workload check: %v", err))
-					}
+	r.obs, _ = dev.(device.Observer)
+	r.tracer, _ = dev.(device.Tracer)
+	r.trace = r.tracer != nil && sink != nil
+	return r
+}
+
+func (r *rowRun) fail(format string, a ...any) {
+	r.row.Errors = append(r.row.Errors, fmt.Sprintf(format, a...))
+	r.stopped = true
+}
+
+// repetition runs repetition rep (warm-up ones are not recorded).
+func (r *rowRun) repetition(rep int) {
+	if r.stopped {
+		return
+	}
+	row := &r.row
+	measured := rep >= row.Warmup
+	last := rep == r.reps-1
+	if r.trace {
+		r.tracer.EnableTrace(last)
+	}
+	s, err := r.j.scheduler()
+	if err != nil {
+		r.fail("%v", err)
+		return
+	}
+	o, err := runOnce(r.dev, r.prog, s, r.computes)
+	if err != nil {
+		r.fail("repetition %d: %v", rep, err)
+		return
+	}
+	if r.computes && r.ref.err == nil {
+		// Outputs bit-identical to the serial reference pass the
+		// workload's check exactly when the reference did (checked
+		// once, in serialReference); only different outputs are
+		// checked again, to say how far off they are.
+		if msg := compareOutputs(r.ref.outputs, o.outputs); msg != "" {
+			row.Outputs = "DIFFERENT from serial"
+			row.Errors = append(row.Errors, msg)
+			if r.prog.Check != nil {
+				if err := r.prog.Check(o.outputs); err != nil {
+					row.Errors = append(row.Errors, fmt.Sprintf("workload check: %v", err))
 				}
 			}
 		}
-		if !measured {
-			continue
-		}
-		if last {
-			row.SchedulerStats = schedulerStats(s)
-		}
-		row.MakespansNS = append(row.MakespansNS, r.makespan.Nanoseconds())
-		makespans = append(makespans, float64(r.makespan.Nanoseconds())/1e3)
-		if obs != nil {
-			j.observe(&row, obs, r, last)
-		}
 	}
-	sum := Summarize(makespans)
+	if !measured {
+		return
+	}
+	if last {
+		row.SchedulerStats = schedulerStats(s)
+	}
+	row.MakespansNS = append(row.MakespansNS, o.makespan.Nanoseconds())
+	r.makespans = append(r.makespans, float64(o.makespan.Nanoseconds())/1e3)
+	if r.obs != nil {
+		r.j.observe(row, r.obs, o, last)
+	}
+}
+
+// finish summarizes the measured repetitions (a stopped row stays as it
+// stood when it failed) and writes the timeline.
+func (r *rowRun) finish() Row {
+	if r.stopped {
+		return r.row
+	}
+	row := r.row
+	sum := Summarize(r.makespans)
 	sum = Summary{N: sum.N, Median: round(sum.Median, 3), Mean: round(sum.Mean, 3), Std: round(sum.Std, 3),
 		Min: round(sum.Min, 3), Max: round(sum.Max, 3), CI95Lo: round(sum.CI95Lo, 3), CI95Hi: round(sum.CI95Hi, 3)}
 	row.Makespan = &sum
-	if trace {
+	if r.trace {
 		var buf bytes.Buffer
-		if err := tracer.WriteTrace(&buf); err != nil {
+		if err := r.tracer.WriteTrace(&buf); err != nil {
 			row.Errors = append(row.Errors, fmt.Sprintf("timeline: %v", err))
-		} else if err := sink(&row, buf.Bytes()); err != nil {
+		} else if err := r.sink(&row, buf.Bytes()); err != nil {
 			row.Errors = append(row.Errors, fmt.Sprintf("timeline: %v", err))
 		}
 	}

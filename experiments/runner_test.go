@@ -397,3 +397,42 @@ func TestRunOnceCleansUpAfterAFailure(t *testing.T) {
 	assert.True(t, s.prepared)
 	assert.True(t, s.cleaned, "Cleanup runs even when Run fails")
 }
+
+// TestInterleavedRowsOnTheSimulator drives the GPU rows' interleaved
+// measurement on the simulator: every round runs one repetition of each
+// row, and since every simulated repetition starts from a fresh binding,
+// the rows must measure what back-to-back repetitions measure, now paired
+// with the baseline's round by round.
+func TestInterleavedRowsOnTheSimulator(t *testing.T) {
+	e, err := ParseExperiment([]byte(strings.Replace(small, "repetitions: 2", "repetitions: 6", 1)), "small.yaml")
+	require.NoError(t, err)
+	seq, err := Run(e, RunOptions{Workers: 1})
+	require.NoError(t, err)
+
+	jobs, _, err := plan(e, nil, Shard{})
+	require.NoError(t, err)
+	dev, err := openSim("h100", false)
+	require.NoError(t, err)
+	defer dev.Close()
+	rows := make([]Row, len(jobs))
+	done := make(chan int, len(jobs))
+	runInterleaved(dev, jobs, []int{0, 1}, rows, nil, done, func(*job) *reference { return nil })
+	assert.Len(t, done, 2, "every row reported done")
+	res := &Results{Rows: rows}
+	res.computeSpeedups()
+	for i, row := range res.Rows {
+		assert.Empty(t, row.Errors)
+		assert.True(t, row.Interleaved)
+		assert.False(t, seq.Rows[i].Interleaved)
+		require.Len(t, row.MakespansNS, 6)
+		for k := range row.MakespansNS {
+			assert.InDelta(t, seq.Rows[i].MakespansNS[k], row.MakespansNS[k], 2, "%s repetition %d", row.Scheduler, k)
+		}
+		require.NotNil(t, row.PairedSpeedup)
+		assert.Equal(t, 6, row.PairedSpeedup.N)
+		assert.InDelta(t, *seq.Rows[i].Speedup, row.PairedSpeedup.Median, 1e-3)
+		assert.LessOrEqual(t, row.PairedSpeedup.Lo, row.PairedSpeedup.Median)
+		assert.GreaterOrEqual(t, row.PairedSpeedup.Hi, row.PairedSpeedup.Median)
+	}
+	assert.Nil(t, seq.Rows[1].PairedSpeedup, "back-to-back rows are not paired")
+}

@@ -169,8 +169,13 @@ func Markdown(r *Results, withPlots bool) []byte {
 			if len(row.Errors) > 0 {
 				out = "**error** (below)"
 			}
+			speedup := fmtSpeedup(row.Speedup)
+			if p := row.PairedSpeedup; p != nil && !row.Baseline {
+				// Interleaved GPU rows: the paired estimate and its interval.
+				speedup += fmt.Sprintf(" (paired %s)", p)
+			}
 			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(name), row.Device, fmtMakespan(row.Makespan), ci,
-				fmtSpeedup(row.Speedup), fmtPct(row.SMUtil), fmtInt(row.Kernels), fmtRaces(row.Races), out)
+				speedup, fmtPct(row.SMUtil), fmtInt(row.Kernels), fmtRaces(row.Races), out)
 		}
 		b.WriteString("\n")
 		var stats []string

@@ -85,39 +85,6 @@ func TestMedian(t *testing.T) {
 	assert.Zero(t, medianNS(nil))
 }
 
-func TestSignTestRank(t *testing.T) {
-	// Ranks of the 95% sign-test interval of a median, from binomial
-	// tables: n = 6: 1 (the whole range); 10: 2; 20: 6; 30: 10.
-	for n, want := range map[int]int{6: 1, 10: 2, 20: 6, 30: 10} {
-		assert.Equal(t, want, signTestRank(n), "n = %d", n)
-	}
-}
-
-func TestPairedSpeedup(t *testing.T) {
-	// Ten rounds: the scheduler takes 80 where the baseline took 100,
-	// except in two rounds where the baseline drifted to 200 (both
-	// schedulers saw the drift: 160). Paired ratios are all 1.25.
-	base := []int64{100, 100, 200, 100, 100, 200, 100, 100, 100, 100}
-	s := []int64{80, 80, 160, 80, 80, 160, 80, 80, 80, 80}
-	p, ok := pairedSpeedup(base, s)
-	require.True(t, ok)
-	assert.Equal(t, Paired{N: 10, Median: 1.25, Lo: 1.25, Hi: 1.25}, p)
-
-	// Ratios 0.9, 1.0 ... 1.8: median 1.35, interval the 2nd and 9th.
-	base = []int64{90, 100, 110, 120, 130, 140, 150, 160, 170, 180}
-	s = []int64{100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
-	p, ok = pairedSpeedup(base, s)
-	require.True(t, ok)
-	assert.InDelta(t, 1.35, p.Median, 1e-12)
-	assert.InDelta(t, 1.0, p.Lo, 1e-12)
-	assert.InDelta(t, 1.7, p.Hi, 1e-12)
-
-	_, ok = pairedSpeedup(base, s[:9])
-	assert.False(t, ok, "unequal counts cannot be paired")
-	_, ok = pairedSpeedup(base[:5], s[:5])
-	assert.False(t, ok, "five pairs give no useful interval")
-}
-
 // plainDevice hides the simulator's Observer, so task.run takes the path a
 // GPU takes: every scheduler prepared on one binding and measured in
 // interleaved rounds.

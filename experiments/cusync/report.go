@@ -396,26 +396,19 @@ type rowKey struct{ workload, device string }
 // estimate is a scheduler's speedup over stream-sync on one workload: paired
 // round by round where the runs were interleaved, else the ratio of the
 // medians (no interval).
-func estimate(m map[string]Row, s string) (Paired, bool) {
+func estimate(m map[string]Row, s string) (experiments.Paired, bool) {
 	base, ok1 := m["stream-sync"]
 	row, ok2 := m[s]
 	if !ok1 || !ok2 || len(base.Errors) > 0 || len(row.Errors) > 0 || len(row.MakespansNS) == 0 || len(base.MakespansNS) == 0 {
-		return Paired{}, false
+		return experiments.Paired{}, false
 	}
 	if base.Interleaved && row.Interleaved {
-		if p, ok := pairedSpeedup(base.MakespansNS, row.MakespansNS); ok {
+		if p, ok := experiments.PairedSpeedup(base.MakespansNS, row.MakespansNS); ok {
 			return p, true
 		}
 	}
 	r := medianNS(base.MakespansNS) / medianNS(row.MakespansNS)
-	return Paired{N: 0, Median: r, Lo: math.NaN(), Hi: math.NaN()}, true
-}
-
-func (p Paired) String() string {
-	if p.N == 0 {
-		return fmt.Sprintf("%.3fx", p.Median)
-	}
-	return fmt.Sprintf("%.3fx [%.3f-%.3f]", p.Median, p.Lo, p.Hi)
+	return experiments.Paired{N: 0, Median: r, Lo: math.NaN(), Hi: math.NaN()}, true
 }
 
 // writeTargets gives the GPU targets their verdicts, from the
@@ -430,8 +423,8 @@ func writeTargets(b *bytes.Buffer, all []*Results, rows map[rowKey]map[string]Ro
 		}
 		return "**missed**"
 	}
-	best := func(k rowKey) (Paired, string, bool) {
-		var bp Paired
+	best := func(k rowKey) (experiments.Paired, string, bool) {
+		var bp experiments.Paired
 		bs, found := "", false
 		for _, s := range scheds {
 			if s == "stream-sync" {
@@ -448,7 +441,7 @@ func writeTargets(b *bytes.Buffer, all []*Results, rows map[rowKey]map[string]Ro
 			continue
 		}
 		// GPT-3: the best policy at its best T, and at every T.
-		var top Paired
+		var top experiments.Paired
 		topW, topS := "", ""
 		var perT []string
 		below := 0
@@ -473,10 +466,10 @@ func writeTargets(b *bytes.Buffer, all []*Results, rows map[rowKey]map[string]Ro
 			}
 		}
 		if topW != "" {
-			fmt.Fprintf(b, "| best policy >= 1.19x over stream sync on GPT-3's MLP at its best T | %s | %s (%s, %s) | %s |\n", d, top, topW, topS, verdict(top.Median >= 1.19))
+			fmt.Fprintf(b, "| best policy >= 1.19x over stream sync on GPT-3's MLP at its best T | %s | %v (%s, %s) | %s |\n", d, top, topW, topS, verdict(top.Median >= 1.19))
 			fmt.Fprintf(b, "| ... and never below 1.0x (best policy per T) | %s | %s | %s |\n", d, strings.Join(perT, "; "), verdict(below == 0))
 		}
-		var conv Paired
+		var conv experiments.Paired
 		convW, convS := "", ""
 		for _, w := range workloads {
 			if g := family[w]; g != "resnet38" && g != "vgg19" {
