@@ -82,9 +82,15 @@ type Host interface {
 	EndCapture(s Stream) (Graph, error)
 	Instantiate(g Graph) (GraphExec, error)
 	GraphLaunch(x GraphExec, s Stream) error
-	// SetKernelNode replaces the parameters of kernel node i of an
-	// instantiated graph (cuGraphExecKernelNodeSetParams); the new launch
-	// must use the same kernel.
+	// SetKernelNode replaces kernel node i of an instantiated graph with
+	// launch l (cuGraphExecKernelNodeSetParams). As cuda.h documents it
+	// (11.8 and 12: "all nodeParams fields may change", the function's
+	// owning context not), l may launch another kernel than the node's current one, from
+	// any module loaded on the same device, with any grid, block and
+	// shared memory that pass launch validation; an invalid launch is
+	// rejected and leaves the node as it was. The update affects later
+	// launches of x only: launches already enqueued or running keep the
+	// node's previous launch.
 	SetKernelNode(x GraphExec, node int, l *Launch) error
 	// SetCopyNode replaces the parameters of copy node i of an instantiated
 	// graph (cuGraphExecMemcpyNodeSetParams); the direction must not change.

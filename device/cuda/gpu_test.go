@@ -371,8 +371,79 @@ func TestGraphCaptureAcrossStreamsAndUpdate(t *testing.T) {
 
 		assert.ErrorContains(t, h.SetKernelNode(x, 0, synthLaunch(k, a, c, n, 1)), "is a copy node")
 		assert.ErrorContains(t, h.SetCopyNode(x, 4, &device.Copy{Kind: device.HostToDevice, Dst: b, Host: hc, Bytes: 4 * n}), "direction cannot change")
-		other := &device.Launch{Kernel: kernel(t, "calibrate", "cal_empty"), Grid: device.D1(1), Block: device.D1(1)}
-		assert.ErrorContains(t, h.SetKernelNode(x, 1, other), "same kernel")
+		return nil
+	}))
+}
+
+// TestGraphKernelNodeChangesKernel updates the one kernel node of a graph
+// to another kernel of another module, with other arguments, grid and
+// block, and back (cuGraphExecKernelNodeSetParams with a new function, as
+// cuda.h allows within one context): each launch of the exec must compute
+// what the node's launch at that time computes. ACS-SW's graph dispatch
+// relies on it.
+func TestGraphKernelNodeChangesKernel(t *testing.T) {
+	d := open(t)
+	a := kernel(t, "synthetic", "synth_node")
+	b := kernel(t, "calibrate", "cal_spin")
+	const n = 4096
+	const blocks = 7
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, _ := h.NewStream(device.StreamOptions{})
+		in, _ := h.Malloc(4 * n)
+		out, _ := h.Malloc(4 * n)
+		count, _ := h.Malloc(4)
+		hin, _ := h.AllocHost(4*n, true)
+		hout, _ := h.AllocHost(4*n, true)
+		hcount, _ := h.AllocHost(4, true)
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(i) / n
+		}
+		copy(hin.Data, f32bytes(src))
+		require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: in, Host: hin, Bytes: 4 * n}))
+		require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: count, Host: hcount, Bytes: 4}))
+		require.NoError(t, h.StreamSynchronize(s))
+		read := func() ([]float32, uint32) {
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: out, Host: hout, Bytes: 4 * n}))
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: count, Host: hcount, Bytes: 4}))
+			require.NoError(t, h.StreamSynchronize(s))
+			c := hcount.Data
+			return bytesF32(hout.Data), uint32(c[0]) | uint32(c[1])<<8 | uint32(c[2])<<16 | uint32(c[3])<<24
+		}
+		checkA := func(iters int) {
+			got, _ := read()
+			for i := range src {
+				require.Equal(t, synthRef(src[i], iters), got[i], "out[%d] after kernel A with %d iterations", i, iters)
+			}
+		}
+
+		require.NoError(t, h.BeginCapture(s))
+		require.NoError(t, h.Launch(s, synthLaunch(a, in, out, n, 10)))
+		g, err := h.EndCapture(s)
+		require.NoError(t, err)
+		x, err := h.Instantiate(g)
+		require.NoError(t, err)
+		require.NoError(t, h.GraphLaunch(x, s))
+		checkA(10)
+
+		// Kernel B: another module, other arguments, grid and block.
+		spin := &device.Launch{Kernel: b, Grid: device.D1(blocks), Block: device.D1(64),
+			Args: []device.Arg{device.U64(0), device.InOut(count)}}
+		require.NoError(t, h.SetKernelNode(x, 0, spin), "cuGraphExecKernelNodeSetParams from %s to %s", a, b)
+		require.NoError(t, h.GraphLaunch(x, s))
+		require.NoError(t, h.GraphLaunch(x, s))
+		got, c := read()
+		assert.Equal(t, uint32(2*blocks), c, "two launches of B, %d blocks each, counted", blocks)
+		for i := range src {
+			require.Equal(t, synthRef(src[i], 10), got[i], "out[%d]: B must not run A", i)
+		}
+
+		// Back to A, with other arguments.
+		require.NoError(t, h.SetKernelNode(x, 0, synthLaunch(a, in, out, n, 25)), "cuGraphExecKernelNodeSetParams from %s back to %s", b, a)
+		require.NoError(t, h.GraphLaunch(x, s))
+		checkA(25)
+		_, c = read()
+		assert.Equal(t, uint32(2*blocks), c, "A does not count")
 		return nil
 	}))
 }

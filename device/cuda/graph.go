@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -37,8 +38,7 @@ func (k nodeKind) String() string {
 type captureNode struct {
 	kind     nodeKind
 	node     C.CUgraphNode
-	fn       *function      // kernel nodes
-	kernel   *device.Kernel // kernel nodes
+	kernel   *device.Kernel // kernel nodes: the kernel captured
 	copyKind device.CopyKind
 }
 
@@ -88,7 +88,11 @@ type graphExec struct {
 	r         *run
 	g         *graph
 	hostNodes int
-	dead      atomic.Bool
+	// kernels[i] is the kernel node i launches now (nil for other
+	// nodes): the captured one until SetKernelNode changes it. It is the
+	// exec's own, not its graph's: execs of one graph update apart.
+	kernels []*device.Kernel
+	dead    atomic.Bool
 }
 
 func (x *graphExec) ID() int    { return x.id }
@@ -200,9 +204,13 @@ func (h *host) Instantiate(g device.Graph) (device.GraphExec, error) {
 		C.cuGraphExecDestroy(ex.x)
 		return nil, err
 	}
-	for _, n := range gr.nodes {
-		if n.kind == nodeHost {
+	ex.kernels = make([]*device.Kernel, len(gr.nodes))
+	for i, n := range gr.nodes {
+		switch n.kind {
+		case nodeHost:
 			ex.hostNodes++
+		case nodeKernel:
+			ex.kernels[i] = n.kernel
 		}
 	}
 	h.r.mu.Lock()
@@ -241,7 +249,8 @@ func (h *host) GraphLaunch(x device.GraphExec, s device.Stream) error {
 	}
 	if tr.on {
 		return h.traceEnd(st, tr, fmt.Sprintf("graph %d", ex.g.id), "graph",
-			device.TraceArg{Key: "nodes", Value: fmt.Sprint(len(ex.g.nodes))})
+			device.TraceArg{Key: "nodes", Value: fmt.Sprint(len(ex.g.nodes))},
+			device.TraceArg{Key: "kernels", Value: ex.kernelNames()})
 	}
 	return nil
 }
@@ -269,20 +278,39 @@ func (h *host) SetKernelNode(x device.GraphExec, i int, l *device.Launch) error 
 	if err := device.ValidateLaunch(&h.r.d.info, l); err != nil {
 		return err
 	}
+	// The kernel may change (CUDA 12: "all nodeParams fields may change"
+	// but the function's owning context; every module of this device is
+	// loaded in its one context).
 	f, err := h.fn(l.Kernel)
 	if err != nil {
 		return err
 	}
-	if f != n.fn {
-		return fmt.Errorf("cuda: SetKernelNode: node %d was captured with kernel %s; its parameters can only be replaced with a launch of the same kernel, not %s",
-			i, n.kernel, l.Kernel)
-	}
 	if err := h.args.marshal(l); err != nil {
 		return err
 	}
-	return check("cuGraphExecKernelNodeSetParams", C.gs_set_kernel_node(ex.x, n.node, f.f,
+	if err := check("cuGraphExecKernelNodeSetParams", C.gs_set_kernel_node(ex.x, n.node, f.f,
 		C.uint(l.Grid.X), C.uint(l.Grid.Y), C.uint(l.Grid.Z),
-		C.uint(l.Block.X), C.uint(l.Block.Y), C.uint(l.Block.Z), C.uint(l.SharedMem), h.args.params))
+		C.uint(l.Block.X), C.uint(l.Block.Y), C.uint(l.Block.Z), C.uint(l.SharedMem), h.args.params)); err != nil {
+		return err
+	}
+	ex.kernels[i] = l.Kernel
+	return nil
+}
+
+// kernelNames lists the kernels of the exec's kernel nodes now, in node
+// order, for traces.
+func (ex *graphExec) kernelNames() string {
+	var b strings.Builder
+	for _, k := range ex.kernels {
+		if k == nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k.String())
+	}
+	return b.String()
 }
 
 func (h *host) SetCopyNode(x device.GraphExec, i int, c *device.Copy) error {

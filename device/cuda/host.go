@@ -286,7 +286,7 @@ func (h *host) Launch(s device.Stream, l *device.Launch) error {
 		return apiErr("cuLaunchKernel", r)
 	}
 	if capt != nil {
-		return h.captured(st, capt, captureNode{kind: nodeKernel, fn: f, kernel: l.Kernel})
+		return h.captured(st, capt, captureNode{kind: nodeKernel, kernel: l.Kernel})
 	}
 	if tr.on {
 		return h.traceEnd(st, tr, l.Name(), "kernel",

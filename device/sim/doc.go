@@ -89,7 +89,9 @@
 // launch runs its nodes as their edges allow (not in stream order): roots
 // start graph_launch_latency_ns after dispatch, every other node
 // graph_node_ns after its last predecessor. Launches of one exec run one at
-// a time; SetKernelNode and SetCopyNode affect later launches only.
+// a time; SetKernelNode and SetCopyNode affect later launches only, and
+// SetKernelNode may change the node's kernel (as CUDA 12 allows): the node
+// then runs the new launch, with its cost and its accesses.
 //
 // ACS-HW. When dependency_queue.enabled, every Host also implements
 // device.DependencyQueue: a window of N slots in the front end (Durvasula et

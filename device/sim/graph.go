@@ -270,10 +270,10 @@ func (th *thread) SetKernelNode(gx device.GraphExec, node int, l *device.Launch)
 	if err := d.validateLaunch(l); err != nil {
 		return err
 	}
-	old := x.nodes[node].l.Kernel
-	if l.Kernel != old && (l.Kernel.Module != old.Module || l.Kernel.Name != old.Name) {
-		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("node %d runs %s; it cannot be changed to %s", node, old, l.Kernel)}
-	}
+	// The launch may be of another kernel (CUDA 12: all parameters may
+	// change, the function's context not; every kernel here is on this
+	// device). The node becomes l entirely: its cost, its trace name and
+	// its access set for the race checker are l's from the next launch.
 	th.charge(d.cost.setNode, call)
 	x.ownNodes()
 	x.nodes[node].l = copyLaunch(l)

@@ -171,9 +171,11 @@ func TestGraphUpdatesAffectLaterLaunchesOnly(t *testing.T) {
 	d := newH100(t, WithTrace(true))
 	require.NoError(t, d.Run(func(h device.Host) error {
 		s, _ := h.NewStream(device.StreamOptions{})
+		a, _ := h.Malloc(1024)
+		b, _ := h.Malloc(1024)
 		require.NoError(t, h.BeginCapture(s))
 		k := spinLaunch(1, 32, 10*time.Microsecond)
-		k.Label = "ten"
+		k.Label, k.Args = "ten", []device.Arg{device.Out(a)}
 		require.NoError(t, h.Launch(s, k))
 		// Launches during capture do not run.
 		g, err := h.EndCapture(s)
@@ -184,24 +186,47 @@ func TestGraphUpdatesAffectLaterLaunchesOnly(t *testing.T) {
 		k.Label, k.Work.Cycles = "forty", cyclesFor(40*time.Microsecond)
 		require.NoError(t, h.SetKernelNode(x, 0, k))
 		require.NoError(t, h.GraphLaunch(x, s))
-		other := &device.Kernel{Module: "test", Name: "other"}
-		bad := *k
-		bad.Kernel = other
+		// Another kernel, grid, block and access set (CUDA 12 allows any
+		// function of the same context): the next launch runs it, while
+		// the launches queued above keep theirs.
+		other := &device.Launch{Kernel: &device.Kernel{Module: "test", Name: "other", Regs: 16}, Grid: device.D1(3), Block: device.D1(128),
+			Work: device.Work{Cycles: cyclesFor(25 * time.Microsecond)}, Label: "other", Args: []device.Arg{device.Out(b)}}
+		require.NoError(t, h.SetKernelNode(x, 0, other))
 		var api *device.APIError
-		require.ErrorAs(t, h.SetKernelNode(x, 0, &bad), &api)
+		bad := *other
+		bad.Block = device.D1(4096)
+		var le *device.LaunchError
+		require.ErrorAs(t, h.SetKernelNode(x, 0, &bad), &le, "an invalid launch is still rejected")
 		require.ErrorAs(t, h.SetKernelNode(x, 3, k), &api)
-		return h.StreamSynchronize(s)
+		require.NoError(t, h.StreamSynchronize(s))
+		// The node now writes b, not a: a kernel writing a on another
+		// stream, unordered with it, is no race; one writing b is.
+		s2, _ := h.NewStream(device.StreamOptions{})
+		require.NoError(t, h.GraphLaunch(x, s))
+		onA := spinLaunch(1, 32, 10*time.Microsecond)
+		onA.Label, onA.Args = "onA", []device.Arg{device.Out(a)}
+		require.NoError(t, h.Launch(s2, onA))
+		require.NoError(t, h.Synchronize())
+		require.NoError(t, h.GraphLaunch(x, s))
+		onB := spinLaunch(1, 32, 10*time.Microsecond)
+		onB.Label, onB.Args = "onB", []device.Arg{device.Out(b)}
+		require.NoError(t, h.Launch(s2, onB))
+		return h.Synchronize()
 	}))
 	var got []string
 	var durs []Time
 	for _, s := range d.lastTrace.spans {
-		if s.kind == trackStream {
+		if s.kind == trackStream && s.name != "onA" && s.name != "onB" {
 			got = append(got, s.name)
 			durs = append(durs, s.end-s.start)
 		}
 	}
-	assert.Equal(t, []string{"ten", "forty"}, got)
-	assert.Equal(t, []Time{nsTime(10000), nsTime(40000)}, durs)
+	assert.Equal(t, []string{"ten", "forty", "other", "other"}, got)
+	assert.Equal(t, []Time{nsTime(10000), nsTime(40000), nsTime(25000), nsTime(25000)}, durs)
+	races := d.Races()
+	require.Len(t, races, 1, "only the updated node and onB conflict: %v", races)
+	names := []string{races[0].A.Name, races[0].B.Name}
+	assert.ElementsMatch(t, []string{"other", "onB"}, names)
 }
 
 func TestCaptureErrors(t *testing.T) {
