@@ -63,6 +63,41 @@
 //     instantiated at their real (or, on the simulator, modelled) cost;
 //     with graph_cache, an instantiated graph of the same kernel sequence
 //     is reused with its nodes' parameters updated.
+//   - dispatch "graph": one host thread, one stream, no completion
+//     tracking. Kernels enter the window in program order; a kernel is
+//     ready once every upstream kernel in the window has been launched
+//     (not finished), and each dispatch launches every ready kernel as
+//     ONE graph of independent kernel nodes on the stream. The ready
+//     kernels are an antichain (a kernel that conflicts with an older one
+//     in the window is not ready), and stream order finishes every
+//     earlier graph before a later one starts, so a kernel leaves the
+//     window as soon as it is launched and the host never waits for the
+//     GPU until the run's one final synchronize. Copies are issued on the
+//     stream directly. Why: on the H100 VM (batch G4,
+//     TestHostPrimitiveCosts) the rl-physics kernels last 2-3 us and one
+//     stream is bound by the host's 4.3 us per cuLaunchKernel; every
+//     threaded variant adds driver calls per kernel and gains only from
+//     launching on several threads, which the driver scales
+//     sub-linearly (best 1.49x geomean on rl-physics). A one-kernel graph
+//     launches back to back at 2.5 us against 5.6 us on a stream, and a
+//     node update costs 0.6-1.3 us, idle or in flight, so a batch of w
+//     kernels costs one graph launch and w node updates on one thread,
+//     and its kernels run concurrently on the GPU. With graph_key
+//     "width" (the default) one graph per width w (w independent nodes)
+//     is instantiated by Prepare for w = 1..N, from calibrate's cal_empty
+//     (the shapes do not depend on the program, so this uses no knowledge
+//     of it), and every batch updates each node to its kernel's launch
+//     (SetKernelNode may change the kernel) before launching. An exec may
+//     be updated while an earlier launch of it is still queued: CUDA
+//     applies an update to later launches only ("already enqueued or
+//     running launches are not affected"), as the simulator does. With
+//     "kernels" the graphs are keyed by the batch's kernels (sorted by
+//     name, then program order), captured and instantiated inside Run on
+//     a miss, for drivers that refuse to change a node's kernel. The
+//     batches depend only on the program and N, not on timing. N = 1 is
+//     serial through one-node graphs: what the launch path alone gives,
+//     without concurrency. Stats reports instantiations, cache hits, node
+//     updates, batches and their mean width.
 //
 // The window thread's real cost. On a GPU the window thread is one host
 // thread that checks, hands off and retires every kernel, so its CPU time

@@ -67,10 +67,17 @@ type Params struct {
 	// instantiating every batch. Needs Batch > 1.
 	GraphCache bool `yaml:"graph_cache"`
 	// Dispatch is window (the paper: a window thread hands kernels to the
-	// scheduler threads and learns of their completions) or shared (the
+	// scheduler threads and learns of their completions), shared (the
 	// scheduler threads share the window under a lock and each takes its
-	// own next kernel); "" is window.
+	// own next kernel) or graph (one host thread and one stream: every
+	// batch of ready kernels goes out as one graph launch); "" is window.
 	Dispatch Dispatch `yaml:"dispatch"`
+	// GraphKey is how dispatch graph finds the instantiated graph a batch
+	// is launched from: width (one per batch width, its nodes updated to
+	// the batch's kernels) or kernels (one per sequence of kernels, for
+	// drivers that refuse to change a node's kernel); "" is width. Needs
+	// dispatch graph.
+	GraphKey GraphKey `yaml:"graph_key"`
 	// Handoff is kernel (the paper) or batched: how many kernels and
 	// completions one message between the window thread and a scheduler
 	// thread carries; "" is kernel. Needs dispatch window.
@@ -122,14 +129,62 @@ func (p *Params) Validate() error {
 		if p.Batch > 1 {
 			return fmt.Errorf("acs-sw: dispatch shared launches kernels one by one; batch must be 0 or 1, got %d", p.Batch)
 		}
+	case DispatchGraph:
+		return p.validateGraph()
 	default:
-		return fmt.Errorf("acs-sw: dispatch must be window or shared, got %q", p.Dispatch)
+		return fmt.Errorf("acs-sw: dispatch must be window, shared or graph, got %q", p.Dispatch)
+	}
+	if p.GraphKey != "" {
+		return fmt.Errorf("acs-sw: graph_key needs dispatch graph, got dispatch %q", p.dispatch())
 	}
 	return nil
 }
 
+// validateGraph checks the parameters of dispatch graph: one host thread
+// launching every ready kernel of the window as one graph on one stream,
+// so none of the scheduler threads' settings apply.
+func (p *Params) validateGraph() error {
+	const why = "acs-sw: dispatch graph launches every batch from one host thread on one stream"
+	switch {
+	case p.Window < 1 || p.Window > maxGraphWidth:
+		return fmt.Errorf("acs-sw: dispatch graph keeps a graph per batch width up to the window; window must be in [1, %d], got %d", maxGraphWidth, p.Window)
+	case p.Threads != 1:
+		return fmt.Errorf("%s; threads must be 1, got %d", why, p.Threads)
+	case p.Completion != CompletionSync:
+		return fmt.Errorf("%s and never waits for a kernel (stream order does); completion must be sync (the run's one final stream synchronize), got %q", why, p.Completion)
+	case p.InFlight != 1:
+		return fmt.Errorf("%s, every batch behind the last; inflight must be 1, got %d", why, p.InFlight)
+	case p.Waits:
+		return fmt.Errorf("%s: there are no event waits; waits must be false", why)
+	case p.Batch > 1 || p.GraphCache:
+		return fmt.Errorf("%s, made of every ready kernel, with its own graph cache (graph_key); batch must be 0 or 1 and graph_cache false, got batch %d, graph_cache %v", why, p.Batch, p.GraphCache)
+	case p.Handoff == HandoffBatched:
+		return fmt.Errorf("%s: there is no handoff between host threads; handoff must be kernel, got %q", why, p.Handoff)
+	}
+	switch p.GraphKey {
+	case "", GraphKeyWidth, GraphKeyKernels:
+	default:
+		return fmt.Errorf("acs-sw: graph_key must be width or kernels, got %q", p.GraphKey)
+	}
+	return nil
+}
+
+func (p *Params) dispatch() Dispatch {
+	if p.Dispatch == "" {
+		return DispatchWindow
+	}
+	return p.Dispatch
+}
+
+func (p *Params) graphKey() GraphKey {
+	if p.GraphKey == "" {
+		return GraphKeyWidth
+	}
+	return p.GraphKey
+}
+
 // Name is "acs-sw(N=32,K=4,sync)" plus the variants that differ from the
-// paper.
+// paper; under dispatch graph, "acs-sw(N=32,dispatch=graph,key=width)".
 func (p Params) Name() string {
 	var b strings.Builder
 	b.WriteString("acs-sw(")
@@ -137,6 +192,14 @@ func (p Params) Name() string {
 		b.WriteString("N=inf")
 	} else {
 		fmt.Fprintf(&b, "N=%d", p.Window)
+	}
+	if p.Dispatch == DispatchGraph {
+		fmt.Fprintf(&b, ",dispatch=graph,key=%s", p.graphKey())
+		if !p.CheckCost {
+			b.WriteString(",free-check")
+		}
+		b.WriteString(")")
+		return b.String()
 	}
 	fmt.Fprintf(&b, ",K=%d,%s", p.Threads, p.Completion)
 	if p.InFlight > 1 {

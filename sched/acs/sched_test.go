@@ -23,7 +23,7 @@ import (
 func variants() []Params {
 	base := DefaultParams()
 	with := func(f func(*Params)) Params { p := base; f(&p); return p }
-	return []Params{
+	vs := []Params{
 		base,
 		with(func(p *Params) { p.Completion = CompletionEvent }),
 		with(func(p *Params) { p.Completion = CompletionCallback }),
@@ -58,6 +58,11 @@ func variants() []Params {
 		}),
 		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 2; p.Batch = 3; p.GraphCache = true }),
 		with(func(p *Params) { p.Handoff = HandoffBatched; p.InFlight = 4; p.Waits = true; p.Threads = 8 }),
+	}
+	// Dispatch graph (graphdispatch_test.go) before the shared ones: tests
+	// pick shared variants from the end of the list.
+	vs = append(vs, graphVariants()...)
+	return append(vs, []Params{
 		with(func(p *Params) { p.Dispatch = DispatchShared }),
 		with(func(p *Params) { p.Dispatch = DispatchShared; p.Threads = 1 }),
 		with(func(p *Params) { p.Dispatch = DispatchShared; p.Completion = CompletionEvent; p.InFlight = 4 }),
@@ -77,7 +82,7 @@ func variants() []Params {
 			p.Waits = true
 			p.Threads = 8
 		}),
-	}
+	}...)
 }
 
 func smallRL(t *testing.T) *workloads.Program {
@@ -334,7 +339,8 @@ func TestACSHWUnsupportedWithoutTheQueue(t *testing.T) {
 
 func TestSimulatedRunsAreDeterministic(t *testing.T) {
 	prog := smallRL(t)
-	for _, p := range []Params{DefaultParams(), variants()[5], variants()[7], variants()[len(variants())-2], variants()[len(variants())-1]} {
+	for _, p := range []Params{DefaultParams(), variants()[5], variants()[7], variants()[len(variants())-2], variants()[len(variants())-1],
+		graphParams(32, GraphKeyWidth), graphParams(8, GraphKeyKernels)} {
 		dev, err := sim.NewNamed("rtx3070")
 		require.NoError(t, err)
 		var spans []time.Duration
@@ -399,7 +405,7 @@ func TestPreparedSchedulerRunsTwice(t *testing.T) {
 	}
 	require.Equal(t, DispatchShared, shared.Dispatch)
 	require.Equal(t, HandoffBatched, batched.Handoff)
-	for _, p := range []Params{DefaultParams(), variants()[7], shared, batched} {
+	for _, p := range []Params{DefaultParams(), variants()[7], shared, batched, graphParams(32, GraphKeyWidth), graphParams(8, GraphKeyKernels)} {
 		s, err := NewSW(p)
 		require.NoError(t, err)
 		err = dev.Run(func(h device.Host) error {
@@ -436,7 +442,7 @@ func TestParamsValidation(t *testing.T) {
 		{"cache", func(p *Params) { p.GraphCache = true }, "graph_cache needs batch"},
 		{"waits", func(p *Params) { p.Waits = true }, "waits needs inflight of at least 2"},
 		{"completion", func(p *Params) { p.Completion = "poll" }, `completion must be sync, event or callback, got "poll"`},
-		{"dispatch", func(p *Params) { p.Dispatch = "steal" }, `dispatch must be window or shared, got "steal"`},
+		{"dispatch", func(p *Params) { p.Dispatch = "steal" }, `dispatch must be window, shared or graph, got "steal"`},
 		{"shared batch", func(p *Params) { p.Dispatch = DispatchShared; p.Batch = 4 }, "dispatch shared launches kernels one by one; batch must be 0 or 1, got 4"},
 		{"handoff", func(p *Params) { p.Handoff = "bulk" }, `handoff must be kernel or batched, got "bulk"`},
 		{"shared handoff", func(p *Params) { p.Dispatch = DispatchShared; p.Handoff = HandoffBatched }, "handoff batched needs dispatch window"},
@@ -529,7 +535,8 @@ func TestALaunchFailureEndsTheRunWithItsError(t *testing.T) {
 	var scheds []sched.Scheduler
 	batched := DefaultParams()
 	batched.Handoff, batched.InFlight, batched.Threads = HandoffBatched, 4, 8
-	for _, p := range []Params{DefaultParams(), variants()[7], variants()[len(variants())-6], variants()[len(variants())-2], variants()[len(variants())-1], batched} {
+	for _, p := range []Params{DefaultParams(), variants()[7], variants()[len(variants())-6], variants()[len(variants())-2], variants()[len(variants())-1], batched,
+		graphParams(32, GraphKeyWidth), graphParams(8, GraphKeyKernels)} {
 		s, err := NewSW(p)
 		require.NoError(t, err)
 		scheds = append(scheds, s)

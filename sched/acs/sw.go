@@ -3,7 +3,6 @@ package acs
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/sched"
@@ -32,6 +31,12 @@ type SW struct {
 	win   *window
 	ident []int
 	jobs  []job
+
+	// Dispatch graph: its stream and graphs (Prepare to Cleanup), its
+	// counters (Stats) and the tests' breakage (graphHook).
+	g      *graphDispatch
+	gstats graphStats
+	hook   graphHook
 }
 
 var (
@@ -102,6 +107,14 @@ func (s *SW) Prepare(h device.Host, _ *workloads.Instance) error {
 	if s.started {
 		return errors.New("acs-sw: Prepare called twice without Cleanup")
 	}
+	if s.p.Dispatch == DispatchGraph {
+		if err := s.prepareGraph(h); err != nil {
+			s.destroyGraph(h)
+			return err
+		}
+		s.started = true
+		return nil
+	}
 	k := s.p.Threads
 	s.streams = make([]device.Stream, 0, k)
 	s.events = make([][]device.Event, k)
@@ -139,6 +152,10 @@ func (s *SW) Prepare(h device.Host, _ *workloads.Instance) error {
 func (s *SW) Cleanup(h device.Host) error {
 	if !s.started {
 		return nil
+	}
+	if s.p.Dispatch == DispatchGraph {
+		s.started = false
+		return s.destroyGraph(h)
 	}
 	for t, q := range s.work {
 		if len(s.released[t]) > 0 {
@@ -192,8 +209,11 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 			}
 		}()
 	}
-	if s.p.Dispatch == DispatchShared {
+	switch s.p.Dispatch {
+	case DispatchShared:
 		return s.runShared(h, in)
+	case DispatchGraph:
+		return s.runGraph(h, in)
 	}
 	w := s.window(in)
 	inflight := make([]int, s.p.Threads)
@@ -686,18 +706,22 @@ func (ts *threadState) issue(j *job) error {
 // kernels (or copy directions) in order, which is what an instantiated
 // graph can be updated across.
 func sequenceKey(in *workloads.Instance, ops []int) string {
-	var b strings.Builder
+	return string(appendSequenceKey(nil, in, ops))
+}
+
+// appendSequenceKey appends ops' sequenceKey to b.
+func appendSequenceKey(b []byte, in *workloads.Instance, ops []int) []byte {
 	for _, k := range ops {
 		op := in.Op(k)
 		if op.Kind == workloads.OpKernel {
-			b.WriteString(op.Kernel.Module)
-			b.WriteByte('.')
-			b.WriteString(op.Kernel.Name)
+			b = append(b, op.Kernel.Module...)
+			b = append(b, '.')
+			b = append(b, op.Kernel.Name...)
 		} else {
-			b.WriteString("copy:")
-			b.WriteString(op.Copy.Kind.String())
+			b = append(b, "copy:"...)
+			b = append(b, op.Copy.Kind.String()...)
 		}
-		b.WriteByte(';')
+		b = append(b, ';')
 	}
-	return b.String()
+	return b
 }
