@@ -2,7 +2,7 @@
 # GPU batch: run split experiment files of the given papers, each with its own
 # timeout, within a global budget (seconds). Usage: batch.sh BUDGET CAP paper...
 cd "$(dirname "$0")/../.."
-B=.gpu/b2   # binaries built here (see README.md in this folder), carried to the GPU host
+B=${B:-.gpu/b2}   # binaries built here (see README.md in this folder), carried to the GPU host; B=dir overrides
 budget=$1; cap=$2; shift 2
 start=$(date +%s)
 mkdir -p $OUT/r
