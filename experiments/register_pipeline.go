@@ -138,7 +138,7 @@ func init() {
 			s.Gaps = p.Gaps
 			return s, nil
 		})
-	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches; copies stream (default graph) puts only the job's kernels in each worker's graph, captured once and never updated, and issues the job's host copies on the worker's stream around its launch (not with a ring or jobs_per_launch) (params: b, depth, ring, threaded, coalesce, jobs_per_launch, copies, gaps)",
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches; copies stream (default graph) puts only the job's kernels in each worker's graph, captured once and never updated, and issues the job's host copies on the worker's stream around its launch (not with a ring or jobs_per_launch); copies batched (with a ring and jobs_per_launch j >= 2) launches chunks of j consecutive jobs, one coalesced copy in and out per chunk over strided host slots and the jobs' kernels as parallel branches over per-worker batch buffers (params: b, depth, ring, threaded, coalesce, jobs_per_launch, copies, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := struct {
 				B         int    `yaml:"b"`
@@ -188,8 +188,13 @@ func init() {
 					return nil, fmt.Errorf("copies is stream but ring is %d and jobs_per_launch %d; copies on the stream need one kernel graph per worker (ring 0) and one job per launch", p.Ring, p.PerLaunch)
 				}
 				s.StreamCopies = true
+			case "batched":
+				if p.Ring == 0 || p.PerLaunch < 2 {
+					return nil, fmt.Errorf("copies is batched but ring is %d and jobs_per_launch %d; batched copies need a ring (ring: 1 or more) and chunks of at least 2 jobs (jobs_per_launch: 2 or more)", p.Ring, p.PerLaunch)
+				}
+				s.BatchedCopies = true
 			default:
-				return nil, fmt.Errorf("copies is %q; it must be graph (the job's copies are nodes of its graph, updated per job) or stream (kernel-only graphs, copies issued on the worker's stream)", p.Copies)
+				return nil, fmt.Errorf("copies is %q; it must be graph (the job's copies are nodes of its graph, updated per job), stream (kernel-only graphs, copies issued on the worker's stream) or batched (one coalesced copy in and out per chunk of jobs_per_launch jobs)", p.Copies)
 			}
 			s.Gaps, s.Threaded, s.Coalesce, s.Ring, s.JobsPerLaunch = p.Gaps, p.Threaded, p.Coalesce, p.Ring, p.PerLaunch
 			return s, nil

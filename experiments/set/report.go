@@ -28,11 +28,13 @@ instantiate, launch, sync per job), batching(b) (b jobs over b streams, one
 device sync per batch), queue(b) (b streams, each with a job queue and a host
 thread that syncs per job) and set(b) (b workers with a per-worker graph updated
 per job, private buffers, a free-worker pool fed by completion callbacks, work
-stealing). SET+ rows (set with depth, threaded or coalesce) and SET-ring rows
+stealing). SET+ rows (set with depth, threaded or coalesce), SET-ring rows
 (set with ring: per-worker graph execs prepared only once their previous
-launch is complete) and SET-chain rows (set with jobs: several jobs per graph
-launch, chained in each exec) are gpusched's refinements of SET; see
-sched/pipeline's package documentation.
+launch is complete), SET-chain rows (set with jobs: several jobs per graph
+launch, chained in each exec), SET-kgraph rows (copies=stream: kernel-only
+graphs, the copies on the stream) and SET-batch rows (copies=batched: a chunk
+of consecutive jobs per graph launch with one coalesced copy in and out) are
+gpusched's refinements of SET; see sched/pipeline's package documentation.
 
 Metrics (from each scheduler's Metrics()): throughput = jobs / T_measured, in
 jobs/s and in the workload's unit; scheduling share = t_schedule / T_measured,
@@ -54,7 +56,8 @@ Regenerate:
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v2.yaml -json docs/results/set-gpu-v2.json   # on a GPU: SET-ring
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v3.yaml -json docs/results/set-gpu-v3.json   # on a GPU: SET-chain
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v4.yaml -json docs/results/set-gpu-v4.json   # on a GPU: SET-kgraph
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] [docs/results/set-gpu-v3.json] [docs/results/set-gpu-v4.json]
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v5.yaml -json docs/results/set-gpu-v5.json   # on a GPU: SET-batch
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] [docs/results/set-gpu-v3.json] [docs/results/set-gpu-v4.json] [docs/results/set-gpu-v5.json]
 
 `)
 	if notes != "" {
@@ -272,6 +275,9 @@ func variantTitle(v, desc string) string {
 	}
 	params := strings.TrimSuffix(bParam.ReplaceAllString(desc, "b"), ")")
 	params = strings.TrimPrefix(strings.TrimPrefix(params, "set(b"), ",")
+	if strings.Contains(desc, "copies=batched") {
+		return fmt.Sprintf("SET-batch %s (%s: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels as parallel branches; gpusched's refinement)", v, params)
+	}
 	if strings.Contains(desc, "copies=stream") {
 		return fmt.Sprintf("SET-kgraph %s (%s: kernel-only graphs never updated, the job's copies issued on the worker's stream; gpusched's refinement)", v, params)
 	}

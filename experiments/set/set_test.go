@@ -121,6 +121,10 @@ func TestSETParams(t *testing.T) {
 		{"{b: 2, copies: host}", "", "copies is \"host\"; it must be graph"},
 		{"{b: 4, ring: 2, copies: stream}", "", "copies is stream but ring is 2"},
 		{"{b: 4, depth: 2, coalesce: 2, copies: stream}", "", "coalesce is 2; it must be between 1 and depth (2), and above 1 only with threaded: true or a ring"},
+		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 8, copies: batched}", "set(b=4,depth=2,ring=2,threaded,jobs=8,copies=batched)", ""},
+		{"{b: 2, ring: 1, jobs_per_launch: 16, copies: batched}", "set(b=2,ring=1,jobs=16,copies=batched)", ""},
+		{"{b: 4, jobs_per_launch: 8, copies: batched}", "", "jobs_per_launch is 8 but ring is 0"},
+		{"{b: 4, ring: 2, copies: batched}", "", "copies is batched but ring is 2 and jobs_per_launch 1"},
 		{"{b: 4, rings: 2}", "", "rings"},
 	}
 	for _, tt := range tests {
@@ -141,4 +145,9 @@ func TestSETParams(t *testing.T) {
 func TestVariantTitleNamesSETKGraph(t *testing.T) {
 	title := variantTitle("setkg", "set(b=4,depth=4,threaded,coalesce=2,copies=stream)")
 	assert.Equal(t, "SET-kgraph setkg (depth=4,threaded,coalesce=2,copies=stream: kernel-only graphs never updated, the job's copies issued on the worker's stream; gpusched's refinement)", title)
+}
+
+func TestVariantTitleNamesSETBatch(t *testing.T) {
+	title := variantTitle("setbatch8", "set(b=4,depth=2,ring=2,threaded,jobs=8,copies=batched)")
+	assert.Equal(t, "SET-batch setbatch8 (depth=2,ring=2,threaded,jobs=8,copies=batched: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels as parallel branches; gpusched's refinement)", title)
 }

@@ -50,6 +50,38 @@ type metricser interface {
 // (bind, prepare, run, cleanup) and returns the metrics and the races.
 func runOn(t *testing.T, p *workloads.Program, s metricser) (map[string]float64, []device.Race) {
 	t.Helper()
+	return runWrapped(t, p, s, nil)
+}
+
+// runWrapped is runOn with s's host calls made through wrap(h) (a host
+// that watches them) when wrap is not nil.
+func runWrapped(t *testing.T, p *workloads.Program, s metricser, wrap func(h device.Host) device.Host) (map[string]float64, []device.Race) {
+	t.Helper()
+	races, err := onBound(t, p, func(h device.Host, in *workloads.Instance) error {
+		sh := h
+		if wrap != nil {
+			sh = wrap(h)
+		}
+		prep := s.(sched.Preparer)
+		if err := prep.Prepare(sh, in); err != nil {
+			return err
+		}
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		if err := s.Run(sh, in); err != nil {
+			return err
+		}
+		return prep.Cleanup(sh)
+	})
+	require.NoError(t, err, s.Name())
+	return s.Metrics(), races
+}
+
+// onBound runs f on a fresh simulated H100 with p bound, and returns the
+// races the simulator saw and f's error.
+func onBound(t *testing.T, p *workloads.Program, f func(h device.Host, in *workloads.Instance) error) ([]device.Race, error) {
+	t.Helper()
 	dev, err := sim.NewNamed("h100")
 	require.NoError(t, err)
 	defer dev.Close()
@@ -59,20 +91,22 @@ func runOn(t *testing.T, p *workloads.Program, s metricser) (map[string]float64,
 			return err
 		}
 		defer in.Release(h)
-		prep := s.(sched.Preparer)
-		if err := prep.Prepare(h, in); err != nil {
-			return err
-		}
-		if err := h.Synchronize(); err != nil {
-			return err
-		}
-		if err := s.Run(h, in); err != nil {
-			return err
-		}
-		return prep.Cleanup(h)
+		return f(h, in)
 	})
-	require.NoError(t, err, s.Name())
-	return s.Metrics(), dev.Races()
+	return dev.Races(), err
+}
+
+// assertDeterministic runs two schedulers mk makes on p and compares
+// their metrics (race-free runs).
+func assertDeterministic(t *testing.T, p *workloads.Program, mk func() metricser) {
+	t.Helper()
+	var ms []map[string]float64
+	for i := 0; i < 2; i++ {
+		m, races := runOn(t, p, mk())
+		require.Empty(t, races)
+		ms = append(ms, m)
+	}
+	assert.Equal(t, ms[0], ms[1])
 }
 
 func allSchedulers(t *testing.T, b int) []metricser {
@@ -105,22 +139,25 @@ func allSchedulers(t *testing.T, b int) []metricser {
 
 // ringSchedulers are SET with exec rings: one dispatcher or threaded,
 // a spare prepared exec or none, coalesced callbacks or not, one job or
-// several per graph launch.
+// several per graph launch, chained or batched.
 func ringSchedulers(t *testing.T, b int) []metricser {
 	var out []metricser
 	for _, c := range []struct {
 		depth, ring, coalesce int
 		threaded              bool
 		perLaunch             int
+		batched               bool
 	}{
-		{1, 1, 1, false, 1}, {2, 2, 1, false, 1}, {2, 3, 2, false, 1}, {4, 4, 2, false, 1},
-		{2, 2, 1, true, 1}, {3, 4, 1, true, 1}, {4, 4, 2, true, 1},
+		{1, 1, 1, false, 1, false}, {2, 2, 1, false, 1, false}, {2, 3, 2, false, 1, false}, {4, 4, 2, false, 1, false},
+		{2, 2, 1, true, 1, false}, {3, 4, 1, true, 1, false}, {4, 4, 2, true, 1, false},
 		// Several jobs per graph launch (10 jobs: a tail on every worker).
-		{2, 2, 1, false, 4}, {2, 2, 2, true, 3},
+		{2, 2, 1, false, 4, false}, {2, 2, 2, true, 3, false},
+		// SET-batch: chunks of consecutive jobs (10 jobs: a short last one).
+		{2, 2, 1, true, 4, true}, {2, 3, 2, false, 3, true},
 	} {
 		s, err := NewSET(b, c.depth)
 		require.NoError(t, err)
-		s.Ring, s.Coalesce, s.Threaded, s.JobsPerLaunch = c.ring, c.coalesce, c.threaded, c.perLaunch
+		s.Ring, s.Coalesce, s.Threaded, s.JobsPerLaunch, s.BatchedCopies = c.ring, c.coalesce, c.threaded, c.perLaunch, c.batched
 		out = append(out, s)
 	}
 	return out

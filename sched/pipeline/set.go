@@ -70,11 +70,18 @@ type SET struct {
 	// buffers and never updated, and issues the job's host copies as
 	// stream operations around the graph launch.
 	StreamCopies bool
-	kernels      kernelRange    // with StreamCopies: the job's ops in the graph
-	jobsQ        []device.Queue // per worker, when Threaded
-	start        []device.Queue // per worker: Run's go signal
-	doneQ        device.Queue   // worker threads' results
-	running      bool           // worker threads started and not yet ended
+	// BatchedCopies (SET-batch, with a ring and JobsPerLaunch J >= 2; see
+	// set_batch.go) launches a chunk of up to J consecutive jobs as one
+	// graph: one coalesced copy per host copy of the job covering the
+	// whole chunk, and the chunk's jobs' kernels as parallel branches over
+	// per-slot ranges of per-worker batch buffers.
+	BatchedCopies bool
+	kernels       kernelRange // with StreamCopies or BatchedCopies: the job's ops in the graph
+	batch         *batchLayout
+	jobsQ         []device.Queue // per worker, when Threaded
+	start         []device.Queue // per worker: Run's go signal
+	doneQ         device.Queue   // worker threads' results
+	running       bool           // worker threads started and not yet ended
 
 	js      *jobSet
 	bd      *binder
@@ -86,8 +93,9 @@ type SET struct {
 	retargetCost time.Duration
 	bufArgs      int // buffer references per job
 	metrics      Metrics
-	// dealTo, if set, names the worker job j is dealt to (default j mod
-	// B): tests use it to unbalance the queues so that workers steal.
+	// dealTo, if set, names the worker job j (under BatchedCopies, chunk
+	// j) is dealt to (default j mod B): tests use it to unbalance the
+	// queues so that workers steal.
 	dealTo func(j int) int
 	// shareSlots makes every worker use worker 0's buffers: wrong on
 	// purpose, for the race checker's negative-control test.
@@ -161,6 +169,9 @@ func (s *SET) Name() string {
 	if s.StreamCopies {
 		name += ",copies=stream"
 	}
+	if s.BatchedCopies {
+		name += ",copies=batched"
+	}
 	return name + ")"
 }
 
@@ -172,6 +183,9 @@ func (s *SET) Metrics() map[string]float64 { return s.metrics.Map() }
 // it, and deals the jobs, bound to their workers' buffers, into the
 // workers' queues.
 func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
+	if err := s.validateBatchedOptions(); err != nil {
+		return err
+	}
 	if err := s.validateRing(); err != nil {
 		return err
 	}
@@ -183,6 +197,9 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		return err
 	}
 	if err := s.validateStreamCopies(js); err != nil {
+		return err
+	}
+	if err := s.validateBatched(js); err != nil {
 		return err
 	}
 	s.js, s.bd, s.bufArgs = js, newBinder(js), js.bufferArgs()
@@ -206,7 +223,8 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 			wk.done = s.callback(wk)
 			continue
 		}
-		for i, n := range js.slotBytes {
+		for i := range js.slotBytes {
+			n := s.slotAlloc(i)
 			b, err := h.Malloc(n)
 			if err != nil {
 				return fmt.Errorf("set: worker %d: private buffer %d (%d bytes): %w", w, i, n, err)
@@ -214,6 +232,15 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 			wk.slots = append(wk.slots, b)
 		}
 		wk.done = s.callback(wk)
+	}
+	if s.BatchedCopies {
+		if err := s.prepareBatched(h); err != nil {
+			return err
+		}
+		if s.Threaded {
+			return s.startThreads(h)
+		}
+		return nil
 	}
 	// Deal jobs round-robin, bound to their worker's buffers.
 	per := (js.jobs() + s.B - 1) / s.B

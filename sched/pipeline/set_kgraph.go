@@ -43,6 +43,19 @@ func (s *SET) validateStreamCopies(js *jobSet) error {
 	if s.jobsPerLaunch() > 1 {
 		return fmt.Errorf("set: copies on the stream (copies=stream) do not combine with %d jobs per launch: each job's copies are issued around its own kernel graph launch", s.JobsPerLaunch)
 	}
+	r, err := jobKernelRange(js, "copies on the stream (copies=stream)")
+	if err != nil {
+		return err
+	}
+	s.kernels = r
+	return nil
+}
+
+// jobKernelRange finds js's kernel range: the job must be its leading
+// host-to-device copies, then kernels (and device-to-device copies, at
+// least one kernel), then its trailing device-to-host copies. what names
+// the option that needs this shape, in the error.
+func jobKernelRange(js *jobSet, what string) (kernelRange, error) {
 	in := js.in
 	lo, _ := in.StepRange(0)
 	isCopy := func(k int, kind device.CopyKind) bool {
@@ -64,14 +77,13 @@ func (s *SET) validateStreamCopies(js *jobSet) error {
 			continue
 		}
 		if c := op.Copy.Kind; c == device.HostToDevice || c == device.DeviceToHost {
-			return fmt.Errorf("set: copies on the stream (copies=stream) need jobs shaped as host-to-device copies, kernels, device-to-host copies; %s's operation %d (%s) is a %s copy between kernels", in.Prog.Name, k, op.Name, c)
+			return r, fmt.Errorf("set: %s need jobs shaped as host-to-device copies, kernels, device-to-host copies; %s's operation %d (%s) is a %s copy between kernels", what, in.Prog.Name, k, op.Name, c)
 		}
 	}
 	if kernels == 0 {
-		return fmt.Errorf("set: copies on the stream (copies=stream) need at least one kernel per job; %s's jobs have none", in.Prog.Name)
+		return r, fmt.Errorf("set: %s need at least one kernel per job; %s's jobs have none", what, in.Prog.Name)
 	}
-	s.kernels = r
-	return nil
+	return r, nil
 }
 
 // prepareKernelGraph captures the kernel range of first (a job bound to

@@ -223,13 +223,9 @@ func TestSETStreamCopiesName(t *testing.T) {
 func TestSETStreamCopiesIsDeterministic(t *testing.T) {
 	w, err := jobs.KNN(jobs.KNNParams{Jobs: 27, Points: 1024, Queries: 4, Dims: 4, K: 4}, 1)
 	require.NoError(t, err)
-	var ms []map[string]float64
-	for i := 0; i < 2; i++ {
+	assertDeterministic(t, w.Program, func() metricser {
 		s := newKGraphSET(t, 3, 4, 2, true)
 		s.dealTo = func(j int) int { return min(j%4, 2) }
-		m, races := runOn(t, w.Program, s)
-		require.Empty(t, races)
-		ms = append(ms, m)
-	}
-	assert.Equal(t, ms[0], ms[1])
+		return s
+	})
 }

@@ -33,6 +33,16 @@ const maxJobsPerLaunch = 16
 
 func (s *SET) jobsPerLaunch() int { return max(s.JobsPerLaunch, 1) }
 
+// takeLimit is how many queue entries one dispatch takes: up to
+// JobsPerLaunch jobs, or under BatchedCopies one chunk (an entry that
+// stands for up to JobsPerLaunch consecutive jobs).
+func (s *SET) takeLimit() int {
+	if s.BatchedCopies {
+		return 1
+	}
+	return s.jobsPerLaunch()
+}
+
 // validateJobsPerLaunch checks JobsPerLaunch against the other options.
 func (s *SET) validateJobsPerLaunch() error {
 	if s.JobsPerLaunch < 0 || s.JobsPerLaunch > maxJobsPerLaunch {
@@ -143,44 +153,33 @@ func (s *SET) prepareMultiRing(h device.Host, wk *worker, first *boundJob) error
 			shape[i] = &wk.queue[i]
 		}
 	}
-	wk.ring = make([]*ringSlot, s.Ring)
-	for p := range wk.ring {
-		sl := &ringSlot{stream: wk.stream, jobs: make([]int, J)}
-		if s.streamPerExec && p > 0 {
-			st, err := h.NewStream(device.StreamOptions{})
-			if err != nil {
-				return err
-			}
-			sl.stream = st
+	return s.makeRing(h, wk, J, func(sl *ringSlot, n int) error {
+		x, err := s.captureJobs(h, sl.stream, shape[:n])
+		if err != nil {
+			return fmt.Errorf("a chain of %d jobs: %w", n, err)
 		}
-		wk.ring[p] = sl
-		for n := 1; n <= J; n++ {
-			x, err := s.captureJobs(h, sl.stream, shape[:n])
-			if err != nil {
-				return fmt.Errorf("a chain of %d jobs: %w", n, err)
-			}
-			sl.execs = append(sl.execs, x)
-			cur := make([]boundJob, n)
-			for i := range cur {
-				cur[i] = cloneJob(shape[i])
-			}
-			sl.cur = append(sl.cur, cur)
+		sl.execs = append(sl.execs, x)
+		cur := make([]boundJob, n)
+		for i := range cur {
+			cur[i] = cloneJob(shape[i])
 		}
-	}
-	return nil
+		sl.cur = append(sl.cur, cur)
+		return nil
+	})
 }
 
-// takeOwn moves up to JobsPerLaunch jobs from the front of wk's own queue
-// into wk.batch (one dispatcher).
+// takeOwn moves up to takeLimit jobs (or chunks) from the front of wk's
+// own queue into wk.batch (one dispatcher).
 func (s *SET) takeOwn(wk *worker) {
-	for len(wk.batch) < s.jobsPerLaunch() && wk.head < len(wk.queue) {
+	for len(wk.batch) < s.takeLimit() && wk.head < len(wk.queue) {
 		wk.batch = append(wk.batch, &wk.queue[wk.head])
 		wk.head++
 	}
 }
 
-// steal moves up to JobsPerLaunch jobs from the back of the next non-empty
-// peer queue, in round-robin order, into wk.batch (one dispatcher).
+// steal moves up to takeLimit jobs (or chunks) from the back of the next
+// non-empty peer queue, in round-robin order, into wk.batch (one
+// dispatcher).
 func (s *SET) steal(wk *worker) {
 	for i := 0; i < s.B; i++ {
 		v := s.workers[wk.victim]
@@ -188,7 +187,7 @@ func (s *SET) steal(wk *worker) {
 		if v == wk || v.head == len(v.queue) {
 			continue
 		}
-		for len(wk.batch) < s.jobsPerLaunch() && v.head < len(v.queue) {
+		for len(wk.batch) < s.takeLimit() && v.head < len(v.queue) {
 			last := len(v.queue) - 1
 			wk.batch = append(wk.batch, &v.queue[last])
 			v.queue = v.queue[:last]
@@ -197,11 +196,11 @@ func (s *SET) steal(wk *worker) {
 	}
 }
 
-// takeOwnQueued moves up to JobsPerLaunch jobs from wk's own job queue into
-// wk.batch (Threaded; the queues were closed when filled, so a Get on an
+// takeOwnQueued moves up to takeLimit jobs (or chunks) from wk's own job
+// queue into wk.batch (Threaded; the queues were closed when filled, so a Get on an
 // empty one returns at once).
 func (s *SET) takeOwnQueued(h device.Host, wk *worker) {
-	for len(wk.batch) < s.jobsPerLaunch() {
+	for len(wk.batch) < s.takeLimit() {
 		v, ok := h.Get(s.jobsQ[wk.id])
 		if !ok {
 			return
@@ -210,8 +209,8 @@ func (s *SET) takeOwnQueued(h device.Host, wk *worker) {
 	}
 }
 
-// stealQueued moves up to JobsPerLaunch jobs from the next peer's job queue
-// with jobs left, in round-robin order, into wk.batch (Threaded).
+// stealQueued moves up to takeLimit jobs (or chunks) from the next peer's
+// job queue with jobs left, in round-robin order, into wk.batch (Threaded).
 func (s *SET) stealQueued(h device.Host, wk *worker) {
 	for i := 0; i < s.B; i++ {
 		v := wk.victim
@@ -219,7 +218,7 @@ func (s *SET) stealQueued(h device.Host, wk *worker) {
 		if v == wk.id || s.jobsQ[v].Len() == 0 {
 			continue
 		}
-		for len(wk.batch) < s.jobsPerLaunch() {
+		for len(wk.batch) < s.takeLimit() {
 			got, ok := h.Get(s.jobsQ[v])
 			if !ok {
 				break

@@ -151,13 +151,7 @@ func TestSETJobsPerLaunchName(t *testing.T) {
 func TestSETJobsPerLaunchIsDeterministic(t *testing.T) {
 	w, err := jobs.KNN(jobs.KNNParams{Jobs: 27, Points: 1024, Queries: 4, Dims: 4, K: 4}, 1)
 	require.NoError(t, err)
-	var ms []map[string]float64
-	for i := 0; i < 2; i++ {
-		m, races := runOn(t, w.Program, newMultiSET(t, 3, 2, 2, 1, 4, true))
-		require.Empty(t, races)
-		ms = append(ms, m)
-	}
-	assert.Equal(t, ms[0], ms[1])
+	assertDeterministic(t, w.Program, func() metricser { return newMultiSET(t, 3, 2, 2, 1, 4, true) })
 }
 
 func TestSETJobsPerLaunchPrepareAndCleanupWithoutRun(t *testing.T) {

@@ -38,6 +38,10 @@ type ringSlot struct {
 	// stream is the worker's stream, except under the test-only
 	// streamPerExec negative control.
 	stream device.Stream
+	// copies[n-1], under BatchedCopies (set_batch.go), are the parameters
+	// the copy nodes of execs[n-1] (an exec for a chunk of n jobs) hold
+	// now, in the order of batchLayout.copies; cur is unused then.
+	copies [][]device.Copy
 }
 
 // ringDone is a completion message of the single dispatcher's pool: n
@@ -68,25 +72,40 @@ func (s *SET) prepareRing(h device.Host, wk *worker, first *boundJob) error {
 	if s.jobsPerLaunch() > 1 {
 		return s.prepareMultiRing(h, wk, first)
 	}
-	wk.ring = make([]*ringSlot, s.Ring)
 	wk.stolen, wk.batch = make([]boundJob, 1), make([]*boundJob, 0, 1)
-	for i := range wk.ring {
-		sl := &ringSlot{stream: wk.stream}
-		if s.streamPerExec && i > 0 {
-			st, err := h.NewStream(device.StreamOptions{})
-			if err != nil {
-				return err
-			}
-			sl.stream = st
-		}
-		wk.ring[i] = sl
+	return s.makeRing(h, wk, 1, func(sl *ringSlot, _ int) error {
 		x, err := s.capture(h, sl.stream, first)
 		if err != nil {
 			return err
 		}
 		sl.execs = []device.GraphExec{x}
 		sl.cur = [][]boundJob{{cloneJob(first)}}
-		sl.jobs = make([]int, 1)
+		return nil
+	})
+}
+
+// makeRing gives worker wk Ring positions for up to per jobs per launch,
+// each on wk's stream (or, under the test-only streamPerExec negative
+// control, on a stream of its own for every position but the first), and
+// calls add(sl, n) for every n from 1 to per to capture position sl's exec
+// for n jobs.
+func (s *SET) makeRing(h device.Host, wk *worker, per int, add func(sl *ringSlot, n int) error) error {
+	wk.ring = make([]*ringSlot, s.Ring)
+	for p := range wk.ring {
+		sl := &ringSlot{stream: wk.stream, jobs: make([]int, per)}
+		if s.streamPerExec && p > 0 {
+			st, err := h.NewStream(device.StreamOptions{})
+			if err != nil {
+				return err
+			}
+			sl.stream = st
+		}
+		wk.ring[p] = sl
+		for n := 1; n <= per; n++ {
+			if err := add(sl, n); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -157,30 +176,45 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 			}
 			return nil
 		}
-		if steal {
-			t := h.Now()
-			for i, job := range wk.batch {
-				bd.bind(job.job, wk.slots, &wk.stolen[i])
-				wk.batch[i] = &wk.stolen[i]
-			}
-			h.Spend(time.Duration(len(wk.batch)*s.bufArgs) * s.retargetCost)
-			since(h, t, &m.Schedule)
-			m.Steals += len(wk.batch)
+		if err := s.prepareSlot(h, wk, wk.ring[(wk.next+wk.prepared)%r], steal, m, bd); err != nil {
+			return err
 		}
-		sl := wk.ring[(wk.next+wk.prepared)%r]
-		n := len(wk.batch)
-		for i, job := range wk.batch {
-			if err := s.setNodesAt(h, sl.execs[n-1], i*s.js.ops, &sl.cur[n-1][i], job, m); err != nil {
-				return fmt.Errorf("set: preparing job %d on worker %d: %w", job.job, wk.id, err)
-			}
-			sl.jobs[i] = job.job
-		}
-		sl.n = n
 		wk.prepared++
 	}
 }
 
-// ringTake fills wk.batch with wk's next jobs, up to JobsPerLaunch: from
+// prepareSlot writes the jobs of wk.batch (stolen from a peer if steal)
+// into ring position sl, whose launches have all completed: a stolen job
+// is first retargeted into wk's buffers (bd is the caller's scratch), then
+// the nodes of the exec for that many jobs are updated where they differ.
+// Under BatchedCopies wk.batch holds one chunk instead (set_batch.go).
+func (s *SET) prepareSlot(h device.Host, wk *worker, sl *ringSlot, steal bool, m *Metrics, bd *binder) error {
+	if s.BatchedCopies {
+		return s.prepareChunk(h, wk, sl, steal, m)
+	}
+	if steal {
+		t := h.Now()
+		for i, job := range wk.batch {
+			bd.bind(job.job, wk.slots, &wk.stolen[i])
+			wk.batch[i] = &wk.stolen[i]
+		}
+		h.Spend(time.Duration(len(wk.batch)*s.bufArgs) * s.retargetCost)
+		since(h, t, &m.Schedule)
+		m.Steals += len(wk.batch)
+	}
+	n := len(wk.batch)
+	for i, job := range wk.batch {
+		if err := s.setNodesAt(h, sl.execs[n-1], i*s.js.ops, &sl.cur[n-1][i], job, m); err != nil {
+			return fmt.Errorf("set: preparing job %d on worker %d: %w", job.job, wk.id, err)
+		}
+		sl.jobs[i] = job.job
+	}
+	sl.n = n
+	return nil
+}
+
+// ringTake fills wk.batch with wk's next jobs, up to JobsPerLaunch (under
+// BatchedCopies, one chunk of them; see takeLimit): from
 // the front of its own queue, or else, if maySteal, stolen from one peer
 // (steal), which the caller must retarget. deferred means wk's queue is
 // empty and it may not steal now; an empty batch otherwise means no queue

@@ -82,31 +82,13 @@ func (g *inFlightGuard) SetKernelNode(x device.GraphExec, node int, l *device.La
 // an inFlightGuard.
 func runGuarded(t *testing.T, p *workloads.Program, s *SET) (map[string]float64, []device.Race, *guardState) {
 	t.Helper()
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
-	defer dev.Close()
 	var st *guardState
-	err = dev.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, p)
-		if err != nil {
-			return err
-		}
-		defer in.Release(h)
+	m, races := runWrapped(t, p, s, func(h device.Host) device.Host {
 		g := newGuard(h)
 		st = g.st
-		if err := s.Prepare(g, in); err != nil {
-			return err
-		}
-		if err := h.Synchronize(); err != nil {
-			return err
-		}
-		if err := s.Run(g, in); err != nil {
-			return err
-		}
-		return s.Cleanup(g)
+		return g
 	})
-	require.NoError(t, err, s.Name())
-	return s.Metrics(), dev.Races(), st
+	return m, races, st
 }
 
 func newRingSET(t *testing.T, b, depth, ring, coalesce int, threaded bool) *SET {
