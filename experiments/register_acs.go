@@ -11,7 +11,9 @@ import (
 
 func init() {
 	RegisterScheduler("acs-sw", "ACS-SW: out-of-order window of N kernels, RAW/WAR/WAW range checks, K scheduler threads with a stream each "+
-		"(params: window=32 (<=0 unbounded), threads=4, completion=sync|event|callback, inflight=1, waits=false, batch=0, graph_cache=false, check_cost=true)",
+		"(params: window=32 (<=0 unbounded), threads=4, completion=sync|event|callback, inflight=1, waits=false, batch=0, graph_cache=false, "+
+		"dispatch=window|shared|graph (graph: one thread and one stream, every ready kernel in one graph launch; needs threads 1), "+
+		"graph_key=width|kernels (dispatch graph), handoff=kernel|batched, check_cost=true)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := acs.DefaultParams()
 			if err := DecodeParams(params, &p); err != nil {

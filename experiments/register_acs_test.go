@@ -26,6 +26,11 @@ func TestACSRegistrations(t *testing.T) {
 
 	_, err = NewScheduler("acs-sw", node(t, "{windw: 16}"))
 	assert.ErrorContains(t, err, "windw", "a misspelt parameter is an error")
+	s, err = NewScheduler("acs-sw", node(t, "{dispatch: graph, threads: 1, graph_key: kernels, window: 8}"))
+	require.NoError(t, err)
+	assert.Equal(t, "acs-sw(N=8,dispatch=graph,key=kernels)", s.Name())
+	_, err = NewScheduler("acs-sw", node(t, "{dispatch: graph}"))
+	assert.ErrorContains(t, err, "threads must be 1, got 4", "dispatch graph says which parameter conflicts")
 	_, err = NewScheduler("acs-sw", node(t, "{completion: poll}"))
 	assert.ErrorContains(t, err, "completion must be sync, event or callback")
 
