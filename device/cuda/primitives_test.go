@@ -265,3 +265,144 @@ func TestHostPrimitiveCosts(t *testing.T) {
 		require.NoError(t, dd.Close())
 	}
 }
+
+// TestKernelNodeUpdateCosts measures what ACS-SW's graph dispatch pays per
+// kernel on this GPU: a graph of w independent kernel nodes whose nodes
+// are all updated (SetKernelNode) before each launch, back to back on one
+// stream, with every node keeping its kernel (only arguments change) or
+// changing its kernel on every launch; against launching the same kernels
+// on the stream; and one node update alone on an idle exec, same kernel
+// or another. A measurement, not a check: run it with -primbench=2000.
+func TestKernelNodeUpdateCosts(t *testing.T) {
+	if *primBench <= 0 {
+		t.Skip("measurement; run with -primbench=2000")
+	}
+	n := *primBench
+	synth := kernel(t, "synthetic", "synth_node")
+	spinK := kernel(t, "calibrate", "cal_spin")
+	const elems = 1024
+	per := func(d time.Duration, k int) string {
+		return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/float64(k)/1e3)
+	}
+	d := open(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		var side []device.Stream
+		for i := 0; i < 31; i++ {
+			st, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			side = append(side, st)
+		}
+		fork, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+		join, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+		a, _ := h.Malloc(4 * elems)
+		b, _ := h.Malloc(4 * elems)
+		count, _ := h.Malloc(4)
+		A := [2]*device.Launch{synthLaunch(synth, a, b, elems, 4), synthLaunch(synth, a, b, elems, 5)}
+		B := &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Args: []device.Arg{device.U64(0), device.InOut(count)}}
+		// wide captures w independent nodes of l, as ACS-SW's graph
+		// dispatch does.
+		wide := func(w int, l *device.Launch) device.GraphExec {
+			require.NoError(t, h.BeginCapture(s))
+			require.NoError(t, h.Record(fork, s))
+			require.NoError(t, h.Launch(s, l))
+			for i := 1; i < w; i++ {
+				require.NoError(t, h.Wait(side[i-1], fork))
+				require.NoError(t, h.Launch(side[i-1], l))
+				require.NoError(t, h.Record(join, side[i-1]))
+				require.NoError(t, h.Wait(s, join))
+			}
+			g, err := h.EndCapture(s)
+			require.NoError(t, err)
+			x, err := h.Instantiate(g)
+			require.NoError(t, err)
+			require.NoError(t, h.Destroy(g))
+			return x
+		}
+		for i := 0; i < 200; i++ { // warm up
+			require.NoError(t, h.Launch(s, A[i%2]))
+			require.NoError(t, h.Launch(s, B))
+		}
+		require.NoError(t, h.StreamSynchronize(s))
+		t0 := time.Now()
+		for i := 0; i < n; i++ {
+			require.NoError(t, h.Launch(s, A[i%2]))
+		}
+		tl := time.Since(t0)
+		require.NoError(t, h.StreamSynchronize(s))
+		t.Logf("synth_node launched on the stream, back to back: %s per call, %s per kernel until all done", per(tl, n), per(time.Since(t0), n))
+
+		for _, w := range []int{1, 8, 32} {
+			x := wide(w, A[0])
+			batches := max(n/w, 20)
+			// Launches with no update in between.
+			for j := 0; j < 20; j++ {
+				require.NoError(t, h.GraphLaunch(x, s))
+			}
+			require.NoError(t, h.StreamSynchronize(s))
+			t0 := time.Now()
+			for j := 0; j < batches; j++ {
+				require.NoError(t, h.GraphLaunch(x, s))
+			}
+			tl := time.Since(t0)
+			require.NoError(t, h.StreamSynchronize(s))
+			t.Logf("width %2d, no update between launches, back to back: launch %s per graph; %s per kernel until all done", w, per(tl, batches), per(time.Since(t0), batches*w))
+			for _, change := range []bool{false, true} {
+				node := func(j, i int) *device.Launch {
+					if change && (i+j)%2 == 1 {
+						return B
+					}
+					return A[j%2]
+				}
+				for j := 0; j < 20; j++ { // warm up
+					for i := 0; i < w; i++ {
+						require.NoError(t, h.SetKernelNode(x, i, node(j, i)))
+					}
+					require.NoError(t, h.GraphLaunch(x, s))
+				}
+				require.NoError(t, h.StreamSynchronize(s))
+				var upd, launch time.Duration
+				t0 := time.Now()
+				for j := 0; j < batches; j++ {
+					t1 := time.Now()
+					for i := 0; i < w; i++ {
+						require.NoError(t, h.SetKernelNode(x, i, node(j, i)))
+					}
+					t2 := time.Now()
+					require.NoError(t, h.GraphLaunch(x, s))
+					upd += t2.Sub(t1)
+					launch += time.Since(t2)
+				}
+				calls := time.Since(t0)
+				require.NoError(t, h.StreamSynchronize(s))
+				all := time.Since(t0)
+				what := "every node keeps its kernel (arguments change)"
+				if change {
+					what = "every node changes its kernel (synth_node <-> cal_spin)"
+				}
+				t.Logf("width %2d, %s, back to back: update %s per node, launch %s per graph; %s of calls per kernel, %s per kernel until all done",
+					w, what, per(upd, batches*w), per(launch, batches), per(calls, batches*w), per(all, batches*w))
+			}
+			// One update alone on an idle exec.
+			for _, change := range []bool{false, true} {
+				require.NoError(t, h.StreamSynchronize(s))
+				t0 := time.Now()
+				for j := 0; j < n; j++ {
+					l := A[j%2]
+					if change && j%2 == 1 {
+						l = B
+					}
+					require.NoError(t, h.SetKernelNode(x, 0, l))
+				}
+				what := "same kernel"
+				if change {
+					what = "kernel changed every call"
+				}
+				t.Logf("width %2d, exec idle, node 0 updated, %s: %s per call", w, what, per(time.Since(t0), n))
+			}
+			require.NoError(t, h.Destroy(x))
+		}
+		return nil
+	}))
+}
