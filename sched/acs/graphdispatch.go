@@ -54,12 +54,18 @@ type graphDispatch struct {
 	side       []device.Stream
 	fork, join device.Event
 	byWidth    []device.GraphExec // GraphKeyWidth: index w-1
-	byKernels  map[string]device.GraphExec
+	// nodeKernels[w-1][i] is the kernel node i of byWidth[w-1] launches
+	// now: a batch's kernels are assigned to nodes that already launch
+	// the same kernel where they can.
+	nodeKernels [][]*device.Kernel
+	byKernels   map[string]device.GraphExec
 
 	// Per-batch buffers, reused.
-	batch, kernelOps []int
-	launches         []*device.Launch
-	key              []byte
+	batch, kernelOps, assigned []int
+	opKernels                  []*device.Kernel
+	taken                      []bool
+	launches                   []*device.Launch
+	key                        []byte
 }
 
 // graphStats count what dispatch graph did since the scheduler was made.
@@ -67,6 +73,7 @@ type graphStats struct {
 	instPrepare, instRun int64 // graphs instantiated by Prepare and inside Run
 	hits                 int64 // batches launched from an instantiated graph
 	updates              int64 // SetKernelNode calls
+	kernelChanges        int64 // of which changed the node's kernel
 	batches, kernels     int64 // graph launches and the kernels they held
 	maxWidth             int64
 	copies               int64 // copies issued on the stream directly
@@ -100,6 +107,7 @@ func (s *SW) Stats() map[string]float64 {
 		"graph_instantiations_run":     float64(st.instRun),
 		"graph_hits":                   float64(st.hits),
 		"node_updates":                 float64(st.updates),
+		"node_kernel_changes":          float64(st.kernelChanges),
 		"batches":                      float64(st.batches),
 		"max_batch_width":              float64(st.maxWidth),
 		"copies_direct":                float64(st.copies),
@@ -140,10 +148,12 @@ func (s *SW) prepareGraph(h device.Host) error {
 	}
 	nop := &device.Launch{Kernel: empty, Grid: device.D1(1), Block: device.D1(32), Label: "cal_empty"}
 	g.byWidth = make([]device.GraphExec, s.p.Window)
+	g.nodeKernels = make([][]*device.Kernel, s.p.Window)
 	for w := 1; w <= s.p.Window; w++ {
 		g.launches = g.launches[:0]
 		for range w {
 			g.launches = append(g.launches, nop)
+			g.nodeKernels[w-1] = append(g.nodeKernels[w-1], empty)
 		}
 		if g.byWidth[w-1], err = g.instantiate(h); err != nil {
 			return fmt.Errorf("acs-sw: dispatch graph: graph of width %d: %w", w, err)
@@ -327,11 +337,15 @@ func (s *SW) launchBatch(h device.Host, in *workloads.Instance, ops []int, st de
 	g, cnt := s.g, &s.gstats
 	byWidth := s.p.graphKey() == GraphKeyWidth
 	var x device.GraphExec
+	var nodes []*device.Kernel // GraphKeyWidth: the kernels of x's nodes
 	if byWidth {
 		if len(ops) > len(g.byWidth) {
 			return fmt.Errorf("acs-sw: a batch of %d kernels, wider than the window (bug)", len(ops))
 		}
-		x = g.byWidth[len(ops)-1]
+		x, nodes = g.byWidth[len(ops)-1], g.nodeKernels[len(ops)-1]
+		if x != nil {
+			g.matchNodes(in, nodes, ops)
+		}
 	} else {
 		slices.SortFunc(ops, func(a, b int) int {
 			ka, kb := in.Op(a).Kernel, in.Op(b).Kernel
@@ -358,6 +372,10 @@ func (s *SW) launchBatch(h device.Host, in *workloads.Instance, ops []int, st de
 		cnt.instRun++
 		if byWidth {
 			g.byWidth[len(ops)-1] = x
+			g.nodeKernels[len(ops)-1] = nodes[:0]
+			for _, k := range ops {
+				g.nodeKernels[len(ops)-1] = append(g.nodeKernels[len(ops)-1], in.Op(k).Kernel)
+			}
 		} else {
 			g.byKernels[string(g.key)] = x
 		}
@@ -369,8 +387,14 @@ func (s *SW) launchBatch(h device.Host, in *workloads.Instance, ops []int, st de
 		// affected"), and so does the simulator.
 		for i, l := range g.launches {
 			cnt.updates++
+			if nodes != nil && !sameKernel(nodes[i], l.Kernel) {
+				cnt.kernelChanges++
+			}
 			if err := h.SetKernelNode(x, i, l); err != nil {
 				return fmt.Errorf("acs-sw: update node %d of a graph of %d kernels to %s: %w", i, len(ops), l.Name(), err)
+			}
+			if nodes != nil {
+				nodes[i] = l.Kernel
 			}
 		}
 	}
@@ -378,4 +402,48 @@ func (s *SW) launchBatch(h device.Host, in *workloads.Instance, ops []int, st de
 	cnt.kernels += int64(len(ops))
 	cnt.maxWidth = max(cnt.maxWidth, int64(len(ops)))
 	return h.GraphLaunch(x, st)
+}
+
+// matchNodes orders ops (a batch, as many as nodes) so that ops[i] goes
+// to node i: each node that launches the kernel of one of the batch's
+// kernels gets one of those (the first in program order), the others get
+// the rest in program order. The nodes are independent, so any order is
+// right; this one changes as few nodes' kernels as it can, since on a GPU
+// an update and the next launch cost more for a node whose kernel changes
+// (device/cuda TestKernelNodeUpdateCosts).
+func (g *graphDispatch) matchNodes(in *workloads.Instance, nodes []*device.Kernel, ops []int) {
+	n := len(ops)
+	ks := g.opKernels[:0]
+	for _, k := range ops {
+		ks = append(ks, in.Op(k).Kernel)
+	}
+	g.opKernels = ks
+	out := resize(g.assigned, n)
+	taken := resize(g.taken, n)
+	g.assigned, g.taken = out, taken
+	for i, nk := range nodes {
+		out[i] = -1
+		for j, k := range ks {
+			if !taken[j] && sameKernel(k, nk) {
+				out[i], taken[j] = ops[j], true
+				break
+			}
+		}
+	}
+	j := 0
+	for i := range out {
+		if out[i] >= 0 {
+			continue
+		}
+		for taken[j] {
+			j++
+		}
+		out[i], taken[j] = ops[j], true
+	}
+	copy(ops, out)
+}
+
+// sameKernel reports whether a and b are one kernel (one function).
+func sameKernel(a, b *device.Kernel) bool {
+	return a == b || (a != nil && b != nil && a.Module == b.Module && a.Name == b.Name)
 }
