@@ -230,24 +230,37 @@ func TestSETBatchedRunsEveryWorkloadWithoutRaces(t *testing.T) {
 		perChunk := float64(hostCopies(w.Program))
 		for _, b := range []int{1, 2, 3} {
 			for _, J := range []int{2, 4, 8} {
-				s := newBatchSET(t, b, 2, J, true)
-				t.Run(w.Program.Name+"/"+s.Name(), func(t *testing.T) {
-					m, races, tr, g := runTracked(t, w.Program, s)
-					assert.Empty(t, races, "a chunk's slots are disjoint ranges of the worker's batch buffers, chunks in them in stream order")
-					assert.Empty(t, g.inFlight, "chunks are prepared into completed execs only")
-					assertEveryJobOnce(t, tr)
-					chunks := (n + J - 1) / J
-					assert.Equal(t, chunks, tr.launches, "one graph launch per chunk")
-					assert.Zero(t, tr.kernelUpdates, "the kernel nodes never change")
-					assert.Equal(t, float64(tr.copyUpdates), m["node_updates"], "Metrics counts every update")
-					assert.LessOrEqual(t, m["node_updates"], float64(chunks)*perChunk, "at most the host copies' nodes per dispatch")
-					assert.Equal(t, float64(chunks)*perChunk, m["node_updates"]+m["node_updates_skipped"], "every copy node checked once per dispatch")
-					assert.Equal(t, float64(n), m["jobs"])
-					assert.Zero(t, m["syncs"])
-					assert.Positive(t, m["t_schedule_s"])
-					assert.Greater(t, m["schedule_share"], 0.0)
-					assert.LessOrEqual(t, m["schedule_share"], 1.0)
-				})
+				for _, unbalanced := range []bool{false, true} {
+					if unbalanced && b == 1 {
+						continue
+					}
+					s := newBatchSET(t, b, 2, J, true)
+					name := w.Program.Name + "/" + s.Name()
+					if unbalanced {
+						// Every chunk dealt to worker 0: the others steal.
+						s.dealTo, name = func(int) int { return 0 }, name+"/all to worker 0"
+					}
+					t.Run(name, func(t *testing.T) {
+						m, races, tr, g := runTracked(t, w.Program, s)
+						if unbalanced {
+							assert.Positive(t, m["steals"], "idle workers take whole chunks from worker 0")
+						}
+						assert.Empty(t, races, "a chunk's slots are disjoint ranges of the worker's batch buffers, chunks in them in stream order")
+						assert.Empty(t, g.inFlight, "chunks are prepared into completed execs only")
+						assertEveryJobOnce(t, tr)
+						chunks := (n + J - 1) / J
+						assert.Equal(t, chunks, tr.launches, "one graph launch per chunk")
+						assert.Zero(t, tr.kernelUpdates, "the kernel nodes never change")
+						assert.Equal(t, float64(tr.copyUpdates), m["node_updates"], "Metrics counts every update")
+						assert.LessOrEqual(t, m["node_updates"], float64(chunks)*perChunk, "at most the host copies' nodes per dispatch")
+						assert.Equal(t, float64(chunks)*perChunk, m["node_updates"]+m["node_updates_skipped"], "every copy node checked once per dispatch")
+						assert.Equal(t, float64(n), m["jobs"])
+						assert.Zero(t, m["syncs"])
+						assert.Positive(t, m["t_schedule_s"])
+						assert.Greater(t, m["schedule_share"], 0.0)
+						assert.LessOrEqual(t, m["schedule_share"], 1.0)
+					})
+				}
 			}
 		}
 	}
@@ -255,12 +268,12 @@ func TestSETBatchedRunsEveryWorkloadWithoutRaces(t *testing.T) {
 
 func TestSETBatchedStealsWholeChunks(t *testing.T) {
 	tests := []struct {
-		name                string
-		jobs, b, ring, J    int
-		coalesce            int
-		threaded, gaps      bool
-		dealTo              func(c int) int
-		wantSteals, anySome bool
+		name             string
+		jobs, b, ring, J int
+		coalesce         int
+		threaded, gaps   bool
+		dealTo           func(c int) int
+		wantSteals       bool
 	}{
 		{name: "threaded, all to worker 0", jobs: 30, b: 3, ring: 2, J: 4, coalesce: 1, threaded: true, dealTo: func(int) int { return 0 }, wantSteals: true},
 		{name: "threaded, most to the last worker, coalesce 2", jobs: 37, b: 3, ring: 2, J: 3, coalesce: 2, threaded: true, dealTo: func(c int) int { return min(c%4, 2) }, wantSteals: true},
