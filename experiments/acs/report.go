@@ -63,7 +63,15 @@ Schedulers (configs/experiments/acs-*.yaml):
   nodes updated), **-shared** (no window thread: the K scheduler threads
   share the window under a lock; the thread that learns of a completion
   retires it and takes its own next kernel, with no handoff between host
-  threads).
+  threads), **-graph** (dispatch graph: one host thread and one stream;
+  every kernel of the window whose upstream kernels have been launched
+  goes out in one graph of independent kernel nodes, instantiated once per
+  width and updated node by node, so stream order between graphs enforces
+  every dependency and the GPU runs each graph's kernels concurrently;
+  **-graph-N8** with a window of 8, **-graph-N1** every kernel alone in a
+  one-node graph: serial through graph launches, the ablation that
+  separates the launch path from the concurrency; **-graph-kernels** graphs
+  keyed by their kernels, captured inside the run).
 - **acs-hw**: ACS-HW, the simulator's hardware dependency queue (N = 32 slots,
   the host's stale list of M = 64, insertion N cycles, completion N-1
   cycles), one host thread checking and submitting every kernel;
@@ -214,6 +222,8 @@ func find(r *experiments.Results, device, workload, entry string) *experiments.R
 // familyStats are one device's speedups in one workload family.
 type familyStats struct {
 	paper, best []float64 // ACS-SW as the paper; the best ACS-SW variant; per workload
+	// paperRows and bestRows are the rows behind paper and best.
+	paperRows, bestRows []*experiments.Row
 	// hw[i][j]: ACS-HW (i = 0 as the paper, 1 its best variant) over
 	// ACS-SW (j = 0 as the paper, 1 its best variant), per workload with
 	// both measured; wins counts the workloads where ACS-HW is faster.
@@ -234,6 +244,7 @@ func collect(r *experiments.Results) (devices []string, families map[string][]st
 			stats[[2]string{dev, fam}] = st
 			for _, wl := range distinct(r.Rows, func(row *experiments.Row) string { return row.Workload }) {
 				var sw, hw [2]float64 // [as the paper, best variant]
+				var bestRow *experiments.Row
 				seen := false
 				for i := range r.Rows {
 					row := &r.Rows[i]
@@ -247,10 +258,13 @@ func collect(r *experiments.Results) (devices []string, families map[string][]st
 					}
 					switch row.Kind {
 					case "acs-sw":
-						sw[1] = max(sw[1], s)
+						if s > sw[1] {
+							sw[1], bestRow = s, row
+						}
 						if row.SchedulerDesc == paperSW {
 							sw[0] = s
 							st.paper = append(st.paper, s)
+							st.paperRows = append(st.paperRows, row)
 						}
 					case "acs-hw":
 						hw[1] = max(hw[1], s)
@@ -263,6 +277,7 @@ func collect(r *experiments.Results) (devices []string, families map[string][]st
 					continue
 				}
 				st.best = append(st.best, sw[1])
+				st.bestRows = append(st.bestRows, bestRow)
 				for i := range hw {
 					for j := range sw {
 						if hw[i] == 0 || sw[j] == 0 {
@@ -278,6 +293,34 @@ func collect(r *experiments.Results) (devices []string, families map[string][]st
 		}
 	}
 	return devices, families, stats
+}
+
+// topRow is the row with the largest speedup.
+func topRow(rows []*experiments.Row) *experiments.Row {
+	var top *experiments.Row
+	for _, r := range rows {
+		s, ok := speedup(r)
+		if !ok {
+			continue
+		}
+		if top == nil {
+			top = r
+		} else if t, _ := speedup(top); s > t {
+			top = r
+		}
+	}
+	return top
+}
+
+func fmtSpeedup(s float64) string { return fmt.Sprintf("%.2fx", s) }
+
+// pairedNote is a row's paired speedup and interval where its repetitions
+// were interleaved with the baseline's (GPU rows), else nothing.
+func pairedNote(r *experiments.Row) string {
+	if r.PairedSpeedup == nil {
+		return ""
+	}
+	return fmt.Sprintf("; paired %s", r.PairedSpeedup)
 }
 
 func verdict(ok bool) string {
@@ -328,6 +371,23 @@ func writeTargets(b *bytes.Buffer, sets []*experiments.Results) {
 					}
 					fmt.Fprintf(b, "| %sbest ACS-SW variant >= %.2fx over one stream on rl-physics | %s | geomean of the best variant per environment %.2fx | %s |\n",
 						target, targetSWOverSerial, dev, g, v)
+					// The paper's 1.87x is its best environment ("up to"):
+					// the same comparison, per environment.
+					for _, c := range []struct {
+						what string
+						rows []*experiments.Row
+					}{{"ACS-SW (paper configuration)", st.paperRows}, {"best ACS-SW variant", st.bestRows}} {
+						top := topRow(c.rows)
+						if top == nil {
+							continue
+						}
+						sp, _ := speedup(top)
+						if isGPU {
+							v = verdict(sp >= targetSWOverSerial)
+						}
+						fmt.Fprintf(b, "| %s%s >= %.2fx over one stream in its best rl-physics environment (the paper's \"up to\") | %s | %s %s%s (%s) | %s |\n",
+							target, c.what, targetSWOverSerial, dev, top.Workload, fmtSpeedup(sp), pairedNote(top), top.Scheduler, v)
+					}
 				} else {
 					fmt.Fprintf(b, "| (reference) ACS-SW on %s | %s | paper configuration geomean %.2fx; best variant %.2fx | for reference |\n",
 						fam, dev, geomean(st.paper), geomean(st.best))
