@@ -406,3 +406,168 @@ func TestKernelNodeUpdateCosts(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestFirstLaunchCosts measures whether a graph exec's first launches cost
+// more than its later ones, as a scheduler that instantiates its execs in
+// Prepare and runs a few hundred jobs in its timed Run would pay them:
+// fresh execs of the job graph (copy in 64 KB from pinned host memory, one
+// kernel, copy out) and of a SET-batch chunk of 8 such jobs (one coalesced
+// copy in, 8 kernels as parallel branches, one coalesced copy out: 10
+// nodes), each captured on a fresh non-blocking stream, instantiated (the
+// backend uploads every exec at instantiation, on the legacy stream) and
+// the device synchronized, as Prepare and the runner do. Launches 1, 2, 3
+// and 10 on that stream are timed on the host, each followed by a stream
+// synchronize: the launch call alone and launch to completion. Variants:
+// the exec as instantiated; after one warm-up launch (and synchronize) on
+// its own stream; after a warm-up launch on another stream, timed on a
+// fresh one (is the cost the exec's or the stream's?); and the exec as
+// instantiated on a stream that has run a copy before. Medians over a few
+// fresh execs per variant; a measurement, not a check: run it with
+// -primbench=1 (any positive value; well under a second of GPU time).
+func TestFirstLaunchCosts(t *testing.T) {
+	if *primBench <= 0 {
+		t.Skip("measurement; run with -primbench=1")
+	}
+	const (
+		elems = 16384 // 64 KB of float32 per job
+		bytes = 4 * elems
+		slots = 8 // jobs per chunk
+		fresh = 7 // fresh execs per variant
+	)
+	timed := []int{1, 2, 3, 10} // launches timed, counted from 1
+	synth := kernel(t, "synthetic", "synth_node")
+	us := func(d time.Duration) string { return fmt.Sprintf("%.1f us", float64(d.Nanoseconds())/1e3) }
+	med := func(v []time.Duration) time.Duration {
+		s := append([]time.Duration(nil), v...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s[len(s)/2]
+	}
+	d := open(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		a, err := h.Malloc(slots * bytes)
+		require.NoError(t, err)
+		b, err := h.Malloc(slots * bytes)
+		require.NoError(t, err)
+		hin, err := h.AllocHost(slots*bytes, true)
+		require.NoError(t, err)
+		hout, err := h.AllocHost(slots*bytes, true)
+		require.NoError(t, err)
+		var sides []device.Stream
+		for i := 0; i < slots; i++ {
+			st, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			sides = append(sides, st)
+		}
+		fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+		require.NoError(t, err)
+		join, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+		require.NoError(t, err)
+		// slot i's kernel reads a's slot i and writes b's.
+		slotLaunch := func(i int) *device.Launch {
+			l := synthLaunch(synth, a, b, elems, 4)
+			for k := range l.Args {
+				if l.Args[k].Kind == device.ArgBuffer {
+					l.Args[k].Off, l.Args[k].Len = int64(i)*bytes, bytes
+				}
+			}
+			return l
+		}
+		// The job graph (3 nodes) and the chunk graph (2 + slots nodes),
+		// captured on st.
+		shapes := []struct {
+			name    string
+			capture func(st device.Stream)
+		}{
+			{"job graph (copy in 64 KB, 1 kernel, copy out)", func(st device.Stream) {
+				require.NoError(t, h.Copy(st, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: bytes}))
+				require.NoError(t, h.Launch(st, slotLaunch(0)))
+				require.NoError(t, h.Copy(st, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: hout, Bytes: bytes}))
+			}},
+			{fmt.Sprintf("chunk graph (copy in %d x 64 KB, %d parallel kernels, copy out)", slots, slots), func(st device.Stream) {
+				require.NoError(t, h.Copy(st, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: slots * bytes}))
+				require.NoError(t, h.Record(fork, st))
+				for i := 0; i < slots; i++ {
+					require.NoError(t, h.Wait(sides[i], fork))
+					require.NoError(t, h.Launch(sides[i], slotLaunch(i)))
+					require.NoError(t, h.Record(join, sides[i]))
+					require.NoError(t, h.Wait(st, join))
+				}
+				require.NoError(t, h.Copy(st, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: hout, Bytes: slots * bytes}))
+			}},
+		}
+		other, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		variants := []struct {
+			name string
+			// before runs on the exec x and its stream st after the
+			// device is synchronized and before the timed launches; it
+			// returns the stream to time them on.
+			before func(x device.GraphExec, st device.Stream) device.Stream
+		}{
+			{"as instantiated (uploaded on the legacy stream)", func(_ device.GraphExec, st device.Stream) device.Stream { return st }},
+			{"after one warm-up launch on its stream", func(x device.GraphExec, st device.Stream) device.Stream {
+				require.NoError(t, h.GraphLaunch(x, st))
+				require.NoError(t, h.StreamSynchronize(st))
+				return st
+			}},
+			{"after one warm-up launch on another stream, timed on a fresh stream", func(x device.GraphExec, _ device.Stream) device.Stream {
+				require.NoError(t, h.GraphLaunch(x, other))
+				require.NoError(t, h.StreamSynchronize(other))
+				st, err := h.NewStream(device.StreamOptions{})
+				require.NoError(t, err)
+				return st
+			}},
+			{"as instantiated, on a stream that ran a copy before", func(_ device.GraphExec, st device.Stream) device.Stream {
+				require.NoError(t, h.Copy(st, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: 256}))
+				require.NoError(t, h.StreamSynchronize(st))
+				return st
+			}},
+		}
+		for _, sh := range shapes {
+			for _, v := range variants {
+				var inst []time.Duration
+				call := make([][]time.Duration, len(timed))
+				done := make([][]time.Duration, len(timed))
+				for e := 0; e < fresh; e++ {
+					st, err := h.NewStream(device.StreamOptions{})
+					require.NoError(t, err)
+					require.NoError(t, h.BeginCapture(st))
+					sh.capture(st)
+					g, err := h.EndCapture(st)
+					require.NoError(t, err)
+					t0 := time.Now()
+					x, err := h.Instantiate(g)
+					inst = append(inst, time.Since(t0))
+					require.NoError(t, err)
+					require.NoError(t, h.Destroy(g))
+					require.NoError(t, h.Synchronize()) // as the runner does after Prepare
+					on := v.before(x, st)
+					k := 0
+					for n := 1; n <= timed[len(timed)-1]; n++ {
+						t1 := time.Now()
+						require.NoError(t, h.GraphLaunch(x, on))
+						tl := time.Since(t1)
+						require.NoError(t, h.StreamSynchronize(on))
+						tc := time.Since(t1)
+						if n == timed[k] {
+							call[k] = append(call[k], tl)
+							done[k] = append(done[k], tc)
+							k++
+						}
+					}
+					require.NoError(t, h.Destroy(x))
+					if on != st {
+						require.NoError(t, h.Destroy(on))
+					}
+					require.NoError(t, h.Destroy(st))
+				}
+				line := fmt.Sprintf("%s, %s: instantiate %s;", sh.name, v.name, us(med(inst)))
+				for k, n := range timed {
+					line += fmt.Sprintf(" launch %d: call %s, to completion %s;", n, us(med(call[k])), us(med(done[k])))
+				}
+				t.Logf("%s (medians of %d fresh execs)", line, fresh)
+			}
+		}
+		return nil
+	}))
+}
