@@ -125,6 +125,8 @@ func TestSETParams(t *testing.T) {
 		{"{b: 2, ring: 1, jobs_per_launch: 16, copies: batched}", "set(b=2,ring=1,jobs=16,copies=batched)", ""},
 		{"{b: 4, jobs_per_launch: 8, copies: batched}", "", "jobs_per_launch is 8 but ring is 0"},
 		{"{b: 4, ring: 2, copies: batched}", "", "copies is batched but ring is 2 and jobs_per_launch 1"},
+		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 16, copies: batched, warm: true}", "set(b=4,depth=2,ring=2,threaded,jobs=16,copies=batched,warm)", ""},
+		{"{b: 2, copies: stream, warm: true}", "set(b=2,copies=stream,warm)", ""},
 		{"{b: 4, rings: 2}", "", "rings"},
 	}
 	for _, tt := range tests {

@@ -76,12 +76,20 @@ type SET struct {
 	// whole chunk, and the chunk's jobs' kernels as parallel branches over
 	// per-slot ranges of per-worker batch buffers.
 	BatchedCopies bool
-	kernels       kernelRange // with StreamCopies or BatchedCopies: the job's ops in the graph
-	batch         *batchLayout
-	jobsQ         []device.Queue // per worker, when Threaded
-	start         []device.Queue // per worker: Run's go signal
-	doneQ         device.Queue   // worker threads' results
-	running       bool           // worker threads started and not yet ended
+	// Warm launches every graph exec of every worker once, on the stream
+	// Run launches it on, and waits for those launches before Prepare
+	// returns (set_warm.go), so that one-time costs of an exec's (and a
+	// stream's) first launches are paid outside the timed Run, as in a
+	// pipeline that instantiates its graphs once and runs for long. The
+	// warm launches compute the jobs the execs were captured with into
+	// their host output slots before Run does.
+	Warm    bool
+	kernels kernelRange // with StreamCopies or BatchedCopies: the job's ops in the graph
+	batch   *batchLayout
+	jobsQ   []device.Queue // per worker, when Threaded
+	start   []device.Queue // per worker: Run's go signal
+	doneQ   device.Queue   // worker threads' results
+	running bool           // worker threads started and not yet ended
 
 	js      *jobSet
 	bd      *binder
@@ -172,6 +180,9 @@ func (s *SET) Name() string {
 	if s.BatchedCopies {
 		name += ",copies=batched"
 	}
+	if s.Warm {
+		name += ",warm"
+	}
 	return name + ")"
 }
 
@@ -237,6 +248,9 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		if err := s.prepareBatched(h); err != nil {
 			return err
 		}
+		if err := s.warmExecs(h); err != nil {
+			return err
+		}
 		if s.Threaded {
 			return s.startThreads(h)
 		}
@@ -279,6 +293,9 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 			return fmt.Errorf("set: worker %d: %w", wk.id, err)
 		}
 		wk.cur = boundJob{job: first.job, launches: append([]device.Launch(nil), first.launches...), copies: append([]device.Copy(nil), first.copies...)}
+	}
+	if err := s.warmExecs(h); err != nil {
+		return err
 	}
 	if s.Threaded {
 		return s.startThreads(h)
