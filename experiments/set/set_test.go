@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/workloads"
 )
 
 const tinyExperiment = `
@@ -152,4 +154,120 @@ func TestVariantTitleNamesSETKGraph(t *testing.T) {
 func TestVariantTitleNamesSETBatch(t *testing.T) {
 	title := variantTitle("setbatch8", "set(b=4,depth=2,ring=2,threaded,jobs=8,copies=batched)")
 	assert.Equal(t, "SET-batch setbatch8 (depth=2,ring=2,threaded,jobs=8,copies=batched: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels as parallel branches; gpusched's refinement)", title)
+}
+
+// plainDevice hides the simulator's Observer, so runGroup takes the path a
+// GPU takes: the schedulers of a workload measured in interleaved rounds.
+type plainDevice struct{ device.Device }
+
+const roundsExperiment = `
+name: set-rounds
+seed: 1
+repetitions: 3
+warmup: 1
+workloads:
+  - {name: sobel-24, family: jobs-sobel, params: {jobs: 24, size: 64}}
+schedulers:
+  - {name: batching-2, kind: batching, params: {b: 2}}
+  - {name: queue-2, kind: queue, params: {b: 2}}
+  - {name: set-2, kind: set, params: {b: 2}}
+  - {name: setbatch4-2, kind: set, params: {b: 2, ring: 2, threaded: true, jobs_per_launch: 4, copies: batched, warm: true}}
+  - {name: setbatch4s-3, kind: set, params: {b: 3, ring: 2, jobs_per_launch: 4, copies: batched, warm: true}}
+devices: [h100]
+`
+
+func TestInterleavedRoundsMatchSequentialRunsOnTheSimulator(t *testing.T) {
+	e, err := experiments.ParseExperiment([]byte(roundsExperiment), "rounds.yaml")
+	require.NoError(t, err)
+	var ts []task
+	for _, s := range e.Schedulers {
+		ts = append(ts, task{e, "h100", e.Workloads[0], s})
+	}
+	dev, err := experiments.OpenDevice("h100")
+	require.NoError(t, err)
+	defer dev.Close()
+	sequential := runGroup(ts, dev)
+	interleaved := runGroup(ts, plainDevice{dev})
+	require.Len(t, sequential, len(ts))
+	require.Len(t, interleaved, len(ts))
+	for i, r := range interleaved {
+		s := sequential[i]
+		assert.Empty(t, s.Errors, s.Scheduler)
+		assert.Empty(t, r.Errors, r.Scheduler)
+		assert.Equal(t, s.Scheduler, r.Scheduler)
+		assert.Equal(t, s.Desc, r.Desc)
+		assert.False(t, s.Interleaved, "the simulator runs each row on its own")
+		assert.True(t, r.Interleaved, r.Scheduler)
+		require.NotNil(t, s.Races)
+		assert.Zero(t, *s.Races)
+		assert.Nil(t, r.Races, "no Observer, no race count")
+		// Every repetition starts from a synchronized device on a fresh
+		// binding, so the order of the runs cannot change their times
+		// beyond the rounding of picoseconds to whole nanoseconds at
+		// other start times.
+		require.Len(t, s.MakespansNS, 3, "the warm-up repetition is not kept")
+		require.Len(t, r.MakespansNS, 3, r.Scheduler)
+		for k := range r.MakespansNS {
+			assert.InDelta(t, s.MakespansNS[k], r.MakespansNS[k], 2, "%s repetition %d", r.Scheduler, k)
+		}
+		for _, k := range []string{"jobs", "syncs", "steals", "node_updates", "node_updates_skipped", "host_threads"} {
+			assert.Equal(t, s.Metrics[k], r.Metrics[k], "%s %s", r.Scheduler, k)
+		}
+		assert.Equal(t, s.Outputs, r.Outputs)
+	}
+	assert.Equal(t, "set(b=2,depth=2,ring=2,threaded,jobs=4,copies=batched,warm)", interleaved[3].Desc)
+}
+
+// TestInterleavedRowsInJSON: a row's interleaved flag is written only where
+// set, and files written before it existed read as not interleaved.
+func TestInterleavedRowsInJSON(t *testing.T) {
+	data, err := json.Marshal(Row{Workload: "w"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "interleaved")
+	data, err = json.Marshal(Row{Workload: "w", Interleaved: true})
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"interleaved":true`)
+	var r Row
+	require.NoError(t, json.Unmarshal([]byte(`{"workload": "w", "makespans_ns": [1, 2]}`), &r))
+	assert.False(t, r.Interleaved)
+	assert.Equal(t, []int64{1, 2}, r.MakespansNS)
+}
+
+// TestPoisonOutputs: every byte of every output host buffer becomes 0xFF
+// (NaN in float32), the inputs are left alone, and the check fails on them.
+func TestPoisonOutputs(t *testing.T) {
+	w, err := experiments.PipelineWorkload("jobs-sobel", nil, 1)
+	require.NoError(t, err)
+	dev, err := experiments.OpenDevice("h100")
+	require.NoError(t, err)
+	defer dev.Close()
+	require.NoError(t, dev.Run(func(h device.Host) error {
+		inst, err := workloads.Bind(h, w.Program)
+		require.NoError(t, err)
+		defer inst.Release(h)
+		var before [][]byte
+		for i := range inst.Host {
+			before = append(before, append([]byte(nil), inst.Host[i].Data...))
+		}
+		poisonOutputs(inst)
+		outputs := 0
+		for i, hs := range w.Program.Host {
+			if !hs.Output {
+				assert.Equal(t, before[i], inst.Host[i].Data, "input %s untouched", hs.Name)
+				continue
+			}
+			outputs++
+			require.NotEmpty(t, inst.Host[i].Data)
+			for k, b := range inst.Host[i].Data {
+				if b != 0xFF {
+					t.Fatalf("output %s byte %d is %#x", hs.Name, k, b)
+				}
+			}
+		}
+		assert.Equal(t, 1, outputs)
+		out, err := inst.Outputs(h)
+		require.NoError(t, err)
+		assert.ErrorContains(t, w.Program.Check(out), "NaN")
+		return nil
+	}))
 }
