@@ -176,8 +176,8 @@ func init() {
 			if p.Coalesce < 1 || p.Coalesce > depth || (p.Coalesce > 1 && !p.Threaded && p.Ring == 0) {
 				return nil, fmt.Errorf("coalesce is %d; it must be between 1 and depth (%d), and above 1 only with threaded: true or a ring", p.Coalesce, depth)
 			}
-			if p.PerLaunch < 1 || p.PerLaunch > 16 {
-				return nil, fmt.Errorf("jobs_per_launch is %d; it must be between 1 and 16", p.PerLaunch)
+			if p.PerLaunch < 1 || p.PerLaunch > 32 {
+				return nil, fmt.Errorf("jobs_per_launch is %d; it must be between 1 and 32", p.PerLaunch)
 			}
 			if p.PerLaunch > 1 && p.Ring == 0 {
 				return nil, fmt.Errorf("jobs_per_launch is %d but ring is 0; several jobs per launch need a ring (ring: 1 or more)", p.PerLaunch)

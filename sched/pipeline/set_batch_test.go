@@ -266,6 +266,50 @@ func TestSETBatchedRunsEveryWorkloadWithoutRaces(t *testing.T) {
 	}
 }
 
+// TestSETBatched32JobsPerLaunch: the largest chunks (J 32, 70 jobs: two
+// full chunks and a tail of 6) on every workload, balanced and with every
+// chunk dealt to worker 0, one dispatcher and threaded, with and without
+// the warm-up.
+func TestSETBatched32JobsPerLaunch(t *testing.T) {
+	const n, J = 70, 32
+	for _, w := range testWorkloads(t, n) {
+		perChunk := float64(hostCopies(w.Program))
+		for _, b := range []int{2, 3} {
+			for _, threaded := range []bool{false, true} {
+				for _, unbalanced := range []bool{false, true} {
+					s := newBatchSET(t, b, 2, J, threaded)
+					s.Warm = unbalanced // the warm-up on half the cases
+					name := w.Program.Name + "/" + s.Name()
+					if unbalanced {
+						s.dealTo, name = func(int) int { return 0 }, name+"/all to worker 0"
+					}
+					t.Run(name, func(t *testing.T) {
+						m, races, tr, g := runTracked(t, w.Program, s)
+						assert.Empty(t, races)
+						assert.Empty(t, g.inFlight)
+						assert.Empty(t, tr.problems)
+						chunks := (n + J - 1) / J
+						warm := 0
+						if s.Warm {
+							warm = b * 2 * J
+						}
+						assert.Equal(t, chunks+warm, tr.launches, "one graph launch per chunk (and one warm-up per exec)")
+						if !s.Warm {
+							assertEveryJobOnce(t, tr)
+						}
+						if unbalanced {
+							assert.Positive(t, m["steals"])
+						}
+						assert.Equal(t, float64(chunks)*perChunk, m["node_updates"]+m["node_updates_skipped"])
+						assert.Equal(t, float64(n), m["jobs"])
+						assert.Len(t, tr.captured, b*2*J, "b x ring x J execs")
+					})
+				}
+			}
+		}
+	}
+}
+
 func TestSETBatchedStealsWholeChunks(t *testing.T) {
 	tests := []struct {
 		name             string

@@ -27,9 +27,11 @@ import (
 // (Ring x J per worker), in exchange for no capture or instantiation
 // inside Run and no partly empty launch at a tail.
 
-// maxJobsPerLaunch bounds a chain: with a few operations per job, a graph
-// of up to 64 to 100 nodes.
-const maxJobsPerLaunch = 16
+// maxJobsPerLaunch bounds a chain or a SET-batch chunk: with a few
+// operations per job, a chain of up to 130 nodes (a chunk: 2 copies and
+// up to 32 x the job's kernels). Every ring position holds an exec per
+// length from 1 to J, all captured in Prepare: 32 per position at most.
+const maxJobsPerLaunch = 32
 
 func (s *SET) jobsPerLaunch() int { return max(s.JobsPerLaunch, 1) }
 

@@ -38,6 +38,9 @@ func TestSETJobsPerLaunchRunsWithoutRaces(t *testing.T) {
 		{name: "dispatcher, most to the last worker", jobs: 29, b: 3, depth: 2, ring: 3, coalesce: 2, perLaunch: 3, dealTo: func(j int) int { return min(j%4, 2) }},
 		{name: "threaded, all to worker 1", jobs: 30, b: 4, depth: 2, ring: 2, coalesce: 1, perLaunch: 4, threaded: true, dealTo: func(int) int { return 1 }},
 		{name: "threaded, most to the last worker", jobs: 29, b: 3, depth: 2, ring: 2, coalesce: 2, perLaunch: 5, threaded: true, dealTo: func(j int) int { return min(j%4, 2) }},
+		// The longest chains (J 32): 75 jobs, tails on every worker.
+		{name: "dispatcher, ring 2, J 32", jobs: 75, b: 2, depth: 2, ring: 2, coalesce: 1, perLaunch: 32},
+		{name: "threaded, ring 2, J 32, all to worker 0", jobs: 75, b: 3, depth: 2, ring: 2, coalesce: 1, perLaunch: 32, threaded: true, dealTo: func(int) int { return 0 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,8 +123,8 @@ func TestSETJobsPerLaunchBadParameters(t *testing.T) {
 		s       *SET
 		wantErr string
 	}{
-		{&SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: -1}, "jobs per launch must be between 1 and 16, got -1"},
-		{&SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 17}, "jobs per launch must be between 1 and 16, got 17"},
+		{&SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: -1}, "jobs per launch must be between 1 and 32, got -1"},
+		{&SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 33}, "jobs per launch must be between 1 and 32, got 33"},
 		{&SET{B: 2, Depth: 1, JobsPerLaunch: 4}, "4 jobs per launch needs a ring (ring 1 or more)"},
 		{&SET{B: 2, Depth: 2, JobsPerLaunch: 2, Threaded: true, Coalesce: 2}, "2 jobs per launch needs a ring"},
 		{&SET{B: 2, Depth: 1, Ring: 1, unchainedSlots: true}, "unchainedSlots needs several jobs per launch"},
