@@ -7,12 +7,17 @@
 //	go run ./experiments/set run -config configs/experiments/set-sim.yaml -json docs/results/set-sim.json
 //	go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json
 //	go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v2.yaml -json docs/results/set-gpu-v2.json
+//	go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v6.yaml -json docs/results/set-gpu-v6.json
 //	go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json [docs/results/set-gpu.json docs/results/set-gpu-v2.json]
 //
 // run executes every (workload, device, scheduler) row of an experiment
-// file (simulator rows in parallel, GPU rows one at a time), checks the
-// simulator's race report on every row and, on a GPU, every job's output
-// against its CPU reference, and writes the raw measurements as JSON.
+// file, each repetition a fresh scheduler on a freshly bound program
+// (simulator rows in parallel; on a GPU the schedulers of one workload in
+// interleaved rounds, one repetition of each per round in an order
+// rotating by one), checks the simulator's race report on every row and,
+// on a GPU, every job's output against its CPU reference after every run
+// (the outputs poisoned with NaN after Prepare, so only what the run wrote
+// can pass), and writes the raw measurements as JSON.
 // report turns one or more such files into the Markdown results page.
 package main
 

@@ -139,7 +139,14 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 	}
 	for _, dev := range order {
 		fmt.Fprintf(b, "## %s on %s (%s)\n\n", r.Experiment, dev, devices[dev])
-		fmt.Fprintf(b, "From `%s` (seed %d, %d measured repetitions); raw results: [%s](%s).\n\n", r.Source, r.Seed, r.Repetitions, filepath.Base(file), rel)
+		interleaved := ""
+		for i := range r.Rows {
+			if r.Rows[i].Device == dev && r.Rows[i].Interleaved {
+				interleaved = " The repetitions ran in interleaved rounds: each round ran one repetition of every scheduler of the workload, in an order rotating by one per round."
+				break
+			}
+		}
+		fmt.Fprintf(b, "From `%s` (seed %d, %d measured repetitions); raw results: [%s](%s).%s\n\n", r.Source, r.Seed, r.Repetitions, filepath.Base(file), rel, interleaved)
 		type key struct {
 			workload string
 			b        int

@@ -272,3 +272,23 @@ func TestPoisonOutputs(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestReportSaysWhenRoundsWereInterleaved: a device section whose rows ran
+// in interleaved rounds says so; others do not.
+func TestReportSaysWhenRoundsWereInterleaved(t *testing.T) {
+	dir := t.TempDir()
+	for _, interleaved := range []bool{false, true} {
+		r := Results{Experiment: "x", Source: "x.yaml", Seed: 1, Repetitions: 1, Rows: []Row{
+			{Workload: "w", Scheduler: "queue-2", Kind: "queue", Desc: "queue(b=2)", Device: "cuda", MakespansNS: []int64{1000}, Metrics: map[string]float64{"jobs_per_s": 1}, Interleaved: interleaved},
+		}}
+		data, err := json.Marshal(r)
+		require.NoError(t, err)
+		raw := filepath.Join(dir, "x.json")
+		require.NoError(t, os.WriteFile(raw, data, 0o644))
+		md := filepath.Join(dir, "x.md")
+		require.NoError(t, reportCmd(md, "", []string{raw}))
+		page, err := os.ReadFile(md)
+		require.NoError(t, err)
+		assert.Equal(t, interleaved, strings.Contains(string(page), "interleaved rounds"), "interleaved=%v", interleaved)
+	}
+}
