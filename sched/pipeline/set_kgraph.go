@@ -151,6 +151,27 @@ func (s *SET) launchStreamCopies(h device.Host, wk *worker, job *boundJob, m *Me
 		return err
 	}
 	t := h.Now()
+	if err := s.issueKernelGraphJob(h, wk, job); err != nil {
+		return err
+	}
+	since(h, t, &m.Schedule)
+	if err := s.gaps.jobEnd(h, wk.stream, job.job); err != nil {
+		return err
+	}
+	if done != nil {
+		t = h.Now()
+		if err := h.HostFunc(wk.stream, done); err != nil {
+			return err
+		}
+		since(h, t, &m.Schedule)
+	}
+	return nil
+}
+
+// issueKernelGraphJob issues job (bound to wk's buffers) on wk's stream:
+// its host-to-device copies, a launch of wk's kernel graph, its
+// device-to-host copies.
+func (s *SET) issueKernelGraphJob(h device.Host, wk *worker, job *boundJob) error {
 	for k := 0; k < s.kernels.lo; k++ {
 		if err := h.Copy(wk.stream, &job.copies[k]); err != nil {
 			return err
@@ -163,17 +184,6 @@ func (s *SET) launchStreamCopies(h device.Host, wk *worker, job *boundJob, m *Me
 		if err := h.Copy(wk.stream, &job.copies[k]); err != nil {
 			return err
 		}
-	}
-	since(h, t, &m.Schedule)
-	if err := s.gaps.jobEnd(h, wk.stream, job.job); err != nil {
-		return err
-	}
-	if done != nil {
-		t = h.Now()
-		if err := h.HostFunc(wk.stream, done); err != nil {
-			return err
-		}
-		since(h, t, &m.Schedule)
 	}
 	return nil
 }

@@ -86,9 +86,8 @@ func (s *SET) warmExecs(h device.Host) error {
 }
 
 // warmJob issues SET-kgraph worker wk's first job (or job 0 bound to its
-// buffers if it has none) on its stream: the job's copies in, wk's kernel
-// graph, its copies out, as launchStreamCopies does but outside the
-// metrics and the timing events.
+// buffers if it has none) on its stream as launchStreamCopies does, but
+// outside the metrics and the timing events.
 func (s *SET) warmJob(h device.Host, wk *worker) error {
 	var job boundJob
 	if len(wk.queue) > 0 {
@@ -96,18 +95,5 @@ func (s *SET) warmJob(h device.Host, wk *worker) error {
 	} else {
 		s.bd.bind(0, wk.slots, &job)
 	}
-	for k := 0; k < s.kernels.lo; k++ {
-		if err := h.Copy(wk.stream, &job.copies[k]); err != nil {
-			return err
-		}
-	}
-	if err := h.GraphLaunch(wk.exec, wk.stream); err != nil {
-		return err
-	}
-	for k := s.kernels.hi; k < s.js.ops; k++ {
-		if err := h.Copy(wk.stream, &job.copies[k]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.issueKernelGraphJob(h, wk, &job)
 }
