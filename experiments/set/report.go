@@ -57,7 +57,10 @@ Regenerate:
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v3.yaml -json docs/results/set-gpu-v3.json   # on a GPU: SET-chain
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v4.yaml -json docs/results/set-gpu-v4.json   # on a GPU: SET-kgraph
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v5.yaml -json docs/results/set-gpu-v5.json   # on a GPU: SET-batch
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] [docs/results/set-gpu-v3.json] [docs/results/set-gpu-v4.json] [docs/results/set-gpu-v5.json]
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v6.yaml -json docs/results/set-gpu-v6.json   # on a GPU: SET-batch, warmed, interleaved
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v7.yaml -json docs/results/set-gpu-v7.json   # on a GPU: SET-batch, one dispatcher
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v8.yaml -json docs/results/set-gpu-v8.json   # on a GPU: SET-batch, coalesced callbacks
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v8.json]
 
 `)
 	if notes != "" {
