@@ -15,7 +15,14 @@
 //     (launch, copy enqueue, event record, stream wait, query, synchronize
 //     on an idle stream, host-function enqueue, stream/event create,
 //     destroy, malloc, free, pinned host allocation, capture of a command,
-//     graph launch, kernel-node update, host-thread start).
+//     host-thread start).
+//   - Graph launch host cost: Host.Now around batches of launches of
+//     graphs of 1 and 8 independent empty kernels (fixed part from the
+//     intercept, per kernel node from the slope) and of two pinned copies
+//     (per copy node, less the fixed part). Kernel-node updates, each
+//     followed by a launch of the one-node graph: keeping the kernel gives
+//     the update cost; changing it every call gives what a kernel change
+//     adds to the update and to the launch after it.
 //   - Launch-to-start latency: Elapsed(e0, e1) around one spin kernel on an
 //     idle stream is L + latency + D.
 //   - Back-to-back gap: N spin kernels on one stream, launched faster than
@@ -172,7 +179,7 @@ type calibrator struct {
 	progress io.Writer
 	rounds   int
 	// Intermediate results the later steps build on.
-	launchNs, copyEnqNs, graphLaunchNs float64
+	launchNs, copyEnqNs, graphLaunchNs, graphNodeNs float64
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {

@@ -173,19 +173,9 @@ func (c *calibrator) hostCosts(h device.Host) error {
 	}
 	c.record("capture cost per command", "host.capture_ns", "ns", "Host.Now around 100 launches into a capturing stream", r)
 
-	x, err := c.instantiateChain(h, s, 1, func() *device.Launch { return le })
-	if err != nil {
+	if err := c.graphHostCosts(h, s, dbuf, pin, le); err != nil {
 		return err
 	}
-	if r, err = c.perCall(h, batch, nil, func(int) error { return h.GraphLaunch(x, s) }, sync); err != nil {
-		return err
-	}
-	c.graphLaunchNs = c.record("graph launch cost", "host.graph_launch_ns", "ns", "Host.Now around 100 launches of a one-node graph", r)
-
-	if r, err = c.perCall(h, batch, nil, func(int) error { return h.SetKernelNode(x, 0, le) }, nil); err != nil {
-		return err
-	}
-	c.record("graph node update cost", "host.set_node_ns", "ns", "Host.Now around 100 cuGraphExecKernelNodeSetParams", r)
 
 	nopThread := func(device.Host) error { return nil }
 	if r, err = c.perCall(h, smallBatch, nil, func(int) error { h.Go("calibrate nop", nopThread); return nil }, nil); err != nil {
@@ -193,6 +183,161 @@ func (c *calibrator) hostCosts(h device.Host) error {
 	}
 	c.record("host thread start cost", "host.thread_start_ns", "ns", "Host.Now around 20 Host.Go of a function that returns at once", r)
 	return h.Synchronize()
+}
+
+// graphWidth is the width of the wider graph graphHostCosts launches.
+const graphWidth = 8
+
+// graphHostCosts measures cuGraphLaunch's host cost (a fixed part, per
+// kernel node and per copy node) and the node updates' (keeping and
+// changing the kernel, and what a kernel change adds to the next launch).
+func (c *calibrator) graphHostCosts(h device.Host, s device.Stream, dbuf device.Buffer, pin *device.HostMem, le *device.Launch) error {
+	sync := func() error { return h.StreamSynchronize(s) }
+	// Graphs of 1 and graphWidth independent empty kernels (the shape of
+	// ACS-SW's dispatch graph: every node forked from the origin stream
+	// and joined back), and of two 4-byte pinned copies.
+	var side []device.Stream
+	for i := 1; i < graphWidth; i++ {
+		st, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return err
+		}
+		side = append(side, st)
+	}
+	fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+	if err != nil {
+		return err
+	}
+	join, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+	if err != nil {
+		return err
+	}
+	wide := func(w int) (device.GraphExec, error) {
+		return c.instantiate(h, s, func() error {
+			if err := h.Record(fork, s); err != nil {
+				return err
+			}
+			if err := h.Launch(s, le); err != nil {
+				return err
+			}
+			for _, st := range side[:w-1] {
+				if err := h.Wait(st, fork); err != nil {
+					return err
+				}
+				if err := h.Launch(st, le); err != nil {
+					return err
+				}
+				if err := h.Record(join, st); err != nil {
+					return err
+				}
+				if err := h.Wait(s, join); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	x1, err := wide(1)
+	if err != nil {
+		return err
+	}
+	xw, err := wide(graphWidth)
+	if err != nil {
+		return err
+	}
+	xc, err := c.instantiate(h, s, func() error {
+		if err := h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: dbuf, Host: pin, Bytes: 4}); err != nil {
+			return err
+		}
+		return h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: dbuf, Host: pin, Bytes: 4})
+	})
+	if err != nil {
+		return err
+	}
+	var runs [3][]float64 // per-launch costs of x1, xw and xc, per round
+	for i, x := range []device.GraphExec{x1, xw, xc} {
+		if runs[i], err = c.perCall(h, batch, nil, func(int) error { return h.GraphLaunch(x, s) }, sync); err != nil {
+			return err
+		}
+	}
+	r1, rw, rc := runs[0], runs[1], runs[2]
+	var base, node, cp []float64
+	for i := range r1 {
+		p := (rw[i] - r1[i]) / (graphWidth - 1)
+		node = append(node, p)
+		base = append(base, r1[i]-p)
+		cp = append(cp, (rc[i]-(r1[i]-p))/2)
+	}
+	c.graphLaunchNs = c.record("graph launch cost, fixed part", "host.graph_launch_ns", "ns",
+		"Host.Now around 100 launches each of graphs of 1 and 8 independent empty kernels: intercept", base)
+	c.graphNodeNs = c.record("graph launch cost per kernel node", "host.graph_launch_node_ns", "ns", "the same: slope per node", node)
+	c.record("graph launch cost per copy node", "host.graph_launch_copy_node_ns", "ns",
+		"Host.Now around 100 launches of a graph of two 4-byte pinned copies, less the fixed part, halved", cp)
+
+	// Updates of the one-node graph's node, each followed by a launch, as
+	// schedulers do: keeping its kernel (cal_empty with another grid every
+	// call), and changing it every call (cal_empty <-> cal_spin).
+	keep := [2]*device.Launch{le, c.emptyLaunch(2)}
+	change := [2]*device.Launch{c.spinLaunch(0, dbuf), le}
+	updateAndLaunch := func(ls [2]*device.Launch) (upd, launch []float64, err error) {
+		for r := 0; r < c.rounds+1; r++ { // the first round warms up
+			var u, l time.Duration
+			for i := 0; i < batch; i++ {
+				t0 := h.Now()
+				if err := h.SetKernelNode(x1, 0, ls[i%2]); err != nil {
+					return nil, nil, err
+				}
+				t1 := h.Now()
+				if err := h.GraphLaunch(x1, s); err != nil {
+					return nil, nil, err
+				}
+				u += t1 - t0
+				l += h.Now() - t1
+			}
+			if err := sync(); err != nil {
+				return nil, nil, err
+			}
+			if r > 0 {
+				upd = append(upd, ns(u)/batch)
+				launch = append(launch, ns(l)/batch)
+			}
+		}
+		return upd, launch, nil
+	}
+	ku, kl, err := updateAndLaunch(keep)
+	if err != nil {
+		return err
+	}
+	cu, cl, err := updateAndLaunch(change)
+	if err != nil {
+		return err
+	}
+	var du, dl []float64
+	for i := range ku {
+		du = append(du, cu[i]-ku[i])
+		dl = append(dl, cl[i]-kl[i])
+	}
+	c.record("graph node update cost", "host.set_node_ns", "ns",
+		"Host.Now around 100 cuGraphExecKernelNodeSetParams keeping the kernel, each followed by a launch of the one-node graph", ku)
+	c.record("graph node update, kernel change", "host.set_node_kernel_change_ns", "ns",
+		"the same, changing the kernel every call (cal_empty <-> cal_spin), less the update keeping it", du)
+	c.record("graph launch after a kernel change", "host.graph_launch_kernel_change_ns", "ns",
+		"the launches after those updates, less the launches after the updates keeping the kernel", dl)
+
+	for _, x := range []device.GraphExec{x1, xw, xc} {
+		if err := h.Destroy(x); err != nil {
+			return err
+		}
+	}
+	for _, st := range side {
+		if err := h.Destroy(st); err != nil {
+			return err
+		}
+	}
+	if err := h.Destroy(fork); err != nil {
+		return err
+	}
+	return h.Destroy(join)
 }
 
 func destroyAll(h device.Host, ss *[]device.Stream) error {
@@ -228,7 +373,39 @@ func freeAll(h device.Host, bs *[]device.Buffer) error {
 // instantiateChain captures n launches on s (one after another) and
 // instantiates them.
 func (c *calibrator) instantiateChain(h device.Host, s device.Stream, n int, launch func() *device.Launch) (device.GraphExec, error) {
-	g, err := c.captureChain(h, s, n, launch)
+	return c.instantiate(h, s, chain(h, s, n, launch))
+}
+
+func (c *calibrator) captureChain(h device.Host, s device.Stream, n int, launch func() *device.Launch) (device.Graph, error) {
+	return capture(h, s, chain(h, s, n, launch))
+}
+
+// chain issues n launches on s, one after another.
+func chain(h device.Host, s device.Stream, n int, launch func() *device.Launch) func() error {
+	return func() error {
+		for i := 0; i < n; i++ {
+			if err := h.Launch(s, launch()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// capture captures what issue issues on s.
+func capture(h device.Host, s device.Stream, issue func() error) (device.Graph, error) {
+	if err := h.BeginCapture(s); err != nil {
+		return nil, err
+	}
+	if err := issue(); err != nil {
+		return nil, err
+	}
+	return h.EndCapture(s)
+}
+
+// instantiate captures what issue issues on s and instantiates it.
+func (c *calibrator) instantiate(h device.Host, s device.Stream, issue func() error) (device.GraphExec, error) {
+	g, err := capture(h, s, issue)
 	if err != nil {
 		return nil, err
 	}
@@ -237,18 +414,6 @@ func (c *calibrator) instantiateChain(h device.Host, s device.Stream, n int, lau
 		return nil, err
 	}
 	return x, h.Destroy(g)
-}
-
-func (c *calibrator) captureChain(h device.Host, s device.Stream, n int, launch func() *device.Launch) (device.Graph, error) {
-	if err := h.BeginCapture(s); err != nil {
-		return nil, err
-	}
-	for i := 0; i < n; i++ {
-		if err := h.Launch(s, launch()); err != nil {
-			return nil, err
-		}
-	}
-	return h.EndCapture(s)
 }
 
 type timedStream struct {
@@ -408,15 +573,16 @@ func (c *calibrator) graphs(h device.Host) error {
 		if r == 0 {
 			continue
 		}
-		// Elapsed(n) = launch cost + latency + n D + (n-1) node gap.
+		// Elapsed(n) = launch cost (fixed part + n x per node) + latency
+		// + n D + (n-1) node gap.
 		slope := (y2 - y1) / (n2 - n1)
-		gn := slope - ns(spinD)
+		gn := slope - ns(spinD) - c.graphNodeNs
 		node = append(node, gn)
 		latency = append(latency, y1-float64(n1)*slope+gn-c.graphLaunchNs)
 	}
 	c.record("graph launch latency", "front_end.graph_launch_latency_ns", "ns",
 		"intercept of Elapsed over chains of 4 and 16 20 us spin kernels in a graph, less the graph launch cost", latency)
-	c.record("graph per-node gap", "front_end.graph_node_ns", "ns", "the same: slope per node, less 20 us", node)
+	c.record("graph per-node gap", "front_end.graph_node_ns", "ns", "the same: slope per node, less 20 us and the launch cost per node", node)
 	return nil
 }
 
@@ -783,6 +949,8 @@ func (c *calibrator) config(base *sim.Config) (*sim.Config, error) {
 		"host.capture_ns": &out.Host.CaptureNs, "host.instantiate_base_ns": &out.Host.InstantiateBaseNs,
 		"host.instantiate_per_node_ns": &out.Host.InstantiatePerNodeNs, "host.graph_launch_ns": &out.Host.GraphLaunchNs,
 		"host.set_node_ns": &out.Host.SetNodeNs, "host.thread_start_ns": &out.Host.ThreadStartNs,
+		"host.graph_launch_node_ns": &out.Host.GraphLaunchNodeNs, "host.graph_launch_copy_node_ns": &out.Host.GraphLaunchCopyNodeNs,
+		"host.graph_launch_kernel_change_ns": &out.Host.GraphLaunchKernelChangeNs, "host.set_node_kernel_change_ns": &out.Host.SetNodeKernelChangeNs,
 		"front_end.launch_latency_ns": &out.FrontEnd.LaunchLatencyNs, "front_end.back_to_back_ns": &out.FrontEnd.BackToBackNs,
 		"front_end.graph_launch_latency_ns": &out.FrontEnd.GraphLaunchLatencyNs, "front_end.graph_node_ns": &out.FrontEnd.GraphNodeNs,
 		"front_end.callback_ns": &out.FrontEnd.CallbackNs, "front_end.min_block_ns": &out.FrontEnd.MinBlockNs,

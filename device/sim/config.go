@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,8 +18,10 @@ import (
 
 // Config is a simulated device: the hardware description (Info) plus every
 // cost the simulator charges. Times are in nanoseconds, bandwidths in
-// decimal gigabytes per second. Every field is required in a config file;
-// an unknown or missing field is an error (see ParseConfig).
+// decimal gigabytes per second. Every field is required in a config file,
+// except the few marked optional (their YAML tag has omitempty): those
+// default to 0, so a config written before they existed keeps its meaning.
+// An unknown or missing field is an error (see ParseConfig).
 type Config struct {
 	// Name is the config's short name ("h100"), as LoadConfig finds it.
 	Name string `yaml:"name"`
@@ -64,11 +67,32 @@ type HostCosts struct {
 	CaptureNs            float64 `yaml:"capture_ns"`              // a command recorded into a graph while capturing
 	InstantiateBaseNs    float64 `yaml:"instantiate_base_ns"`     // cuGraphInstantiate, fixed part
 	InstantiatePerNodeNs float64 `yaml:"instantiate_per_node_ns"` // cuGraphInstantiate, per node
-	GraphLaunchNs        float64 `yaml:"graph_launch_ns"`         // cuGraphLaunch
+	GraphLaunchNs        float64 `yaml:"graph_launch_ns"`         // cuGraphLaunch, fixed part (all of it when the optional graph_launch_* fields are 0)
 	SetNodeNs            float64 `yaml:"set_node_ns"`             // cuGraphExec*NodeSetParams
 	ThreadStartNs        float64 `yaml:"thread_start_ns"`         // Host.Go: starting another host thread
 	DQSubmitNs           float64 `yaml:"dq_submit_ns"`            // ACS-HW: DQSubmit's host side
 	DQPollNs             float64 `yaml:"dq_poll_ns"`              // ACS-HW: DQDone's memory-mapped read
+
+	// The optional fields: 0 when a config leaves them out, which charges
+	// cuGraphLaunch graph_launch_ns flat and every node update
+	// set_node_ns, as before they existed.
+	//
+	// GraphLaunchNodeNs (optional) is what cuGraphLaunch costs per kernel
+	// node of the graph, on top of GraphLaunchNs; host-function nodes are
+	// charged the same.
+	GraphLaunchNodeNs float64 `yaml:"graph_launch_node_ns,omitempty"`
+	// GraphLaunchCopyNodeNs (optional) is what cuGraphLaunch costs per
+	// memcpy node of the graph, on top of GraphLaunchNs.
+	GraphLaunchCopyNodeNs float64 `yaml:"graph_launch_copy_node_ns,omitempty"`
+	// GraphLaunchKernelChangeNs (optional) is what cuGraphLaunch costs per
+	// kernel node whose kernel (module and function) differs from the one
+	// it launched the exec's previous time (or was instantiated with):
+	// the driver sets the node up again for the new function.
+	GraphLaunchKernelChangeNs float64 `yaml:"graph_launch_kernel_change_ns,omitempty"`
+	// SetNodeKernelChangeNs (optional) is what a
+	// cuGraphExecKernelNodeSetParams that changes the node's kernel costs
+	// on top of SetNodeNs.
+	SetNodeKernelChangeNs float64 `yaml:"set_node_kernel_change_ns,omitempty"`
 }
 
 // FrontEndCosts are GPU-side latencies, in nanoseconds.
@@ -143,7 +167,8 @@ type DQModel struct {
 const maxSMs = 1 << 16
 
 // ParseConfig decodes a device config strictly: every field must be
-// present, no unknown field may appear, and the values must be consistent
+// present (except the optional ones, tagged omitempty, which default to
+// 0), no unknown field may appear, and the values must be consistent
 // (device.Info.Check, non-negative costs, positive rates). Errors name
 // source, line and field.
 func ParseConfig(data []byte, source string) (*Config, error) {
@@ -170,7 +195,8 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 }
 
 // checkFields walks a YAML mapping against a struct type: every field the
-// struct declares must be present and every key must be a field.
+// struct declares must be present, unless its tag has omitempty (an
+// optional field, 0 when absent), and every key must be a field.
 func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
 	if t.Kind() != reflect.Struct {
 		return nil
@@ -192,7 +218,8 @@ func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
 		if !f.IsExported() {
 			continue
 		}
-		key := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		tag := strings.Split(f.Tag.Get("yaml"), ",")
+		key := tag[0]
 		if key == "-" {
 			continue
 		}
@@ -206,6 +233,9 @@ func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
 		}
 		v, ok := present[key]
 		if !ok {
+			if slices.Contains(tag[1:], "omitempty") {
+				continue
+			}
 			return fmt.Errorf("%s:%d: missing field %s", source, n.Line, full)
 		}
 		if err := checkFields(v, f.Type, full, source); err != nil {

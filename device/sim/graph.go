@@ -97,6 +97,15 @@ type graphExec struct {
 	destroyed bool
 	running   *graphRun
 	hbDone    vclock // the last finished launch's clock (ordering check)
+	// launchCost is what cuGraphLaunch charges for this exec before kernel
+	// changes: graph_launch_ns plus its nodes' per-node costs.
+	launchCost Time
+	// With graph_launch_kernel_change_ns set: each kernel node's kernel at
+	// the exec's previous launch (or instantiation), and the kernel nodes
+	// updated since then (once each, marked in updated).
+	launchedKernel []*device.Kernel
+	updatedNodes   []int32
+	updated        []bool
 }
 
 func (x *graphExec) Nodes() int { return len(x.nodes) }
@@ -213,10 +222,25 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	n := len(gr.nodes)
 	th.charge(d.cost.instBase+Time(n)*d.cost.instNode, "cuGraphInstantiate")
 	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
+	x.launchCost = d.cost.graphLaunch
+	track := d.cost.graphKernelChange > 0
+	if track {
+		x.launchedKernel = make([]*device.Kernel, n)
+		x.updated = make([]bool, n)
+	}
 	for i, nd := range gr.nodes {
 		x.nodes[i] = nd
 		if nd.kind == cmdKernel {
 			x.nodes[i].l = copyLaunch(&nd.l)
+			if track {
+				x.launchedKernel[i] = nd.l.Kernel
+			}
+		}
+		// Host-function nodes cost what kernel nodes do.
+		if nd.kind == cmdCopy {
+			x.launchCost += d.cost.graphCopyLaunch
+		} else {
+			x.launchCost += d.cost.graphNodeLaunch
 		}
 		x.npred[i] = int32(len(nd.deps))
 		for _, p := range nd.deps {
@@ -240,13 +264,34 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 			Msg: "launching a graph into a capturing stream (child graphs) is not modelled"}
 	}
 	x := gx.(*graphExec)
-	th.charge(d.cost.graphLaunch, "cuGraphLaunch")
+	th.charge(x.launchCost+Time(x.kernelChanges())*d.cost.graphKernelChange, "cuGraphLaunch")
 	k := d.newCommand(cmdGraph)
 	k.gx = x
 	k.gr = &graphRun{x: x, nodes: x.nodes, cmd: k}
 	x.shared = true
 	d.enqueue(st, k, th.clock)
 	return nil
+}
+
+// kernelChanges counts the kernel nodes whose kernel differs from the one
+// they launched at the exec's previous launch (or were instantiated
+// with), and makes the current kernels the launched ones.
+func (x *graphExec) kernelChanges() int {
+	n := 0
+	for _, i := range x.updatedNodes {
+		if k := x.nodes[i].l.Kernel; !sameKernel(k, x.launchedKernel[i]) {
+			n++
+			x.launchedKernel[i] = k
+		}
+		x.updated[i] = false
+	}
+	x.updatedNodes = x.updatedNodes[:0]
+	return n
+}
+
+// sameKernel reports whether a and b name the same compiled function.
+func sameKernel(a, b *device.Kernel) bool {
+	return a == b || (a != nil && b != nil && a.Module == b.Module && a.Name == b.Name)
 }
 
 // ownNodes makes x's node slice private before an update (copy-on-write).
@@ -274,9 +319,17 @@ func (th *thread) SetKernelNode(gx device.GraphExec, node int, l *device.Launch)
 	// change, the function's context not; every kernel here is on this
 	// device). The node becomes l entirely: its cost, its trace name and
 	// its access set for the race checker are l's from the next launch.
-	th.charge(d.cost.setNode, call)
+	cost := d.cost.setNode
+	if !sameKernel(x.nodes[node].l.Kernel, l.Kernel) {
+		cost += d.cost.setNodeKernelChange
+	}
+	th.charge(cost, call)
 	x.ownNodes()
 	x.nodes[node].l = copyLaunch(l)
+	if x.updated != nil && !x.updated[node] {
+		x.updated[node] = true
+		x.updatedNodes = append(x.updatedNodes, int32(node))
+	}
 	return nil
 }
 
