@@ -151,9 +151,17 @@ Schedulers (configs/experiments/acs-*.yaml):
   changing it; device/cuda TestKernelNodeUpdateCosts, batch H3), so 2-4 us
   per kernel against 4.3 us for a stream launch; N1 (every kernel alone in
   a one-node graph) is 0.55-1.00x of serial, so the gain comes from the
-  concurrency, not from a cheaper launch path. The simulator charges a
-  graph launch 2.5 us whatever its width, so it overrates this variant
-  (rl-physics 2.4x on the simulated H100).
+  concurrency, not from a cheaper launch path. The simulated H100 charges
+  what was measured there (configs/devices/h100.yaml): a graph launch
+  0.49 us + 1.21 us per kernel node, 1.49 us more per node whose kernel
+  changed since the exec's previous launch, and a node update 1.0 us,
+  0.75 us more when it changes the kernel. It predicts 1.02x on rl-physics
+  (N8 1.00x, N1 0.81x; dynamic DNNs 0.80x, static NAS CNNs 0.77x), below
+  the H100's 1.14x (1.03x, 1.08x): the simulated serial is the faster
+  side (3.3 us per launch against 3.9-4.3 us on these hosts; on rl-physics
+  it takes 0.72x of the H100's time, the dispatch graph 0.80x). When a
+  graph launch cost 2.5 us whatever its width, the simulated H100 gave
+  2.28x; the simulated RTX 3070 still charges that flat estimate (2.81x).
 - Before device/cuda's Queue.Get spun briefly before parking, every
   handoff between the window thread and a scheduler thread parked a thread
   (a futex wake-up, about 25 us on these hosts): one scheduler thread took
