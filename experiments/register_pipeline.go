@@ -138,7 +138,7 @@ func init() {
 			s.Gaps = p.Gaps
 			return s, nil
 		})
-	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches; copies stream (default graph) puts only the job's kernels in each worker's graph, captured once and never updated, and issues the job's host copies on the worker's stream around its launch (not with a ring or jobs_per_launch); copies batched (with a ring and jobs_per_launch j >= 2) launches chunks of j consecutive jobs, one coalesced copy in and out per chunk over strided host slots and the jobs' kernels as parallel branches over per-worker batch buffers; warm launches every graph exec once in Prepare and waits for it, so first-launch costs fall outside the timed run (params: b, depth, ring, threaded, coalesce, jobs_per_launch, copies, warm, gaps)",
+	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches; copies stream (default graph) puts only the job's kernels in each worker's graph, captured once and never updated, and issues the job's host copies on the worker's stream around its launch (not with a ring or jobs_per_launch); copies batched (with a ring and jobs_per_launch j >= 2) launches chunks of j consecutive jobs, one coalesced copy in and out per chunk over strided host slots and the jobs' kernels as parallel branches over per-worker batch buffers (branches k: in k branches of consecutive jobs, 1 a chain); warm launches every graph exec once in Prepare and waits for it, so first-launch costs fall outside the timed run (params: b, depth, ring, threaded, coalesce, jobs_per_launch, copies, branches, warm, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := struct {
 				B         int    `yaml:"b"`
@@ -149,6 +149,7 @@ func init() {
 				PerLaunch int    `yaml:"jobs_per_launch"`
 				Copies    string `yaml:"copies"`
 				Warm      bool   `yaml:"warm"`
+				Branches  int    `yaml:"branches"`
 				Gaps      bool   `yaml:"gaps"`
 			}{B: 4, Coalesce: 1, PerLaunch: 1, Copies: "graph"}
 			if err := DecodeParams(params, &p); err != nil {
@@ -197,7 +198,10 @@ func init() {
 			default:
 				return nil, fmt.Errorf("copies is %q; it must be graph (the job's copies are nodes of its graph, updated per job), stream (kernel-only graphs, copies issued on the worker's stream) or batched (one coalesced copy in and out per chunk of jobs_per_launch jobs)", p.Copies)
 			}
-			s.Gaps, s.Threaded, s.Coalesce, s.Ring, s.JobsPerLaunch, s.Warm = p.Gaps, p.Threaded, p.Coalesce, p.Ring, p.PerLaunch, p.Warm
+			if p.Branches != 0 && (!s.BatchedCopies || p.Branches < 1 || p.Branches > p.PerLaunch) {
+				return nil, fmt.Errorf("branches is %d; it spreads a chunk's jobs (copies: batched) over that many parallel graph branches, from 1 (one chain) to jobs_per_launch (%d, the default: a branch per job)", p.Branches, p.PerLaunch)
+			}
+			s.Gaps, s.Threaded, s.Coalesce, s.Ring, s.JobsPerLaunch, s.Warm, s.Branches = p.Gaps, p.Threaded, p.Coalesce, p.Ring, p.PerLaunch, p.Warm, p.Branches
 			return s, nil
 		})
 }

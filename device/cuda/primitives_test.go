@@ -437,41 +437,11 @@ func TestFirstLaunchCosts(t *testing.T) {
 	timed := []int{1, 2, 3, 10} // launches timed, counted from 1
 	synth := kernel(t, "synthetic", "synth_node")
 	us := func(d time.Duration) string { return fmt.Sprintf("%.1f us", float64(d.Nanoseconds())/1e3) }
-	med := func(v []time.Duration) time.Duration {
-		s := append([]time.Duration(nil), v...)
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		return s[len(s)/2]
-	}
+	med := medianDuration
 	d := open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
-		a, err := h.Malloc(slots * bytes)
-		require.NoError(t, err)
-		b, err := h.Malloc(slots * bytes)
-		require.NoError(t, err)
-		hin, err := h.AllocHost(slots*bytes, true)
-		require.NoError(t, err)
-		hout, err := h.AllocHost(slots*bytes, true)
-		require.NoError(t, err)
-		var sides []device.Stream
-		for i := 0; i < slots; i++ {
-			st, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
-			sides = append(sides, st)
-		}
-		fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
-		require.NoError(t, err)
-		join, err := h.NewEvent(device.EventOptions{DisableTiming: true})
-		require.NoError(t, err)
-		// slot i's kernel reads a's slot i and writes b's.
-		slotLaunch := func(i int) *device.Launch {
-			l := synthLaunch(synth, a, b, elems, 4)
-			for k := range l.Args {
-				if l.Args[k].Kind == device.ArgBuffer {
-					l.Args[k].Off, l.Args[k].Len = int64(i)*bytes, bytes
-				}
-			}
-			return l
-		}
+		sb := newSlotBench(t, h, synth, slots, elems)
+		a, b, hin, hout, sides, fork, join, slotLaunch := sb.a, sb.b, sb.hin, sb.hout, sb.sides, sb.fork, sb.join, sb.launch
 		// The job graph (3 nodes) and the chunk graph (2 + slots nodes),
 		// captured on st.
 		shapes := []struct {
@@ -570,4 +540,148 @@ func TestFirstLaunchCosts(t *testing.T) {
 		}
 		return nil
 	}))
+}
+
+// TestGraphTopologyLaunchCosts measures whether cuGraphLaunch's host cost
+// per kernel node depends on the graph's shape: n kernel nodes (n = 8, 16)
+// spread over k parallel branches (k = 1: one chain; k = n: every node
+// its own branch, as SET-batch and ACS-SW's graph dispatch capture them),
+// with and without a copy node before the fork and one after the join (a
+// SET-batch chunk). Each launch is timed alone on an idle stream (the
+// stream synchronized before it), so no queue back-pressure is in the
+// call; also launches back to back, per graph. Medians; a measurement,
+// not a check: run it with -primbench=200 (calls per shape).
+func TestGraphTopologyLaunchCosts(t *testing.T) {
+	if *primBench <= 0 {
+		t.Skip("measurement; run with -primbench=200")
+	}
+	n := *primBench
+	const (
+		elems = 4096
+		bytes = 4 * elems
+		most  = 16
+	)
+	synth := kernel(t, "synthetic", "synth_node")
+	us := func(d time.Duration) string { return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/1e3) }
+	med := medianDuration
+	d := open(t)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		sb := newSlotBench(t, h, synth, most, elems)
+		a, b, hin, hout, sides, fork, join, slotLaunch := sb.a, sb.b, sb.hin, sb.hout, sb.sides, sb.fork, sb.join, sb.launch
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		// capture: nodes kernels dealt in contiguous runs over k branches
+		// (branch j runs slots j*nodes/k ..), each branch a side stream
+		// forked from s and joined back.
+		capture := func(nodes, k int, copies bool) device.GraphExec {
+			require.NoError(t, h.BeginCapture(s))
+			if copies {
+				require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: int64(nodes) * bytes}))
+			}
+			require.NoError(t, h.Record(fork, s))
+			per := nodes / k
+			for j := 0; j < k; j++ {
+				require.NoError(t, h.Wait(sides[j], fork))
+				for i := j * per; i < (j+1)*per; i++ {
+					require.NoError(t, h.Launch(sides[j], slotLaunch(i)))
+				}
+				require.NoError(t, h.Record(join, sides[j]))
+				require.NoError(t, h.Wait(s, join))
+			}
+			if copies {
+				require.NoError(t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: b, Host: hout, Bytes: int64(nodes) * bytes}))
+			}
+			g, err := h.EndCapture(s)
+			require.NoError(t, err)
+			x, err := h.Instantiate(g)
+			require.NoError(t, err)
+			require.NoError(t, h.Destroy(g))
+			return x
+		}
+		for _, copies := range []bool{false, true} {
+			for _, nodes := range []int{8, 16} {
+				for _, k := range []int{1, 2, 4, nodes} {
+					x := capture(nodes, k, copies)
+					for j := 0; j < 20; j++ { // warm up
+						require.NoError(t, h.GraphLaunch(x, s))
+					}
+					require.NoError(t, h.StreamSynchronize(s))
+					call := make([]time.Duration, 0, n)
+					done := make([]time.Duration, 0, n)
+					for j := 0; j < n; j++ {
+						t0 := time.Now()
+						require.NoError(t, h.GraphLaunch(x, s))
+						t1 := time.Now()
+						require.NoError(t, h.StreamSynchronize(s))
+						call = append(call, t1.Sub(t0))
+						done = append(done, time.Since(t0))
+					}
+					t0 := time.Now()
+					for j := 0; j < n; j++ {
+						require.NoError(t, h.GraphLaunch(x, s))
+					}
+					b2b := time.Since(t0)
+					require.NoError(t, h.StreamSynchronize(s))
+					all := time.Since(t0)
+					t.Logf("%2d kernel nodes on %2d branches, copy nodes %-5v: idle stream: call %s (%s per kernel node), to completion %s; back to back: call %s per graph, %s per graph until all done",
+						nodes, k, copies, us(med(call)), us(med(call)/time.Duration(nodes)), us(med(done)),
+						us(b2b/time.Duration(n)), us(all/time.Duration(n)))
+					require.NoError(t, h.Destroy(x))
+				}
+			}
+		}
+		return nil
+	}))
+}
+
+// slotBench is what the chunk-graph measurements capture from: device
+// buffers a and b and pinned host buffers of slots x elems float32 each,
+// a side stream per slot, fork and join events, and launch(i), the
+// synth_node kernel reading a's slot i and writing b's.
+type slotBench struct {
+	a, b       device.Buffer
+	hin, hout  *device.HostMem
+	sides      []device.Stream
+	fork, join device.Event
+	launch     func(i int) *device.Launch
+}
+
+func newSlotBench(t *testing.T, h device.Host, synth *device.Kernel, slots, elems int) *slotBench {
+	bytes := int64(4 * elems)
+	var sb slotBench
+	var err error
+	for _, buf := range []*device.Buffer{&sb.a, &sb.b} {
+		*buf, err = h.Malloc(int64(slots) * bytes)
+		require.NoError(t, err)
+	}
+	for _, buf := range []**device.HostMem{&sb.hin, &sb.hout} {
+		*buf, err = h.AllocHost(int64(slots)*bytes, true)
+		require.NoError(t, err)
+	}
+	for i := 0; i < slots; i++ {
+		st, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		sb.sides = append(sb.sides, st)
+	}
+	sb.fork, err = h.NewEvent(device.EventOptions{DisableTiming: true})
+	require.NoError(t, err)
+	sb.join, err = h.NewEvent(device.EventOptions{DisableTiming: true})
+	require.NoError(t, err)
+	sb.launch = func(i int) *device.Launch {
+		l := synthLaunch(synth, sb.a, sb.b, elems, 4)
+		for k := range l.Args {
+			if l.Args[k].Kind == device.ArgBuffer {
+				l.Args[k].Off, l.Args[k].Len = int64(i)*bytes, bytes
+			}
+		}
+		return l
+	}
+	return &sb
+}
+
+// medianDuration is v's median, v left as it was.
+func medianDuration(v []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), v...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
 }

@@ -113,8 +113,10 @@
 // the host buffer, copied into one per-worker batch buffer that holds slot
 // i of the chunk at i x stride. The chunk's jobs run their kernels as
 // parallel branches of the graph, slot i's over slot i's ranges of the
-// batch buffers, between the coalesced copy in and the coalesced copy out.
-// Chunks are dealt round-robin and stolen whole; a dispatch updates only
+// batch buffers, between the coalesced copy in and the coalesced copy out
+// (or, with Branches k, in k branches of consecutive slots, each branch's
+// slots one after another: fewer branches, fewer nodes the launch must
+// fork and join). Chunks are dealt round-robin and stolen whole; a dispatch updates only
 // the copy nodes whose host offsets (or, for a short last chunk, lengths)
 // change, at most one per host copy of the job, and launches once. A
 // worker's ring positions share its batch buffers in the order of its one

@@ -76,6 +76,12 @@ type SET struct {
 	// whole chunk, and the chunk's jobs' kernels as parallel branches over
 	// per-slot ranges of per-worker batch buffers.
 	BatchedCopies bool
+	// Branches (BatchedCopies only; 0: one per job) spreads a chunk's n
+	// jobs over min(Branches, n) parallel branches of its graph, in
+	// contiguous runs, the jobs of a branch one after another: fewer,
+	// longer branches trade the chunk's device parallelism for a cheaper
+	// graph launch, if the driver charges a launch by its branches.
+	Branches int
 	// Warm launches every graph exec of every worker once, on the stream
 	// Run launches it on, and waits for those launches before Prepare
 	// returns (set_warm.go), so that one-time costs of an exec's (and a
@@ -179,6 +185,9 @@ func (s *SET) Name() string {
 	}
 	if s.BatchedCopies {
 		name += ",copies=batched"
+	}
+	if s.BatchedCopies && s.Branches > 0 {
+		name += fmt.Sprintf(",branches=%d", s.Branches)
 	}
 	if s.Warm {
 		name += ",warm"

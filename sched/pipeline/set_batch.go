@@ -34,7 +34,9 @@ import (
 //	            the n jobs' inputs (host slots and the padding between them)
 //	slot 0..n-1 the job's kernels over slot i's ranges of the batch
 //	            buffers, each slot a parallel branch of the graph (captured
-//	            on a side stream forked after the copy-in and joined back)
+//	            on a side stream forked after the copy-in and joined back),
+//	            or with Branches k, the slots in k contiguous runs, each
+//	            run one branch with its slots in order
 //	copy-out    one device-to-host copy per output copy of the job
 //
 // The kernel nodes never change (every chunk a worker runs uses the same
@@ -97,6 +99,9 @@ type batchCopy struct {
 // others, before anything else is checked, so its errors name it.
 func (s *SET) validateBatchedOptions() error {
 	if !s.BatchedCopies {
+		if s.Branches != 0 {
+			return fmt.Errorf("set: branches is %d but copies are not batched; branches spread a SET-batch chunk's jobs (copies=batched)", s.Branches)
+		}
 		return nil
 	}
 	if s.StreamCopies {
@@ -104,6 +109,9 @@ func (s *SET) validateBatchedOptions() error {
 	}
 	if s.Ring == 0 {
 		return fmt.Errorf("set: batched copies (copies=batched) need a ring (ring 1 or more): a chunk is prepared only into an exec whose last launch has completed, and a worker's execs share its batch buffers in the order of its one stream")
+	}
+	if s.Branches < 0 {
+		return fmt.Errorf("set: branches is %d; it must be 0 (one branch per job of a chunk) or more", s.Branches)
 	}
 	if s.jobsPerLaunch() < 2 {
 		return fmt.Errorf("set: batched copies (copies=batched) need at least 2 jobs per launch (jobs_per_launch), got %d: a chunk of one job is SET-ring", s.jobsPerLaunch())
@@ -402,12 +410,13 @@ func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int
 			return fail(err)
 		}
 	}
-	for i := 0; i < n; i++ {
-		side, err := bc.side(h, i)
+	k := s.chunkBranches(n)
+	for j := 0; j < k; j++ {
+		side, err := bc.side(h, j)
 		if err != nil {
 			return fail(err)
 		}
-		if i == 0 {
+		if j == 0 {
 			if err := h.Record(bc.fork, st); err != nil {
 				return fail(err)
 			}
@@ -415,8 +424,11 @@ func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int
 		if err := h.Wait(side, bc.fork); err != nil {
 			return fail(err)
 		}
-		if err := s.issueSlot(h, side, wk, i); err != nil {
-			return fail(err)
+		// Branch j runs slots [j*n/k, (j+1)*n/k) in order.
+		for i := j * n / k; i < (j+1)*n/k; i++ {
+			if err := s.issueSlot(h, side, wk, i); err != nil {
+				return fail(err)
+			}
 		}
 		if err := h.Record(bc.join, side); err != nil {
 			return fail(err)
@@ -443,6 +455,14 @@ func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int
 		return nil, nil, err
 	}
 	return x, cur, nil
+}
+
+// chunkBranches is how many parallel branches a chunk of n jobs has.
+func (s *SET) chunkBranches(n int) int {
+	if s.Branches <= 0 || s.Branches > n {
+		return n
+	}
+	return s.Branches
 }
 
 // issueSlot issues the kernel range of the job in slot i of wk's batch

@@ -36,10 +36,16 @@ type trackNode struct {
 	copy   bool
 	c      device.Copy
 	kernel string
+	stream device.Stream // where it was captured
 }
 
-// trackedGraph is what one captured graph holds.
-type trackedGraph struct{ copies, launches int }
+// trackedGraph is what one captured graph holds: its copies, its kernel
+// launches, and how many kernels each capturing stream got, in the order
+// the streams first launched one.
+type trackedGraph struct {
+	copies, launches int
+	perStream        []int
+}
 
 type trackState struct {
 	mu        sync.Mutex
@@ -104,7 +110,7 @@ func (b *batchTracker) Copy(s device.Stream, c *device.Copy) error {
 func (b *batchTracker) Launch(s device.Stream, l *device.Launch) error {
 	b.st.mu.Lock()
 	if b.st.capturingNow {
-		b.st.capturing = append(b.st.capturing, trackNode{kernel: l.Name()})
+		b.st.capturing = append(b.st.capturing, trackNode{kernel: l.Name(), stream: s})
 	}
 	b.st.mu.Unlock()
 	return b.Host.Launch(s, l)
@@ -119,12 +125,20 @@ func (b *batchTracker) EndCapture(s device.Stream) (device.Graph, error) {
 	if err == nil {
 		st.graphs[g] = st.capturing
 		var tg trackedGraph
+		branch := map[device.Stream]int{}
 		for _, n := range st.capturing {
 			if n.copy {
 				tg.copies++
-			} else {
-				tg.launches++
+				continue
 			}
+			tg.launches++
+			i, ok := branch[n.stream]
+			if !ok {
+				i = len(tg.perStream)
+				branch[n.stream] = i
+				tg.perStream = append(tg.perStream, 0)
+			}
+			tg.perStream[i]++
 		}
 		st.captured = append(st.captured, tg)
 	}
@@ -310,6 +324,51 @@ func TestSETBatched32JobsPerLaunch(t *testing.T) {
 	}
 }
 
+// TestSETBatchedBranches: with Branches k, a chunk of n jobs is captured on
+// min(k, n) side streams, slots dealt in contiguous runs (so the branches'
+// kernel counts differ by at most one job's), and runs race-free, every
+// job copied in and out once, with and without steals.
+func TestSETBatchedBranches(t *testing.T) {
+	const n, J = 30, 4 // chunks of 4 and a tail of 2
+	w, err := jobs.Hotspot(jobs.HotspotParams{Jobs: n, Size: 256, Iterations: 4}, 1)
+	require.NoError(t, err)
+	kernels := len(w.Program.Steps[0].Ops) - 2
+	for _, k := range []int{1, 2, 3, 4} {
+		for _, unbalanced := range []bool{false, true} {
+			s := newBatchSET(t, 3, 2, J, false)
+			s.Branches = k
+			name := s.Name()
+			if unbalanced {
+				s.dealTo, name = func(int) int { return 0 }, name+"/all to worker 0"
+			}
+			t.Run(name, func(t *testing.T) {
+				m, races, tr, g := runTracked(t, w.Program, s)
+				assert.Empty(t, races, "a branch's slots run in order, branches over disjoint slot ranges")
+				assert.Empty(t, g.inFlight)
+				assertEveryJobOnce(t, tr)
+				assert.Equal(t, (n+J-1)/J, tr.launches)
+				if unbalanced {
+					assert.Positive(t, m["steals"])
+				}
+				require.Len(t, tr.captured, 3*2*J)
+				for i, c := range tr.captured {
+					slots := i%J + 1 // captured for chunk lengths 1..J in turn
+					want := make([]int, min(k, slots))
+					for b := range want {
+						want[b] = ((b+1)*slots/len(want) - b*slots/len(want)) * kernels
+					}
+					assert.Equal(t, want, c.perStream, "a chunk of %d jobs over %d branches", slots, k)
+				}
+			})
+		}
+	}
+	assert.Equal(t, "set(b=3,depth=2,ring=2,jobs=4,copies=batched,branches=1)", func() string {
+		s := newBatchSET(t, 3, 2, J, false)
+		s.Branches = 1
+		return s.Name()
+	}())
+}
+
 func TestSETBatchedStealsWholeChunks(t *testing.T) {
 	tests := []struct {
 		name             string
@@ -445,6 +504,8 @@ func TestSETBatchedBadParameters(t *testing.T) {
 	}{
 		{"no ring", &SET{B: 2, Depth: 1, JobsPerLaunch: 4, BatchedCopies: true}, gemm.Program, "batched copies (copies=batched) need a ring (ring 1 or more)"},
 		{"one job per launch", &SET{B: 2, Depth: 1, Ring: 1, BatchedCopies: true}, gemm.Program, "batched copies (copies=batched) need at least 2 jobs per launch (jobs_per_launch), got 1"},
+		{"branches without batched copies", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, Branches: 2}, gemm.Program, "branches is 2 but copies are not batched"},
+		{"negative branches", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, Branches: -1}, gemm.Program, "branches is -1; it must be 0"},
 		{"with copies on the stream", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, StreamCopies: true}, gemm.Program, "do not combine with copies on the stream"},
 		{"the strided hand program runs", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true}, stridedProgram(4, strided, nil), ""},
 		{"host offsets not strided", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
