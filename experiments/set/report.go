@@ -33,7 +33,8 @@ stealing). SET+ rows (set with depth, threaded or coalesce), SET-ring rows
 launch is complete), SET-chain rows (set with jobs: several jobs per graph
 launch, chained in each exec), SET-kgraph rows (copies=stream: kernel-only
 graphs, the copies on the stream) and SET-batch rows (copies=batched: a chunk
-of consecutive jobs per graph launch with one coalesced copy in and out) are
+of consecutive jobs per graph launch with one coalesced copy in and out, the
+jobs' kernels in parallel branches, one per job unless branches says fewer) are
 gpusched's refinements of SET; see sched/pipeline's package documentation.
 
 Metrics (from each scheduler's Metrics()): throughput = jobs / T_measured, in
@@ -60,7 +61,9 @@ Regenerate:
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v6.yaml -json docs/results/set-gpu-v6.json   # on a GPU: SET-batch, warmed, interleaved
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v7.yaml -json docs/results/set-gpu-v7.json   # on a GPU: SET-batch, one dispatcher
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v8.yaml -json docs/results/set-gpu-v8.json   # on a GPU: SET-batch, coalesced callbacks
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v8.json]
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v9.yaml -json docs/results/set-gpu-v9.json   # on a GPU: SET-batch, fewer branches per chunk
+    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v10.yaml -json docs/results/set-gpu-v10.json   # on a GPU: the same again, with 2 branches
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v10.json]
 
 `)
 	if notes != "" {
@@ -89,6 +92,9 @@ Regenerate:
 }
 
 var bParam = regexp.MustCompile(`b=(\d+)`)
+
+// branchesParam finds a SET-batch chunk's branch count in a scheduler name.
+var branchesParam = regexp.MustCompile(`branches=(\d+)`)
 
 // workersOf is a scheduler's b (0 for those without one).
 func workersOf(desc string) int {
@@ -286,7 +292,14 @@ func variantTitle(v, desc string) string {
 	params := strings.TrimSuffix(bParam.ReplaceAllString(desc, "b"), ")")
 	params = strings.TrimPrefix(strings.TrimPrefix(params, "set(b"), ",")
 	if strings.Contains(desc, "copies=batched") {
-		return fmt.Sprintf("SET-batch %s (%s: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels as parallel branches; gpusched's refinement)", v, params)
+		branches := "the jobs' kernels as parallel branches"
+		if m := branchesParam.FindStringSubmatch(desc); m != nil {
+			branches = fmt.Sprintf("the jobs' kernels in %s parallel branches of consecutive jobs", m[1])
+			if m[1] == "1" {
+				branches = "the jobs' kernels in one chain"
+			}
+		}
+		return fmt.Sprintf("SET-batch %s (%s: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, %s; gpusched's refinement)", v, params, branches)
 	}
 	if strings.Contains(desc, "copies=stream") {
 		return fmt.Sprintf("SET-kgraph %s (%s: kernel-only graphs never updated, the job's copies issued on the worker's stream; gpusched's refinement)", v, params)

@@ -153,8 +153,17 @@ func TestVariantTitleNamesSETKGraph(t *testing.T) {
 }
 
 func TestVariantTitleNamesSETBatch(t *testing.T) {
-	title := variantTitle("setbatch8", "set(b=4,depth=2,ring=2,threaded,jobs=8,copies=batched)")
-	assert.Equal(t, "SET-batch setbatch8 (depth=2,ring=2,threaded,jobs=8,copies=batched: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels as parallel branches; gpusched's refinement)", title)
+	tests := []struct{ v, desc, want string }{
+		{"setbatch8", "set(b=4,depth=2,ring=2,threaded,jobs=8,copies=batched)",
+			"SET-batch setbatch8 (depth=2,ring=2,threaded,jobs=8,copies=batched: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels as parallel branches; gpusched's refinement)"},
+		{"setbatch16s-br4", "set(b=2,depth=2,ring=2,jobs=16,copies=batched,branches=4,warm)",
+			"SET-batch setbatch16s-br4 (depth=2,ring=2,jobs=16,copies=batched,branches=4,warm: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels in 4 parallel branches of consecutive jobs; gpusched's refinement)"},
+		{"setbatch16s-br1", "set(b=8,depth=2,ring=2,jobs=16,copies=batched,branches=1,warm)",
+			"SET-batch setbatch16s-br1 (depth=2,ring=2,jobs=16,copies=batched,branches=1,warm: chunks of consecutive jobs per graph launch, one coalesced copy in and out per chunk, the jobs' kernels in one chain; gpusched's refinement)"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, variantTitle(tt.v, tt.desc))
+	}
 }
 
 // plainDevice hides the simulator's Observer, so runGroup takes the path a
