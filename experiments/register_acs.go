@@ -13,7 +13,7 @@ func init() {
 	RegisterScheduler("acs-sw", "ACS-SW: out-of-order window of N kernels, RAW/WAR/WAW range checks, K scheduler threads with a stream each "+
 		"(params: window=32 (<=0 unbounded), threads=4, completion=sync|event|callback, inflight=1, waits=false, batch=0, graph_cache=false, "+
 		"dispatch=window|shared|graph (graph: one thread and one stream, every ready kernel in one graph launch; needs threads 1), "+
-		"graph_key=width|kernels (dispatch graph), handoff=kernel|batched, check_cost=true)",
+		"graph_key=width|kernels (dispatch graph), lanes=0 (dispatch graph: a batch's kernels on that many parallel branches, 0 one each), handoff=kernel|batched, check_cost=true)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := acs.DefaultParams()
 			if err := DecodeParams(params, &p); err != nil {

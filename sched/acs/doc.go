@@ -107,7 +107,13 @@
 //     batches depend only on the program and N, not on timing. N = 1 is
 //     serial through one-node graphs: what the launch path alone gives,
 //     without concurrency. Stats reports instantiations, cache hits, node
-//     updates, batches and their mean width.
+//     updates, batches and their mean width. Lanes k captures each batch
+//     graph as min(k, w) chains of consecutive nodes instead of w
+//     branches: batch J on the H100 (device/cuda
+//     TestGraphTopologyLaunchCosts) found the "1.2 us per node" above to
+//     be per parallel branch (16 kernel nodes: 1.70 us as one chain, 3.73
+//     us on 4 branches, 14.17 us on 16), so fewer lanes cut the launch's
+//     host cost at the price of running a batch's kernels k at a time.
 //
 // The window thread's real cost. On a GPU the window thread is one host
 // thread that checks, hands off and retires every kernel, so its CPU time

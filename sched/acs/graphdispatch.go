@@ -53,6 +53,7 @@ type graphDispatch struct {
 	// edges between them; fork and join are the capture's events.
 	side       []device.Stream
 	fork, join device.Event
+	lanes      int                // Params.Lanes
 	byWidth    []device.GraphExec // GraphKeyWidth: index w-1
 	// nodeKernels[w-1][i] is the kernel node i of byWidth[w-1] launches
 	// now: a batch's kernels are assigned to nodes that already launch
@@ -121,7 +122,7 @@ func (s *SW) Stats() map[string]float64 {
 // prepareGraph creates the stream, the capture's side streams and events,
 // and under GraphKeyWidth instantiates the graphs of widths 1..N.
 func (s *SW) prepareGraph(h device.Host) error {
-	g := &graphDispatch{byKernels: map[string]device.GraphExec{}}
+	g := &graphDispatch{byKernels: map[string]device.GraphExec{}, lanes: s.p.Lanes}
 	s.g = g
 	var err error
 	if g.stream, err = h.NewStream(device.StreamOptions{}); err != nil {
@@ -192,39 +193,49 @@ func (s *SW) destroyGraph(h device.Host) error {
 	return errors.Join(errs...)
 }
 
-// instantiate captures g.launches as a graph of independent kernel nodes
-// (node i launching g.launches[i]) and instantiates it. The first launch
-// is captured on the stream itself, every other one on a side stream
-// forked from the capture before any node and joined back after its
-// launch, so no node depends on another.
+// instantiate captures g.launches as a graph of kernel nodes without
+// edges between them (node i launching g.launches[i]), or with Lanes k as
+// min(k, w) chains of consecutive nodes, and instantiates it. The first
+// branch is captured on the stream itself, every other one on a side
+// stream forked from the capture before any node and joined back after
+// its last launch.
 func (g *graphDispatch) instantiate(h device.Host) (device.GraphExec, error) {
-	if len(g.launches) > len(g.side)+1 {
-		return nil, fmt.Errorf("acs-sw: a batch of %d kernels, wider than the window (bug)", len(g.launches))
+	w := len(g.launches)
+	if w > len(g.side)+1 {
+		return nil, fmt.Errorf("acs-sw: a batch of %d kernels, wider than the window (bug)", w)
+	}
+	branches := w
+	if g.lanes > 0 && g.lanes < w {
+		branches = g.lanes
 	}
 	st := g.stream
 	if err := h.BeginCapture(st); err != nil {
 		return nil, err
 	}
 	err := h.Record(g.fork, st)
-	if err == nil {
-		err = h.Launch(st, g.launches[0])
-	}
-	for i, l := range g.launches[1:] {
-		if err != nil {
-			break
+	for j := 0; j < branches && err == nil; j++ {
+		on := st
+		if j > 0 {
+			on = g.side[j-1]
+			if err = h.Wait(on, g.fork); err != nil {
+				break
+			}
 		}
-		side := g.side[i]
-		if err = h.Wait(side, g.fork); err != nil {
-			break
+		// Branch j launches nodes [j*w/branches, (j+1)*w/branches) in order.
+		for _, l := range g.launches[j*w/branches : (j+1)*w/branches] {
+			if err = h.Launch(on, l); err != nil {
+				break
+			}
 		}
-		// Joined back even when the launch fails, so that ending the
-		// capture ends it on the side stream too.
-		err = h.Launch(side, l)
-		if e := h.Record(g.join, side); err == nil {
-			err = e
-		}
-		if e := h.Wait(st, g.join); err == nil {
-			err = e
+		if j > 0 {
+			// Joined back even when a launch fails, so that ending the
+			// capture ends it on the side stream too.
+			if e := h.Record(g.join, on); err == nil {
+				err = e
+			}
+			if e := h.Wait(st, g.join); err == nil {
+				err = e
+			}
 		}
 	}
 	gr, endErr := h.EndCapture(st)

@@ -25,15 +25,21 @@ func graphParams(n int, key GraphKey) Params {
 }
 
 // graphVariants are dispatch graph's variants under test: both graph
-// keys, windows of 1 (serial through one-node graphs), 8 and 32.
+// keys, windows of 1 (serial through one-node graphs), 8 and 32, and
+// batches in fewer branches (lanes).
 func graphVariants() []Params {
 	var vs []Params
 	for _, key := range []GraphKey{GraphKeyWidth, GraphKeyKernels} {
 		for _, n := range []int{1, 8, 32} {
 			vs = append(vs, graphParams(n, key))
 		}
+		p := graphParams(32, key)
+		p.Lanes = 4
+		vs = append(vs, p)
 	}
-	return vs
+	p := graphParams(16, GraphKeyWidth)
+	p.Lanes = 1
+	return append(vs, p)
 }
 
 // acsSimPrograms are the workloads of configs/experiments/acs-sim.yaml at
@@ -133,10 +139,14 @@ type batchRecorder struct {
 	device.Host
 	capturing bool
 	captured  []string
-	graphs    map[device.Graph][]string
-	execs     map[device.GraphExec][]string
-	batches   [][]string
-	direct    []string
+	// lanes has, per capture in order, the kernels launched on each
+	// capturing stream, in the order the streams first launched one.
+	lanes   [][]int
+	laneOf  map[device.Stream]int
+	graphs  map[device.Graph][]string
+	execs   map[device.GraphExec][]string
+	batches [][]string
+	direct  []string
 }
 
 func newBatchRecorder(h device.Host) *batchRecorder {
@@ -145,6 +155,7 @@ func newBatchRecorder(h device.Host) *batchRecorder {
 
 func (r *batchRecorder) BeginCapture(s device.Stream) error {
 	r.capturing, r.captured = true, nil
+	r.lanes, r.laneOf = append(r.lanes, nil), map[device.Stream]int{}
 	return r.Host.BeginCapture(s)
 }
 
@@ -168,6 +179,14 @@ func (r *batchRecorder) Instantiate(g device.Graph) (device.GraphExec, error) {
 func (r *batchRecorder) Launch(s device.Stream, l *device.Launch) error {
 	if r.capturing {
 		r.captured = append(r.captured, l.Label)
+		c := &r.lanes[len(r.lanes)-1]
+		i, ok := r.laneOf[s]
+		if !ok {
+			i = len(*c)
+			r.laneOf[s] = i
+			*c = append(*c, 0)
+		}
+		(*c)[i]++
 	} else {
 		r.direct = append(r.direct, l.Label)
 	}
@@ -308,6 +327,55 @@ func TestGraphDispatchBatches(t *testing.T) {
 	}
 }
 
+func TestGraphDispatchLanes(t *testing.T) {
+	// Under GraphKeyWidth, Prepare captures the graphs of widths 1..N: with
+	// lanes k, width w's on min(k, w) streams, the nodes in contiguous
+	// runs; then a run is race-free and sends every kernel once.
+	prog := smallRL(t)
+	for _, k := range []int{0, 1, 3, 8} {
+		t.Run(fmt.Sprintf("lanes=%d", k), func(t *testing.T) {
+			dev, err := sim.NewNamed("h100")
+			require.NoError(t, err)
+			p := graphParams(8, GraphKeyWidth)
+			p.Lanes = k
+			s, err := NewSW(p)
+			require.NoError(t, err)
+			var prepared [][]int
+			require.NoError(t, dev.Run(func(h device.Host) error {
+				rec := newBatchRecorder(h)
+				in, err := workloads.Bind(rec, prog)
+				if err != nil {
+					return err
+				}
+				defer in.Release(rec)
+				if err := s.Prepare(rec, in); err != nil {
+					return err
+				}
+				prepared = slices.Clone(rec.lanes)
+				if err := s.Run(rec, in); err != nil {
+					return err
+				}
+				return s.Cleanup(rec)
+			}))
+			assert.Empty(t, dev.Races())
+			require.Len(t, prepared, 8, "one graph per width")
+			for w := 1; w <= 8; w++ {
+				b := w
+				if k > 0 && k < w {
+					b = k
+				}
+				want := make([]int, b)
+				for j := range want {
+					want[j] = (j+1)*w/b - j*w/b
+				}
+				assert.Equal(t, want, prepared[w-1], "width %d, lanes %d", w, k)
+			}
+			st := s.Stats()
+			assert.InDelta(t, float64(kernelCount(prog)), st["batches"]*st["mean_batch_width"], 0.5)
+		})
+	}
+}
+
 func TestGraphDispatchKernelsKeyReusesGraphsOfTheSameKernels(t *testing.T) {
 	// Independent kernels through a window of two: batches {p1, p2} and
 	// {q1, q2} hold the same kernels (kb and ka, in either program
@@ -443,6 +511,8 @@ func TestGraphDispatchParams(t *testing.T) {
 		{"unbounded", func(p *Params) { p.Window = 0 }, "window must be in [1, 64], got 0"},
 		{"wide", func(p *Params) { p.Window = 65 }, "window must be in [1, 64], got 65"},
 		{"key", func(p *Params) { p.GraphKey = "shape" }, `graph_key must be width or kernels, got "shape"`},
+		{"negative lanes", func(p *Params) { p.Lanes = -1 }, "lanes must be in [0, window 32] (0: a branch per kernel of a batch), got -1"},
+		{"lanes over the window", func(p *Params) { p.Lanes = 33 }, "lanes must be in [0, window 32]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -460,6 +530,13 @@ func TestGraphDispatchParams(t *testing.T) {
 	q.GraphKey = GraphKeyKernels
 	_, err = New(q)
 	assert.ErrorContains(t, err, `graph_key needs dispatch graph, got dispatch "window"`)
+	q = DefaultParams()
+	q.Lanes = 2
+	_, err = New(q)
+	assert.ErrorContains(t, err, `lanes needs dispatch graph, got dispatch "window"`)
+	p = graphParams(32, "")
+	p.Lanes = 4
+	assert.Equal(t, "acs-sw(N=32,dispatch=graph,key=width,lanes=4)", p.Name())
 
 	assert.Equal(t, "acs-sw(N=32,dispatch=graph,key=width)", graphParams(32, "").Name())
 	assert.Equal(t, "acs-sw(N=1,dispatch=graph,key=kernels)", graphParams(1, GraphKeyKernels).Name())

@@ -78,6 +78,14 @@ type Params struct {
 	// drivers that refuse to change a node's kernel); "" is width. Needs
 	// dispatch graph.
 	GraphKey GraphKey `yaml:"graph_key"`
+	// Lanes is how many parallel branches a dispatch graph batch of w
+	// kernels is captured on: min(Lanes, w) chains of consecutive nodes;
+	// 0 is a branch per kernel. A batch's kernels are independent, so a
+	// chain only adds order; it pays where the driver charges a graph
+	// launch per branch (about 0.8 us each on an H100, device/cuda
+	// TestGraphTopologyLaunchCosts) more than the device loses. Needs
+	// dispatch graph.
+	Lanes int `yaml:"lanes"`
 	// Handoff is kernel (the paper) or batched: how many kernels and
 	// completions one message between the window thread and a scheduler
 	// thread carries; "" is kernel. Needs dispatch window.
@@ -137,6 +145,9 @@ func (p *Params) Validate() error {
 	if p.GraphKey != "" {
 		return fmt.Errorf("acs-sw: graph_key needs dispatch graph, got dispatch %q", p.dispatch())
 	}
+	if p.Lanes != 0 {
+		return fmt.Errorf("acs-sw: lanes needs dispatch graph, got dispatch %q", p.dispatch())
+	}
 	return nil
 }
 
@@ -160,6 +171,8 @@ func (p *Params) validateGraph() error {
 		return fmt.Errorf("%s, made of every ready kernel, with its own graph cache (graph_key); batch must be 0 or 1 and graph_cache false, got batch %d, graph_cache %v", why, p.Batch, p.GraphCache)
 	case p.Handoff == HandoffBatched:
 		return fmt.Errorf("%s: there is no handoff between host threads; handoff must be kernel, got %q", why, p.Handoff)
+	case p.Lanes < 0 || p.Lanes > p.Window:
+		return fmt.Errorf("acs-sw: lanes must be in [0, window %d] (0: a branch per kernel of a batch), got %d", p.Window, p.Lanes)
 	}
 	switch p.GraphKey {
 	case "", GraphKeyWidth, GraphKeyKernels:
@@ -195,6 +208,9 @@ func (p Params) Name() string {
 	}
 	if p.Dispatch == DispatchGraph {
 		fmt.Fprintf(&b, ",dispatch=graph,key=%s", p.graphKey())
+		if p.Lanes > 0 {
+			fmt.Fprintf(&b, ",lanes=%d", p.Lanes)
+		}
 		if !p.CheckCost {
 			b.WriteString(",free-check")
 		}
