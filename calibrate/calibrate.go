@@ -17,9 +17,11 @@
 //     destroy, malloc, free, pinned host allocation, capture of a command,
 //     host-thread start).
 //   - Graph launch host cost: Host.Now around batches of launches of
-//     graphs of 1 and 8 independent empty kernels (fixed part from the
-//     intercept, per kernel node from the slope) and of two pinned copies
-//     (per copy node, less the fixed part). Kernel-node updates, each
+//     graphs of 1 and 8 independent empty kernels and of a chain of 8
+//     (per kernel node from the chain's slope, per parallel branch from
+//     the independent kernels' slope less it, the fixed part from the
+//     intercept) and of two pinned copies in a chain (per copy node, less
+//     the fixed part and one branch). Kernel-node updates, each
 //     followed by a launch of the one-node graph: keeping the kernel gives
 //     the update cost; changing it every call gives what a kernel change
 //     adds to the update and to the launch after it.
@@ -179,7 +181,7 @@ type calibrator struct {
 	progress io.Writer
 	rounds   int
 	// Intermediate results the later steps build on.
-	launchNs, copyEnqNs, graphLaunchNs, graphNodeNs float64
+	launchNs, copyEnqNs, graphChainNs, graphNodeNs float64
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {

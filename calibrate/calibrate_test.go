@@ -41,7 +41,7 @@ func recovers(t *testing.T, name string) {
 		"host.instantiate_per_node_ns": base.Host.InstantiatePerNodeNs, "host.graph_launch_ns": base.Host.GraphLaunchNs,
 		"host.set_node_ns": base.Host.SetNodeNs, "host.thread_start_ns": base.Host.ThreadStartNs,
 		"host.graph_launch_node_ns": base.Host.GraphLaunchNodeNs, "host.graph_launch_copy_node_ns": base.Host.GraphLaunchCopyNodeNs,
-		"host.graph_launch_kernel_change_ns": base.Host.GraphLaunchKernelChangeNs, "host.set_node_kernel_change_ns": base.Host.SetNodeKernelChangeNs,
+		"host.graph_launch_branch_ns": base.Host.GraphLaunchBranchNs, "host.graph_launch_kernel_change_ns": base.Host.GraphLaunchKernelChangeNs, "host.set_node_kernel_change_ns": base.Host.SetNodeKernelChangeNs,
 		"front_end.launch_latency_ns": base.FrontEnd.LaunchLatencyNs, "front_end.back_to_back_ns": base.FrontEnd.BackToBackNs,
 		"front_end.graph_launch_latency_ns": base.FrontEnd.GraphLaunchLatencyNs, "front_end.graph_node_ns": base.FrontEnd.GraphNodeNs,
 		"front_end.callback_ns": base.FrontEnd.CallbackNs, "front_end.min_block_ns": base.FrontEnd.MinBlockNs,

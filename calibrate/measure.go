@@ -189,13 +189,16 @@ func (c *calibrator) hostCosts(h device.Host) error {
 const graphWidth = 8
 
 // graphHostCosts measures cuGraphLaunch's host cost (a fixed part, per
-// kernel node and per copy node) and the node updates' (keeping and
-// changing the kernel, and what a kernel change adds to the next launch).
+// parallel branch, per kernel node and per copy node) and the node
+// updates' (keeping and changing the kernel, and what a kernel change adds
+// to the next launch).
 func (c *calibrator) graphHostCosts(h device.Host, s device.Stream, dbuf device.Buffer, pin *device.HostMem, le *device.Launch) error {
 	sync := func() error { return h.StreamSynchronize(s) }
 	// Graphs of 1 and graphWidth independent empty kernels (the shape of
 	// ACS-SW's dispatch graph: every node forked from the origin stream
-	// and joined back), and of two 4-byte pinned copies.
+	// and joined back), of a chain of graphWidth empty kernels (one
+	// branch: it tells the per-branch cost from the per-kernel one), and
+	// of two 4-byte pinned copies (one branch).
 	var side []device.Stream
 	for i := 1; i < graphWidth; i++ {
 		st, err := h.NewStream(device.StreamOptions{})
@@ -245,6 +248,10 @@ func (c *calibrator) graphHostCosts(h device.Host, s device.Stream, dbuf device.
 	if err != nil {
 		return err
 	}
+	xk, err := c.instantiateChain(h, s, graphWidth, func() *device.Launch { return le })
+	if err != nil {
+		return err
+	}
 	xc, err := c.instantiate(h, s, func() error {
 		if err := h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: dbuf, Host: pin, Bytes: 4}); err != nil {
 			return err
@@ -254,25 +261,33 @@ func (c *calibrator) graphHostCosts(h device.Host, s device.Stream, dbuf device.
 	if err != nil {
 		return err
 	}
-	var runs [3][]float64 // per-launch costs of x1, xw and xc, per round
-	for i, x := range []device.GraphExec{x1, xw, xc} {
+	var runs [4][]float64 // per-launch costs of x1, xw, xk and xc, per round
+	for i, x := range []device.GraphExec{x1, xw, xk, xc} {
 		if runs[i], err = c.perCall(h, batch, nil, func(int) error { return h.GraphLaunch(x, s) }, sync); err != nil {
 			return err
 		}
 	}
-	r1, rw, rc := runs[0], runs[1], runs[2]
-	var base, node, cp []float64
+	// With F fixed, B per branch, N per kernel node and C per copy node:
+	// x1 = F + B + N, xw = F + w(B + N), xk = F + B + wN, xc = F + B + 2C.
+	r1, rw, rk, rc := runs[0], runs[1], runs[2], runs[3]
+	var base, branch, node, cp []float64
 	for i := range r1 {
-		p := (rw[i] - r1[i]) / (graphWidth - 1)
-		node = append(node, p)
-		base = append(base, r1[i]-p)
-		cp = append(cp, (rc[i]-(r1[i]-p))/2)
+		n := (rk[i] - r1[i]) / (graphWidth - 1)
+		b := (rw[i]-r1[i])/(graphWidth-1) - n
+		f := r1[i] - b - n
+		node = append(node, n)
+		branch = append(branch, b)
+		base = append(base, f)
+		cp = append(cp, (rc[i]-f-b)/2)
 	}
-	c.graphLaunchNs = c.record("graph launch cost, fixed part", "host.graph_launch_ns", "ns",
-		"Host.Now around 100 launches each of graphs of 1 and 8 independent empty kernels: intercept", base)
-	c.graphNodeNs = c.record("graph launch cost per kernel node", "host.graph_launch_node_ns", "ns", "the same: slope per node", node)
+	graphLaunchNs := c.record("graph launch cost, fixed part", "host.graph_launch_ns", "ns",
+		"Host.Now around 100 launches each of graphs of 1 and 8 independent empty kernels and of a chain of 8: intercept", base)
+	graphBranchNs := c.record("graph launch cost per branch", "host.graph_launch_branch_ns", "ns",
+		"the same: slope per independent node, less the chain's slope per node", branch)
+	c.graphNodeNs = c.record("graph launch cost per kernel node", "host.graph_launch_node_ns", "ns", "the same: the chain's slope per node", node)
+	c.graphChainNs = graphLaunchNs + graphBranchNs
 	c.record("graph launch cost per copy node", "host.graph_launch_copy_node_ns", "ns",
-		"Host.Now around 100 launches of a graph of two 4-byte pinned copies, less the fixed part, halved", cp)
+		"Host.Now around 100 launches of a graph of two 4-byte pinned copies (one branch), less the fixed and branch parts, halved", cp)
 
 	// Updates of the one-node graph's node, each followed by a launch, as
 	// schedulers do: keeping its kernel (cal_empty with another grid every
@@ -324,7 +339,7 @@ func (c *calibrator) graphHostCosts(h device.Host, s device.Stream, dbuf device.
 	c.record("graph launch after a kernel change", "host.graph_launch_kernel_change_ns", "ns",
 		"the launches after those updates, less the launches after the updates keeping the kernel", dl)
 
-	for _, x := range []device.GraphExec{x1, xw, xc} {
+	for _, x := range []device.GraphExec{x1, xw, xk, xc} {
 		if err := h.Destroy(x); err != nil {
 			return err
 		}
@@ -573,12 +588,12 @@ func (c *calibrator) graphs(h device.Host) error {
 		if r == 0 {
 			continue
 		}
-		// Elapsed(n) = launch cost (fixed part + n x per node) + latency
-		// + n D + (n-1) node gap.
+		// Elapsed(n) = launch cost (a chain's: fixed part + one branch + n
+		// x per node) + latency + n D + (n-1) node gap.
 		slope := (y2 - y1) / (n2 - n1)
 		gn := slope - ns(spinD) - c.graphNodeNs
 		node = append(node, gn)
-		latency = append(latency, y1-float64(n1)*slope+gn-c.graphLaunchNs)
+		latency = append(latency, y1-float64(n1)*slope+gn-c.graphChainNs)
 	}
 	c.record("graph launch latency", "front_end.graph_launch_latency_ns", "ns",
 		"intercept of Elapsed over chains of 4 and 16 20 us spin kernels in a graph, less the graph launch cost", latency)
@@ -950,7 +965,7 @@ func (c *calibrator) config(base *sim.Config) (*sim.Config, error) {
 		"host.instantiate_per_node_ns": &out.Host.InstantiatePerNodeNs, "host.graph_launch_ns": &out.Host.GraphLaunchNs,
 		"host.set_node_ns": &out.Host.SetNodeNs, "host.thread_start_ns": &out.Host.ThreadStartNs,
 		"host.graph_launch_node_ns": &out.Host.GraphLaunchNodeNs, "host.graph_launch_copy_node_ns": &out.Host.GraphLaunchCopyNodeNs,
-		"host.graph_launch_kernel_change_ns": &out.Host.GraphLaunchKernelChangeNs, "host.set_node_kernel_change_ns": &out.Host.SetNodeKernelChangeNs,
+		"host.graph_launch_branch_ns": &out.Host.GraphLaunchBranchNs, "host.graph_launch_kernel_change_ns": &out.Host.GraphLaunchKernelChangeNs, "host.set_node_kernel_change_ns": &out.Host.SetNodeKernelChangeNs,
 		"front_end.launch_latency_ns": &out.FrontEnd.LaunchLatencyNs, "front_end.back_to_back_ns": &out.FrontEnd.BackToBackNs,
 		"front_end.graph_launch_latency_ns": &out.FrontEnd.GraphLaunchLatencyNs, "front_end.graph_node_ns": &out.FrontEnd.GraphNodeNs,
 		"front_end.callback_ns": &out.FrontEnd.CallbackNs, "front_end.min_block_ns": &out.FrontEnd.MinBlockNs,

@@ -75,11 +75,21 @@ type HostCosts struct {
 
 	// The optional fields: 0 when a config leaves them out, which charges
 	// cuGraphLaunch graph_launch_ns flat and every node update
-	// set_node_ns, as before they existed.
+	// set_node_ns, as before they existed (and a config that sets the
+	// per-node fields but leaves graph_launch_branch_ns out charges
+	// per node only, as before that field existed).
 	//
+	// GraphLaunchBranchNs (optional) is what cuGraphLaunch costs per
+	// parallel branch of the graph, on top of GraphLaunchNs: the branches
+	// are the width of its node DAG (the fewest chains covering every node,
+	// equal to the most nodes no path orders), counted once at
+	// instantiation. A chain of kernels is one branch, w independent kernels
+	// w. Measured on an H100, the driver's cost grows with branches, hardly
+	// with kernels along a branch.
+	GraphLaunchBranchNs float64 `yaml:"graph_launch_branch_ns,omitempty"`
 	// GraphLaunchNodeNs (optional) is what cuGraphLaunch costs per kernel
-	// node of the graph, on top of GraphLaunchNs; host-function nodes are
-	// charged the same.
+	// node of the graph, on top of GraphLaunchNs (and of the per-branch
+	// cost); host-function nodes are charged the same.
 	GraphLaunchNodeNs float64 `yaml:"graph_launch_node_ns,omitempty"`
 	// GraphLaunchCopyNodeNs (optional) is what cuGraphLaunch costs per
 	// memcpy node of the graph, on top of GraphLaunchNs.

@@ -191,11 +191,11 @@ type costs struct {
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	cycle                                                                   float64 // ns per SM cycle
 
-	// The optional graph costs: per kernel (and host-function) node and
-	// per copy node of a launched graph, per node whose kernel changed
+	// The optional graph costs: per kernel (and host-function) node, per
+	// copy node and per parallel branch of a launched graph, per node whose kernel changed
 	// since the exec's previous launch, and a node update that changes
 	// the kernel.
-	graphNodeLaunch, graphCopyLaunch, graphKernelChange, setNodeKernelChange Time
+	graphNodeLaunch, graphCopyLaunch, graphBranchLaunch, graphKernelChange, setNodeKernelChange Time
 }
 
 // New builds a simulated device from cfg.
@@ -235,7 +235,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		graphNode: nsTime(f.GraphNodeNs), callback: nsTime(f.CallbackNs), minBlock: nsTime(f.MinBlockNs),
 		blockDispatch: nsTime(f.BlockDispatchNs), copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
-		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs),
+		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		cycle: cyc,
 	}

@@ -92,17 +92,24 @@
 // a time; SetKernelNode and SetCopyNode affect later launches only, and
 // SetKernelNode may change the node's kernel (as CUDA 12 allows): the node
 // then runs the new launch, with its cost and its accesses. Host costs of
-// graphs: cuGraphLaunch charges graph_launch_ns, plus graph_launch_node_ns
-// per kernel or host-function node and graph_launch_copy_node_ns per copy
-// node of the exec, plus graph_launch_kernel_change_ns per kernel node
-// whose kernel (module and function) is not the one it ran at the exec's
-// previous launch (or was instantiated with); SetKernelNode and
-// SetCopyNode charge set_node_ns, plus set_node_kernel_change_ns when
-// SetKernelNode changes the node's kernel. Those four fields are optional
-// and 0 when a config leaves them out, which makes a graph launch cost
-// graph_launch_ns whatever it holds (the model before they existed); the
-// H100 and H200 configs set them from measurements on an H100 (about
-// 0.5 us + 1.2 us per kernel node + 2.7 us per copy node).
+// graphs: cuGraphLaunch charges graph_launch_ns, plus
+// graph_launch_branch_ns per parallel branch of the exec (the width of its
+// node DAG: the fewest chains that cover its nodes, by Dilworth the most
+// nodes no path orders, computed once at instantiation; a chain is one
+// branch, w independent nodes w), plus graph_launch_node_ns per kernel or
+// host-function node and graph_launch_copy_node_ns per copy node, plus
+// graph_launch_kernel_change_ns per kernel node whose kernel (module and
+// function) is not the one it ran at the exec's previous launch (or was
+// instantiated with); SetKernelNode and SetCopyNode charge set_node_ns,
+// plus set_node_kernel_change_ns when SetKernelNode changes the node's
+// kernel. Those five fields are optional and 0 when a config leaves them
+// out, which makes a graph launch cost graph_launch_ns whatever it holds
+// (the model before they existed), and one that leaves only
+// graph_launch_branch_ns out charges per node, whatever the graph's shape
+// (the model before that field). The H100 and H200 configs set them from
+// measurements on an H100, where the cost grows with branches and copy
+// nodes, hardly with kernels along a branch (about 0.74 us + 0.81 us per
+// branch + 1.43 us per copy node).
 //
 // ACS-HW. When dependency_queue.enabled, every Host also implements
 // device.DependencyQueue: a window of N slots in the front end (Durvasula et
@@ -149,8 +156,9 @@
 // kernels; device-to-device copies use no SMs; the simulator moves no data
 // (kernels compute nothing, copies copy nothing: Program.Check is for GPUs);
 // graph launches do not contend with stream commands for hardware queues;
-// host costs are fixed per call, or per call and graph node for graph
-// launches (no cache or contention effects beyond the shared driver lock). Most host and front-end figures in configs/devices
+// host costs are fixed per call, or per call, graph branch and graph node
+// for graph launches (no cache or contention effects beyond the shared
+// driver lock). Most host and front-end figures in configs/devices
 // are estimates, marked as such; `gpusched calibrate` measures them on a
 // real GPU.
 //

@@ -98,7 +98,8 @@ type graphExec struct {
 	running   *graphRun
 	hbDone    vclock // the last finished launch's clock (ordering check)
 	// launchCost is what cuGraphLaunch charges for this exec before kernel
-	// changes: graph_launch_ns plus its nodes' per-node costs.
+	// changes: graph_launch_ns plus its nodes' per-node costs plus its
+	// branches' per-branch cost.
 	launchCost Time
 	// With graph_launch_kernel_change_ns set: each kernel node's kernel at
 	// the exec's previous launch (or instantiation), and the kernel nodes
@@ -246,6 +247,11 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		for _, p := range nd.deps {
 			x.succ[p] = append(x.succ[p], int32(i))
 		}
+	}
+	if d.cost.graphBranchLaunch > 0 {
+		// Computed only when charged: a config without
+		// graph_launch_branch_ns runs exactly as before the field.
+		x.launchCost += Time(dagWidth(x.succ)) * d.cost.graphBranchLaunch
 	}
 	return x, nil
 }

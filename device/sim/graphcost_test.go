@@ -19,12 +19,7 @@ var otherK = &device.Kernel{Module: "test", Name: "other", Regs: 32}
 // instantiates it. It returns the exec and its stream.
 func graphOf(t *testing.T, h device.Host, w, c, f int) (device.GraphExec, device.Stream) {
 	t.Helper()
-	s, err := h.NewStream(device.StreamOptions{})
-	require.NoError(t, err)
-	buf, err := h.Malloc(64 << 10)
-	require.NoError(t, err)
-	hm, err := h.AllocHost(64<<10, true)
-	require.NoError(t, err)
+	s, buf, hm := captureInputs(t, h)
 	require.NoError(t, h.BeginCapture(s))
 	for i := 0; i < c; i++ {
 		require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: hm, Bytes: 64 << 10}))
@@ -43,6 +38,19 @@ func graphOf(t *testing.T, h device.Host, w, c, f int) (device.GraphExec, device
 	return x, s
 }
 
+// captureInputs is what the graph captures here need: a fresh stream, a
+// 64 KB device buffer and 64 KB of pinned host memory.
+func captureInputs(t *testing.T, h device.Host) (device.Stream, device.Buffer, *device.HostMem) {
+	t.Helper()
+	s, err := h.NewStream(device.StreamOptions{})
+	require.NoError(t, err)
+	buf, err := h.Malloc(64 << 10)
+	require.NoError(t, err)
+	hm, err := h.AllocHost(64<<10, true)
+	require.NoError(t, err)
+	return s, buf, hm
+}
+
 // hostTime is the host time fn takes on the calling thread.
 func hostTime(t *testing.T, h device.Host, fn func() error) time.Duration {
 	t.Helper()
@@ -52,10 +60,12 @@ func hostTime(t *testing.T, h device.Host, fn func() error) time.Duration {
 }
 
 // withGraphCosts is the H100 config with the per-node graph costs set to
-// round figures, so that the test's expectations are computed by hand.
+// round figures, so that the test's expectations are computed by hand, and
+// no per-branch cost (the model before graph_launch_branch_ns).
 func withGraphCosts(t *testing.T) *Config {
 	c := h100Config(t)
 	c.Host.GraphLaunchNs = 500
+	c.Host.GraphLaunchBranchNs = 0
 	c.Host.GraphLaunchNodeNs = 1200
 	c.Host.GraphLaunchCopyNodeNs = 2700
 	c.Host.GraphLaunchKernelChangeNs = 1300
@@ -189,7 +199,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	for _, line := range strings.Split(string(src), "\n") {
 		key := strings.TrimSpace(strings.SplitN(line, ":", 2)[0])
 		switch key {
-		case "graph_launch_node_ns", "graph_launch_copy_node_ns", "graph_launch_kernel_change_ns", "set_node_kernel_change_ns":
+		case "graph_launch_node_ns", "graph_launch_copy_node_ns", "graph_launch_branch_ns", "graph_launch_kernel_change_ns", "set_node_kernel_change_ns":
 			continue
 		case "graph_launch_ns":
 			line = "  graph_launch_ns: 2500"
@@ -203,6 +213,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, cfg.Host.GraphLaunchNodeNs)
 	assert.Zero(t, cfg.Host.GraphLaunchCopyNodeNs)
+	assert.Zero(t, cfg.Host.GraphLaunchBranchNs)
 	assert.Zero(t, cfg.Host.GraphLaunchKernelChangeNs)
 	assert.Zero(t, cfg.Host.SetNodeKernelChangeNs)
 	const flat, setNode = 2500 * time.Nanosecond, 1000 * time.Nanosecond
@@ -225,7 +236,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	for _, n := range ConfigNames() {
 		c, err := LoadConfig(n)
 		require.NoError(t, err)
-		if c.Host.GraphLaunchNodeNs == 0 && c.Host.GraphLaunchCopyNodeNs == 0 {
+		if c.Host.GraphLaunchNodeNs == 0 && c.Host.GraphLaunchCopyNodeNs == 0 && c.Host.GraphLaunchBranchNs == 0 {
 			d, err := New(c)
 			require.NoError(t, err)
 			require.NoError(t, d.Run(func(h device.Host) error {
@@ -238,20 +249,21 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	}
 }
 
-// The H100 and H200 configs carry the measured per-node costs, and a
-// graph launch charges exactly their sum.
-func TestMeasuredConfigsChargePerNode(t *testing.T) {
+// The H100 and H200 configs carry the measured per-branch costs, and a
+// graph launch charges exactly their sum: here 8 kernels on 4 branches
+// between a copy in and a copy out.
+func TestMeasuredConfigsChargePerBranch(t *testing.T) {
 	for _, n := range []string{"h100", "h200"} {
 		c, err := LoadConfig(n)
 		require.NoError(t, err)
 		hc := c.Host
-		require.Positive(t, hc.GraphLaunchNodeNs, n)
+		require.Positive(t, hc.GraphLaunchBranchNs, n)
 		require.Positive(t, hc.GraphLaunchCopyNodeNs, n)
 		d, err := New(c)
 		require.NoError(t, err)
 		require.NoError(t, d.Run(func(h device.Host) error {
-			x, s := graphOf(t, h, 8, 2, 0)
-			want := nsTime(hc.GraphLaunchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs)
+			x, s := forkJoinOf(t, h, 8, 4, true)
+			want := nsTime(hc.GraphLaunchNs) + 4*nsTime(hc.GraphLaunchBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs)
 			assert.Equal(t, want.Duration(), hostTime(t, h, func() error { return h.GraphLaunch(x, s) }), n)
 			return h.Synchronize()
 		}))

@@ -1,0 +1,122 @@
+package sim
+
+import "math/bits"
+
+// dagWidth is the width of the DAG whose node u has the successors
+// succ[u]: the size of a minimum chain cover (the fewest chains, paths of
+// the DAG's order that may skip nodes, such that every node is on one),
+// which by Dilworth's theorem equals the largest antichain (the most nodes
+// no path orders). It is how many parallel branches a captured graph has,
+// what cuGraphLaunch's host cost grows with (Config.Host
+// GraphLaunchBranchNs): a chain is one branch, w independent nodes are w,
+// a fork into k chains joined back is k.
+//
+// device/sim may not import sched/graph, which has DAG algorithms of its
+// own (the arrows point from schedulers to devices), so the cover is
+// computed here: n minus a maximum matching of the bipartite graph that
+// links u (left) to every v (right) u reaches, the transitive closure
+// (without it, the matching would count vertex-disjoint paths, which a
+// diamond's join shared by two branches would overcount). The closure is
+// a bitset per node, the matching Kuhn's augmenting paths after a greedy
+// start; O(n^3/64) in the worst case, O(n^2/64) for the chains and forks
+// that captures make. succ must be acyclic (captured graphs are); it
+// panics otherwise.
+func dagWidth(succ [][]int32) int {
+	n := len(succ)
+	if n == 0 {
+		return 0
+	}
+	// A topological order (Kahn).
+	indeg := make([]int32, n)
+	for _, vs := range succ {
+		for _, v := range vs {
+			indeg[v]++
+		}
+	}
+	order := make([]int32, 0, n)
+	for u := range succ {
+		if indeg[u] == 0 {
+			order = append(order, int32(u))
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		for _, v := range succ[order[i]] {
+			if indeg[v]--; indeg[v] == 0 {
+				order = append(order, v)
+			}
+		}
+	}
+	if len(order) != n {
+		panic("sim: dagWidth of a graph with a cycle")
+	}
+	// reach[u] is the set of nodes u reaches, built from the sinks up.
+	words := (n + 63) / 64
+	reach := make([]uint64, n*words)
+	row := func(u int32) []uint64 { return reach[int(u)*words : int(u+1)*words] }
+	for i := n - 1; i >= 0; i-- {
+		u := order[i]
+		ru := row(u)
+		for _, v := range succ[u] {
+			ru[v/64] |= 1 << (v % 64)
+			for w, x := range row(v) {
+				ru[w] |= x
+			}
+		}
+	}
+	// Maximum matching: greedy, then augmenting paths from each left node
+	// left unmatched.
+	matchR := make([]int32, n) // the left node matched to right node v, or -1
+	for v := range matchR {
+		matchR[v] = -1
+	}
+	free := make([]uint64, words) // right nodes not matched yet
+	for v := 0; v < n; v++ {
+		free[v/64] |= 1 << (v % 64)
+	}
+	matched := 0
+	var pending []int32
+	for _, u := range order {
+		ru := row(u)
+		took := false
+		for w := range free {
+			if x := ru[w] & free[w]; x != 0 {
+				b := bits.TrailingZeros64(x)
+				free[w] &^= 1 << b
+				matchR[w*64+b] = u
+				matched++
+				took = true
+				break
+			}
+		}
+		if !took {
+			pending = append(pending, u)
+		}
+	}
+	seen := make([]uint64, words)
+	var augment func(u int32) bool
+	augment = func(u int32) bool {
+		ru := row(u)
+		for w := range ru {
+			for x := ru[w] &^ seen[w]; x != 0; x &= x - 1 {
+				b := bits.TrailingZeros64(x)
+				if seen[w]&(1<<b) != 0 { // seen deeper down meanwhile
+					continue
+				}
+				seen[w] |= 1 << b
+				v := w*64 + b
+				if matchR[v] < 0 || augment(matchR[v]) {
+					matchR[v] = u
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, u := range pending {
+		clear(seen)
+		if augment(u) {
+			matched++
+		}
+	}
+	return n - matched
+}
