@@ -63,7 +63,8 @@ Regenerate:
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v8.yaml -json docs/results/set-gpu-v8.json   # on a GPU: SET-batch, coalesced callbacks
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v9.yaml -json docs/results/set-gpu-v9.json   # on a GPU: SET-batch, fewer branches per chunk
     go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v10.yaml -json docs/results/set-gpu-v10.json   # on a GPU: the same again, with 2 branches
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v10.json]
+    go run ./experiments/set run -config configs/experiments/set-branches-sim.yaml -json docs/results/set-branches-sim.json   # set-gpu-v10's schedulers on the simulator
+    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v10.json] [docs/results/set-branches-sim.json]
 
 `)
 	if notes != "" {
