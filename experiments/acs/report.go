@@ -152,16 +152,25 @@ Schedulers (configs/experiments/acs-*.yaml):
   per kernel against 4.3 us for a stream launch; N1 (every kernel alone in
   a one-node graph) is 0.55-1.00x of serial, so the gain comes from the
   concurrency, not from a cheaper launch path. The simulated H100 charges
-  what was measured there (configs/devices/h100.yaml): a graph launch
-  0.49 us + 1.21 us per kernel node, 1.49 us more per node whose kernel
+  what was measured there (configs/devices/h100.yaml, fitted to
+  device/cuda TestGraphTopologyLaunchCosts, batch J, and the earlier
+  figures): a graph launch 0.74 us + 0.81 us per parallel branch (the
+  dispatch graph's kernel nodes are independent, one branch each; nothing
+  more per kernel along a branch), 1.83 us more per node whose kernel
   changed since the exec's previous launch, and a node update 1.0 us,
-  0.75 us more when it changes the kernel. It predicts 1.02x on rl-physics
-  (N8 1.00x, N1 0.81x; dynamic DNNs 0.80x, static NAS CNNs 0.77x), below
+  0.75 us more when it changes the kernel. It predicts 1.08x on rl-physics
+  (N8 1.04x, N1 0.81x; dynamic DNNs 0.82x, static NAS CNNs 0.77x), below
   the H100's 1.14x (1.03x, 1.08x): the simulated serial is the faster
   side (3.3 us per launch against 3.9-4.3 us on these hosts; on rl-physics
-  it takes 0.72x of the H100's time, the dispatch graph 0.80x). When a
-  graph launch cost 2.5 us whatever its width, the simulated H100 gave
-  2.28x; the simulated RTX 3070 still charges that flat estimate (2.81x).
+  it takes 0.72x of the H100's time, the dispatch graph 0.76x). With
+  lanes (a batch's kernels on 2 or 4 branches of consecutive nodes, so a
+  launch pays for 2 or 4 branches, not one per kernel) it predicts 1.25x
+  on rl-physics (L2 and L4; dynamic DNNs 0.86x and 0.82x, static NAS
+  CNNs 0.83x and 0.79x). The per-node model before batch J (0.49 us +
+  1.21 us per kernel node, 1.49 us per changed kernel) predicted 1.02x
+  (N8 1.00x, N1 0.81x; 0.80x, 0.77x). When a graph launch cost 2.5 us
+  whatever its width, the simulated H100 gave 2.28x; the simulated RTX
+  3070 still charges that flat estimate (2.81x).
 - Before device/cuda's Queue.Get spun briefly before parking, every
   handoff between the window thread and a scheduler thread parked a thread
   (a futex wake-up, about 25 us on these hosts): one scheduler thread took
