@@ -71,7 +71,9 @@ Schedulers (configs/experiments/acs-*.yaml):
   **-graph-N8** with a window of 8, **-graph-N1** every kernel alone in a
   one-node graph: serial through graph launches, the ablation that
   separates the launch path from the concurrency; **-graph-kernels** graphs
-  keyed by their kernels, captured inside the run).
+  keyed by their kernels, captured inside the run; **-graph-L4** the same
+  batches with their kernels on 4 parallel branches of consecutive nodes
+  instead of one each, since a graph launch costs the host per branch).
 - **acs-hw**: ACS-HW, the simulator's hardware dependency queue (N = 32 slots,
   the host's stale list of M = 64, insertion N cycles, completion N-1
   cycles), one host thread checking and submitting every kernel;
@@ -166,7 +168,14 @@ Schedulers (configs/experiments/acs-*.yaml):
   lanes (a batch's kernels on 2 or 4 branches of consecutive nodes, so a
   launch pays for 2 or 4 branches, not one per kernel) it predicts 1.25x
   on rl-physics (L2 and L4; dynamic DNNs 0.86x and 0.82x, static NAS
-  CNNs 0.83x and 0.79x). The per-node model before batch J (0.49 us +
+  CNNs 0.83x and 0.79x). On the H100 (acs-gpu-lanes, batch L, 10
+  interleaved rounds) lanes 4 lifts dispatch graph on rl-physics from
+  1.18x to 1.46x (geomean; lanes 2 1.36x, lanes 1 1.16x, lanes 8 1.28x):
+  humanoid 1.90x (2.34x with a window of 64), grasp 2.71x, halfcheetah
+  1.46x (lanes 2: 1.59x), against 1.57x, 2.09x and 1.10x with a branch per
+  kernel in the same run; on the dynamic DNNs (1.11x against 1.14x) and
+  the static NAS CNNs (1.14x, level) it changes nothing, and the family
+  average stays at 1.35x. The per-node model before batch J (0.49 us +
   1.21 us per kernel node, 1.49 us per changed kernel) predicted 1.02x
   (N8 1.00x, N1 0.81x; 0.80x, 0.77x). When a graph launch cost 2.5 us
   whatever its width, the simulated H100 gave 2.28x; the simulated RTX
