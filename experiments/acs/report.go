@@ -149,7 +149,8 @@ Schedulers (configs/experiments/acs-*.yaml):
   flight does better (1.41x); on rl-physics it reaches 1.14-1.25x (grasp
   1.91x-2.02x).
   Its cost on the H100 is the graph launch itself, about 1.2 us per kernel
-  node, plus an update per node (0.7-1.0 us keeping the kernel, 1.5-1.8 us
+  node when every node is its own branch (batch J showed the cost is per
+  parallel branch, about 0.8 us each, not per node), plus an update per node (0.7-1.0 us keeping the kernel, 1.5-1.8 us
   changing it; device/cuda TestKernelNodeUpdateCosts, batch H3), so 2-4 us
   per kernel against 4.3 us for a stream launch; N1 (every kernel alone in
   a one-node graph) is 0.55-1.00x of serial, so the gain comes from the
