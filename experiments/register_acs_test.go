@@ -31,6 +31,11 @@ func TestACSRegistrations(t *testing.T) {
 	assert.Equal(t, "acs-sw(N=8,dispatch=graph,key=kernels)", s.Name())
 	_, err = NewScheduler("acs-sw", node(t, "{dispatch: graph}"))
 	assert.ErrorContains(t, err, "threads must be 1, got 4", "dispatch graph says which parameter conflicts")
+	s, err = NewScheduler("acs-sw", node(t, "{dispatch: graph, threads: 1, window: 64, lanes: 4}"))
+	require.NoError(t, err)
+	assert.Equal(t, "acs-sw(N=64,dispatch=graph,key=width,lanes=4)", s.Name())
+	_, err = NewScheduler("acs-sw", node(t, "{lanes: 2}"))
+	assert.ErrorContains(t, err, `lanes needs dispatch graph, got dispatch "window"`)
 	_, err = NewScheduler("acs-sw", node(t, "{completion: poll}"))
 	assert.ErrorContains(t, err, "completion must be sync, event or callback")
 

@@ -131,6 +131,11 @@ func TestSETParams(t *testing.T) {
 		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 16, copies: batched, warm: true}", "set(b=4,depth=2,ring=2,threaded,jobs=16,copies=batched,warm)", ""},
 		{"{b: 2, copies: stream, warm: true}", "set(b=2,copies=stream,warm)", ""},
 		{"{b: 4, rings: 2}", "", "rings"},
+		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: 4, warm: true}", "set(b=2,depth=2,ring=2,jobs=16,copies=batched,branches=4,warm)", ""},
+		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: 16}", "set(b=2,depth=2,ring=2,jobs=16,copies=batched,branches=16)", ""},
+		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: 17}", "", "branches is 17; it spreads a chunk's jobs (copies: batched) over that many parallel graph branches, from 1 (one chain) to jobs_per_launch (16"},
+		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: -1}", "", "branches is -1"},
+		{"{b: 2, ring: 2, jobs_per_launch: 16, branches: 4}", "", "branches is 4; it spreads a chunk's jobs (copies: batched)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.params, func(t *testing.T) {
