@@ -121,3 +121,27 @@ func TestInterleavedRoundsMatchSequentialRunsOnTheSimulator(t *testing.T) {
 		assert.Equal(t, s.Choices, r.Choices)
 	}
 }
+
+// TestPhasesReachTheRows: a tilesync scheduler with phases reports when
+// each GEMM ended in its row's stats, on both measuring paths; one without
+// reports nothing.
+func TestPhasesReachTheRows(t *testing.T) {
+	cfg := strings.Replace(testConfig, "  - {name: strided, kind: tilesync, params: {policy: strided}}",
+		"  - {name: row phases, kind: tilesync, params: {policy: row, phases: true}}", 1)
+	e, err := experiments.ParseExperiment([]byte(cfg), "cfg.yaml")
+	require.NoError(t, err)
+	tk := task{exp: e, device: "h100", workload: e.Workloads[0]}
+	dev, err := experiments.OpenDevice("h100")
+	require.NoError(t, err)
+	for name, d := range map[string]device.Device{"sequential": dev, "interleaved": plainDevice{dev}} {
+		rows := tk.run(d)
+		require.Len(t, rows, 3, name)
+		assert.Nil(t, rows[0].Stats, "%s: stream-sync has no phases", name)
+		ph := rows[2]
+		require.Empty(t, ph.Errors, name)
+		assert.Contains(t, ph.Desc, ",phases)")
+		require.Len(t, ph.Stats, 2, "%s: %v", name, ph.Stats)
+		assert.Less(t, ph.Stats["end_us 00 gemm1[0]"], ph.Stats["end_us 01 gemm2[0]"], name)
+		assert.InDelta(t, float64(ph.MakespansNS[0])/1e3, ph.Stats["end_us 01 gemm2[0]"], 30, name)
+	}
+}

@@ -52,11 +52,14 @@ type Row struct {
 	// Interleaved says the runs were measured in rounds with the other
 	// schedulers of the workload (runInterleaved): run i of every
 	// scheduler belongs to round i, so runs pair with the baseline's.
-	Interleaved bool     `json:"interleaved,omitempty"`
-	Races       *int     `json:"races,omitempty"`
-	Outputs     string   `json:"outputs"`
-	OutputsSHA  string   `json:"outputs_sha256,omitempty"`
-	Errors      []string `json:"errors,omitempty"`
+	Interleaved bool `json:"interleaved,omitempty"`
+	// Stats are the scheduler's own counters after its runs (tilesync
+	// with phases: when each operation ended, median over the runs).
+	Stats      map[string]float64 `json:"stats,omitempty"`
+	Races      *int               `json:"races,omitempty"`
+	Outputs    string             `json:"outputs"`
+	OutputsSHA string             `json:"outputs_sha256,omitempty"`
+	Errors     []string           `json:"errors,omitempty"`
 }
 
 // Deadlock is the simulator's verdict on a pair issued consumer first.
@@ -295,6 +298,7 @@ func (t *task) runScheduler(h device.Host, inst *workloads.Instance, prog *workl
 			row.MakespansNS = append(row.MakespansNS, d.Nanoseconds())
 		}
 	}
+	row.Stats = statsOf(s.Scheduler)
 	row.Outputs = "not checked (the simulator moves no data)"
 	if computes {
 		if err := check(h, inst, prog, row, baseSHA); err != nil {
@@ -316,6 +320,14 @@ func (p prepared) Cleanup(h device.Host) error {
 		return nil
 	}
 	return p.prep.Cleanup(h)
+}
+
+// statsOf is what a scheduler reports of itself, if anything.
+func statsOf(s sched.Scheduler) map[string]float64 {
+	if r, ok := s.(interface{ Stats() map[string]float64 }); ok {
+		return r.Stats()
+	}
+	return nil
 }
 
 // prepare makes spec's scheduler, names row after it and prepares it.
@@ -399,6 +411,9 @@ func (t *task) runInterleaved(h device.Host, inst *workloads.Instance, prog *wor
 				rows[si].MakespansNS = append(rows[si].MakespansNS, d.Nanoseconds())
 			}
 		}
+	}
+	for _, si := range ready {
+		rows[si].Stats = statsOf(scheds[si].Scheduler)
 	}
 	for _, si := range ready {
 		row := &rows[si]

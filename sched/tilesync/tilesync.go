@@ -92,6 +92,11 @@
 //
 // The baseline is the same kernels with stream synchronization: producer
 // then consumer on one stream (policy "stream").
+//
+// Phases (Options.Phases, phases.go) records a timing event at each
+// operation's end, so a run says when the producer and the consumer
+// finished, not only how long the whole took: where an overlapped run wins
+// or loses against stream order.
 package tilesync
 
 import (
@@ -116,6 +121,9 @@ type Options struct {
 	// of a waiting consumer block (exponential backoff from 32 ns; 0:
 	// poll without sleeping).
 	PollSleepNS int `yaml:"poll_sleep_ns"`
+	// Phases records timing events at every operation's end (phases.go);
+	// Stats then reports their median times after each run's start.
+	Phases bool `yaml:"phases"`
 }
 
 // DefaultPollSleepNS caps the backoff of a waiting block's polls at 1 us:
@@ -161,6 +169,7 @@ type Scheduler struct {
 	bufs       []device.Buffer
 	iter       uint32
 	choices    []string
+	ph         *phaseTimer // Options.Phases
 }
 
 type item struct {
@@ -180,6 +189,9 @@ type pairRun struct {
 // New checks opt and builds a scheduler.
 func New(opt Options) (*Scheduler, error) {
 	s := &Scheduler{opt: opt}
+	if opt.Phases {
+		s.ph = &phaseTimer{}
+	}
 	switch opt.Policy {
 	case "auto":
 		s.auto = true
@@ -210,11 +222,24 @@ func (s *Scheduler) isStream() bool { return !s.auto && !s.fine && s.policy == S
 
 // Name implements sched.Scheduler.
 func (s *Scheduler) Name() string {
-	if s.isStream() {
+	if s.isStream() && s.ph == nil {
 		return "stream-sync"
 	}
-	return fmt.Sprintf("tilesync(policy=%s,wait=%s,order=%s,indep=%s,min_gain=%g,poll_sleep_ns=%d)", s.opt.Policy, s.opt.WaitKernel, s.opt.TileOrder,
+	name := fmt.Sprintf("tilesync(policy=%s,wait=%s,order=%s,indep=%s,min_gain=%g,poll_sleep_ns=%d", s.opt.Policy, s.opt.WaitKernel, s.opt.TileOrder,
 		s.opt.IndependentFirst, s.opt.MinGain, s.opt.PollSleepNS)
+	if s.ph != nil {
+		name += ",phases"
+	}
+	return name + ")"
+}
+
+// Stats reports, with Options.Phases, the median time after a run's start
+// at which each operation ended (phases.go), over every run so far.
+func (s *Scheduler) Stats() map[string]float64 {
+	if s.ph == nil {
+		return nil
+	}
+	return s.ph.stats()
 }
 
 // Choices describes, per pair, what the scheduler chose and why (after
@@ -448,6 +473,11 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 	it32 := device.I32(int32(s.iter))
 	pending := false // a consumer is in flight on consS
 	issued := false  // something was issued on prodS in this run
+	if s.ph != nil {
+		if err := s.ph.begin(h, s.prodS); err != nil {
+			return err
+		}
+	}
 	for _, it := range s.items {
 		if pending {
 			// The next producer (or solo operation) may overwrite what the
@@ -459,6 +489,9 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 		}
 		if it.pr == nil {
 			if err := in.Issue(h, s.prodS, it.op); err != nil {
+				return err
+			}
+			if err := s.markEnd(h, s.prodS, in, it.op); err != nil {
 				return err
 			}
 			issued = true
@@ -482,6 +515,9 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 		if err := h.Launch(s.prodS, &pr.prodL); err != nil {
 			return err
 		}
+		if err := s.markEnd(h, s.prodS, in, it.op); err != nil {
+			return err
+		}
 		if pr.choice.WaitKernel {
 			pr.waitL.Args[1] = it32
 			pr.waitSync.Iter = s.iter
@@ -490,6 +526,9 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 			}
 		}
 		if err := h.Launch(s.consS, &pr.consL); err != nil {
+			return err
+		}
+		if err := s.markEnd(h, s.consS, in, it.op+1); err != nil {
 			return err
 		}
 		if err := h.Record(s.evC, s.consS); err != nil {
@@ -502,7 +541,21 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 			return err
 		}
 	}
-	return h.StreamSynchronize(s.prodS)
+	if err := h.StreamSynchronize(s.prodS); err != nil {
+		return err
+	}
+	if s.ph != nil {
+		return s.ph.end(h)
+	}
+	return nil
+}
+
+// markEnd records, with Options.Phases, the end of operation k on st.
+func (s *Scheduler) markEnd(h device.Host, st device.Stream, in *workloads.Instance, k int) error {
+	if s.ph == nil {
+		return nil
+	}
+	return s.ph.mark(h, st, in.Op(k).Name)
 }
 
 // Cleanup implements sched.Preparer.
@@ -521,6 +574,11 @@ func (s *Scheduler) Cleanup(h device.Host) error {
 		}
 	}
 	s.bufs, s.prodS, s.consS, s.evPre, s.evC = nil, nil, nil, nil, nil
+	if s.ph != nil {
+		for _, err := range s.ph.destroy(h) {
+			errs = append(errs, err.Error())
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("tilesync cleanup: %s", strings.Join(errs, "; "))
 	}
