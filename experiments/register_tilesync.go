@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	RegisterWorkload("tiles-mlp", "cuSync: GPT-3 or LLaMA-65B MLP per GPU, two tensor-core GEMMs (params: model gpt3|llama, tokens, hidden, ff, tile, steps, check_rows, no_data)",
+	RegisterWorkload("tiles-mlp", "cuSync: GPT-3 or LLaMA-65B MLP per GPU, two tensor-core GEMMs (params: model gpt3|llama, tokens, hidden, ff, tile, tile2 (GEMM2's tile, same BM), steps, check_rows, no_data)",
 		func(params *yaml.Node, seed int64) (*workloads.Program, error) {
 			p := tiles.MLPDefaults()
 			if err := DecodeParams(params, &p); err != nil {

@@ -447,6 +447,7 @@ __device__ __forceinline__ void tiles_body(const TileParams& p) {
 // 64 for 4: what each shape reached before the synchronization code grew),
 // so that the synchronization code never costs a tile shape a block per SM.
 TILES_GEMM(128, 128, 2)
+TILES_GEMM(128, 64, 3)
 TILES_GEMM(64, 128, 3)
 TILES_GEMM(32, 128, 3)
 TILES_GEMM(64, 64, 3)

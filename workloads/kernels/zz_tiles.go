@@ -17,8 +17,8 @@ func init() {
 		Source:       "tiles.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "a5553cb0f8899e93f436be64a79a5d863182328b09fced96757ed37fdbbd5118",
-		ImageSHA256:  "cbde0b66f13e947c512fe59c42b588a4cbf15963dd354bcbb44fd24573722eab",
+		SourceSHA256: "e967ab2f73da8243d291788064cd7ba4d6dde02391331e0b091253117b130aae",
+		ImageSHA256:  "b64248cd187ed49b8f39bc6a6dfb44c16ed1ffc9b3c521c2afc43f3bf1e729d7",
 		Image:        image_tiles,
 		Kernels: []*device.Kernel{
 			{Module: "tiles", Name: "tiles_conv_128x128", Regs: 122, StaticShared: 37900},
@@ -26,6 +26,7 @@ func init() {
 			{Module: "tiles", Name: "tiles_conv_64x128", Regs: 80, StaticShared: 27660},
 			{Module: "tiles", Name: "tiles_conv_64x64", Regs: 64, StaticShared: 19468},
 			{Module: "tiles", Name: "tiles_gemm_128x128", Regs: 114, StaticShared: 37900},
+			{Module: "tiles", Name: "tiles_gemm_128x64", Regs: 80, StaticShared: 29708},
 			{Module: "tiles", Name: "tiles_gemm_32x128", Regs: 68, StaticShared: 22540},
 			{Module: "tiles", Name: "tiles_gemm_64x128", Regs: 80, StaticShared: 27660},
 			{Module: "tiles", Name: "tiles_gemm_64x64", Regs: 68, StaticShared: 19468},

@@ -18,7 +18,10 @@ type MLPParams struct {
 	Hidden int    `yaml:"hidden"` // H; 0 = the model's
 	FF     int    `yaml:"ff"`     // GPT-3: GEMM1's width; LLaMA: d; 0 = the model's
 	Tile   string `yaml:"tile"`   // "auto" or BMxBN, for both GEMMs
-	Steps  int    `yaml:"steps"`  // repetitions of the block (same inputs)
+	// Tile2 is GEMM2's tile when it differs from GEMM1's ("": the same);
+	// a pair needs one BM, so only its BN may differ.
+	Tile2 string `yaml:"tile2"`
+	Steps int    `yaml:"steps"` // repetitions of the block (same inputs)
 	// CheckRows is how many rows of T Check compares with the CPU
 	// reference (every element is still checked for being written).
 	CheckRows int `yaml:"check_rows"`
@@ -99,6 +102,14 @@ type MLP struct {
 	gemm1N, gemm2K int
 }
 
+// mlpName names the program, with GEMM2's tile where it differs.
+func mlpName(model string, tokens int, tile, tile2 Tile) string {
+	if tile2 != tile {
+		return fmt.Sprintf("%s-mlp(T=%d,tile=%s,tile2=%s)", model, tokens, tile, tile2)
+	}
+	return fmt.Sprintf("%s-mlp(T=%d,tile=%s)", model, tokens, tile)
+}
+
 // NewMLP builds the MLP program. Buffers: x [T x H], w1 [H x N1], x1
 // [T x N1] (GPT-3: GeLU(x w1), N1 = ff; LLaMA: x [w_gate | w_up], N1 = 2d),
 // w2 [ff x H], y [T x H]. Each step is GEMM1 then GEMM2; x1 and y are
@@ -116,7 +127,16 @@ func NewMLP(p MLPParams, seed int64) (*MLP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("GEMM1: %w", err)
 	}
-	g2, err := NewGEMM(tile, p.Tokens, p.Hidden, p.FF, amode, EpiNone)
+	tile2 := tile
+	if p.Tile2 != "" {
+		if tile2, err = ParseTile(p.Tile2); err != nil {
+			return nil, fmt.Errorf("tile2: %w", err)
+		}
+		if tile2.BM != tile.BM {
+			return nil, fmt.Errorf("tile2 %s: GEMM2's tile must be as tall as GEMM1's (%s), so that a consumer row tile reads one producer row tile", tile2, tile)
+		}
+	}
+	g2, err := NewGEMM(tile2, p.Tokens, p.Hidden, p.FF, amode, EpiNone)
 	if err != nil {
 		return nil, fmt.Errorf("GEMM2: %w", err)
 	}
@@ -126,7 +146,7 @@ func NewMLP(p MLPParams, seed int64) (*MLP, error) {
 	m.w2 = newTensor(seed, 3, p.FF*p.Hidden, float32(2/math.Sqrt(float64(p.FF))))
 	half := func(n int) int64 { return 2 * int64(n) }
 	prog := &workloads.Program{
-		Name: fmt.Sprintf("%s-mlp(T=%d,tile=%s)", p.Model, p.Tokens, tile),
+		Name: mlpName(p.Model, p.Tokens, tile, tile2),
 		Buffers: []workloads.BufferSpec{
 			{Name: "x", Bytes: half(p.Tokens * p.Hidden), Init: m.x.fill},
 			{Name: "w1", Bytes: half(p.Hidden * n1), Init: m.w1.fill},

@@ -60,8 +60,9 @@ const (
 // kernels are compiled for the shapes in Tiles.
 type Tile struct{ BM, BN int }
 
-// Tiles lists the compiled tile shapes.
-var Tiles = []Tile{{128, 128}, {64, 128}, {32, 128}, {64, 64}}
+// Tiles lists the compiled tile shapes (128x64 for GEMMs only: a GEMM2
+// tile half as wide as its producer's, for more, shorter consumer tiles).
+var Tiles = []Tile{{128, 128}, {128, 64}, {64, 128}, {32, 128}, {64, 64}}
 
 func (t Tile) String() string { return fmt.Sprintf("%dx%d", t.BM, t.BN) }
 
@@ -134,6 +135,9 @@ func (s Stage) Validate() error {
 			return fmt.Errorf("gemm stage: unknown A mode %d", s.AMode)
 		}
 	case Conv:
+		if s.Tile == (Tile{128, 64}) {
+			return fmt.Errorf("conv stage: tile %s is compiled for GEMMs only", s.Tile)
+		}
 		if s.Cin%BK != 0 {
 			return fmt.Errorf("conv stage: cin = %d must be a multiple of %d", s.Cin, BK)
 		}

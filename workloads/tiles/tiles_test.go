@@ -151,6 +151,33 @@ func TestStageValidation(t *testing.T) {
 	assert.ErrorContains(t, err, "cin = 48")
 	_, err = ParseTile("128by128")
 	assert.ErrorContains(t, err, "want BMxBN")
+	_, err = NewConv(Tile{128, 64}, 1, 7, 7, 64, 64, EpiNone)
+	assert.ErrorContains(t, err, "tile 128x64 is compiled for GEMMs only")
+	g, err := NewGEMM(Tile{128, 64}, 10, 64, 64, APlain, EpiNone)
+	require.NoError(t, err)
+	k, err := g.Kernel()
+	require.NoError(t, err)
+	assert.Equal(t, "tiles_gemm_128x64", k.Name)
+}
+
+// TestMLPTile2: GEMM2 may take a narrower tile of the same height; its
+// grid then has twice the columns, the program's name says so, and a
+// different height is refused.
+func TestMLPTile2(t *testing.T) {
+	m, err := NewMLP(MLPParams{Model: "gpt3", Tokens: 768, Tile: "128x128", Tile2: "128x64", Steps: 1, CheckRows: 1, NoData: true}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, device.D2(48, 6), m.GEMM1.Grid())
+	assert.Equal(t, device.D2(192, 6), m.GEMM2.Grid())
+	assert.Equal(t, "gpt3-mlp(T=768,tile=128x128,tile2=128x64)", m.Program.Name)
+	_, err = NewMLP(MLPParams{Model: "gpt3", Tokens: 768, Tile: "128x128", Tile2: "64x128", Steps: 1, CheckRows: 1, NoData: true}, 1)
+	assert.ErrorContains(t, err, "tile2 64x128: GEMM2's tile must be as tall as GEMM1's (128x128)")
+	_, err = NewMLP(MLPParams{Model: "gpt3", Tokens: 768, Tile: "128x128", Tile2: "128x32", Steps: 1, CheckRows: 1, NoData: true}, 1)
+	assert.ErrorContains(t, err, "tile2: tile 128x32 is not compiled")
+
+	// The CPU reference at a small size, GEMM2 on 128x64 tiles.
+	s, err := NewMLP(MLPParams{Model: "gpt3", Tokens: 40, Hidden: 64, FF: 128, Tile: "128x128", Tile2: "128x64", Steps: 1, CheckRows: 40}, 3)
+	require.NoError(t, err)
+	require.NoError(t, s.Check(cpuMLP(t, s)))
 }
 
 // cpuMLP computes the whole MLP on the CPU: what a correct GPU returns.
