@@ -413,7 +413,7 @@ func (r *rowRun) repetition(rep int) {
 		return
 	}
 	if last {
-		row.SchedulerStats = schedulerStats(s)
+		row.SchedulerStats = SchedulerStats(s)
 	}
 	row.MakespansNS = append(row.MakespansNS, o.makespan.Nanoseconds())
 	r.makespans = append(r.makespans, float64(o.makespan.Nanoseconds())/1e3)
@@ -470,9 +470,10 @@ func (j *job) observe(row *Row, obs device.Observer, r once, last bool) {
 	row.Utilization = series
 }
 
-// schedulerStats reads the counters a scheduler reports, by either of the
-// conventions strategies use, dropping values JSON cannot carry.
-func schedulerStats(s sched.Scheduler) map[string]float64 {
+// SchedulerStats reads the counters a scheduler reports, by either of the
+// conventions strategies use (Stats or Metrics), dropping values JSON
+// cannot carry; nil if there are none.
+func SchedulerStats(s sched.Scheduler) map[string]float64 {
 	var m map[string]float64
 	switch r := s.(type) {
 	case interface{ Stats() map[string]float64 }:

@@ -298,7 +298,7 @@ func (t *task) runScheduler(h device.Host, inst *workloads.Instance, prog *workl
 			row.MakespansNS = append(row.MakespansNS, d.Nanoseconds())
 		}
 	}
-	row.Stats = statsOf(s.Scheduler)
+	row.Stats = experiments.SchedulerStats(s.Scheduler)
 	row.Outputs = "not checked (the simulator moves no data)"
 	if computes {
 		if err := check(h, inst, prog, row, baseSHA); err != nil {
@@ -320,14 +320,6 @@ func (p prepared) Cleanup(h device.Host) error {
 		return nil
 	}
 	return p.prep.Cleanup(h)
-}
-
-// statsOf is what a scheduler reports of itself, if anything.
-func statsOf(s sched.Scheduler) map[string]float64 {
-	if r, ok := s.(interface{ Stats() map[string]float64 }); ok {
-		return r.Stats()
-	}
-	return nil
 }
 
 // prepare makes spec's scheduler, names row after it and prepares it.
@@ -413,7 +405,7 @@ func (t *task) runInterleaved(h device.Host, inst *workloads.Instance, prog *wor
 		}
 	}
 	for _, si := range ready {
-		rows[si].Stats = statsOf(scheds[si].Scheduler)
+		rows[si].Stats = experiments.SchedulerStats(scheds[si].Scheduler)
 	}
 	for _, si := range ready {
 		row := &rows[si]
