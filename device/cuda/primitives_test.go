@@ -32,9 +32,7 @@ func TestHostPrimitiveCosts(t *testing.T) {
 	spinK := kernel(t, "devicetest", "spin")
 	synth := kernel(t, "synthetic", "synth_node")
 	const elems = 1024
-	per := func(d time.Duration, k int) string {
-		return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/float64(k)/1e3)
-	}
+	per := perCall
 	med := func(v []time.Duration) time.Duration {
 		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
 		return v[len(v)/2]
@@ -281,9 +279,7 @@ func TestKernelNodeUpdateCosts(t *testing.T) {
 	synth := kernel(t, "synthetic", "synth_node")
 	spinK := kernel(t, "calibrate", "cal_spin")
 	const elems = 1024
-	per := func(d time.Duration, k int) string {
-		return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/float64(k)/1e3)
-	}
+	per := perCall
 	d := open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		s, err := h.NewStream(device.StreamOptions{})
@@ -562,7 +558,7 @@ func TestGraphTopologyLaunchCosts(t *testing.T) {
 		most  = 16
 	)
 	synth := kernel(t, "synthetic", "synth_node")
-	us := func(d time.Duration) string { return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/1e3) }
+	us := func(d time.Duration) string { return perCall(d, 1) }
 	med := medianDuration
 	d := open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
@@ -684,4 +680,10 @@ func medianDuration(v []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), v...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
+}
+
+// perCall is d spread over k calls, in microseconds, as the measurements
+// print it.
+func perCall(d time.Duration, k int) string {
+	return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/float64(k)/1e3)
 }
