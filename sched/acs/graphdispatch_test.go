@@ -141,12 +141,14 @@ type batchRecorder struct {
 	captured  []string
 	// lanes has, per capture in order, the kernels launched on each
 	// capturing stream, in the order the streams first launched one.
-	lanes   [][]int
-	laneOf  map[device.Stream]int
-	graphs  map[device.Graph][]string
-	execs   map[device.GraphExec][]string
-	batches [][]string
-	direct  []string
+	lanes  [][]int
+	laneOf map[device.Stream]int
+	// prepared is lanes as Prepare left it (recordRun).
+	prepared [][]int
+	graphs   map[device.Graph][]string
+	execs    map[device.GraphExec][]string
+	batches  [][]string
+	direct   []string
 }
 
 func newBatchRecorder(h device.Host) *batchRecorder {
@@ -228,7 +230,7 @@ func recordRun(t *testing.T, dev *sim.Device, prog *workloads.Program, s *SW) *b
 		if err := s.Prepare(rec, in); err != nil {
 			return err
 		}
-		rec.batches, rec.direct = nil, nil
+		rec.batches, rec.direct, rec.prepared = nil, nil, slices.Clone(rec.lanes)
 		if err := s.Run(rec, in); err != nil {
 			return err
 		}
@@ -340,23 +342,7 @@ func TestGraphDispatchLanes(t *testing.T) {
 			p.Lanes = k
 			s, err := NewSW(p)
 			require.NoError(t, err)
-			var prepared [][]int
-			require.NoError(t, dev.Run(func(h device.Host) error {
-				rec := newBatchRecorder(h)
-				in, err := workloads.Bind(rec, prog)
-				if err != nil {
-					return err
-				}
-				defer in.Release(rec)
-				if err := s.Prepare(rec, in); err != nil {
-					return err
-				}
-				prepared = slices.Clone(rec.lanes)
-				if err := s.Run(rec, in); err != nil {
-					return err
-				}
-				return s.Cleanup(rec)
-			}))
+			prepared := recordRun(t, dev, prog, s).prepared
 			assert.Empty(t, dev.Races())
 			require.Len(t, prepared, 8, "one graph per width")
 			for w := 1; w <= 8; w++ {
@@ -376,12 +362,12 @@ func TestGraphDispatchLanes(t *testing.T) {
 	}
 }
 
-func TestGraphDispatchKernelsKeyReusesGraphsOfTheSameKernels(t *testing.T) {
-	// Independent kernels through a window of two: batches {p1, p2} and
-	// {q1, q2} hold the same kernels (kb and ka, in either program
-	// order), so graph_key kernels sorts both the same way (ka first) and
-	// updates the graph captured for the first; {r1, r2} (ka twice) needs
-	// a graph of its own.
+// runThreePairs runs six independent kernels, in pairs p, q and r of
+// kernels (kb, ka), (ka, kb) and (ka, ka), through a window of two under
+// key on the simulated H100, checks the run race-free and returns the
+// scheduler and what it launched.
+func runThreePairs(t *testing.T, key GraphKey) (*SW, *batchRecorder) {
+	t.Helper()
 	prog := handProgram(6, []handOp{
 		{"p1", 0, nil, []int{0}}, {"p2", 1, nil, []int{1}},
 		{"q1", 1, nil, []int{2}}, {"q2", 0, nil, []int{3}},
@@ -389,10 +375,20 @@ func TestGraphDispatchKernelsKeyReusesGraphsOfTheSameKernels(t *testing.T) {
 	})
 	dev, err := sim.NewNamed("h100")
 	require.NoError(t, err)
-	s, err := NewSW(graphParams(2, GraphKeyKernels))
+	s, err := NewSW(graphParams(2, key))
 	require.NoError(t, err)
 	rec := recordRun(t, dev, prog, s)
 	assert.Empty(t, dev.Races())
+	return s, rec
+}
+
+func TestGraphDispatchKernelsKeyReusesGraphsOfTheSameKernels(t *testing.T) {
+	// Independent kernels through a window of two: batches {p1, p2} and
+	// {q1, q2} hold the same kernels (kb and ka, in either program
+	// order), so graph_key kernels sorts both the same way (ka first) and
+	// updates the graph captured for the first; {r1, r2} (ka twice) needs
+	// a graph of its own.
+	s, rec := runThreePairs(t, GraphKeyKernels)
 	assert.Equal(t, [][]string{{"p2", "p1"}, {"q1", "q2"}, {"r1", "r2"}}, rec.batches, "nodes sorted by kernel name, then program order")
 	assert.Equal(t, map[string]float64{
 		"graph_instantiations_prepare": 0, "graph_instantiations_run": 2, "graph_hits": 1,
@@ -406,17 +402,7 @@ func TestGraphDispatchWidthKeyKeepsNodesKernels(t *testing.T) {
 	// in program order; in {q1 (ka), q2 (kb)} each node gets the kernel it
 	// already launches, so no node changes its kernel; in {r1, r2} (ka
 	// twice) the node that launched ka takes r1 and the other changes.
-	prog := handProgram(6, []handOp{
-		{"p1", 0, nil, []int{0}}, {"p2", 1, nil, []int{1}},
-		{"q1", 1, nil, []int{2}}, {"q2", 0, nil, []int{3}},
-		{"r1", 1, nil, []int{4}}, {"r2", 1, nil, []int{5}},
-	})
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
-	s, err := NewSW(graphParams(2, GraphKeyWidth))
-	require.NoError(t, err)
-	rec := recordRun(t, dev, prog, s)
-	assert.Empty(t, dev.Races())
+	s, rec := runThreePairs(t, GraphKeyWidth)
 	assert.Equal(t, [][]string{{"p1", "p2"}, {"q2", "q1"}, {"r2", "r1"}}, rec.batches)
 	st := s.Stats()
 	assert.Equal(t, float64(6), st["node_updates"])
