@@ -124,18 +124,8 @@ func TestHostPrimitiveCosts(t *testing.T) {
 			ops  func()
 		}{{"kernel", kernelOnly}, {"two copies", copiesOnly}} {
 			gx := capture(s, c.ops)
-			for i := 0; i < 20; i++ {
-				require.NoError(t, h.GraphLaunch(gx, s))
-			}
-			require.NoError(t, h.StreamSynchronize(s))
+			tl, tg := launchBackToBack(t, h, gx, s, n)
 			t0 := time.Now()
-			for i := 0; i < n; i++ {
-				require.NoError(t, h.GraphLaunch(gx, s))
-			}
-			tl := time.Since(t0)
-			require.NoError(t, h.StreamSynchronize(s))
-			tg := time.Since(t0)
-			t0 = time.Now()
 			for i := 0; i < n; i++ {
 				c.ops()
 			}
@@ -333,17 +323,8 @@ func TestKernelNodeUpdateCosts(t *testing.T) {
 			x := wide(w, A[0])
 			batches := max(n/w, 20)
 			// Launches with no update in between.
-			for j := 0; j < 20; j++ {
-				require.NoError(t, h.GraphLaunch(x, s))
-			}
-			require.NoError(t, h.StreamSynchronize(s))
-			t0 := time.Now()
-			for j := 0; j < batches; j++ {
-				require.NoError(t, h.GraphLaunch(x, s))
-			}
-			tl := time.Since(t0)
-			require.NoError(t, h.StreamSynchronize(s))
-			t.Logf("width %2d, no update between launches, back to back: launch %s per graph; %s per kernel until all done", w, per(tl, batches), per(time.Since(t0), batches*w))
+			tl, all := launchBackToBack(t, h, x, s, batches)
+			t.Logf("width %2d, no update between launches, back to back: launch %s per graph; %s per kernel until all done", w, per(tl, batches), per(all, batches*w))
 			for _, change := range []bool{false, true} {
 				node := func(j, i int) *device.Launch {
 					if change && (i+j)%2 == 1 {
@@ -686,4 +667,22 @@ func medianDuration(v []time.Duration) time.Duration {
 // print it.
 func perCall(d time.Duration, k int) string {
 	return fmt.Sprintf("%.2f us", float64(d.Nanoseconds())/float64(k)/1e3)
+}
+
+// launchBackToBack launches x on s 20 times and waits (warm-up), then n
+// times back to back: the launch calls' time, and the time until all n
+// have run.
+func launchBackToBack(t *testing.T, h device.Host, x device.GraphExec, s device.Stream, n int) (calls, all time.Duration) {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		require.NoError(t, h.GraphLaunch(x, s))
+	}
+	require.NoError(t, h.StreamSynchronize(s))
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		require.NoError(t, h.GraphLaunch(x, s))
+	}
+	calls = time.Since(t0)
+	require.NoError(t, h.StreamSynchronize(s))
+	return calls, time.Since(t0)
 }
