@@ -62,6 +62,10 @@ func TestGPUPoliciesMatchStreamSync(t *testing.T) {
 		{Policy: "row", WaitKernel: "off", TileOrder: "off", IndependentFirst: "off", PollSleepNS: 64},
 		Defaults(),
 		{Policy: "auto", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto", PollSleepNS: DefaultPollSleepNS}, // min_gain 0
+		// Occupancy shaping (occupancy.go): padded shared memory.
+		{Policy: "stream", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto", BlocksPerSM: 1},
+		{Policy: "row", WaitKernel: "auto", TileOrder: "on", IndependentFirst: "on", PollSleepNS: DefaultPollSleepNS, ProducerAlone: true},
+		{Policy: "fine", WaitKernel: "auto", TileOrder: "on", IndependentFirst: "on", PollSleepNS: DefaultPollSleepNS, BlocksPerSM: 1, ProducerAlone: true},
 	}
 	info := d.Info()
 	for _, prog := range progs {

@@ -93,6 +93,13 @@
 // The baseline is the same kernels with stream synchronization: producer
 // then consumer on one stream (policy "stream").
 //
+// Occupancy shaping (Options.BlocksPerSM, Options.ProducerAlone;
+// occupancy.go) pads the kernels' dynamic shared memory, the one resource a
+// launch sets, to cap blocks per SM or to keep every other block off the SMs
+// a producer block holds: on a GPU, where co-resident tensor-core tiles
+// share an SM's math pipes, the producer's tail tiles then run at a whole
+// SM's speed. Not in the paper; the rule does not use it.
+//
 // Phases (Options.Phases, phases.go) records a timing event at each
 // operation's end, so a run says when the producer and the consumer
 // finished, not only how long the whole took: where an overlapped run wins
@@ -124,6 +131,14 @@ type Options struct {
 	// Phases records timing events at every operation's end (phases.go);
 	// Stats then reports their median times after each run's start.
 	Phases bool `yaml:"phases"`
+	// BlocksPerSM caps every tile kernel the scheduler launches (both
+	// kernels of a pair, every kernel in stream order) at this many
+	// resident blocks per SM by padding its dynamic shared memory
+	// (occupancy.go); 0 leaves occupancy to the kernels' own resources.
+	BlocksPerSM int `yaml:"blocks_per_sm"`
+	// ProducerAlone pads a synchronized producer's shared memory so that
+	// no other block shares an SM with one of its blocks (occupancy.go).
+	ProducerAlone bool `yaml:"producer_alone"`
 }
 
 // DefaultPollSleepNS caps the backoff of a waiting block's polls at 1 us:
@@ -173,8 +188,9 @@ type Scheduler struct {
 }
 
 type item struct {
-	op int      // flat index: a solo operation, or the producer of pr
-	pr *pairRun // nil for a solo operation
+	op     int            // flat index: a solo operation, or the producer of pr
+	pr     *pairRun       // nil for a solo operation
+	padded *device.Launch // a solo kernel's launch under Options.BlocksPerSM; nil: as the program has it
 }
 
 type pairRun struct {
@@ -215,6 +231,12 @@ func New(opt Options) (*Scheduler, error) {
 	if opt.PollSleepNS < 0 || opt.PollSleepNS > MaxPollSleepNS {
 		return nil, fmt.Errorf("poll_sleep_ns %d: want 0 (spin) to %d", opt.PollSleepNS, MaxPollSleepNS)
 	}
+	if opt.BlocksPerSM < 0 {
+		return nil, fmt.Errorf("blocks_per_sm %d: want 0 (as the kernels' resources allow) or a positive cap", opt.BlocksPerSM)
+	}
+	if opt.ProducerAlone && s.isStream() {
+		return nil, fmt.Errorf("producer_alone: policy stream runs no producer beside its consumer; give a synchronizing policy")
+	}
 	return s, nil
 }
 
@@ -222,11 +244,17 @@ func (s *Scheduler) isStream() bool { return !s.auto && !s.fine && s.policy == S
 
 // Name implements sched.Scheduler.
 func (s *Scheduler) Name() string {
-	if s.isStream() && s.ph == nil {
+	if s.isStream() && s.ph == nil && !s.opt.shaping() {
 		return "stream-sync"
 	}
 	name := fmt.Sprintf("tilesync(policy=%s,wait=%s,order=%s,indep=%s,min_gain=%g,poll_sleep_ns=%d", s.opt.Policy, s.opt.WaitKernel, s.opt.TileOrder,
 		s.opt.IndependentFirst, s.opt.MinGain, s.opt.PollSleepNS)
+	if s.opt.BlocksPerSM > 0 {
+		name += fmt.Sprintf(",blocks_per_sm=%d", s.opt.BlocksPerSM)
+	}
+	if s.opt.ProducerAlone {
+		name += ",producer_alone"
+	}
 	if s.ph != nil {
 		name += ",phases"
 	}
@@ -275,6 +303,12 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		i := ih.DeviceInfo()
 		info = &i
 	}
+	if info == nil && s.opt.shaping() {
+		return fmt.Errorf("tilesync: blocks_per_sm and producer_alone need the device's description (the host does not implement device.InfoHost)")
+	}
+	if info != nil && s.opt.BlocksPerSM > info.MaxBlocksPerSM {
+		return fmt.Errorf("tilesync: blocks_per_sm %d: %s holds at most %d blocks per SM", s.opt.BlocksPerSM, info.Name, info.MaxBlocksPerSM)
+	}
 	lo, hi := 0, 0
 	if info != nil {
 		lo, hi = info.StreamPriorityLowest, info.StreamPriorityHigh
@@ -302,7 +336,7 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		for k := 0; k < in.N(); k++ {
 			s.items = append(s.items, item{op: k})
 		}
-		return nil
+		return s.padSolo(info, in)
 	}
 	waitK, err := tiles.WaitKernel()
 	if err != nil {
@@ -334,6 +368,12 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 				c.Why += fmt.Sprintf("; the rule would pick %s: %s", rule.Policy, rule.Why)
 			}
 		}
+		if s.opt.shaping() {
+			// The rule counted waves at the kernels' own occupancy; padded,
+			// the pair may no longer fit one wave, and without the wait
+			// kernel spinning consumers could then hold every SM.
+			c.WaitKernel = true
+		}
 		if a, on, _ := tri("", s.opt.WaitKernel); !a {
 			c.WaitKernel = on
 		}
@@ -360,6 +400,9 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		if err := s.build(h, in, it.op, pr, waitK); err != nil {
 			return err
 		}
+		if err := s.opt.shapePair(info, &pr.prodL, &pr.consL); err != nil {
+			return fmt.Errorf("tilesync: %s -> %s: %w", in.Op(it.op).Name, in.Op(it.op+1).Name, err)
+		}
 	}
 	var items []item
 	for _, it := range s.items {
@@ -370,6 +413,25 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		items = append(items, it)
 	}
 	s.items = items
+	return s.padSolo(info, in)
+}
+
+// padSolo gives every solo kernel its own launch capped at
+// Options.BlocksPerSM.
+func (s *Scheduler) padSolo(info *device.Info, in *workloads.Instance) error {
+	if s.opt.BlocksPerSM == 0 {
+		return nil
+	}
+	for i, it := range s.items {
+		if it.pr != nil || in.Op(it.op).Kind != workloads.OpKernel {
+			continue
+		}
+		l := *in.Launch(it.op)
+		if err := capBlocks(info, &l, s.opt.BlocksPerSM); err != nil {
+			return fmt.Errorf("tilesync: %s: %w", in.Op(it.op).Name, err)
+		}
+		s.items[i].padded = &l
+	}
 	return nil
 }
 
@@ -488,7 +550,7 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 			pending = false
 		}
 		if it.pr == nil {
-			if err := in.Issue(h, s.prodS, it.op); err != nil {
+			if err := s.issueSolo(h, in, it); err != nil {
 				return err
 			}
 			if err := s.markEnd(h, s.prodS, in, it.op); err != nil {
@@ -548,6 +610,14 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 		return s.ph.end(h)
 	}
 	return nil
+}
+
+// issueSolo issues a solo operation on the producer's stream.
+func (s *Scheduler) issueSolo(h device.Host, in *workloads.Instance, it item) error {
+	if it.padded != nil {
+		return h.Launch(s.prodS, it.padded)
+	}
+	return in.Issue(h, s.prodS, it.op)
 }
 
 // markEnd records, with Options.Phases, the end of operation k on st.
