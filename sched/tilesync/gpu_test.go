@@ -66,6 +66,9 @@ func TestGPUPoliciesMatchStreamSync(t *testing.T) {
 		{Policy: "stream", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto", BlocksPerSM: 1},
 		{Policy: "row", WaitKernel: "auto", TileOrder: "on", IndependentFirst: "on", PollSleepNS: DefaultPollSleepNS, ProducerAlone: true},
 		{Policy: "fine", WaitKernel: "auto", TileOrder: "on", IndependentFirst: "on", PollSleepNS: DefaultPollSleepNS, BlocksPerSM: 1, ProducerAlone: true},
+		// The tail rows' consumer tiles first, or in the second round (tailorder.go).
+		{Policy: "fine", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "on", PollSleepNS: DefaultPollSleepNS, TailRowsAt: 1},
+		{Policy: "row", WaitKernel: "on", TileOrder: "on", IndependentFirst: "on", PollSleepNS: DefaultPollSleepNS, TailRowsAt: 2},
 	}
 	info := d.Info()
 	for _, prog := range progs {

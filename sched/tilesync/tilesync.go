@@ -139,6 +139,11 @@ type Options struct {
 	// ProducerAlone pads a synchronized producer's shared memory so that
 	// no other block shares an SM with one of its blocks (occupancy.go).
 	ProducerAlone bool `yaml:"producer_alone"`
+	// TailRowsAt starts the consumer tiles that read the producer's last,
+	// partial wave in this consumer round (1: ahead of every other tile)
+	// instead of last, as the row order does (tailorder.go); 0 keeps the
+	// row order. It needs the custom tile order.
+	TailRowsAt int `yaml:"tail_rows_at"`
 }
 
 // DefaultPollSleepNS caps the backoff of a waiting block's polls at 1 us:
@@ -234,6 +239,15 @@ func New(opt Options) (*Scheduler, error) {
 	if opt.BlocksPerSM < 0 {
 		return nil, fmt.Errorf("blocks_per_sm %d: want 0 (as the kernels' resources allow) or a positive cap", opt.BlocksPerSM)
 	}
+	if opt.TailRowsAt < 0 {
+		return nil, fmt.Errorf("tail_rows_at %d: want 0 (row order) or a consumer round from 1", opt.TailRowsAt)
+	}
+	if opt.TailRowsAt > 0 && opt.TileOrder == "off" {
+		return nil, fmt.Errorf("tail_rows_at %d: the consumer's order table needs the custom tile order (tile_order off)", opt.TailRowsAt)
+	}
+	if opt.TailRowsAt > 0 && s.isStream() {
+		return nil, fmt.Errorf("tail_rows_at: policy stream has no consumer beside the producer's tail; give a synchronizing policy")
+	}
 	if opt.ProducerAlone && s.isStream() {
 		return nil, fmt.Errorf("producer_alone: policy stream runs no producer beside its consumer; give a synchronizing policy")
 	}
@@ -254,6 +268,9 @@ func (s *Scheduler) Name() string {
 	}
 	if s.opt.ProducerAlone {
 		name += ",producer_alone"
+	}
+	if s.opt.TailRowsAt > 0 {
+		name += fmt.Sprintf(",tail_rows_at=%d", s.opt.TailRowsAt)
 	}
 	if s.ph != nil {
 		name += ",phases"
@@ -303,8 +320,8 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		i := ih.DeviceInfo()
 		info = &i
 	}
-	if info == nil && s.opt.shaping() {
-		return fmt.Errorf("tilesync: blocks_per_sm and producer_alone need the device's description (the host does not implement device.InfoHost)")
+	if info == nil && (s.opt.shaping() || s.opt.TailRowsAt > 0) {
+		return fmt.Errorf("tilesync: blocks_per_sm, producer_alone and tail_rows_at need the device's description (the host does not implement device.InfoHost)")
 	}
 	if info != nil && s.opt.BlocksPerSM > info.MaxBlocksPerSM {
 		return fmt.Errorf("tilesync: blocks_per_sm %d: %s holds at most %d blocks per SM", s.opt.BlocksPerSM, info.Name, info.MaxBlocksPerSM)
@@ -380,6 +397,9 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		if a, on, _ := tri("", s.opt.TileOrder); !a {
 			c.TileOrder = on
 		}
+		if s.opt.TailRowsAt > 0 {
+			c.TileOrder = true // New refused tile_order off
+		}
 		c.IndependentFirst = true
 		if a, on, _ := tri("", s.opt.IndependentFirst); !a {
 			c.IndependentFirst = on
@@ -395,14 +415,22 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		}
 		pr := it.pr
 		pr.pair, pr.choice = pair, c
-		s.choices = append(s.choices, fmt.Sprintf("%s -> %s: %s wait=%v order=%v indep=%v (%s)", in.Op(it.op).Name, in.Op(it.op+1).Name,
-			c.Policy, c.WaitKernel, c.TileOrder, c.IndependentFirst, c.Why))
+		choice := fmt.Sprintf("%s -> %s: %s wait=%v order=%v indep=%v (%s)", in.Op(it.op).Name, in.Op(it.op+1).Name,
+			c.Policy, c.WaitKernel, c.TileOrder, c.IndependentFirst, c.Why)
 		if err := s.build(h, in, it.op, pr, waitK); err != nil {
 			return err
 		}
 		if err := s.opt.shapePair(info, &pr.prodL, &pr.consL); err != nil {
 			return fmt.Errorf("tilesync: %s -> %s: %w", in.Op(it.op).Name, in.Op(it.op+1).Name, err)
 		}
+		if s.opt.TailRowsAt > 0 {
+			note, err := s.orderTailRows(h, info, pr)
+			if err != nil {
+				return err
+			}
+			choice += "; " + note
+		}
+		s.choices = append(s.choices, choice)
 	}
 	var items []item
 	for _, it := range s.items {
