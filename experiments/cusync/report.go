@@ -346,7 +346,10 @@ Inputs: `)
   and, with interleaving, the rule's fallbacks at 1.00x (every interval
   contains 1.0). A later sweep of every T from 512 to 1024 in steps of 64
   (batch M, docs/results/cusync-confirm.md) found no better T: T=768
-  1.184x, T=704 1.182x; its fallbacks read 0.997x to 1.002x.
+  1.184x, T=704 1.182x; its fallbacks read 0.997x to 1.002x. Batches Q
+  and R tried keeping every other block off the producer's SMs, one block
+  per SM, and starting the consumer tiles of the producer's tail rows
+  earlier: each was slower than the row order at two blocks per SM.
 - Stream sync at GPT-3 T=768 is bimodal on the H100 (batch F: three runs
   near 1325 us, seven near 1380 us); the medians compare the typical runs.
 - Where auto falls back it runs the baseline's own schedule (the same

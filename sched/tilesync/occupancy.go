@@ -12,12 +12,18 @@ import (
 // overlapped MLP at T = 768 losing most of its remaining gain in the
 // producer's tail: its last 24 tiles share their SMs with consumer tiles, so
 // they end about 110 us later than in stream order, and the consumer tiles
-// of the last row, which wait for them, start that much later. Tensor-core
-// tiles keep an SM's math pipes busy on their own, so two co-resident
-// blocks each run at about half speed: a tile that has its SM alone
-// finishes in about half the time. The only knob a launch has over where
-// its blocks go is its resources, and dynamic shared memory is the one a
+// of the last row, which wait for them, start that much later. If
+// co-resident tensor-core tiles share an SM's math pipes, a tile with its
+// SM alone finishes sooner. The only knob a launch has over where its
+// blocks go is its resources, and dynamic shared memory is the one a
 // launch sets: padding it keeps other blocks off the SMs a block holds.
+//
+// Measured (batch Q, docs/results/cusync-confirm.md): on an H100 a GEMM
+// tile alone takes about 307 us where two co-resident take 421, so two
+// per SM give 1.46x the throughput of one. The producer alone then needs
+// three rounds for its 288 tiles and the pair gains 1.6% where the default
+// gains 18%; one block per SM is slower still. The options stay for other
+// kernels and devices.
 //
 //   - BlocksPerSM n: every tile kernel the scheduler launches asks for
 //     enough shared memory that at most n of its blocks fit on an SM

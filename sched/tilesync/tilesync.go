@@ -96,9 +96,12 @@
 // Occupancy shaping (Options.BlocksPerSM, Options.ProducerAlone;
 // occupancy.go) pads the kernels' dynamic shared memory, the one resource a
 // launch sets, to cap blocks per SM or to keep every other block off the SMs
-// a producer block holds: on a GPU, where co-resident tensor-core tiles
-// share an SM's math pipes, the producer's tail tiles then run at a whole
-// SM's speed. Not in the paper; the rule does not use it.
+// a producer block holds, so the producer's tail tiles run at a whole SM's
+// speed. Not in the paper, and measured slower on an H100 (batch Q,
+// docs/results/cusync-confirm.md): a tile alone is only 1.37x faster than
+// beside another, so the producer loses more in its full waves than its
+// tail gains. The rule does not use it; TailRowsAt (tailorder.go), also
+// measured slower (batch R), neither.
 //
 // Phases (Options.Phases, phases.go) records a timing event at each
 // operation's end, so a run says when the producer and the consumer
