@@ -349,7 +349,9 @@ Inputs: `)
   1.184x, T=704 1.182x; its fallbacks read 0.997x to 1.002x. Batches Q
   and R tried keeping every other block off the producer's SMs, one block
   per SM, and starting the consumer tiles of the producer's tail rows
-  earlier: each was slower than the row order at two blocks per SM.
+  earlier: each was slower than the row order at two blocks per SM. The
+  same experiment on an H200 (batch S) gives 1.136x at T=768 and up to
+  1.177x on the conv pairs, every fallback's interval containing 1.0.
 - Stream sync at GPT-3 T=768 is bimodal on the H100 (batch F: three runs
   near 1325 us, seven near 1380 us); the medians compare the typical runs.
 - Where auto falls back it runs the baseline's own schedule (the same
