@@ -76,8 +76,9 @@ type SET struct {
 	// whole chunk, and the chunk's jobs' kernels as parallel branches over
 	// per-slot ranges of per-worker batch buffers.
 	BatchedCopies bool
-	// Branches (BatchedCopies only; 0: one per job) spreads a chunk's n
-	// jobs over min(Branches, n) parallel branches of its graph, in
+	// Branches (BatchedCopies only; 0: one per job; at most JobsPerLaunch)
+	// spreads a chunk's n jobs over min(Branches, n) parallel branches of
+	// its graph (n is below JobsPerLaunch only for the last chunk), in
 	// contiguous runs, the jobs of a branch one after another: fewer,
 	// longer branches trade the chunk's device parallelism for a cheaper
 	// graph launch, if the driver charges a launch by its branches.

@@ -110,11 +110,11 @@ func (s *SET) validateBatchedOptions() error {
 	if s.Ring == 0 {
 		return fmt.Errorf("set: batched copies (copies=batched) need a ring (ring 1 or more): a chunk is prepared only into an exec whose last launch has completed, and a worker's execs share its batch buffers in the order of its one stream")
 	}
-	if s.Branches < 0 {
-		return fmt.Errorf("set: branches is %d; it must be 0 (one branch per job of a chunk) or more", s.Branches)
-	}
 	if s.jobsPerLaunch() < 2 {
 		return fmt.Errorf("set: batched copies (copies=batched) need at least 2 jobs per launch (jobs_per_launch), got %d: a chunk of one job is SET-ring", s.jobsPerLaunch())
+	}
+	if s.Branches < 0 || s.Branches > s.jobsPerLaunch() {
+		return fmt.Errorf("set: branches is %d; it must be 0 (one branch per job of a chunk) or 1 (one chain) to jobs_per_launch (%d)", s.Branches, s.jobsPerLaunch())
 	}
 	return nil
 }

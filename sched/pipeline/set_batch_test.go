@@ -506,6 +506,7 @@ func TestSETBatchedBadParameters(t *testing.T) {
 		{"one job per launch", &SET{B: 2, Depth: 1, Ring: 1, BatchedCopies: true}, gemm.Program, "batched copies (copies=batched) need at least 2 jobs per launch (jobs_per_launch), got 1"},
 		{"branches without batched copies", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, Branches: 2}, gemm.Program, "branches is 2 but copies are not batched"},
 		{"negative branches", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, Branches: -1}, gemm.Program, "branches is -1; it must be 0"},
+		{"branches beyond a chunk", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, Branches: 5}, gemm.Program, "branches is 5; it must be 0 (one branch per job of a chunk) or 1 (one chain) to jobs_per_launch (4)"},
 		{"with copies on the stream", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, StreamCopies: true}, gemm.Program, "do not combine with copies on the stream"},
 		{"the strided hand program runs", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true}, stridedProgram(4, strided, nil), ""},
 		{"host offsets not strided", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
