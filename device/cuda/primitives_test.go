@@ -74,23 +74,14 @@ func TestHostPrimitiveCosts(t *testing.T) {
 			}
 			return &device.Copy{Kind: device.DeviceToHost, Src: b, Host: dst, Bytes: 4 * elems}
 		}
-		for i := 0; i < 50; i++ { // warm up
-			require.NoError(t, h.GraphLaunch(x, s))
-		}
-		require.NoError(t, h.StreamSynchronize(s))
+		warmGraph(t, h, x, s, 50)
 
 		// Graph launches back to back.
-		t0 := time.Now()
-		for i := 0; i < n; i++ {
-			require.NoError(t, h.GraphLaunch(x, s))
-		}
-		tl := time.Since(t0)
-		require.NoError(t, h.StreamSynchronize(s))
-		tg := time.Since(t0)
+		tl, tg := backToBack(t, h, x, s, n)
 		t.Logf("graph launch (3-node job graph), back to back: %s per call; %s per job until all done", per(tl, n), per(tg, n))
 
 		// The same job as three stream operations.
-		t0 = time.Now()
+		t0 := time.Now()
 		for i := 0; i < n; i++ {
 			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: a, Host: hin, Bytes: 4 * elems}))
 			require.NoError(t, h.Launch(s, synthLaunch(synth, a, b, elems, 4)))
@@ -579,10 +570,7 @@ func TestGraphTopologyLaunchCosts(t *testing.T) {
 			for _, nodes := range []int{8, 16} {
 				for _, k := range []int{1, 2, 4, nodes} {
 					x := capture(nodes, k, copies)
-					for j := 0; j < 20; j++ { // warm up
-						require.NoError(t, h.GraphLaunch(x, s))
-					}
-					require.NoError(t, h.StreamSynchronize(s))
+					warmGraph(t, h, x, s, 20)
 					call := make([]time.Duration, 0, n)
 					done := make([]time.Duration, 0, n)
 					for j := 0; j < n; j++ {
@@ -593,13 +581,7 @@ func TestGraphTopologyLaunchCosts(t *testing.T) {
 						call = append(call, t1.Sub(t0))
 						done = append(done, time.Since(t0))
 					}
-					t0 := time.Now()
-					for j := 0; j < n; j++ {
-						require.NoError(t, h.GraphLaunch(x, s))
-					}
-					b2b := time.Since(t0)
-					require.NoError(t, h.StreamSynchronize(s))
-					all := time.Since(t0)
+					b2b, all := backToBack(t, h, x, s, n)
 					t.Logf("%2d kernel nodes on %2d branches, copy nodes %-5v: idle stream: call %s (%s per kernel node), to completion %s; back to back: call %s per graph, %s per graph until all done",
 						nodes, k, copies, us(med(call)), us(med(call)/time.Duration(nodes)), us(med(done)),
 						us(b2b/time.Duration(n)), us(all/time.Duration(n)))
@@ -674,10 +656,24 @@ func perCall(d time.Duration, k int) string {
 // have run.
 func launchBackToBack(t *testing.T, h device.Host, x device.GraphExec, s device.Stream, n int) (calls, all time.Duration) {
 	t.Helper()
-	for i := 0; i < 20; i++ {
+	warmGraph(t, h, x, s, 20)
+	return backToBack(t, h, x, s, n)
+}
+
+// warmGraph launches x n times on s and waits for them, so first-launch
+// costs fall outside what is timed next.
+func warmGraph(t *testing.T, h device.Host, x device.GraphExec, s device.Stream, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
 		require.NoError(t, h.GraphLaunch(x, s))
 	}
 	require.NoError(t, h.StreamSynchronize(s))
+}
+
+// backToBack launches x n times on s without waiting in between: the time
+// the calls took, and the time until all had completed.
+func backToBack(t *testing.T, h device.Host, x device.GraphExec, s device.Stream, n int) (calls, all time.Duration) {
+	t.Helper()
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		require.NoError(t, h.GraphLaunch(x, s))
