@@ -16,7 +16,7 @@ import (
 // H100 SM, bound by registers: 256 threads x 128).
 func gemmLaunch(t *testing.T) device.Launch {
 	t.Helper()
-	st, err := tiles.FromOp(&gpt3At768(t).Steps[0].Ops[0])
+	st, err := tiles.FromOp(&gpt3MLP(t, 768).Steps[0].Ops[0])
 	require.NoError(t, err)
 	k, err := st.Kernel()
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestIsolate(t *testing.T) {
 //     blocks beside the producer's would spin until the same rows complete
 //     and end the pair at the same 7b.)
 func TestShapingOnSimulator(t *testing.T) {
-	prog := gpt3At768(t)
+	prog := gpt3MLP(t, 768)
 	run := func(o Options) (float64, map[string]float64) {
 		s, err := New(o)
 		require.NoError(t, err)
@@ -136,16 +136,16 @@ func TestShapingOptionErrors(t *testing.T) {
 	s, err := New(o)
 	require.NoError(t, err)
 	assert.Contains(t, s.Name(), ",blocks_per_sm=33)")
-	err = prepareOnSim(t, gpt3At768(t), s)
+	err = prepareOnSim(t, gpt3MLP(t, 768), s)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "blocks_per_sm 33: NVIDIA H100 SXM5 80GB holds at most 32 blocks per SM")
 }
 
-// gpt3At768 is GPT-3's MLP at T = 768 without data: 1.09 + 2.18 waves of
-// 128x128 tiles on an H100.
-func gpt3At768(t *testing.T) *workloads.Program {
+// gpt3MLP is GPT-3's MLP at T tokens on 128x128 tiles, one step, without
+// data (at T = 768: 1.09 + 2.18 waves on an H100).
+func gpt3MLP(t *testing.T, tokens int) *workloads.Program {
 	t.Helper()
-	m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: 768, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
+	m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: tokens, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
 	require.NoError(t, err)
 	return m.Program
 }

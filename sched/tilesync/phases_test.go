@@ -5,8 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpusched/gpusched/workloads/tiles"
 )
 
 // TestPhasesOnSimulator: with Phases, Stats says when GEMM1 and GEMM2
@@ -18,8 +16,7 @@ import (
 // its last wave slow it. The events change nothing else: the makespan
 // equals the run without them.
 func TestPhasesOnSimulator(t *testing.T) {
-	m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: 768, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
-	require.NoError(t, err)
+	prog := gpt3MLP(t, 768)
 	ends := map[string][2]float64{}
 	for _, pol := range []string{"stream", "row"} {
 		plain := Defaults()
@@ -32,8 +29,8 @@ func TestPhasesOnSimulator(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, s.Name(), ",phases)")
 		assert.Nil(t, s0.Stats(), "no phases, no stats")
-		span0, _ := runOnSim(t, m.Program, s0)
-		span, races := runOnSim(t, m.Program, s)
+		span0, _ := runOnSim(t, prog, s0)
+		span, races := runOnSim(t, prog, s)
 		assert.Empty(t, races)
 		st := s.Stats()
 		require.Len(t, st, 2, "%v", st)

@@ -31,11 +31,6 @@ func TestTailRowsOrderGPT3(t *testing.T) {
 		}
 		return o
 	}
-	mlp := func(tokens int) *workloads.Program {
-		m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: tokens, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
-		require.NoError(t, err)
-		return m.Program
-	}
 	// 264 slots for either kernel (132 SMs x 2). T = 768: GEMM1 6 x 48
 	// tiles, its last 24 (row 5, columns 24-47) the tail; GEMM2 6 x 96.
 	// T = 1024: 8 x 48, tail 384 - 264 = 120 tiles from row 5 column 24
@@ -55,7 +50,7 @@ func TestTailRowsOrderGPT3(t *testing.T) {
 		{"T=1024 round 2", 1024, 2, []int{5, 6, 7}, 144, false}, // 264 - 120 slots beside the tail
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := pairOf(t, mlp(tc.tokens), TileSync)
+			p := pairOf(t, gpt3MLP(t, tc.tokens), TileSync)
 			order, late, at := tailRowsOrder(p, 264, 264, tc.round)
 			n := p.Cons.NumTiles()
 			require.Len(t, order, n)
@@ -73,7 +68,7 @@ func TestTailRowsOrderGPT3(t *testing.T) {
 	// No tail: the producer fits a wave (T = 512: 4 x 48 = 192 tiles) or
 	// fills its last one exactly (T = 768 on 144 or 288 slots).
 	for _, c := range []struct{ tokens, slots int }{{512, 264}, {768, 144}, {768, 288}} {
-		order, late, _ := tailRowsOrder(pairOf(t, mlp(c.tokens), TileSync), c.slots, 264, 1)
+		order, late, _ := tailRowsOrder(pairOf(t, gpt3MLP(t, c.tokens), TileSync), c.slots, 264, 1)
 		assert.Nil(t, order, "T=%d on %d slots", c.tokens, c.slots)
 		assert.Zero(t, late)
 	}
@@ -114,7 +109,7 @@ func TestTailRowsOrderConvHalo(t *testing.T) {
 // first), and the order reaches the simulator's model: it changes the
 // schedule.
 func TestTailRowsOnSimulator(t *testing.T) {
-	prog := gpt3At768(t)
+	prog := gpt3MLP(t, 768)
 	spans := map[int]float64{}
 	for _, round := range []int{0, 1, 3} {
 		o := Defaults()

@@ -341,19 +341,18 @@ func TestSchedulerOnSimulator(t *testing.T) {
 	// (2.9 waves, K = 6144). Stream sync takes 2 + 3 rounds; with tile sync
 	// the consumers of finished rows fill the producer's half-empty second
 	// round: about 1.17x by wave counting.
-	m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: 1024, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
-	require.NoError(t, err)
+	prog := gpt3MLP(t, 1024)
 	base, err := New(Options{Policy: "stream", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"})
 	require.NoError(t, err)
 	assert.Equal(t, "stream-sync", base.Name())
-	tBase, races := runOnSim(t, m.Program, base)
+	tBase, races := runOnSim(t, prog, base)
 	assert.Empty(t, races, "stream order never overlaps dependent kernels")
 
 	for _, pol := range []string{"auto", "row", "tile", "fine"} {
 		t.Run(pol, func(t *testing.T) {
 			s, err := New(Options{Policy: pol, WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"})
 			require.NoError(t, err)
-			span, _ := runOnSim(t, m.Program, s)
+			span, _ := runOnSim(t, prog, s)
 			require.Len(t, s.Choices(), 1)
 			sp := float64(tBase) / float64(span)
 			t.Logf("%s: %v vs stream-sync %v (%.3fx): %s", s.Name(), span, tBase, sp, s.Choices()[0])
@@ -363,14 +362,13 @@ func TestSchedulerOnSimulator(t *testing.T) {
 }
 
 func TestAutoFallsBackToStreamOrder(t *testing.T) {
-	m, err := tiles.NewMLP(tiles.MLPParams{Model: "gpt3", Tokens: 512, Tile: "auto", Steps: 1, CheckRows: 1, NoData: true}, 1)
-	require.NoError(t, err)
+	prog := gpt3MLP(t, 512)
 	base, err := New(Options{Policy: "stream", WaitKernel: "auto", TileOrder: "auto", IndependentFirst: "auto"})
 	require.NoError(t, err)
-	tb, _ := runOnSim(t, m.Program, base)
+	tb, _ := runOnSim(t, prog, base)
 	s, err := New(Defaults())
 	require.NoError(t, err)
-	ts, races := runOnSim(t, m.Program, s)
+	ts, races := runOnSim(t, prog, s)
 	require.Len(t, s.Choices(), 1)
 	assert.Contains(t, s.Choices()[0], "stream (")
 	assert.Equal(t, tb, ts, "the same commands on the same stream")
