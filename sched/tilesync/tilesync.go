@@ -347,17 +347,14 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 	if s.evC, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
 		return err
 	}
-	s.items = findPairs(in)
 	if s.isStream() {
-		for i := range s.items {
-			s.items[i].pr = nil // every operation in program order on one stream
-		}
-		s.items = nil
+		s.items = nil // every operation in program order on one stream
 		for k := 0; k < in.N(); k++ {
 			s.items = append(s.items, item{op: k})
 		}
 		return s.padSolo(info, in)
 	}
+	s.items = findPairs(in)
 	waitK, err := tiles.WaitKernel()
 	if err != nil {
 		return err
