@@ -24,7 +24,7 @@ import (
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/experiments"
-	"github.com/gpusched/gpusched/hardening"
+	"github.com/gpusched/gpusched/internal/hardening"
 )
 
 func main() {

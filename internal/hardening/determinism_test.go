@@ -65,7 +65,7 @@ func reduce(t *testing.T, path string) *experiments.Experiment {
 // requires the written results (Markdown, CSV, JSON, SVG) and the printed
 // table to be byte-identical.
 func TestSimulatorExperimentsRerunByteIdentically(t *testing.T) {
-	files, err := filepath.Glob("../configs/experiments/*.yaml")
+	files, err := filepath.Glob("../../configs/experiments/*.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	ran := 0

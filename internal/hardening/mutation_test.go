@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/device/sim"
-	"github.com/gpusched/gpusched/sched/mutate"
+	"github.com/gpusched/gpusched/internal/mutate"
 )
 
 // TestMutationSuite runs every mutation against every family on a slowed

@@ -35,8 +35,8 @@ import (
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/mutate"
 	"github.com/gpusched/gpusched/sched"
-	"github.com/gpusched/gpusched/sched/mutate"
 	"github.com/gpusched/gpusched/workloads"
 )
 
