@@ -254,13 +254,18 @@ func serialReference(dev device.Device, j *job) *reference {
 type once struct {
 	makespan, t0, t1 time.Duration
 	outputs          map[string][]byte
+	// kernels0 is the device's kernel count when the timed run began.
+	kernels0 int64
 }
 
-// runOnce runs prog under s on dev: bind, prepare, synchronize, time the
-// scheduler's Run between two synchronizations, read the outputs (if
-// wanted), clean up.
+// runOnce runs prog under s on dev: bind, prepare, the warm run
+// (sched.Warm), synchronize, time the scheduler's Run between two
+// synchronizations, read the outputs (if wanted), clean up.
 func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, outputs bool) (once, error) {
 	var r once
+	// The simulator counts kernels as they run, so its count before the
+	// timed run leaves Prepare's and the warm run's kernels out of the row.
+	obs, _ := dev.(device.Observer)
 	err := dev.Run(func(h device.Host) error {
 		cleaned := false
 		inst, err := workloads.Bind(h, prog)
@@ -279,8 +284,14 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, outp
 				}
 			}()
 		}
+		if err := sched.Warm(h, s, inst); err != nil {
+			return err
+		}
 		if err := h.Synchronize(); err != nil {
 			return err
+		}
+		if obs != nil {
+			r.kernels0 = obs.Stats().Kernels
 		}
 		r.t0 = h.Now()
 		if err := s.Run(h, inst); err != nil {
@@ -462,7 +473,7 @@ func (j *job) observe(row *Row, obs device.Observer, r once, last bool) {
 	if !last {
 		return
 	}
-	k := st.Kernels
+	k := st.Kernels - r.kernels0
 	row.Kernels = &k
 	util, series := windowUtilization(st, r.t0, r.t1, utilBins)
 	util = round(util, 4)

@@ -28,6 +28,9 @@ type GraphOnce struct {
 	exec    device.GraphExec
 }
 
+// Needs implements Needer: one capture replays every step.
+func (*GraphOnce) Needs() []Trait { return []Trait{TraitStaticSteps} }
+
 // GraphPerStep is the rebuilt-every-step CUDA graph baseline.
 type GraphPerStep struct {
 	K       int

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gpusched/gpusched/device"
@@ -36,8 +37,6 @@ func Bind(h device.Host, p *Program) (*Instance, error) {
 		in.Release(h)
 		return nil, err
 	}
-	var staging *device.HostMem
-	var stream device.Stream
 	for _, b := range p.Buffers {
 		buf, err := h.Malloc(b.Bytes)
 		if err != nil {
@@ -50,51 +49,75 @@ func Bind(h device.Host, p *Program) (*Instance, error) {
 		if err != nil {
 			return cleanup(fmt.Errorf("bind %s: allocate host %s (%d bytes): %w", p.Name, hs.Name, hs.Bytes, err))
 		}
-		if hs.Init != nil {
-			hs.Init(m.Data)
-		}
 		in.Host = append(in.Host, m)
 	}
-	// Upload initial contents through one staging stream. Zero-initialized
-	// buffers are uploaded too, so a rerun on the same device starts from
-	// the same state.
-	var err error
-	if stream, err = h.NewStream(device.StreamOptions{}); err != nil {
-		return cleanup(fmt.Errorf("bind %s: %w", p.Name, err))
+	if err := in.Reset(h); err != nil {
+		return cleanup(err)
 	}
-	defer h.Destroy(stream)
-	for i, b := range p.Buffers {
-		if staging == nil || int64(len(staging.Data)) < b.Bytes {
-			if staging != nil {
-				if err := h.StreamSynchronize(stream); err != nil {
-					return cleanup(err)
-				}
-				h.FreeHost(staging)
-			}
-			if staging, err = h.AllocHost(b.Bytes, true); err != nil {
-				return cleanup(fmt.Errorf("bind %s: staging: %w", p.Name, err))
-			}
-		} else if err := h.StreamSynchronize(stream); err != nil {
-			return cleanup(err)
+	in.build()
+	return in, nil
+}
+
+// Reset gives every buffer of the program its initial contents again, as
+// Bind left them: host buffers refilled in place, device buffers uploaded
+// through one staging stream (zero-initialized ones too), synchronously.
+// A runner calls it after a scheduler has run the program outside the timed
+// region (a warm run, a search that times candidates), so that the timed
+// run starts from the program's inputs and its outputs are one run's.
+func (in *Instance) Reset(h device.Host) error {
+	p := in.Prog
+	for i, hs := range p.Host {
+		clear(in.Host[i].Data)
+		if hs.Init != nil {
+			hs.Init(in.Host[i].Data)
 		}
-		data := staging.Data[:b.Bytes]
+	}
+	stream, err := h.NewStream(device.StreamOptions{})
+	if err != nil {
+		return fmt.Errorf("bind %s: %w", p.Name, err)
+	}
+	var staging *device.HostMem
+	err = in.upload(h, stream, &staging)
+	if staging != nil {
+		err = errors.Join(err, h.FreeHost(staging))
+	}
+	return errors.Join(err, h.Destroy(stream))
+}
+
+// upload copies every device buffer's initial contents through *staging
+// (grown as needed) on stream, and waits for the copies.
+func (in *Instance) upload(h device.Host, stream device.Stream, staging **device.HostMem) error {
+	p := in.Prog
+	for i, b := range p.Buffers {
+		if *staging == nil || int64(len((*staging).Data)) < b.Bytes {
+			if *staging != nil {
+				if err := h.StreamSynchronize(stream); err != nil {
+					return err
+				}
+				if err := h.FreeHost(*staging); err != nil {
+					return err
+				}
+				*staging = nil
+			}
+			m, err := h.AllocHost(b.Bytes, true)
+			if err != nil {
+				return fmt.Errorf("bind %s: staging: %w", p.Name, err)
+			}
+			*staging = m
+		} else if err := h.StreamSynchronize(stream); err != nil {
+			return err
+		}
+		data := (*staging).Data[:b.Bytes]
 		clear(data)
 		if b.Init != nil {
 			b.Init(data)
 		}
-		c := device.Copy{Kind: device.HostToDevice, Dst: in.Bufs[i], Host: staging, Bytes: b.Bytes, Label: "init " + b.Name}
+		c := device.Copy{Kind: device.HostToDevice, Dst: in.Bufs[i], Host: *staging, Bytes: b.Bytes, Label: "init " + b.Name}
 		if err := h.Copy(stream, &c); err != nil {
-			return cleanup(fmt.Errorf("bind %s: upload %s: %w", p.Name, b.Name, err))
+			return fmt.Errorf("bind %s: upload %s: %w", p.Name, b.Name, err)
 		}
 	}
-	if err := h.StreamSynchronize(stream); err != nil {
-		return cleanup(err)
-	}
-	if staging != nil {
-		h.FreeHost(staging)
-	}
-	in.build()
-	return in, nil
+	return h.StreamSynchronize(stream)
 }
 
 func (in *Instance) build() {

@@ -338,6 +338,12 @@ func (t *task) prepare(h device.Host, inst *workloads.Instance, spec experiments
 			return prepared{}, fmt.Errorf("prepare: %w", err)
 		}
 	}
+	if err := sched.Warm(h, s, inst); err != nil {
+		if prep != nil {
+			err = errors.Join(err, prep.Cleanup(h))
+		}
+		return prepared{}, err
+	}
 	if ts, ok := s.(*tilesync.Scheduler); ok {
 		row.Choices = ts.Choices()
 	}

@@ -289,6 +289,9 @@ func (r *rowRun) repetition(dev device.Device, rep int, obs device.Observer) boo
 				return fmt.Errorf("prepare: %w", err)
 			}
 		}
+		if err := sched.Warm(h, s, inst); err != nil {
+			return err
+		}
 		if err := h.Synchronize(); err != nil {
 			return err
 		}

@@ -54,8 +54,8 @@ func TestRunAndReportOnTheSimulator(t *testing.T) {
 		assert.Equal(t, 8.0, row.Metrics["jobs"])
 		assert.Positive(t, row.Metrics["t_schedule_s"])
 	}
-	assert.Equal(t, "set(b=2)", r.Rows[2].Desc)
-	assert.Equal(t, "set(b=2,depth=2,ring=2)", r.Rows[3].Desc)
+	assert.Equal(t, "set(b=2,warm)", r.Rows[2].Desc)
+	assert.Equal(t, "set(b=2,depth=2,ring=2,warm)", r.Rows[3].Desc)
 
 	md := filepath.Join(dir, "set.md")
 	notes := filepath.Join(dir, "notes.md")
@@ -70,11 +70,11 @@ func TestRunAndReportOnTheSimulator(t *testing.T) {
 	assert.Contains(t, text, "**mean** (1 pairs)")
 	// A headline table per SET variant, the paper's first.
 	paper := strings.Index(text, "### SET (the paper's: one job in flight per worker) against Queue and Batching")
-	ring := strings.Index(text, "### SET-ring setring (depth=2,ring=2: per-worker graph execs prepared only once complete) against Queue and Batching")
+	ring := strings.Index(text, "### SET-ring setring (depth=2,ring=2,warm: per-worker graph execs prepared only once complete) against Queue and Batching")
 	require.GreaterOrEqual(t, paper, 0)
 	require.Greater(t, ring, paper)
 	assert.Equal(t, 2, strings.Count(text, "**mean** (1 pairs)"), "one pair in each variant's table")
-	assert.Contains(t, text, "| set(b=2) |")
+	assert.Contains(t, text, "| set(b=2,warm) |")
 }
 
 func TestWorkersOf(t *testing.T) {
@@ -103,36 +103,36 @@ func TestSETParams(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{"{b: 4}", "set(b=4)", ""},
-		{"{b: 4, ring: 3}", "set(b=4,depth=3,ring=3)", ""},
-		{"{b: 2, ring: 4, depth: 2, coalesce: 2}", "set(b=2,depth=2,ring=4,coalesce=2)", ""},
-		{"{b: 8, ring: 4, threaded: true, coalesce: 4}", "set(b=8,depth=4,ring=4,threaded,coalesce=4)", ""},
+		{"{b: 4}", "set(b=4,warm)", ""},
+		{"{b: 4, ring: 3}", "set(b=4,depth=3,ring=3,warm)", ""},
+		{"{b: 2, ring: 4, depth: 2, coalesce: 2}", "set(b=2,depth=2,ring=4,coalesce=2,warm)", ""},
+		{"{b: 8, ring: 4, threaded: true, coalesce: 4}", "set(b=8,depth=4,ring=4,threaded,coalesce=4,warm)", ""},
 		{"{b: 4, ring: 9}", "", "ring is 9; it must be between 0 (off) and 8"},
 		{"{b: 4, ring: 2, depth: 3}", "", "depth is 3 but ring is 2"},
 		{"{b: 4, ring: 2, coalesce: 3}", "", "coalesce is 3; it must be between 1 and depth (2)"},
 		{"{b: 4, depth: 2, coalesce: 2}", "", "above 1 only with threaded: true or a ring"},
-		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 4}", "set(b=4,depth=2,ring=2,threaded,jobs=4)", ""},
-		{"{b: 8, ring: 2, coalesce: 2, jobs_per_launch: 8}", "set(b=8,depth=2,ring=2,coalesce=2,jobs=8)", ""},
-		{"{b: 4, ring: 2, jobs_per_launch: 1}", "set(b=4,depth=2,ring=2)", ""},
+		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 4}", "set(b=4,depth=2,ring=2,threaded,jobs=4,warm)", ""},
+		{"{b: 8, ring: 2, coalesce: 2, jobs_per_launch: 8}", "set(b=8,depth=2,ring=2,coalesce=2,jobs=8,warm)", ""},
+		{"{b: 4, ring: 2, jobs_per_launch: 1}", "set(b=4,depth=2,ring=2,warm)", ""},
 		{"{b: 4, ring: 2, jobs_per_launch: 0}", "", "jobs_per_launch is 0; it must be between 1 and 32"},
 		{"{b: 4, ring: 2, jobs_per_launch: 33}", "", "jobs_per_launch is 33; it must be between 1 and 32"},
-		{"{b: 2, ring: 2, jobs_per_launch: 32, copies: batched}", "set(b=2,depth=2,ring=2,jobs=32,copies=batched)", ""},
+		{"{b: 2, ring: 2, jobs_per_launch: 32, copies: batched}", "set(b=2,depth=2,ring=2,jobs=32,copies=batched,warm)", ""},
 		{"{b: 4, jobs_per_launch: 4}", "", "jobs_per_launch is 4 but ring is 0"},
-		{"{b: 4, depth: 4, threaded: true, coalesce: 2, copies: stream}", "set(b=4,depth=4,threaded,coalesce=2,copies=stream)", ""},
-		{"{b: 2, copies: stream}", "set(b=2,copies=stream)", ""},
-		{"{b: 2, copies: graph}", "set(b=2)", ""},
+		{"{b: 4, depth: 4, threaded: true, coalesce: 2, copies: stream}", "set(b=4,depth=4,threaded,coalesce=2,copies=stream,warm)", ""},
+		{"{b: 2, copies: stream}", "set(b=2,copies=stream,warm)", ""},
+		{"{b: 2, copies: graph}", "set(b=2,warm)", ""},
 		{"{b: 2, copies: host}", "", "copies is \"host\"; it must be graph"},
 		{"{b: 4, ring: 2, copies: stream}", "", "copies is stream but ring is 2"},
 		{"{b: 4, depth: 2, coalesce: 2, copies: stream}", "", "coalesce is 2; it must be between 1 and depth (2), and above 1 only with threaded: true or a ring"},
-		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 8, copies: batched}", "set(b=4,depth=2,ring=2,threaded,jobs=8,copies=batched)", ""},
-		{"{b: 2, ring: 1, jobs_per_launch: 16, copies: batched}", "set(b=2,ring=1,jobs=16,copies=batched)", ""},
+		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 8, copies: batched}", "set(b=4,depth=2,ring=2,threaded,jobs=8,copies=batched,warm)", ""},
+		{"{b: 2, ring: 1, jobs_per_launch: 16, copies: batched}", "set(b=2,ring=1,jobs=16,copies=batched,warm)", ""},
 		{"{b: 4, jobs_per_launch: 8, copies: batched}", "", "jobs_per_launch is 8 but ring is 0"},
 		{"{b: 4, ring: 2, copies: batched}", "", "copies is batched but ring is 2 and jobs_per_launch 1"},
 		{"{b: 4, ring: 2, threaded: true, jobs_per_launch: 16, copies: batched, warm: true}", "set(b=4,depth=2,ring=2,threaded,jobs=16,copies=batched,warm)", ""},
 		{"{b: 2, copies: stream, warm: true}", "set(b=2,copies=stream,warm)", ""},
 		{"{b: 4, rings: 2}", "", "rings"},
 		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: 4, warm: true}", "set(b=2,depth=2,ring=2,jobs=16,copies=batched,branches=4,warm)", ""},
-		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: 16}", "set(b=2,depth=2,ring=2,jobs=16,copies=batched,branches=16)", ""},
+		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: 16}", "set(b=2,depth=2,ring=2,jobs=16,copies=batched,branches=16,warm)", ""},
 		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: 17}", "", "branches is 17; it spreads a chunk's jobs (copies: batched) over that many parallel graph branches, from 1 (one chain) to jobs_per_launch (16"},
 		{"{b: 2, ring: 2, jobs_per_launch: 16, copies: batched, branches: -1}", "", "branches is -1"},
 		{"{b: 2, ring: 2, jobs_per_launch: 16, branches: 4}", "", "branches is 4; it spreads a chunk's jobs (copies: batched)"},

@@ -36,6 +36,9 @@ type HW struct {
 	exited  device.Queue   // checker threads -> Cleanup
 }
 
+// Needs implements sched.Needer: the device's hardware dependency queue.
+func (*HW) Needs() []sched.Trait { return []sched.Trait{sched.TraitDependencyQueue} }
+
 var (
 	_ sched.Scheduler = (*HW)(nil)
 	_ sched.Preparer  = (*HW)(nil)

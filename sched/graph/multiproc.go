@@ -27,6 +27,11 @@ type MultiProcess struct {
 	stats map[string]float64 // of the last Prepare; kept after Cleanup
 }
 
+// Needs implements sched.Needer: tasks that may run concurrently.
+func (*MultiProcess) Needs() []sched.Trait {
+	return []sched.Trait{sched.TraitIndependentSteps}
+}
+
 type task struct {
 	view  *workloads.Instance
 	sched sched.Scheduler

@@ -77,6 +77,15 @@ type Queue struct {
 	metrics Metrics
 }
 
+// Needs implements sched.Needer: every pipeline schedules independent jobs
+// of one shape.
+func (oneAtATime) Needs() []sched.Trait { return jobsNeed }
+func (*Batching) Needs() []sched.Trait  { return jobsNeed }
+func (*Queue) Needs() []sched.Trait     { return jobsNeed }
+func (*SET) Needs() []sched.Trait       { return jobsNeed }
+
+var jobsNeed = []sched.Trait{sched.TraitJobs}
+
 func NewSynchronous() *Synchronous { return &Synchronous{} }
 func NewGraph() *Graph             { return &Graph{} }
 

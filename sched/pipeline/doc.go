@@ -150,8 +150,9 @@
 // (experiments/set does). They are synchronized before Prepare returns, so
 // on the simulator they cannot change the race checker's verdicts, and
 // Run's simulated makespan stays within 2 ns of the cold run's (a test
-// checks every variant). Off by default, so that results without it stay
-// as they were; its rows are named set(...,warm).
+// checks every variant). Off in NewSET; the experiments registry turns it
+// on by default, since the runner's warm run (sched.Warm) reaches only the
+// execs its jobs use. Its rows are named set(...,warm).
 //
 // Every scheduler reports Metrics() (a map by name): the makespan
 // T_measured, throughput in jobs per second, t_schedule (host time inside

@@ -89,7 +89,9 @@ type SET struct {
 	// stream's) first launches are paid outside the timed Run, as in a
 	// pipeline that instantiates its graphs once and runs for long. The
 	// warm launches compute the jobs the execs were captured with into
-	// their host output slots before Run does.
+	// their host output slots before Run does. The experiments registry
+	// turns it on by default: the runner's warm run (sched.Warm) reaches
+	// only the execs its jobs use.
 	Warm    bool
 	kernels kernelRange // with StreamCopies or BatchedCopies: the job's ops in the graph
 	batch   *batchLayout
@@ -136,6 +138,7 @@ type worker struct {
 	slots   []device.Buffer
 	queue   []boundJob // prepared jobs, taken from the front; thieves take from the back
 	head    int
+	jobs    int      // len(queue) as dealt: every Run starts from the whole queue
 	cur     boundJob // the parameters the graph's nodes hold now
 	victim  int      // the next peer to try stealing from
 	done    func()   // the completion callback: back to the free pool
@@ -279,6 +282,7 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		wk.queue = append(wk.queue, boundJob{})
 		s.bd.bind(j, wk.slots, &wk.queue[len(wk.queue)-1])
 	}
+	s.dealt()
 	for _, wk := range s.workers {
 		// Capture the shape with the worker's first job (or any job: the
 		// nodes are updated before every launch).
@@ -373,7 +377,7 @@ func (s *SET) Cleanup(h device.Host) error {
 		}
 	}
 	if s.running {
-		// Run never started the threads' work: release them.
+		// The worker threads wait for a Run's signal: release them.
 		for _, q := range s.start {
 			q.Close()
 		}
@@ -416,6 +420,23 @@ func (s *SET) take(wk *worker) (job *boundJob, stolen, ok bool) {
 	return nil, false, false
 }
 
+// dealt records the queues as dealt, for rearm.
+func (s *SET) dealt() {
+	for _, wk := range s.workers {
+		wk.jobs = len(wk.queue)
+	}
+}
+
+// rearm gives every worker its whole queue back, as Prepare dealt it, so
+// that Run can run again (sched.Warm runs it once before the timed run).
+// Jobs taken in a run are not changed: a stolen job is rebound into
+// scratch.
+func (s *SET) rearm() {
+	for _, wk := range s.workers {
+		wk.head, wk.queue = 0, wk.queue[:wk.jobs]
+	}
+}
+
 // Run dispatches every job and returns when the last one has completed.
 func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 	if s.js == nil || s.js.in != in {
@@ -425,6 +446,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 		}
 		defer s.Cleanup(h)
 	}
+	s.rearm()
 	if s.Threaded {
 		return s.runThreaded(h)
 	}

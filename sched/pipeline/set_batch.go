@@ -280,6 +280,7 @@ func (s *SET) prepareBatched(h device.Host) error {
 		}
 		wk.queue = append(wk.queue, boundJob{job: c * J, n: min(J, jobs-c*J)})
 	}
+	s.dealt()
 	var bc branchCapture
 	defer bc.destroy(h)
 	for _, wk := range s.workers {

@@ -6,32 +6,44 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
-// startThreads fills and closes the per-worker job queues and starts one
-// host thread per worker, blocked until Run signals it (so Run pays for no
-// thread start).
+// startThreads fills the per-worker job queues and starts one host thread
+// per worker, blocked until Run signals it (so Run pays for no thread
+// start). A thread serves one Run per signal, until Cleanup releases it.
 func (s *SET) startThreads(h device.Host) error {
-	s.jobsQ = make([]device.Queue, s.B)
 	s.start = make([]device.Queue, s.B)
 	s.doneQ = h.NewQueue("set workers done")
 	for _, wk := range s.workers {
-		q := h.NewQueue(fmt.Sprintf("set worker %d jobs", wk.id))
-		for i := range wk.queue {
-			q.Put(&wk.queue[i])
-		}
-		q.Close()
-		s.jobsQ[wk.id] = q
 		s.start[wk.id] = h.NewQueue(fmt.Sprintf("set worker %d start", wk.id))
 	}
+	s.fillJobQueues(h)
 	for _, wk := range s.workers {
 		wk := wk
 		h.Go(fmt.Sprintf("set worker %d", wk.id), func(h device.Host) error {
-			err := s.workerLoop(h, wk)
-			s.doneQ.Put(err)
-			return err
+			for {
+				if _, ok := h.Get(s.start[wk.id]); !ok {
+					s.doneQ.Put(nil) // released by Cleanup
+					return nil
+				}
+				s.doneQ.Put(s.workerLoop(h, wk))
+			}
 		})
 	}
 	s.running = true
 	return nil
+}
+
+// fillJobQueues gives every worker a job queue holding its dealt jobs,
+// closed, so that a Get on it returns at once when it is empty.
+func (s *SET) fillJobQueues(h device.Host) {
+	s.jobsQ = make([]device.Queue, s.B)
+	for _, wk := range s.workers {
+		q := h.NewQueue(fmt.Sprintf("set worker %d jobs", wk.id))
+		for i := range wk.queue[:wk.jobs] {
+			q.Put(&wk.queue[i])
+		}
+		q.Close()
+		s.jobsQ[wk.id] = q
+	}
 }
 
 // workerLoop is one worker's host thread: with a free slot (fewer than
@@ -39,9 +51,6 @@ func (s *SET) startThreads(h device.Host) error {
 // one round-robin from a peer, retarget it, launch it; when no queue has a
 // job left, wait for its jobs in flight to complete.
 func (s *SET) workerLoop(h device.Host, wk *worker) error {
-	if _, ok := h.Get(s.start[wk.id]); !ok {
-		return nil // released by Cleanup without a Run
-	}
 	if s.Ring > 0 {
 		return s.ringWorkerLoop(h, wk)
 	}
@@ -142,8 +151,10 @@ func (s *SET) runThreaded(h device.Host) error {
 			first = err
 		}
 	}
-	s.running = false
 	m.Makespan = h.Now() - start
+	// The threads wait for the next Run's signal; their queues are filled
+	// again for it here, once every job of this one has completed.
+	s.fillJobQueues(h)
 	for _, wk := range s.workers {
 		w := &wk.metrics
 		m.Schedule += w.Schedule

@@ -114,6 +114,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/tiles"
 )
@@ -294,16 +295,37 @@ func (s *Scheduler) Stats() map[string]float64 {
 // Prepare).
 func (s *Scheduler) Choices() []string { return append([]string(nil), s.choices...) }
 
-// pairs finds producer/consumer pairs: consecutive tile operations of one
-// step where the second reads (as A) the buffer the first writes (as C).
+// isPair reports whether b, issued right after a in one step, is a tile
+// consumer reading (as A) the buffer the tile producer a writes (as C).
+func isPair(a, b *workloads.Op) bool {
+	_, e1 := tiles.FromOp(a)
+	_, e2 := tiles.FromOp(b)
+	return e1 == nil && e2 == nil && b.Args[tiles.ArgA].Buf == a.Args[tiles.ArgC].Buf
+}
+
+// Needs implements sched.Needer: producer/consumer tile pairs.
+func (s *Scheduler) Needs() []sched.Trait { return []sched.Trait{sched.TraitTilePairs} }
+
+// HasPairs reports whether p holds a producer/consumer pair (the trait
+// sched.TraitTilePairs).
+func HasPairs(p *workloads.Program) bool {
+	for _, st := range p.Steps {
+		for k := 0; k+1 < len(st.Ops); k++ {
+			if isPair(&st.Ops[k], &st.Ops[k+1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// findPairs finds producer/consumer pairs: consecutive tile operations of
+// one step where the second reads (as A) the buffer the first writes (as C).
 func findPairs(in *workloads.Instance) []item {
 	var items []item
 	for k := 0; k < in.N(); k++ {
 		if k+1 < in.N() && in.Ref(k).Step == in.Ref(k+1).Step {
-			a, b := in.Op(k), in.Op(k+1)
-			_, e1 := tiles.FromOp(a)
-			_, e2 := tiles.FromOp(b)
-			if e1 == nil && e2 == nil && b.Args[tiles.ArgA].Buf == a.Args[tiles.ArgC].Buf {
+			if isPair(in.Op(k), in.Op(k+1)) {
 				items = append(items, item{op: k, pr: &pairRun{}})
 				k++
 				continue
