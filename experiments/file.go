@@ -88,7 +88,7 @@ func LoadExperiment(path string) (*Experiment, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := ParseExperiment(data, filepath.Base(path))
+	e, err := parseExperiment(data, filepath.Base(path), filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +101,12 @@ func LoadExperiment(path string) (*Experiment, error) {
 // and builds every workload and scheduler once so that bad parameters fail
 // here, with their lines, rather than halfway through a run.
 func ParseExperiment(data []byte, name string) (*Experiment, error) {
+	return parseExperiment(data, name, "")
+}
+
+// parseExperiment is ParseExperiment with file-path parameters taken
+// relative to dir (RegisterPathParams).
+func parseExperiment(data []byte, name, dir string) (*Experiment, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -135,10 +141,31 @@ func ParseExperiment(data []byte, name string) (*Experiment, error) {
 			}
 		}
 	}
+	e.resolvePaths(dir)
 	if err := e.check(); err != nil {
 		return nil, atFile(name, err)
 	}
 	return e, nil
+}
+
+// resolvePaths rewrites relative file-path parameters to lie under dir.
+func (e *Experiment) resolvePaths(dir string) {
+	if dir == "" || dir == "." {
+		return
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	for i := range e.Workloads {
+		w := &e.Workloads[i]
+		for _, name := range pathParams[w.Family] {
+			for k := 0; w.Params.Kind == yaml.MappingNode && k+1 < len(w.Params.Content); k += 2 {
+				v := w.Params.Content[k+1]
+				if w.Params.Content[k].Value == name && v.Kind == yaml.ScalarNode && v.Value != "" && !filepath.IsAbs(v.Value) {
+					v.Value = filepath.Join(dir, v.Value)
+				}
+			}
+		}
+	}
 }
 
 // keyLines maps each key of a mapping node to its line.

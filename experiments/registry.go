@@ -24,6 +24,7 @@ var (
 	regMu      sync.Mutex
 	workloadsR = map[string]registered[WorkloadFactory]{}
 	schedR     = map[string]registered[SchedulerFactory]{}
+	pathParams = map[string][]string{} // family -> parameters that are file paths
 )
 
 type registered[F any] struct {
@@ -41,6 +42,15 @@ func RegisterWorkload(name, doc string, f WorkloadFactory) {
 		panic("experiments: workload " + name + " registered twice") // programming error at init
 	}
 	workloadsR[name] = registered[WorkloadFactory]{doc, f}
+}
+
+// RegisterPathParams declares parameters of a workload family that name
+// files: LoadExperiment takes a relative path given there relative to the
+// experiment file's folder, as a reader of the file expects.
+func RegisterPathParams(family string, names ...string) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	pathParams[family] = append(pathParams[family], names...)
 }
 
 // RegisterScheduler makes a scheduler available under name.

@@ -1,0 +1,36 @@
+package experiments
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/file"
+)
+
+// fileParams are the file family's parameters.
+type fileParams struct {
+	Path       string `yaml:"path"`
+	OverheadNS int64  `yaml:"overhead_ns"`
+}
+
+func init() {
+	RegisterWorkload("file", "a recorded workload from a workload file (docs/WORKLOADS.md), every kernel replayed "+
+		"(params: path (required; YAML, JSON, or either gzipped; relative to the experiment file), overhead_ns=0 taken off each replayed block's time)",
+		func(params *yaml.Node, _ int64) (*workloads.Program, error) {
+			var p fileParams
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			if p.Path == "" {
+				return nil, fmt.Errorf("parameter path is required (a workload file, YAML or JSON)")
+			}
+			f, err := file.Load(p.Path)
+			if err != nil {
+				return nil, err
+			}
+			return file.Program(f, file.Options{OverheadNS: p.OverheadNS})
+		})
+	RegisterPathParams("file", "path")
+}

@@ -1,0 +1,281 @@
+package file
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/kernels"
+)
+
+// ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
+var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
+
+const (
+	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)
+	fixedArgs = 4  // desc, state, sig, spin_ns
+	maxArgs   = 64 // what the CUDA backend passes at most
+	stateSize = 16 // bytes of replay.state per kernel
+	stateBuf  = "replay.state"
+	sigBuf    = "replay.sig"
+	descBuf   = "replay.desc"
+	hostPre   = "replay.host:"
+)
+
+// Options tune how a file becomes a program.
+type Options struct {
+	// OverheadNS is taken off every block's spin time: what a replay kernel
+	// costs beyond its spin (block start, the ticket, the sampled reads and
+	// writes), measured on the GPU so that a replayed kernel lasts as long
+	// as the recorded one.
+	OverheadNS int64
+}
+
+// node is one operation of the program being built: an operation of the
+// file, or a join kernel standing between two copies that `after` orders.
+type node struct {
+	op     *Op // nil for a join
+	name   string
+	kind   string // kernel, memset, copy, join
+	reads  []Access
+	writes []Access
+	tokens []*node // kernels whose signature this one reads (`after` between kernels)
+	slot   int     // index in replay.state for kernels, memsets and joins; -1 for copies
+}
+
+func (n *node) replayed() bool { return n.kind != "copy" }
+
+// Program turns a checked file into a program: every kernel and memset a
+// launch of the replay kernel (grid, block, padded shared memory, spin time,
+// the recorded accesses), every copy a copy, `after` edges realized as
+// accesses. It fails if the file does not check.
+func Program(f *File, opt Options) (*workloads.Program, error) {
+	p, _, err := program(f, opt)
+	return p, err
+}
+
+func program(f *File, opt Options) (*workloads.Program, *reference, error) {
+	if replayErr != nil {
+		return nil, nil, replayErr
+	}
+	if err := f.Check(); err != nil {
+		return nil, nil, err
+	}
+	if opt.OverheadNS < 0 {
+		return nil, nil, fmt.Errorf("overhead_ns must not be negative, got %d", opt.OverheadNS)
+	}
+	steps, err := f.nodes()
+	if err != nil {
+		return nil, nil, err
+	}
+	return newBuilder(f, opt, steps).build()
+}
+
+// nodes lists each step's operations in issue order and realizes `after`.
+func (f *File) nodes() ([][]*node, error) {
+	order, err := f.Order()
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*node{}
+	steps := make([][]*node, len(f.Steps))
+	slots := 0
+	for si, idx := range order {
+		for _, i := range idx {
+			o := &f.Steps[si].Ops[i]
+			n := &node{op: o, name: o.Name(), kind: o.Kind(), slot: -1,
+				reads: append([]Access(nil), o.Reads...), writes: append([]Access(nil), o.Writes...)}
+			if n.replayed() {
+				n.slot, slots = slots, slots+1
+			}
+			byName[n.name] = n
+			steps[si] = append(steps[si], n)
+		}
+	}
+	for si := range steps {
+		var out []*node
+		for _, s := range steps[si] {
+			for _, a := range s.op.After {
+				p := byName[a]
+				if p.kind == "copy" && s.kind == "copy" {
+					j := &node{name: "join " + p.name + " -> " + s.name, kind: "join", slot: slots}
+					slots++
+					link(p, j)
+					link(j, s)
+					out = append(out, j)
+					continue
+				}
+				link(p, s)
+			}
+			out = append(out, s)
+		}
+		steps[si] = out
+	}
+	return steps, nil
+}
+
+// link makes s follow p through accesses: a kernel reads the signature of
+// a kernel before it; a copy's device range is read (or, for a range the
+// copy only reads, written) by the kernel on the other side.
+func link(p, s *node) {
+	switch {
+	case p.replayed() && s.replayed():
+		s.tokens = append(s.tokens, p)
+	case p.replayed(): // s is a copy
+		if len(s.writes) > 0 {
+			p.reads = append(p.reads, s.writes[0])
+		} else {
+			p.writes = append(p.writes, s.reads[0])
+		}
+	default: // p is a copy, s a kernel
+		if len(p.writes) > 0 {
+			s.reads = append(s.reads, p.writes[0])
+		} else {
+			s.writes = append(s.writes, p.reads[0])
+		}
+	}
+}
+
+// Durations and occupancy.
+
+// blocksOf is a kernel's grid size (1 for memsets and joins).
+func blocksOf(n *node) int {
+	if n.kind == "kernel" {
+		return n.op.Grid.Count()
+	}
+	return 1
+}
+
+// threadsOf is a block's thread count (256 for memsets, 32 for joins).
+func threadsOf(n *node) int {
+	switch n.kind {
+	case "kernel":
+		return n.op.Block.Count()
+	case "memset":
+		return 256
+	}
+	return 32
+}
+
+// durationNS is the time n took on the recorded device: measured, or
+// estimated from its work at the device's throughputs.
+func (d *Device) durationNS(n *node, bytes int64) float64 {
+	switch {
+	case n.kind == "join":
+		return 0
+	case n.op.DurationNS > 0:
+		return float64(n.op.DurationNS)
+	case n.kind == "memset":
+		return float64(bytes) / d.MemBandwidth * 1e9
+	}
+	var t float64
+	if w := n.op.Work; w.Bytes > 0 {
+		t = w.Bytes / d.MemBandwidth
+	}
+	if w := n.op.Work; w.Flops > 0 {
+		t = math.Max(t, w.Flops/d.Flops)
+	}
+	return t * 1e9
+}
+
+// occupancy is how many blocks of the original fit on an SM of the
+// recorded device.
+func (d *Device) occupancy(n *node) int {
+	if n.kind != "kernel" {
+		per, _ := d.blocksPerSM(threadsOf(n), ReplayKernel.Regs, ReplayKernel.StaticShared)
+		return per
+	}
+	per, _ := d.blocksPerSM(threadsOf(n), n.op.Registers, n.op.StaticShared+n.op.DynamicShared)
+	return per
+}
+
+// spinNS is each replayed block's time: the duration spread over the
+// original's waves on the recorded device, less the replay's own overhead.
+func (d *Device) spinNS(n *node, bytes int64, overhead int64) int64 {
+	waves := math.Ceil(float64(blocksOf(n)) / float64(d.SMs*d.occupancy(n)))
+	spin := d.durationNS(n, bytes)/waves - float64(overhead)
+	return int64(math.Max(0, math.Round(spin)))
+}
+
+// paddedShared is the dynamic shared memory the replay launch asks for so
+// that as many of its blocks fit on an SM of the recorded device as did of
+// the original's: the original's own shared memory, or, where registers or
+// shared memory made the original's occupancy lower than that, the largest
+// size that still lets exactly that many blocks fit (a block then holds
+// 1/B of the SM's shared memory, as the original held 1/B of the resource
+// that bound it).
+func (d *Device) paddedShared(n *node) int {
+	if n.kind != "kernel" {
+		return 0
+	}
+	want := d.occupancy(n)
+	dyn := max(0, n.op.StaticShared+n.op.DynamicShared-ReplayKernel.StaticShared)
+	if got, _ := d.blocksPerSM(threadsOf(n), ReplayKernel.Regs, ReplayKernel.StaticShared+dyn); got <= want {
+		return dyn
+	}
+	return d.SharedPerSM/want - d.SharedReserved - ReplayKernel.StaticShared
+}
+
+// Program buffers.
+
+// ranges maps each access of a buffer to its range in the program's
+// buffer. Buffers no copy touches are compressed: the replay touches a few
+// sampled bytes of each range, so only the order of the ranges' endpoints
+// matters, and each buffer shrinks to one byte per gap between endpoints,
+// which keeps every overlap (and every non-overlap) of the original ranges.
+// Buffers a copy touches keep their size, since the copy moves real bytes.
+type ranges struct {
+	index map[string]int             // file buffer -> program buffer
+	size  map[string]int64           // program buffer sizes
+	rank  map[string]map[int64]int64 // compressed buffers: endpoint -> offset
+}
+
+func newRanges(f *File, steps [][]*node) *ranges {
+	sizes := f.sizes()
+	r := &ranges{index: map[string]int{}, size: map[string]int64{}, rank: map[string]map[int64]int64{}}
+	real := map[string]bool{}
+	ends := map[string]map[int64]bool{}
+	for i, b := range f.Buffers {
+		r.index[b.Name] = i
+		ends[b.Name] = map[int64]bool{0: true, b.Bytes: true}
+	}
+	for _, s := range steps {
+		for _, n := range s {
+			for _, a := range append(append([]Access(nil), n.reads...), n.writes...) {
+				if n.kind == "copy" {
+					real[a.Buffer] = true
+				}
+				ends[a.Buffer][a.Offset] = true
+				ends[a.Buffer][a.Offset+span(a, sizes)] = true
+			}
+		}
+	}
+	for _, b := range f.Buffers {
+		if real[b.Name] {
+			r.size[b.Name] = b.Bytes
+			continue
+		}
+		keys := make([]int64, 0, len(ends[b.Name]))
+		for k := range ends[b.Name] {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		m := make(map[int64]int64, len(keys))
+		for i, k := range keys {
+			m[k] = int64(i)
+		}
+		r.rank[b.Name] = m
+		r.size[b.Name] = int64(len(keys) - 1)
+	}
+	return r
+}
+
+// place is an access's offset and length in its program buffer.
+func (r *ranges) place(a Access, sizes map[string]int64) (off, n int64) {
+	end := a.Offset + span(a, sizes)
+	if m, ok := r.rank[a.Buffer]; ok {
+		return m[a.Offset], m[end] - m[a.Offset]
+	}
+	return a.Offset, end - a.Offset
+}
