@@ -56,6 +56,7 @@ func init() {
 		{"devices", "", "list the simulator's device configs and the CUDA devices", cmdDevices},
 		{"list", "", "list the workload families and schedulers experiment files can name", cmdList},
 		{"calibrate", "--device cuda -o FILE", "measure a GPU and write a simulator device config", cmdCalibrate},
+		{"import", "kineto TRACE.json [--et ET.json] [--iteration N] -o W.yaml", "turn a PyTorch profiler trace into a workload file (docs/WORKLOADS.md)", cmdImport},
 	}
 }
 

@@ -388,9 +388,17 @@ func knownFields(section string) string {
 	return strings.Join(keys, ", ")
 }
 
-// Load reads and parses a workload file; a gzip-compressed file (.gz) is
-// uncompressed first.
+// Load reads and parses a workload file (gzip-compressed or not).
 func Load(path string) (*File, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// ReadFile reads a file, uncompressing it if it is gzip-compressed.
+func ReadFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -404,5 +412,5 @@ func Load(path string) (*File, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return Parse(data, path)
+	return data, nil
 }

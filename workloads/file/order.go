@@ -1,9 +1,12 @@
 package file
 
 import (
+	"bytes"
 	"container/heap"
 	"fmt"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -179,4 +182,28 @@ func cycle(ops []Op, preds [][]int, indeg []int) string {
 	}
 	names = append(names, fmt.Sprintf("%q", ops[path[len(path)-1]].Name()))
 	return strings.Join(names, " -> ")
+}
+
+// DeviceOf takes a device's figures from its description (a simulator
+// config's info, or a GPU's).
+func DeviceOf(in device.Info) Device {
+	return Device{Name: in.Name, SMs: in.SMs, ClockHz: in.ClockHz, MaxThreadsPerSM: in.MaxThreadsPerSM,
+		MaxBlocksPerSM: in.MaxBlocksPerSM, RegistersPerSM: in.RegistersPerSM, RegAllocUnit: in.RegAllocUnit,
+		SharedPerSM: in.SharedPerSM, SharedReserved: in.SharedReserved, MaxSharedPerBlock: in.MaxSharedPerBlock,
+		MaxThreadsPerBlock: in.MaxThreadsPerBlock, MaxRegsPerThread: in.MaxRegsPerThread, WarpSize: in.WarpSize,
+		MemBandwidth: in.MemBandwidth}
+}
+
+// Marshal writes f as YAML, in the layout Parse reads.
+func (f *File) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// miniTrace is a Kineto trace of one iteration: two kernels on one stream.
+const miniTrace = `{"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0,
+  "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerMultiprocessor": 65536, "warpSize": 32,
+  "sharedMemPerMultiprocessor": 233472, "sharedMemPerBlockOptin": 232448, "numSms": 132}],
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 3, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "void relu_kernel<float>(float*)", "pid": 0, "tid": 7, "ts": 50, "dur": 12.5,
+   "args": {"stream": 7, "correlation": 5, "device": 0, "registers per thread": 24, "shared memory": 0, "grid": [64, 1, 1], "block": [256, 1, 1]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 30, "dur": 3, "args": {"correlation": 6}},
+  {"ph": "X", "cat": "kernel", "name": "void gemm(float*)", "pid": 0, "tid": 7, "ts": 64, "dur": 20,
+   "args": {"stream": 7, "correlation": 6, "device": 0, "registers per thread": 128, "shared memory": 49152, "grid": [132, 1, 1], "block": [128, 1, 1]}}
+ ]}`
+
+func TestImportKineto(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "model.trace.json")
+	require.NoError(t, os.WriteFile(tr, []byte(miniTrace), 0o644))
+	w := filepath.Join(dir, "model.yaml.gz")
+	status, _, stderr := gpusched(t, "import", "kineto", tr, "-o", w)
+	require.Equal(t, 0, status, stderr)
+	assert.Contains(t, stderr, "device figures from config h100")
+	assert.Contains(t, stderr, "ProfilerStep#1: 2 kernels, 0 copies, 0 memsets on 1 streams")
+	exp := `name: imported
+repetitions: 1
+workloads:
+  - {name: model, family: file, params: {path: model.yaml.gz}}
+schedulers: [{kind: serial}]
+devices: [h100]
+outputs: {dir: ` + filepath.Join(dir, "res") + `}
+`
+	e := filepath.Join(dir, "e.yaml")
+	require.NoError(t, os.WriteFile(e, []byte(exp), 0o644))
+	status, stdout, stderr := gpusched(t, "run", e)
+	require.Equal(t, 0, status, stderr)
+	assert.Contains(t, stdout, "model")
+
+	status, _, stderr = gpusched(t, "import", "nvprof", tr, "-o", w)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, stderr, "the first argument is the format: kineto")
+	status, _, stderr = gpusched(t, "import", "kineto", tr, "--iteration", "4", "-o", w)
+	assert.Equal(t, 1, status)
+	assert.Contains(t, stderr, "no ProfilerStep#4 in the trace (it has #1)")
+}
