@@ -79,7 +79,7 @@ type OutputsSpec struct {
 }
 
 // Formats the runner can write.
-var allFormats = []string{"md", "csv", "json", "svg"}
+var allFormats = []string{"md", "csv", "json", "svg", "pdf"}
 
 // LoadExperiment reads and strictly decodes an experiment file. Every error
 // names the file and, where it can, the line and field.

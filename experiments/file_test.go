@@ -102,8 +102,8 @@ func TestParseExperimentErrors(t *testing.T) {
 			[]string{"t.yaml:16:", `device "nope"`}},
 		{"unknown output field", replace(18, "  dir: out\n  timeline: true"),
 			[]string{"t.yaml:19:", `unknown field "timeline"`, "outputs", "timelines"}},
-		{"unknown format", replace(19, "  formats: [json, pdf]"),
-			[]string{"t.yaml:17:", `"pdf"`, "md, csv, json, svg"}},
+		{"unknown format", replace(19, "  formats: [json, png]"),
+			[]string{"t.yaml:17:", `"png"`, "md, csv, json, svg, pdf"}},
 		{"not YAML", "name: [", []string{"t.yaml:", "yaml"}},
 		{"missing name", replace(1, ""), []string{"t.yaml:1:", `missing field "name"`}},
 	}

@@ -97,13 +97,18 @@ func NewScheduler(name string, params *yaml.Node) (sched.Scheduler, error) {
 func Workloads() []string  { return names(workloadsR) }
 func Schedulers() []string { return names(schedR) }
 
-// Doc is the one-line description a name was registered with.
-func Doc(name string) string {
+// WorkloadDoc and SchedulerDoc are the descriptions a workload family or
+// a scheduler was registered with ("" if none is registered by that name:
+// a workload and a scheduler may share a name, as kesco does).
+func WorkloadDoc(name string) string {
 	regMu.Lock()
 	defer regMu.Unlock()
-	if r, ok := workloadsR[name]; ok {
-		return r.doc
-	}
+	return workloadsR[name].doc
+}
+
+func SchedulerDoc(name string) string {
+	regMu.Lock()
+	defer regMu.Unlock()
 	return schedR[name].doc
 }
 
@@ -123,6 +128,9 @@ func names[F any](m map[string]registered[F]) []string {
 // experiment file and the fields v does have; a value of the wrong type is an
 // error naming its line. A nil or empty node leaves v as it is.
 func DecodeParams(node *yaml.Node, v any) error {
+	if node == describeNode {
+		return &describeRequest{v} // WorkloadParams, SchedulerParams
+	}
 	if node == nil || node.Kind == 0 {
 		return nil
 	}

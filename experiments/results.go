@@ -35,15 +35,21 @@ type Row struct {
 	Group int          `json:"group"` // (point, workload, device); speedups compare within a group
 	Point []Assignment `json:"point,omitempty"`
 
-	Workload      string `json:"workload"`
-	Family        string `json:"family"`
-	Scheduler     string `json:"scheduler"`      // entry name
-	Kind          string `json:"kind"`           // registered scheduler kind
-	SchedulerDesc string `json:"scheduler_desc"` // the scheduler's own Name(), with its parameters
-	Baseline      bool   `json:"baseline,omitempty"`
-	Device        string `json:"device"`      // as the experiment names it
-	DeviceName    string `json:"device_name"` // as the device reports itself
-	Warmup        int    `json:"warmup"`
+	Workload string `json:"workload"`
+	Family   string `json:"family"`
+	// WorkloadParams are every parameter of the workload with the value
+	// it had (the file's or the default), as YAML scalars.
+	WorkloadParams map[string]string `json:"workload_params,omitempty"`
+	Scheduler      string            `json:"scheduler"`      // entry name
+	Kind           string            `json:"kind"`           // registered scheduler kind
+	SchedulerDesc  string            `json:"scheduler_desc"` // the scheduler's own Name(), with its parameters
+	// SchedulerParams are every parameter of the scheduler, as
+	// WorkloadParams.
+	SchedulerParams map[string]string `json:"scheduler_params,omitempty"`
+	Baseline        bool              `json:"baseline,omitempty"`
+	Device          string            `json:"device"`      // as the experiment names it
+	DeviceName      string            `json:"device_name"` // as the device reports itself
+	Warmup          int               `json:"warmup"`
 
 	// MakespansNS are the measured repetitions' makespans in nanoseconds:
 	// host time from the synchronized start to the synchronized end of the

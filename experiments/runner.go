@@ -117,9 +117,17 @@ func Run(e *Experiment, opt RunOptions) (*Results, error) {
 
 // newRow fills a row's identity from its job.
 func (j *job) newRow() Row {
-	return Row{Index: j.index, Group: j.group, Point: j.point, Workload: j.workload.Name, Family: j.workload.Family,
+	row := Row{Index: j.index, Group: j.group, Point: j.point, Workload: j.workload.Name, Family: j.workload.Family,
 		Scheduler: j.sched.Name, Kind: j.sched.Kind, Baseline: j.sched.Name == j.exp.Baseline && j.exp.Baseline != "",
 		Device: j.device}
+	var err error
+	if row.WorkloadParams, err = ResolvedWorkloadParams(j.workload.Family, paramsNode(&j.workload.Params)); err != nil {
+		row.Errors = append(row.Errors, fmt.Sprintf("workload parameters: %v", err))
+	}
+	if row.SchedulerParams, err = ResolvedSchedulerParams(j.sched.Kind, paramsNode(&j.sched.Params)); err != nil {
+		row.Errors = append(row.Errors, fmt.Sprintf("scheduler parameters: %v", err))
+	}
+	return row
 }
 
 func (j *job) warmup() int {

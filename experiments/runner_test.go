@@ -189,8 +189,8 @@ func TestRunTwiceIsByteIdentical(t *testing.T) {
 		dirs = append(dirs, dir)
 	}
 	a, b := files(t, dirs[0]), files(t, dirs[1])
-	assert.Equal(t, []string{"results.csv", "results.json", "results.md", "speedup-dag.svg",
-		"timelines/dag__round-robin-k-4-__h100.json", "timelines/dag__serial__h100.json", "util-dag-h100.svg"}, fileNames(a))
+	assert.Equal(t, []string{"results-reps.csv", "results.csv", "results.json", "results.md", "speedup-dag.pdf", "speedup-dag.svg",
+		"timelines/dag__round-robin-k-4-__h100.json", "timelines/dag__serial__h100.json", "util-dag-h100.pdf", "util-dag-h100.svg"}, fileNames(a))
 	require.Equal(t, fileNames(a), fileNames(b))
 	for name := range a {
 		assert.True(t, bytes.Equal(a[name], b[name]), "%s differs between two runs", name)

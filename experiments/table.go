@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // printer writes the results table a row at a time, in matrix order, as
@@ -17,6 +18,7 @@ type printer struct {
 	completed int
 	cols      []column
 	baseOf    map[int]int // group -> job position of its baseline
+	started   time.Time   // for the progress bar's ETA (stderr only)
 }
 
 type column struct {
@@ -26,7 +28,7 @@ type column struct {
 }
 
 func newPrinter(opt RunOptions, jobs []*job) *printer {
-	p := &printer{w: opt.Table, bar: opt.Progress, jobs: jobs, done: make([]bool, len(jobs)), baseOf: map[int]int{}}
+	p := &printer{w: opt.Table, bar: opt.Progress, jobs: jobs, done: make([]bool, len(jobs)), baseOf: map[int]int{}, started: time.Now()}
 	var pointNames []string
 	if len(jobs) > 0 {
 		for _, a := range jobs[0].point {
@@ -146,7 +148,23 @@ func (p *printer) drawBar() {
 	}
 	const width = 30
 	filled := p.completed * width / len(p.jobs)
-	fmt.Fprintf(p.bar, "\r[%s%s] %d/%d rows", strings.Repeat("#", filled), strings.Repeat(" ", width-filled), p.completed, len(p.jobs))
+	elapsed := time.Since(p.started)
+	eta := "ETA -"
+	if p.completed > 0 {
+		left := elapsed / time.Duration(p.completed) * time.Duration(len(p.jobs)-p.completed)
+		eta = "ETA " + clock(left)
+	}
+	fmt.Fprintf(p.bar, "\r\033[K[%s%s] %d/%d rows, %s elapsed, %s", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
+		p.completed, len(p.jobs), clock(elapsed), eta)
+}
+
+// clock formats d as m:ss or h:mm:ss.
+func clock(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
 func (p *printer) clearBar() {

@@ -2,17 +2,15 @@ package experiments
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
-// Write writes r into dir in the given formats (md, csv, json, svg) and
-// returns the files written, in a fixed order.
+// Write writes r into dir in the given formats (md, csv, json, svg, pdf)
+// and returns the files written, in a fixed order.
 func Write(dir string, r *Results, formats []string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -23,6 +21,7 @@ func Write(dir string, r *Results, formats []string) ([]string, error) {
 		files[name] = data
 		order = append(order, name)
 	}
+	var figFormats []string
 	for _, f := range formats {
 		switch f {
 		case "json":
@@ -37,14 +36,25 @@ func Write(dir string, r *Results, formats []string) ([]string, error) {
 				return nil, err
 			}
 			add("results.csv", b)
+			if b, err = RepetitionsCSV(r); err != nil {
+				return nil, err
+			}
+			add("results-reps.csv", b)
 		case "md":
 			add("results.md", Markdown(r, contains(formats, "svg")))
-		case "svg":
-			for _, p := range Plots(r) {
-				add(p.File, p.SVG)
-			}
+		case "svg", "pdf":
+			figFormats = append(figFormats, f)
 		default:
 			return nil, fmt.Errorf("unknown output format %q (known: %s)", f, strings.Join(allFormats, ", "))
+		}
+	}
+	if len(figFormats) > 0 {
+		plots, err := Plots(r, figFormats)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range plots {
+			add(p.File, p.Data)
 		}
 	}
 	var paths []string
@@ -56,64 +66,6 @@ func Write(dir string, r *Results, formats []string) ([]string, error) {
 		paths = append(paths, p)
 	}
 	return paths, nil
-}
-
-// CSV is one line per row: identity, sweep point, makespan statistics (µs),
-// speedup, and what the device observed.
-func CSV(r *Results) ([]byte, error) {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	head := []string{"index"}
-	for _, p := range r.Sweep {
-		head = append(head, p.Name)
-	}
-	head = append(head, "workload", "family", "scheduler", "kind", "scheduler_desc", "device", "device_name",
-		"repetitions", "makespan_median_us", "makespan_mean_us", "makespan_std_us", "makespan_min_us", "makespan_max_us",
-		"makespan_ci95_lo_us", "makespan_ci95_hi_us", "speedup", "sm_util", "kernels", "races", "outputs", "errors")
-	if err := w.Write(head); err != nil {
-		return nil, err
-	}
-	for _, row := range r.Rows {
-		rec := []string{strconv.Itoa(row.Index)}
-		for _, a := range row.Point {
-			rec = append(rec, a.Value)
-		}
-		rec = append(rec, row.Workload, row.Family, row.Scheduler, row.Kind, row.SchedulerDesc, row.Device, row.DeviceName)
-		if s := row.Makespan; s != nil && s.N > 0 {
-			rec = append(rec, strconv.Itoa(s.N), ff(s.Median), ff(s.Mean), ff(s.Std), ff(s.Min), ff(s.Max), ff(s.CI95Lo), ff(s.CI95Hi))
-		} else {
-			rec = append(rec, "0", "", "", "", "", "", "", "")
-		}
-		rec = append(rec, optF(row.Speedup), optF(row.SMUtil), optI64(row.Kernels), optInt(row.Races), row.Outputs, strings.Join(row.Errors, "; "))
-		if err := w.Write(rec); err != nil {
-			return nil, err
-		}
-	}
-	w.Flush()
-	return buf.Bytes(), w.Error()
-}
-
-func ff(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-func optF(f *float64) string {
-	if f == nil {
-		return ""
-	}
-	return ff(*f)
-}
-
-func optI64(n *int64) string {
-	if n == nil {
-		return ""
-	}
-	return strconv.FormatInt(*n, 10)
-}
-
-func optInt(n *int) string {
-	if n == nil {
-		return ""
-	}
-	return strconv.Itoa(*n)
 }
 
 // Markdown is a report: what ran, one table per workload, errors and races
@@ -194,10 +146,9 @@ func Markdown(r *Results, withPlots bool) []byte {
 			b.WriteString("Scheduler counters (last measured repetition):\n\n" + strings.Join(stats, "\n") + "\n\n")
 		}
 		if withPlots {
-			fmt.Fprintf(&b, "![speedup of each scheduler on %s](%s)\n\n", wl, speedupFile(wl))
-			for _, p := range utilPlots(r) {
-				if p.workload == wl {
-					fmt.Fprintf(&b, "![SM utilization over time: %s](%s)\n\n", p.title, p.file)
+			for _, c := range Charts(r) {
+				if c.Workload == wl {
+					fmt.Fprintf(&b, "![%s](%s.svg)\n\n", c.Alt, c.Name)
 				}
 			}
 		}

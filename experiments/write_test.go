@@ -7,10 +7,10 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/experiments/figures"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,121 +72,84 @@ func svgElements(t *testing.T, data []byte) map[string][]xml.StartElement {
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	dec.Strict = true
 	out := map[string][]xml.StartElement{}
-	root := ""
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
 		}
-		require.NoError(t, err, "SVG must be well-formed XML")
+		require.NoError(t, err)
 		if se, ok := tok.(xml.StartElement); ok {
-			if root == "" {
-				root = se.Name.Local
-				assert.Equal(t, "http://www.w3.org/2000/svg", se.Name.Space)
-			}
 			out[se.Name.Local] = append(out[se.Name.Local], se)
 		}
 	}
-	require.Equal(t, "svg", root)
+	require.NotEmpty(t, out["svg"])
 	return out
 }
 
-func attr(se xml.StartElement, name string) string {
-	for _, a := range se.Attr {
-		if a.Name.Local == name {
-			return a.Value
-		}
-	}
-	return ""
-}
-
-func TestSpeedupSVG(t *testing.T) {
+func TestChartsOfHandResults(t *testing.T) {
 	r := handResults()
-	plots := Plots(r)
-	byFile := map[string][]byte{}
-	for _, p := range plots {
-		byFile[p.File] = p.SVG
+	var names []string
+	byName := map[string]Chart{}
+	for _, c := range Charts(r) {
+		names = append(names, c.Name)
+		byName[c.Name] = c
 	}
-	require.Contains(t, byFile, "speedup-a.svg")
-	require.Contains(t, byFile, "speedup-b.svg")
+	assert.Equal(t, []string{"speedup-a", "speedup-b", "util-a-h100", "util-b-h100"}, names)
 
-	// Workload a: three bars whose heights are proportional to 1, 2 and 2.5.
-	els := svgElements(t, byFile["speedup-a.svg"])
-	var bars []xml.StartElement
-	for _, rect := range els["rect"] {
-		if attr(rect, "class") == "bar" {
-			bars = append(bars, rect)
-		}
-	}
-	require.Len(t, bars, 3)
-	heights := map[string]float64{}
-	bottoms := map[string]float64{}
-	for _, b := range bars {
-		h, err := strconv.ParseFloat(attr(b, "height"), 64)
-		require.NoError(t, err)
-		y, err := strconv.ParseFloat(attr(b, "y"), 64)
-		require.NoError(t, err)
-		heights[attr(b, "data-scheduler")] = h
-		bottoms[attr(b, "data-scheduler")] = y + h
-	}
-	assert.InDelta(t, 2.0, heights["rr2"]/heights["serial"], 0.01)
-	assert.InDelta(t, 2.5, heights["rr4"]/heights["serial"], 0.01)
-	assert.InDelta(t, bottoms["serial"], bottoms["rr4"], 0.05, "bars share the zero line")
-	assert.Equal(t, "2.5", attr(bars[2], "data-speedup"))
+	// Workload a: rr2 halves and rr4 divides by 2.5 the baseline's makespan
+	// in both repetitions: the paired speedups, with an interval of zero
+	// width since the pairs agree.
+	a := byName["speedup-a"].Chart.(*figures.BarChart)
+	assert.Equal(t, []string{"rr2", "rr4"}, a.Series)
+	require.Len(t, a.Groups, 1)
+	assert.Equal(t, "h100", a.Groups[0].Label)
+	require.Len(t, a.Groups[0].Bars, 2)
+	assert.Equal(t, figures.Bar{Series: "rr2", Value: 2, Lo: 2, Hi: 2}, a.Groups[0].Bars[0])
+	assert.Equal(t, figures.Bar{Series: "rr4", Value: 2.5, Lo: 2.5, Hi: 2.5}, a.Groups[0].Bars[1])
+	assert.Equal(t, 1.0, a.Reference)
 
-	// Workload b: two bars, and the failed row marked as an error, not drawn.
-	els = svgElements(t, byFile["speedup-b.svg"])
-	n := 0
-	for _, rect := range els["rect"] {
-		if attr(rect, "class") == "bar" {
-			n++
-		}
+	// Workload b: rr4 failed, a missing bar marked as an error.
+	b := byName["speedup-b"].Chart.(*figures.BarChart)
+	require.Len(t, b.Groups[0].Bars, 2)
+	assert.Equal(t, 1.5, b.Groups[0].Bars[0].Value)
+	assert.True(t, math.IsNaN(b.Groups[0].Bars[1].Value))
+	assert.Equal(t, "error", b.Groups[0].Bars[1].Missing)
+
+	// Utilization of a: one step line per scheduler, 4 bins at 10-40%,
+	// ending with the last repetition.
+	u := byName["util-a-h100"].Chart.(*figures.LineChart)
+	require.Len(t, u.Panels, 1)
+	require.Len(t, u.Panels[0].Lines, 3)
+	serial := u.Panels[0].Lines[0]
+	assert.Equal(t, "serial (25.0%)", serial.Series)
+	assert.Equal(t, 100.0, serial.End)
+	var ys []float64
+	for _, p := range serial.Points {
+		ys = append(ys, math.Round(p.Y))
 	}
-	assert.Equal(t, 2, n)
-	missing := 0
-	for _, txt := range els["text"] {
-		if attr(txt, "class") == "missing" {
-			missing++
-			assert.Equal(t, "rr4", attr(txt, "data-scheduler"))
-		}
-	}
-	assert.Equal(t, 1, missing)
-	assert.Contains(t, string(byFile["speedup-b.svg"]), ">error</text>")
+	assert.Equal(t, []float64{10, 20, 30, 40}, ys)
 }
 
-func TestUtilizationSVG(t *testing.T) {
-	r := handResults()
-	var util []byte
-	for _, p := range Plots(r) {
-		if p.File == "util-a-h100.svg" {
-			util = p.SVG
-		}
-	}
-	require.NotNil(t, util, "a utilization plot for workload a on h100")
-	els := svgElements(t, util)
-	lines := els["polyline"]
-	require.Len(t, lines, 3, "one line per scheduler")
-	// serial: 4 bins of 25 µs at 10%, 20%, 30%, 40% warps, a step line of 8 points.
-	pts := strings.Fields(attr(lines[0], "points"))
-	require.Len(t, pts, 8)
-	ys := map[string]bool{}
-	for _, p := range pts {
-		ys[strings.Split(p, ",")[1]] = true
-	}
-	assert.Len(t, ys, 4, "four distinct levels")
-	assert.Equal(t, "serial", attr(lines[0], "data-scheduler"))
-	assert.Equal(t, "0.25", attr(lines[0], "data-sm-util"))
-}
-
-func TestSVGEscapesNames(t *testing.T) {
+func TestPlotsRenderValidFiles(t *testing.T) {
 	r := handResults()
 	for i := range r.Rows {
-		r.Rows[i].Workload = `<a&"b">`
+		r.Rows[i].Workload = `<a&"b">` + r.Rows[i].Workload
 		r.Rows[i].Scheduler += `<&>`
 	}
-	for _, p := range Plots(r) {
-		svgElements(t, p.SVG) // fails on bad XML
+	r.Baseline += `<&>`
+	plots, err := Plots(r, []string{"svg", "pdf"})
+	require.NoError(t, err)
+	require.Len(t, plots, 8)
+	for _, p := range plots {
+		if strings.HasSuffix(p.File, ".svg") {
+			svgElements(t, p.Data) // fails on bad XML
+		} else {
+			assert.True(t, bytes.HasPrefix(p.Data, []byte("%PDF-")), p.File)
+		}
 	}
+	again, err := Plots(r, []string{"svg", "pdf"})
+	require.NoError(t, err)
+	assert.Equal(t, plots, again, "the same results draw the same bytes")
 }
 
 func TestCSVAndMarkdown(t *testing.T) {
@@ -217,6 +180,7 @@ func TestCSVAndMarkdown(t *testing.T) {
 	assert.Contains(t, md, "b / rr4 / h100: deadlock")
 	assert.Contains(t, md, "a / rr2 / h100: 2 races")
 	assert.Contains(t, md, "![speedup of each scheduler on a](speedup-a.svg)")
+	assert.Contains(t, md, "![SM utilization over time: a on h100](util-a-h100.svg)")
 }
 
 func TestWriteAndReadBack(t *testing.T) {

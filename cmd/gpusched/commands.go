@@ -154,7 +154,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) error {
 func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge", stderr)
 	out := fs.String("o", "", "directory for the merged results (required)")
-	formats := fs.String("formats", "md,csv,json,svg", "formats to write")
+	formats := fs.String("formats", "md,csv,json,svg,pdf", "formats to write")
 	pos, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -164,10 +164,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	var parts []*experiments.Results
 	for _, p := range pos {
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			p = filepath.Join(p, "results.json")
-		}
-		r, err := experiments.ReadResults(p)
+		r, err := readResultsArg(p)
 		if err != nil {
 			return err
 		}
@@ -193,10 +190,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	var sets [2]*experiments.Results
 	for i, p := range pos {
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			p = filepath.Join(p, "results.json")
-		}
-		if sets[i], err = experiments.ReadResults(p); err != nil {
+		if sets[i], err = readResultsArg(p); err != nil {
 			return err
 		}
 	}
@@ -273,7 +267,7 @@ func cmdTrace(args []string, stdout, stderr io.Writer) error {
 	wl := fs.String("workload", "", "workload entry name (required)")
 	sc := fs.String("scheduler", "", "scheduler entry name (required)")
 	dev := fs.String("device", "", "device (default: the file's first)")
-	out := fs.String("o", "", "output file (required); open it in https://ui.perfetto.dev")
+	out := fs.String("o", "", "output file (required; - for stdout); open it in https://ui.perfetto.dev or load it with HTA")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -290,14 +284,21 @@ func cmdTrace(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+	where, note := *out, stdout
+	if *out == "-" {
+		// The timeline is the output; the note goes beside it, to stderr.
+		if _, err := stdout.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		where, note = "stdout", stderr
+	} else if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	ms := "-"
 	if row.Makespan != nil && row.Makespan.N > 0 {
 		ms = fmt.Sprintf("%.1f µs", row.Makespan.Median)
 	}
-	fmt.Fprintf(stdout, "%s / %s / %s: makespan %s; timeline in %s\n", row.Workload, row.Scheduler, row.Device, ms, *out)
+	fmt.Fprintf(note, "%s / %s / %s: makespan %s; timeline in %s\n", row.Workload, row.Scheduler, row.Device, ms, where)
 	if len(row.Errors) > 0 {
 		return fmt.Errorf("%s", strings.Join(row.Errors, "; "))
 	}
@@ -344,19 +345,15 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func cmdList(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("list", stderr)
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
+// readResultsArg reads a results file named on the command line: a
+// results.json, or a directory holding one.
+func readResultsArg(p string) (*experiments.Results, error) {
+	return experiments.ReadResults(resultsPath(p))
+}
+
+func resultsPath(p string) string {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return filepath.Join(p, "results.json")
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "Workload families (workloads[].family):")
-	for _, n := range experiments.Workloads() {
-		fmt.Fprintf(tw, "  %s\t%s\n", n, experiments.Doc(n))
-	}
-	fmt.Fprintln(tw, "\nSchedulers (schedulers[].kind):")
-	for _, n := range experiments.Schedulers() {
-		fmt.Fprintf(tw, "  %s\t%s\n", n, experiments.Doc(n))
-	}
-	return tw.Flush()
+	return p
 }

@@ -10,6 +10,10 @@
 //	gpusched devices
 //	gpusched list
 //	gpusched calibrate --device cuda -o FILE
+//	gpusched replot RESULTS.json... -o DIR
+//	gpusched version
+//
+// Every command's -h prints its arguments, flags and an example.
 //
 // Errors go to stderr and end the command with a non-zero status: 1 when
 // the command ran but something failed (a row's error, a mismatch), 2 for a
@@ -47,7 +51,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"run", "FILE [-o DIR] [-j N] [--timelines]", "run an experiment: print the table, write results (md, csv, json, svg)", cmdRun},
+		{"run", "FILE [-o DIR] [-j N] [--timelines]", "run an experiment: print the table, write results (md, csv, json, svg, pdf)", cmdRun},
 		{"sweep", "FILE --param NAME=V1,V2,... [--shard I/N] [-o DIR]", "run an experiment at every point of a parameter grid, or one shard of it", cmdSweep},
 		{"merge", "-o DIR SHARD.json...", "join the shards of a sweep into the results of the whole sweep", cmdMerge},
 		{"compare", "A.json B.json", "two result sets side by side, with ratios", cmdCompare},
@@ -57,6 +61,8 @@ func init() {
 		{"list", "", "list the workload families and schedulers experiment files can name", cmdList},
 		{"calibrate", "--device cuda -o FILE", "measure a GPU and write a simulator device config", cmdCalibrate},
 		{"import", "kineto TRACE.json [--et ET.json] [--iteration N] -o W.yaml", "turn a PyTorch profiler trace into a workload file (docs/WORKLOADS.md)", cmdImport},
+		{"replot", "RESULTS.json... -o DIR", "draw the figures (SVG, PDF) and the CSVs of results files again", cmdReplot},
+		{"version", "", "print gpusched's version and the commit it was built from", cmdVersion},
 	}
 }
 
@@ -66,7 +72,7 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  gpusched %s %s\n      %s\n", c.name, c.args, c.help)
 	}
-	fmt.Fprintln(w, "\nRun gpusched COMMAND -h for a command's flags.")
+	fmt.Fprintln(w, "\nRun gpusched COMMAND -h for a command's flags and an example; gpusched --version for the version.")
 }
 
 // run is main without os.Exit, for tests.
@@ -77,12 +83,16 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 			status = 3
 		}
 	}()
+	helpOut = stdout
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands {
 		if c.name != args[0] {
@@ -115,6 +125,7 @@ func parse(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				printHelp(fs)
 				return nil, err
 			}
 			return nil, usagef("%v", err)
@@ -137,9 +148,12 @@ func parse(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error
 	return pos, nil
 }
 
+// newFlags is a command's flag set. Its errors go to stderr (the usage
+// line follows, from run); -h prints the command's help on stdout (parse).
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gpusched "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {}
 	return fs
 }
 

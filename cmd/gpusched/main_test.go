@@ -80,7 +80,8 @@ func TestRun(t *testing.T) {
 	assert.Contains(t, out, "round-robin(k=4)")
 	assert.Contains(t, out, "wrote "+filepath.Join(dir, "results.md"))
 	files := readDir(t, dir)
-	assert.Equal(t, []string{"results.csv", "results.json", "results.md", "speedup-dag.svg", "util-dag-h100.svg"}, keys(files))
+	assert.Equal(t, []string{"results-reps.csv", "results.csv", "results.json", "results.md", "speedup-dag.pdf", "speedup-dag.svg",
+		"util-dag-h100.pdf", "util-dag-h100.svg"}, keys(files))
 	tl, err := os.ReadDir(filepath.Join(dir, "timelines"))
 	require.NoError(t, err)
 	assert.Len(t, tl, 2)
