@@ -32,7 +32,9 @@ var helpOut io.Writer = io.Discard
 // printHelp prints a command's usage line, what it does, its flags and an
 // example.
 func printHelp(fs *flag.FlagSet) {
-	name := strings.TrimPrefix(fs.Name(), "gpusched ")
+	// A command with a sub-command names its flag set after both
+	// ("gpusched import kineto"): the table has the first.
+	name := strings.Fields(strings.TrimPrefix(fs.Name(), "gpusched "))[0]
 	w := helpOut
 	for _, c := range commands {
 		if c.name == name {

@@ -17,6 +17,9 @@ import (
 // cmdImport writes a workload file from a recording: for now, PyTorch
 // profiler traces (gpusched import kineto TRACE.json ...).
 func cmdImport(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		args = append([]string{"kineto"}, args...) // the help of the one format
+	}
 	if len(args) == 0 || args[0] != "kineto" {
 		return usagef("import: the first argument is the format: kineto (a PyTorch profiler trace)")
 	}
