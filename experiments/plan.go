@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/gpusched/gpusched/workloads"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,9 @@ type job struct {
 	workload     *WorkloadSpec
 	sched        *SchedulerSpec
 	device       string
+	// shared, if set, is the program of the job's group, built once for
+	// all its rows (runInterleaved), so its inputs are generated once.
+	shared *workloads.Program
 }
 
 // plan expands e (and its sweep) into jobs, in the fixed order point,

@@ -141,6 +141,9 @@ func (j *job) warmup() int {
 }
 
 func (j *job) program() (*workloads.Program, error) {
+	if j.shared != nil {
+		return j.shared, nil
+	}
 	return NewWorkload(j.workload.Family, paramsNode(&j.workload.Params), j.exp.Seed)
 }
 
@@ -206,6 +209,13 @@ func runInterleaved(dev device.Device, jobs []*job, idx []int, rows []Row, sink 
 		group := idx[:n]
 		idx = idx[n:]
 		j0 := jobs[group[0]]
+		// One program for the group's rows and its reference: a program
+		// makes its inputs once (a large model's weights take seconds).
+		if prog, err := j0.program(); err == nil {
+			for _, i := range group {
+				jobs[i].shared = prog
+			}
+		}
 		rk := pointString(j0.point) + "\x00" + j0.workload.Name
 		ref, ok := refs[rk]
 		if !ok {

@@ -51,22 +51,32 @@ func Bind(h device.Host, p *Program) (*Instance, error) {
 		}
 		in.Host = append(in.Host, m)
 	}
-	if err := in.Reset(h); err != nil {
+	if err := in.restore(h, nil); err != nil {
 		return cleanup(err)
 	}
 	in.build()
 	return in, nil
 }
 
-// Reset gives every buffer of the program its initial contents again, as
-// Bind left them: host buffers refilled in place, device buffers uploaded
-// through one staging stream (zero-initialized ones too), synchronously.
-// A runner calls it after a scheduler has run the program outside the timed
-// region (a warm run, a search that times candidates), so that the timed
-// run starts from the program's inputs and its outputs are one run's.
+// Reset gives every buffer that an operation of the program writes its
+// initial contents again, as Bind left them: host buffers refilled in
+// place, device buffers uploaded through one staging stream, synchronously.
+// Buffers that no operation writes (weights, constant inputs) still hold
+// them. A runner calls it after a scheduler has run the program outside the
+// timed region (a warm run, a search that times candidates), so that the
+// timed run starts from the program's inputs and its outputs are one run's.
 func (in *Instance) Reset(h device.Host) error {
+	return in.restore(h, in.Prog.written())
+}
+
+// restore refills the host buffers and uploads the device buffers marked in
+// w (nil: all of them).
+func (in *Instance) restore(h device.Host, w *writtenSet) error {
 	p := in.Prog
 	for i, hs := range p.Host {
+		if w != nil && !w.host[i] {
+			continue
+		}
 		clear(in.Host[i].Data)
 		if hs.Init != nil {
 			hs.Init(in.Host[i].Data)
@@ -77,18 +87,50 @@ func (in *Instance) Reset(h device.Host) error {
 		return fmt.Errorf("bind %s: %w", p.Name, err)
 	}
 	var staging *device.HostMem
-	err = in.upload(h, stream, &staging)
+	err = in.upload(h, stream, &staging, w)
 	if staging != nil {
 		err = errors.Join(err, h.FreeHost(staging))
 	}
 	return errors.Join(err, h.Destroy(stream))
 }
 
-// upload copies every device buffer's initial contents through *staging
-// (grown as needed) on stream, and waits for the copies.
-func (in *Instance) upload(h device.Host, stream device.Stream, staging **device.HostMem) error {
+// writtenSet marks the device and host buffers that a program's operations
+// write.
+type writtenSet struct{ dev, host []bool }
+
+func (p *Program) written() *writtenSet {
+	w := &writtenSet{dev: make([]bool, len(p.Buffers)), host: make([]bool, len(p.Host))}
+	for _, st := range p.Steps {
+		for _, op := range st.Ops {
+			switch op.Kind {
+			case OpKernel:
+				for _, a := range op.Args {
+					if a.Buf >= 0 && a.Mode&device.Write != 0 {
+						w.dev[a.Buf] = true
+					}
+				}
+			case OpCopy:
+				switch op.Copy.Kind {
+				case device.HostToDevice, device.DeviceToDevice:
+					w.dev[op.Copy.Dst] = true
+				case device.DeviceToHost:
+					w.host[op.Copy.Host] = true
+				}
+			}
+		}
+	}
+	return w
+}
+
+// upload copies the initial contents of the device buffers marked in w
+// (nil: all) through *staging (grown as needed) on stream, and waits for
+// the copies.
+func (in *Instance) upload(h device.Host, stream device.Stream, staging **device.HostMem, w *writtenSet) error {
 	p := in.Prog
 	for i, b := range p.Buffers {
+		if w != nil && !w.dev[i] {
+			continue
+		}
 		if *staging == nil || int64(len((*staging).Data)) < b.Bytes {
 			if *staging != nil {
 				if err := h.StreamSynchronize(stream); err != nil {
@@ -107,11 +149,7 @@ func (in *Instance) upload(h device.Host, stream device.Stream, staging **device
 		} else if err := h.StreamSynchronize(stream); err != nil {
 			return err
 		}
-		data := (*staging).Data[:b.Bytes]
-		clear(data)
-		if b.Init != nil {
-			b.Init(data)
-		}
+		p.initial(i, (*staging).Data[:b.Bytes])
 		c := device.Copy{Kind: device.HostToDevice, Dst: in.Bufs[i], Host: *staging, Bytes: b.Bytes, Label: "init " + b.Name}
 		if err := h.Copy(stream, &c); err != nil {
 			return fmt.Errorf("bind %s: upload %s: %w", p.Name, b.Name, err)

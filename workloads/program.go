@@ -17,6 +17,7 @@ package workloads
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -117,6 +118,32 @@ type Program struct {
 	// by name) against a CPU reference. It is only meaningful on a device
 	// that computes (a GPU); the simulator moves no data.
 	Check func(outputs map[string][]byte) error
+
+	// initMu guards inits: each device buffer's initial contents, made by
+	// its Init once per program and reused by every Bind and Reset (a
+	// large model's weights take seconds to generate; Init is
+	// deterministic, so the bytes are the same).
+	initMu sync.Mutex
+	inits  [][]byte
+}
+
+// initial fills data with device buffer i's initial contents.
+func (p *Program) initial(i int, data []byte) {
+	b := &p.Buffers[i]
+	if b.Init == nil {
+		clear(data)
+		return
+	}
+	p.initMu.Lock()
+	defer p.initMu.Unlock()
+	if p.inits == nil {
+		p.inits = make([][]byte, len(p.Buffers))
+	}
+	if p.inits[i] == nil {
+		p.inits[i] = make([]byte, b.Bytes)
+		b.Init(p.inits[i])
+	}
+	copy(data, p.inits[i])
 }
 
 // NumOps is the number of operations over all steps.
