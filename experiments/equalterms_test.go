@@ -37,6 +37,7 @@ var smallWorkloads = map[string]string{
 	"jobs-hotspot":   `{jobs: 4, size: 32, iterations: 2}`,
 	"tiles-mlp":      `{model: gpt3, tokens: 64, hidden: 1024, ff: 512, no_data: true}`,
 	"tiles-convpair": `{model: resnet38, layer: 3, batch: 1, no_data: true}`,
+	"file":           `{path: ../workloads/file/testdata/example.yaml}`,
 }
 
 func smallWorkload(t *testing.T, family string) *workloads.Program {
