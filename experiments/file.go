@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -84,7 +83,7 @@ var allFormats = []string{"md", "csv", "json", "svg", "pdf"}
 // LoadExperiment reads and strictly decodes an experiment file. Every error
 // names the file and, where it can, the line and field.
 func LoadExperiment(path string) (*Experiment, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, maxExperimentBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -1,47 +1,126 @@
 package experiments
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/workloads"
 )
 
-// RunToJSON is the run step of the papers' entry points (experiments/acs,
-// kesco, autograph): load an experiment file, run it with the table on
-// stderr, and write the raw results as JSON to out (stdout if empty). The
-// utilization time series are left out: a paper's page needs each row's
-// makespans, mean utilization, kernels, races and outputs, and the series
-// (hundreds of points a row) would make the committed files megabytes. A
-// run with failed rows still writes its results, then returns an error
-// naming the first.
-func RunToJSON(config, out string, workers int) error {
-	e, err := LoadExperiment(config)
-	if err != nil {
-		return err
+// Paper is what a paper's reproduction adds to the runner (gpusched paper
+// NAME run): measurements beside the makespans and checks beside the
+// matrix. Everything else (interleaved rounds on a GPU, outputs poisoned
+// after Prepare and compared with the serial schedule's, races, counters,
+// throughput units of job workloads) is the runner's, the same for every
+// paper and for gpusched run. The packages under experiments/ register
+// their papers.
+type Paper struct {
+	Name  string // as gpusched paper NAME names it
+	Title string // one line
+	// Configs are its experiment files (simulator and GPU), for help.
+	Configs []string
+	// GPUWarmup is the warm-up repetitions on a GPU where the experiment
+	// file sets none (0: the runner's default, 1).
+	GPUWarmup int
+	// Facts measures a row's workload on its device (once per row).
+	Facts func(prog *workloads.Program, info *device.Info) map[string]float64
+	// Probes runs the paper's checks on a simulator config, once per
+	// simulator device of the experiment.
+	Probes func(device string) ([]Probe, error)
+	// Report writes the paper's page.
+	Report func(w io.Writer, in *ReportInput) error
+}
+
+// ReportInput is what a paper's report reads: results files of its runs
+// (each checked to be the paper's and to hold rows), their paths, and an
+// optional page of notes to include.
+type ReportInput struct {
+	Sets  []*Results
+	Files []string
+	Notes []byte
+	// Dir is the directory the page is written to: links to the files
+	// are relative to it.
+	Dir string
+}
+
+var papers = map[string]*Paper{}
+
+// RegisterPaper makes a paper available to gpusched paper.
+func RegisterPaper(p *Paper) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := papers[p.Name]; dup {
+		panic("experiments: paper " + p.Name + " registered twice") // programming error at init
 	}
-	res, err := Run(e, RunOptions{Workers: workers, Table: os.Stderr})
-	if err != nil {
-		return err
+	papers[p.Name] = p
+}
+
+// Papers lists the registered papers by name.
+func Papers() []*Paper {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]*Paper, 0, len(papers))
+	for _, p := range papers {
+		out = append(out, p)
 	}
-	for i := range res.Rows {
-		res.Rows[i].Utilization = nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// PaperByName finds a registered paper.
+func PaperByName(name string) (*Paper, error) {
+	regMu.Lock()
+	p, ok := papers[name]
+	regMu.Unlock()
+	if !ok {
+		var names []string
+		for _, q := range Papers() {
+			names = append(names, q.Name)
+		}
+		return nil, fmt.Errorf("no paper %q (have %s)", name, strings.Join(names, ", "))
 	}
-	data, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return err
+	return p, nil
+}
+
+// probe runs the paper's probes on every simulator device of e.
+func (p *Paper) probe(e *Experiment, res *Results) error {
+	if p.Probes == nil {
+		return nil
 	}
-	data = append(data, '\n')
-	if out == "" {
-		_, err = os.Stdout.Write(data)
-	} else {
-		err = os.WriteFile(out, data, 0o644)
+	for _, d := range e.Devices {
+		if IsCUDA(d) {
+			continue
+		}
+		ps, err := p.Probes(d)
+		if err != nil {
+			return fmt.Errorf("%s probes on %s: %w", p.Name, d, err)
+		}
+		res.Probes = append(res.Probes, ps...)
 	}
-	if err != nil {
-		return err
+	return nil
+}
+
+// CheckReportInput refuses results a paper's report must not read: of
+// another paper's (or of gpusched run's) experiment, or without rows.
+func (p *Paper) CheckReportInput(in *ReportInput) error {
+	if len(in.Sets) == 0 {
+		return fmt.Errorf("no results files given")
 	}
-	if failed := res.Failed(); len(failed) > 0 {
-		f := failed[0]
-		return fmt.Errorf("%d of %d rows failed (first: %s / %s / %s: %v)", len(failed), len(res.Rows), f.Workload, f.Scheduler, f.Device, f.Errors)
+	for i, r := range in.Sets {
+		name := in.Files[i]
+		runner := "gpusched run"
+		if r.Resolved.Runner != "" {
+			runner = "gpusched paper " + r.Resolved.Runner
+		}
+		if r.Resolved.Runner != p.Name {
+			return fmt.Errorf("%s: results of %s (experiment %s), not of gpusched paper %s", name, runner, r.Experiment, p.Name)
+		}
+		if len(r.Rows) == 0 {
+			return fmt.Errorf("%s: no rows", name)
+		}
 	}
 	return nil
 }

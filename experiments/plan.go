@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/gpusched/gpusched/workloads"
 	"strconv"
 	"strings"
 
@@ -72,9 +71,10 @@ type job struct {
 	workload     *WorkloadSpec
 	sched        *SchedulerSpec
 	device       string
+	paper        *Paper // nil: gpusched run
 	// shared, if set, is the program of the job's group, built once for
 	// all its rows (runInterleaved), so its inputs are generated once.
-	shared *workloads.Program
+	shared *built
 }
 
 // plan expands e (and its sweep) into jobs, in the fixed order point,
@@ -97,8 +97,9 @@ func plan(e *Experiment, sweep []SweepParam, shard Shard) (jobs []*job, total in
 			for _, d := range v.Devices {
 				for si := range v.Schedulers {
 					if shard.takes(group) {
-						jobs = append(jobs, &job{index: index, group: group, point: pt, exp: v,
-							workload: &v.Workloads[wi], sched: &v.Schedulers[si], device: d})
+						j := &job{index: index, group: group, point: pt, exp: v,
+							workload: &v.Workloads[wi], sched: &v.Schedulers[si], device: d}
+						jobs = append(jobs, j)
 					}
 					index++
 				}

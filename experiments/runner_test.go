@@ -190,7 +190,7 @@ func TestRunTwiceIsByteIdentical(t *testing.T) {
 	}
 	a, b := files(t, dirs[0]), files(t, dirs[1])
 	assert.Equal(t, []string{"results-reps.csv", "results.csv", "results.json", "results.md", "speedup-dag.pdf", "speedup-dag.svg",
-		"timelines/dag__round-robin-k-4-__h100.json", "timelines/dag__serial__h100.json", "util-dag-h100.pdf", "util-dag-h100.svg"}, fileNames(a))
+		"timelines/dag__round-robin-k-4__h100.json", "timelines/dag__serial__h100.json", "util-dag-h100.pdf", "util-dag-h100.svg"}, fileNames(a))
 	require.Equal(t, fileNames(a), fileNames(b))
 	for name := range a {
 		assert.True(t, bytes.Equal(a[name], b[name]), "%s differs between two runs", name)
@@ -330,7 +330,7 @@ func TestOutputMismatchIsAnError(t *testing.T) {
 	require.NoError(t, err)
 	defer dev.Close()
 
-	prog, err := j.program()
+	prog, _, err := j.program()
 	require.NoError(t, err)
 	s, err := j.scheduler()
 	require.NoError(t, err)
@@ -385,7 +385,7 @@ func TestRunOnceCleansUpAfterAFailure(t *testing.T) {
 	e := parseSmall(t, "")
 	jobs, _, err := plan(e, nil, Shard{})
 	require.NoError(t, err)
-	prog, err := jobs[0].program()
+	prog, _, err := jobs[0].program()
 	require.NoError(t, err)
 	dev, err := openSim("h100", false)
 	require.NoError(t, err)
@@ -419,7 +419,7 @@ func TestInterleavedRowsOnTheSimulator(t *testing.T) {
 	runInterleaved(dev, jobs, []int{0, 1}, rows, nil, done, func(*job) *reference { return nil })
 	assert.Len(t, done, 2, "every row reported done")
 	res := &Results{Rows: rows}
-	res.computeSpeedups()
+	res.ComputeSpeedups()
 	for i, row := range res.Rows {
 		assert.Empty(t, row.Errors)
 		assert.True(t, row.Interleaved)

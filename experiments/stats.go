@@ -48,6 +48,18 @@ func Summarize(xs []float64) Summary {
 	return out
 }
 
+// MakespanSummary summarizes makespans in nanoseconds as results record
+// them: in microseconds, rounded to the nanosecond.
+func MakespanSummary(ns []int64) Summary {
+	us := make([]float64, len(ns))
+	for i, v := range ns {
+		us[i] = float64(v) / 1e3
+	}
+	s := Summarize(us)
+	return Summary{N: s.N, Median: round(s.Median, 3), Mean: round(s.Mean, 3), Std: round(s.Std, 3),
+		Min: round(s.Min, 3), Max: round(s.Max, 3), CI95Lo: round(s.CI95Lo, 3), CI95Hi: round(s.CI95Hi, 3)}
+}
+
 // median of sorted s: the middle value, or the mean of the two middle values.
 // gonum's stat.Quantile(0.5, stat.Empirical, ...) returns the lower middle
 // value for even n, which is not the conventional median.

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +39,12 @@ func handResults() *Results {
 		}
 		return r
 	}
-	r := &Results{Experiment: "hand", Source: "hand.yaml", Seed: 1, Repetitions: 2, Baseline: "serial", TotalRows: 6}
+	r := &Results{SchemaVersion: ResultsSchema, Experiment: "hand", Source: "hand.yaml", Seed: 1, Repetitions: 2, Baseline: "serial", TotalRows: 6}
+	r.Resolved = &Resolved{Name: "hand", Seed: 1, Repetitions: 2, Baseline: "serial",
+		Workloads:  []ResolvedEntry{{Name: "a", Family: "synthetic"}, {Name: "b", Family: "synthetic"}},
+		Schedulers: []ResolvedEntry{{Name: "serial", Kind: "serial"}, {Name: "rr2", Kind: "rr2"}, {Name: "rr4", Kind: "rr4"}},
+		Devices:    []ResolvedDevice{{Spec: "h100"}}}
+	r.Digest = r.Resolved.Digest()
 	r.Rows = []Row{
 		mk(0, 0, "a", "serial", true, 100, 100),
 		mk(1, 0, "a", "rr2", false, 50, 50),
@@ -52,7 +58,7 @@ func handResults() *Results {
 	r.Rows[5].Errors = []string{"deadlock at 3µs: stream 2 waits on event 7 (never recorded)"}
 	r.Rows[1].Races = iptr(2)
 	r.Rows[1].RaceExamples = []string{"k1 (stream 1) and k2 (stream 2) overlap"}
-	r.computeSpeedups()
+	r.ComputeSpeedups()
 	return r
 }
 
@@ -219,11 +225,52 @@ func TestMerge(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "row 0 (a / serial / h100) is in part 0 and part 1")
 
+	// Another experiment of the same name: its resolved experiment differs.
 	other := shard(1, 2)
-	other.Seed = 2
+	res := *other.Resolved
+	res.Seed = 2
+	other.Resolved, other.Digest = &res, res.Digest()
 	_, err = Merge([]*Results{shard(0, 2), other})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "different experiment")
+	assert.Contains(t, err.Error(), "part 1 (hand, digest "+short(other.Digest)+") is not from the same experiment as part 0")
+
+	// A digest that does not match the resolved experiment: edited.
+	edited := shard(1, 2)
+	edited.Resolved = &res
+	_, err = Merge([]*Results{shard(0, 2), edited})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "part 1: its digest")
+
+	// A row index outside the matrix is an error, not a dropped row.
+	outside := shard(1, 2)
+	outside.Rows = append([]Row(nil), outside.Rows...)
+	outside.Rows[0].Index = 6
+	_, err = Merge([]*Results{shard(0, 2), outside})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "row 6 (b / serial / h100) is outside the matrix of 6 rows")
+}
+
+func TestReadResultsRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+		return p
+	}
+	for _, c := range []struct{ name, data, want string }{
+		{"null.json", "null", "no schema_version"},
+		{"empty.json", "{}", "no schema_version"},
+		{"v1.json", `{"experiment": "x", "rows": []}`, "no schema_version"},
+		{"v3.json", `{"schema_version": 3}`, "results schema 3; this gpusched reads schema 2"},
+		{"nodigest.json", `{"schema_version": 2, "rows": []}`, "records no resolved experiment"},
+		{"junk.json", `{"schema_version": 2, "extra": 1}`, "unknown field"},
+	} {
+		_, err := ReadResults(write(c.name, c.data))
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+	_, err := Merge(nil)
+	require.Error(t, err)
 }
 
 func TestCompare(t *testing.T) {
@@ -257,7 +304,7 @@ func TestJoinValidation(t *testing.T) {
 	simRes.Rows[2].Makespan.Median = 50  // +25%
 	simRes.Rows[3].Makespan.Median = 90  // 0%
 	simRes.Rows[4].Makespan.Median = 60  // 0%
-	simRes.computeSpeedups()
+	simRes.ComputeSpeedups()
 	v := JoinValidation(simRes, gpu, "h100", "cuda")
 	require.Len(t, v.Rows, 6)
 	assert.InDelta(t, 10.0, *v.Rows[0].MakespanErr, 1e-9)

@@ -65,7 +65,13 @@ func summarizeFiles(files []string) string {
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", stderr)
+	return runExperiment("run", nil, args, stdout, stderr)
+}
+
+// runExperiment is gpusched run, and with a paper gpusched paper NAME run:
+// the same arguments, table, progress and files.
+func runExperiment(name string, paper *experiments.Paper, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags(name, stderr)
 	out := fs.String("o", "", "results directory (default: the file's outputs.dir, or results/NAME)")
 	jobs := fs.Int("j", 0, "simulator rows to run at once (default: one per CPU)")
 	timelines := fs.Bool("timelines", false, "write a timeline per row (also outputs.timelines in the file)")
@@ -81,7 +87,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if *out != "" {
 		dir = *out
 	}
-	opt := experiments.RunOptions{Workers: *jobs, Table: stdout, Progress: progressTo(stderr)}
+	if err := experiments.CheckOutDir(dir); err != nil {
+		return err
+	}
+	opt := experiments.RunOptions{Workers: *jobs, Table: stdout, Progress: progressTo(stderr), Paper: paper, DropSeries: paper != nil}
 	if *timelines || e.Outputs.Timelines {
 		opt.TimelineDir = filepath.Join(dir, "timelines")
 	}

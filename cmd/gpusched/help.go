@@ -24,6 +24,7 @@ var examples = map[string]string{
 	"import":    "gpusched import kineto trace.json --iteration 2 -o workload.yaml",
 	"replot":    "gpusched replot docs/results/acs-sim.json docs/results/set-sim.json -o figures",
 	"version":   "gpusched --version",
+	"paper":     "gpusched paper set run configs/experiments/set-sim.yaml -o results/set-sim",
 }
 
 // helpOut receives -h's help: stdout (set by run).

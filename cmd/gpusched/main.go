@@ -63,6 +63,7 @@ func init() {
 		{"import", "kineto TRACE.json [--et ET.json] [--iteration N] -o W.yaml", "turn a PyTorch profiler trace into a workload file (docs/WORKLOADS.md)", cmdImport},
 		{"replot", "RESULTS.json... -o DIR", "draw the figures (SVG, PDF) and the CSVs of results files again", cmdReplot},
 		{"version", "", "print gpusched's version and the commit it was built from", cmdVersion},
+		{"paper", paperUsage, "a paper's reproduction: run its experiment files, write its page", cmdPaper},
 	}
 }
 

@@ -1,8 +1,7 @@
-package main
+package acs
 
 import (
-	"os"
-	"path/filepath"
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,13 +31,11 @@ devices: [h100]
 `
 
 func TestRunAndReport(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "acs-tiny.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(tinyExperiment), 0o644))
-	js := filepath.Join(dir, "acs-tiny.json")
-	require.NoError(t, experiments.RunToJSON(cfg, js, 2))
-
-	res, err := experiments.ReadResults(js)
+	e, err := experiments.ParseExperiment([]byte(tinyExperiment), "acs-tiny.yaml")
+	require.NoError(t, err)
+	p, err := experiments.PaperByName("acs")
+	require.NoError(t, err)
+	res, err := experiments.Run(e, experiments.RunOptions{Paper: p, Workers: 2, DropSeries: true})
 	require.NoError(t, err)
 	require.Len(t, res.Rows, 16)
 	for _, row := range res.Rows {
@@ -48,11 +45,9 @@ func TestRunAndReport(t *testing.T) {
 		assert.Nil(t, row.Utilization, "the series are left out")
 	}
 
-	md := filepath.Join(dir, "acs.md")
-	require.NoError(t, reportCmd(md, []string{js}))
-	data, err := os.ReadFile(md)
-	require.NoError(t, err)
-	page := string(data)
+	var out bytes.Buffer
+	require.NoError(t, report(&out, &experiments.ReportInput{Sets: []*experiments.Results{res}, Files: []string{"acs-tiny.json"}}))
+	page := out.String()
 	for _, want := range []string{
 		"## Targets",
 		"| ACS-HW above ACS-SW, both as the paper configures them (simulator) | h100 | ACS-HW (one host thread) over ACS-SW (N=32, K=4, sync): faster on ",

@@ -1,11 +1,10 @@
-package main
+package acs
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments"
@@ -25,15 +24,10 @@ const (
 	targetSWAverage    = 1.56 // average over the three workload families
 )
 
-func reportCmd(out string, files []string) error {
-	var sets []*experiments.Results
-	for _, f := range files {
-		r, err := experiments.ReadResults(f)
-		if err != nil {
-			return err
-		}
-		sets = append(sets, r)
-	}
+// report writes ACS's page: the targets, each file's tables and sweeps,
+// the commands and every row.
+func report(w io.Writer, in *experiments.ReportInput) error {
+	sets, files := in.Sets, in.Files
 	var b bytes.Buffer
 	b.WriteString(`# ACS: out-of-order kernel scheduling for input-dependent graphs
 
@@ -204,14 +198,14 @@ Schedulers (configs/experiments/acs-*.yaml):
 		writeSet(&b, r, files[i])
 	}
 	b.WriteString("## Commands\n\n```\n")
-	for i, r := range sets {
+	for _, r := range sets {
 		tag := ""
 		if hasCUDA(r) {
-			tag = "-tags cuda "
+			tag = " (built with -tags cuda)"
 		}
-		fmt.Fprintf(&b, "go run %s./experiments/acs run -config configs/experiments/%s -json %s\n", tag, r.Source, files[i])
+		fmt.Fprintf(&b, "gpusched%s paper acs run configs/experiments/%s -o results/%s\n", tag, r.Source, r.Experiment)
 	}
-	fmt.Fprintf(&b, "go run ./experiments/acs report -o %s %s\n```\n\n", out, strings.Join(files, " "))
+	fmt.Fprintf(&b, "gpusched paper acs report -o docs/results/acs.md %s\n```\n\n", strings.Join(files, " "))
 	b.WriteString("## Raw results\n\nEvery row as the experiments runner reports it (makespans in microseconds; the\nJSON files hold every repetition in nanoseconds).\n\n")
 	for _, r := range sets {
 		raw := string(experiments.Markdown(r, false))
@@ -220,10 +214,8 @@ Schedulers (configs/experiments/acs-*.yaml):
 		b.WriteString(raw)
 		b.WriteString("\n")
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(out, b.Bytes(), 0o644)
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 func hasCUDA(r *experiments.Results) bool {

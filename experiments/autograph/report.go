@@ -1,10 +1,10 @@
-package main
+package autograph
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 
@@ -51,37 +51,34 @@ the GPU section appears once the GPU run's JSON is passed to report).
 
 Regenerate:
 
-    go run ./experiments/autograph run -config configs/experiments/autograph-sim.yaml -json docs/results/autograph-sim.json
-    go run -tags cuda ./experiments/autograph run -config configs/experiments/autograph-gpu.yaml -json docs/results/autograph-gpu.json   # on a GPU
-    go run ./experiments/autograph report -o docs/results/autograph.md docs/results/autograph-sim.json docs/results/autograph-gpu.json
+    go run ./cmd/gpusched paper autograph run configs/experiments/autograph-sim.yaml -o results/autograph-sim
+    go run -tags cuda ./cmd/gpusched paper autograph run configs/experiments/autograph-gpu.yaml -o results/autograph-gpu   # on a GPU
+    go run ./cmd/gpusched paper autograph report -o docs/results/autograph.md docs/results/autograph-sim.json docs/results/autograph-gpu.json
 
 `
 
-func reportCmd(out, config string, files []string) error {
+// report writes AutoGraph's page: each file's devices, the search times
+// for the first file's workloads, and every row.
+func report(w io.Writer, in *experiments.ReportInput) error {
 	var b bytes.Buffer
 	b.WriteString(intro)
-	var results []*experiments.Results
-	for _, f := range files {
-		r, err := experiments.ReadResults(f)
-		if err != nil {
-			return err
-		}
-		results = append(results, r)
+	for i, r := range in.Sets {
 		for _, dev := range distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
-			writeDevice(&b, f, r, dev)
+			writeDevice(&b, in.Files[i], r, dev)
 		}
 	}
-	if err := writeSearchTimes(&b, config); err != nil {
+	if err := writeSearchTimes(&b, in.Sets[0], in.Files[0]); err != nil {
 		return err
 	}
-	for i, r := range results {
-		fmt.Fprintf(&b, "## Raw results: %s\n\n", files[i])
+	for i, r := range in.Sets {
+		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
 		raw := string(experiments.Markdown(r, false))
 		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
 		raw = strings.Replace(raw, "# ", "### ", 1)
 		b.WriteString(raw + "\n")
 	}
-	return os.WriteFile(out, b.Bytes(), 0o644)
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 func distinct(rows []experiments.Row, key func(*experiments.Row) string) []string {
@@ -203,25 +200,17 @@ func writeDevice(b *bytes.Buffer, file string, r *experiments.Results, dev strin
 // writeSearchTimes reruns the search for every workload of the experiment
 // and every alpha of the sweep on the simulated H100 (costs measured there)
 // and reports its size and wall-clock time on this machine.
-func writeSearchTimes(b *bytes.Buffer, config string) error {
-	e, err := experiments.LoadExperiment(config)
-	if err != nil {
-		return err
-	}
+func writeSearchTimes(b *bytes.Buffer, r *experiments.Results, file string) error {
 	dev, err := sim.NewNamed("h100")
 	if err != nil {
 		return err
 	}
 	b.WriteString("## Search times\n\nAutoGraph's search (partitioning, per-partition backtracking, DP; not the measurement or verification runs) and IOS's stage DP for each model of `" +
-		config + "`, with per-operation costs measured on the simulated H100; wall-clock time of this machine's run of `report` (it varies with the machine and its load).\n\n")
+		file + "`, with per-operation costs measured on the simulated H100; wall-clock time of this machine's run of `report` (it varies with the machine and its load).\n\n")
 	b.WriteString("| model | ops | partitions | alpha | states explored | search ms | est. cost (us) | streams | waits | IOS stages | IOS ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, w := range e.Workloads {
+	for i, w := range r.Resolved.Workloads {
 		label := w.Name
-		if label == "" {
-			label = w.Family
-		}
-		params := w.Params
-		p, err := experiments.NewWorkload(w.Family, &params, e.Seed)
+		p, err := r.Resolved.BuildWorkload(i)
 		if err != nil {
 			return err
 		}

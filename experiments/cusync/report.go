@@ -1,32 +1,19 @@
-package main
+package cusync
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments"
 )
 
-func reportCmd(out string, files []string) error {
-	var all []*Results
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		var r Results
-		if err := json.Unmarshal(data, &r); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		r.Source = f
-		all = append(all, &r)
-	}
+// report writes cuSync's page from results files of its runs.
+func report(w io.Writer, in *experiments.ReportInput) error {
+	all := in.Sets
 	var b bytes.Buffer
 	b.WriteString(`# cuSync: tile-level synchronization of dependent kernels
 
@@ -58,21 +45,21 @@ reproduced on the simulator.
 
 Regenerate:
 
-    go run ./experiments/cusync run -config configs/experiments/cusync-sim.yaml -json docs/results/cusync-sim.json
-    go run -tags cuda ./experiments/cusync run -config configs/experiments/cusync-gpu.yaml -json docs/results/cusync-gpu.json   # on a GPU
-    go run ./experiments/cusync report -o docs/results/cusync.md docs/results/cusync-sim.json docs/results/cusync-gpu.json
+    go run ./cmd/gpusched paper cusync run configs/experiments/cusync-sim.yaml -o results/cusync-sim
+    go run -tags cuda ./cmd/gpusched paper cusync run configs/experiments/cusync-gpu.yaml -o results/cusync-gpu   # on a GPU
+    go run ./cmd/gpusched paper cusync report -o docs/results/cusync.md docs/results/cusync-sim.json docs/results/cusync-gpu.json
 
 Inputs: `)
 	for i, r := range all {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s (experiment %s, %d measured runs per row)", r.Source, r.Experiment, r.Repetitions)
+		fmt.Fprintf(&b, "%s (experiment %s, %d measured runs per row)", in.Files[i], r.Experiment, r.Repetitions)
 	}
 	b.WriteString(".\n\n")
 
 	type key = rowKey
-	rows := map[key]map[string]Row{} // scheduler -> row
+	rows := map[key]map[string]experiments.Row{} // scheduler -> row
 	var workloads, devices, scheds []string
 	family := map[string]string{}
 	waves := map[key][2]float64{}
@@ -87,14 +74,14 @@ Inputs: `)
 		for _, row := range r.Rows {
 			k := key{row.Workload, row.Device}
 			if rows[k] == nil {
-				rows[k] = map[string]Row{}
+				rows[k] = map[string]experiments.Row{}
 			}
 			rows[k][row.Scheduler] = row
 			add(&workloads, "w:"+row.Workload)
 			add(&devices, "d:"+row.Device)
 			add(&scheds, "s:"+row.Scheduler)
 			family[row.Workload] = groupOf(row)
-			waves[k] = row.Waves
+			waves[k] = [2]float64{row.Facts["producer_waves"], row.Facts["consumer_waves"]}
 		}
 	}
 	strip := func(l []string) []string {
@@ -266,9 +253,9 @@ Inputs: `)
 	b.WriteString("GPT-3's GEMM2 at T = 1024 (768 tiles of 128x128, two per H100 SM: 264 resident) issued before its producer GEMM1, the producer's launch 50 us later on a higher-priority stream (sched/tilesync.ConsumerFirst).\n\n")
 	nd := 0
 	for _, r := range all {
-		for _, d := range r.Deadlocks {
+		for _, d := range r.Probes {
 			nd++
-			fmt.Fprintf(&b, "- %s, wait kernel %v: `%s`\n", d.Device, d.WaitKernel, d.Result)
+			fmt.Fprintf(&b, "- %s, wait kernel %s: `%s`\n", d.Device, d.Params["wait_kernel"], d.Result)
 		}
 	}
 	if nd == 0 {
@@ -303,7 +290,7 @@ Inputs: `)
 		}
 		fmt.Fprintf(&b, "; synchronized: %s\n", strings.Join(append(synced, "none")[:max(1, len(synced))], ", "))
 		for _, w := range workloads {
-			if row, ok := rows[key{w, d}]["auto"]; ok && !strings.Contains(row.Desc, "poll_sleep_ns") {
+			if row, ok := rows[key{w, d}]["auto"]; ok && !strings.Contains(row.SchedulerDesc, "poll_sleep_ns") {
 				fmt.Fprintf(&b, "- %s: these rows were measured with the kernels and rule before the poll backoff and min_gain (their scheduler descriptions name neither): the rule then synchronized every multi-wave pair and the one-wave pairs too\n", d)
 				break
 			}
@@ -370,7 +357,7 @@ Inputs: `)
 |---|---|---|---|---|---|---|---|
 `)
 	for _, r := range all {
-		rs := append([]Row(nil), r.Rows...)
+		rs := append([]experiments.Row(nil), r.Rows...)
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Device < rs[j].Device })
 		for _, row := range rs {
 			var runs []string
@@ -382,24 +369,22 @@ Inputs: `)
 				races = fmt.Sprint(*row.Races)
 			}
 			out := row.Outputs
-			if row.OutputsSHA != "" {
-				out += " sha " + row.OutputsSHA[:12]
+			if row.OutputsSHA256 != "" {
+				out += " sha " + row.OutputsSHA256[:12]
 			}
 			notes := strings.Join(append(append([]string(nil), row.Choices...), row.Errors...), "; ")
 			fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s | %s | %s | %s |\n", row.Workload, row.Device, row.Scheduler,
 				medianNS(row.MakespansNS)/1e3, strings.Join(runs, " "), races, out, strings.ReplaceAll(notes, "|", "/"))
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(out, b.Bytes(), 0o644)
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // groupOf names the table a row belongs to, from its workload label's
 // prefix before the first space or '-T' (labels are chosen in the
 // experiment files: "gpt3 T=512", "resnet38 L0 b8" ...).
-func groupOf(r Row) string {
+func groupOf(r experiments.Row) string {
 	if i := strings.IndexByte(r.Workload, ' '); i > 0 {
 		return r.Workload[:i]
 	}
@@ -412,7 +397,7 @@ type rowKey struct{ workload, device string }
 // estimate is a scheduler's speedup over stream-sync on one workload: paired
 // round by round where the runs were interleaved, else the ratio of the
 // medians (no interval).
-func estimate(m map[string]Row, s string) (experiments.Paired, bool) {
+func estimate(m map[string]experiments.Row, s string) (experiments.Paired, bool) {
 	base, ok1 := m["stream-sync"]
 	row, ok2 := m[s]
 	if !ok1 || !ok2 || len(base.Errors) > 0 || len(row.Errors) > 0 || len(row.MakespansNS) == 0 || len(base.MakespansNS) == 0 {
@@ -429,7 +414,7 @@ func estimate(m map[string]Row, s string) (experiments.Paired, bool) {
 
 // writeTargets gives the issue's GPU targets their verdicts, from the
 // rows of every real GPU in the results, and the simulator's deadlock.
-func writeTargets(b *bytes.Buffer, all []*Results, rows map[rowKey]map[string]Row, workloads, devices, scheds []string, family map[string]string) {
+func writeTargets(b *bytes.Buffer, all []*experiments.Results, rows map[rowKey]map[string]experiments.Row, workloads, devices, scheds []string, family map[string]string) {
 	b.WriteString("## Targets\n\n")
 	b.WriteString("Speedups over stream-sync on the GPU. Where the runs were interleaved (every round runs every scheduler once; see the run command's doc), a cell is the median of the per-round ratios with its distribution-free 95% confidence interval in brackets (sign-test order statistics); otherwise the ratio of the medians. \"Best\" is the best scheduler other than stream-sync on that workload.\n\n")
 	b.WriteString("| target | device | measured | verdict |\n|---|---|---|---|\n")
@@ -501,8 +486,8 @@ func writeTargets(b *bytes.Buffer, all []*Results, rows map[rowKey]map[string]Ro
 	}
 	for _, r := range all {
 		var without, with string
-		for _, dl := range r.Deadlocks {
-			if dl.WaitKernel {
+		for _, dl := range r.Probes {
+			if dl.Params["wait_kernel"] == "true" {
 				with = dl.Result
 			} else {
 				without = dl.Result
@@ -510,7 +495,7 @@ func writeTargets(b *bytes.Buffer, all []*Results, rows map[rowKey]map[string]Ro
 		}
 		if without != "" {
 			ok := strings.HasPrefix(without, "deadlock at") && with == "completed"
-			fmt.Fprintf(b, "| the deadlock without the wait kernel reproduced on the simulator | %s | without: %s; with: %s | %s |\n", r.Deadlocks[0].Device, firstClause(without), with, verdict(ok))
+			fmt.Fprintf(b, "| the deadlock without the wait kernel reproduced on the simulator | %s | without: %s; with: %s | %s |\n", r.Probes[0].Device, firstClause(without), with, verdict(ok))
 		}
 	}
 	b.WriteString("\n")

@@ -1,10 +1,10 @@
-package main
+package kesco
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -59,40 +59,35 @@ the GPU section appears once the GPU run's JSON is passed to report).
 
 Regenerate:
 
-    go run ./experiments/kesco run -config configs/experiments/kesco-sim.yaml -json docs/results/kesco-sim.json
-    go run -tags cuda ./experiments/kesco run -config configs/experiments/kesco-gpu.yaml -json docs/results/kesco-gpu.json   # on a GPU
-    go run ./experiments/kesco report -o docs/results/kesco.md docs/results/kesco-sim.json docs/results/kesco-gpu.json
+    go run ./cmd/gpusched paper kesco run configs/experiments/kesco-sim.yaml -o results/kesco-sim
+    go run -tags cuda ./cmd/gpusched paper kesco run configs/experiments/kesco-gpu.yaml -o results/kesco-gpu   # on a GPU
+    go run ./cmd/gpusched paper kesco report -o docs/results/kesco.md docs/results/kesco-sim.json docs/results/kesco-gpu.json
 
 `
 
-func reportCmd(out, config string, files []string) error {
+// report writes KeSCo's page: the targets, each file's devices, and the
+// sync pruning of KeSCo's plans for the first file's workloads.
+func report(w io.Writer, in *experiments.ReportInput) error {
 	var b bytes.Buffer
 	b.WriteString(intro)
-	for _, f := range files {
-		r, err := experiments.ReadResults(f)
-		if err != nil {
-			return err
-		}
+	for i, r := range in.Sets {
 		for _, dev := range distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
-			writeDevice(&b, f, r, dev)
+			writeDevice(&b, in.Files[i], r, dev)
 		}
 	}
-	if err := writePruning(&b, config); err != nil {
+	if err := writePruning(&b, in.Sets[0], in.Files[0]); err != nil {
 		return err
 	}
-	for _, f := range files {
-		r, err := experiments.ReadResults(f)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "## Raw results: %s\n\n", f)
+	for i, r := range in.Sets {
+		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
 		raw := string(experiments.Markdown(r, false))
 		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
 		raw = strings.Replace(raw, "# ", "### ", 1)
 		b.WriteString(raw)
 		b.WriteString("\n")
 	}
-	return os.WriteFile(out, b.Bytes(), 0o644)
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 func distinct(rows []experiments.Row, key func(*experiments.Row) string) []string {
@@ -300,25 +295,17 @@ func writeSpeedups(b *bytes.Buffer, t *table, title string, cols []string) {
 // writePruning recomputes KeSCo's plans for the experiment's workloads
 // (plans depend only on the program, not on the device) and reports the
 // synchronization they need with and without pruning.
-func writePruning(b *bytes.Buffer, config string) error {
-	e, err := experiments.LoadExperiment(config)
-	if err != nil {
-		return err
-	}
+func writePruning(b *bytes.Buffer, r *experiments.Results, file string) error {
 	dev, err := sim.NewNamed("h100")
 	if err != nil {
 		return err
 	}
-	b.WriteString("## KeSCo's sync pruning\n\nKeSCo's plan (8 streams, capped at the width) for each workload of `" + config +
+	b.WriteString("## KeSCo's sync pruning\n\nKeSCo's plan (8 streams, capped at the width) for each workload of `" + file +
 		"`: the data-flow graph's edges, the edges between operations on different streams, the event waits issued after pruning and how many pruning removed, and Taskflow's and Nimble's waits for comparison (both synchronize the transitive reduction).\n\n")
 	b.WriteString("| workload | ops | DFG edges | width | streams | cross-stream edges | kesco waits | removed | taskflow waits | nimble waits (streams) |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, w := range e.Workloads {
+	for i, w := range r.Resolved.Workloads {
 		label := w.Name
-		if label == "" {
-			label = w.Family
-		}
-		params := w.Params
-		p, err := experiments.NewWorkload(w.Family, &params, e.Seed)
+		p, err := r.Resolved.BuildWorkload(i)
 		if err != nil {
 			return err
 		}

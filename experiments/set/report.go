@@ -1,19 +1,22 @@
-package main
+package set
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
 )
 
-func reportCmd(out, notes string, files []string) error {
+// report writes SET's page: what ran, the notes, and for each results
+// file and device the headline tables and every row.
+func report(w io.Writer, in *experiments.ReportInput) error {
 	var b bytes.Buffer
 	b.WriteString(`# SET: pipelines of many jobs
 
@@ -51,45 +54,31 @@ average, with a lower scheduling share than both.
 
 Regenerate:
 
-    go run ./experiments/set run -config configs/experiments/set-sim.yaml -json docs/results/set-sim.json
-    go run ./experiments/set run -config configs/experiments/set-gaps-sim.yaml -json docs/results/set-gaps-sim.json
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu.yaml -json docs/results/set-gpu.json   # on a GPU
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v2.yaml -json docs/results/set-gpu-v2.json   # on a GPU: SET-ring
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v3.yaml -json docs/results/set-gpu-v3.json   # on a GPU: SET-chain
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v4.yaml -json docs/results/set-gpu-v4.json   # on a GPU: SET-kgraph
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v5.yaml -json docs/results/set-gpu-v5.json   # on a GPU: SET-batch
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v6.yaml -json docs/results/set-gpu-v6.json   # on a GPU: SET-batch, warmed, interleaved
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v7.yaml -json docs/results/set-gpu-v7.json   # on a GPU: SET-batch, one dispatcher
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v8.yaml -json docs/results/set-gpu-v8.json   # on a GPU: SET-batch, coalesced callbacks
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v9.yaml -json docs/results/set-gpu-v9.json   # on a GPU: SET-batch, fewer branches per chunk
-    go run -tags cuda ./experiments/set run -config configs/experiments/set-gpu-v10.yaml -json docs/results/set-gpu-v10.json   # on a GPU: the same again, with 2 branches
-    go run ./experiments/set run -config configs/experiments/set-branches-sim.yaml -json docs/results/set-branches-sim.json   # set-gpu-v10's schedulers on the simulator
-    go run ./experiments/set report -o docs/results/set.md -notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v10.json] [docs/results/set-branches-sim.json]
+    go run ./cmd/gpusched paper set run configs/experiments/set-sim.yaml -o results/set-sim
+    go run ./cmd/gpusched paper set run configs/experiments/set-gaps-sim.yaml -o results/set-gaps-sim
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu.yaml -o results/set-gpu   # on a GPU
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v2.yaml -o results/set-gpu-v2   # on a GPU: SET-ring
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v3.yaml -o results/set-gpu-v3   # on a GPU: SET-chain
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v4.yaml -o results/set-gpu-v4   # on a GPU: SET-kgraph
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v5.yaml -o results/set-gpu-v5   # on a GPU: SET-batch
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v6.yaml -o results/set-gpu-v6   # on a GPU: SET-batch, warmed, interleaved
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v7.yaml -o results/set-gpu-v7   # on a GPU: SET-batch, one dispatcher
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v8.yaml -o results/set-gpu-v8   # on a GPU: SET-batch, coalesced callbacks
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v9.yaml -o results/set-gpu-v9   # on a GPU: SET-batch, fewer branches per chunk
+    go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu-v10.yaml -o results/set-gpu-v10   # on a GPU: the same again, with 2 branches
+    go run ./cmd/gpusched paper set run configs/experiments/set-branches-sim.yaml -o results/set-branches-sim   # set-gpu-v10's schedulers on the simulator
+    go run ./cmd/gpusched paper set report -o docs/results/set.md --notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v10.json] [docs/results/set-branches-sim.json]
 
 `)
-	if notes != "" {
-		data, err := os.ReadFile(notes)
-		if err != nil {
-			return err
-		}
-		b.Write(data)
+	if len(in.Notes) > 0 {
+		b.Write(in.Notes)
 		b.WriteString("\n")
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		var r Results
-		if err := json.Unmarshal(data, &r); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		writeResults(&b, &r, f, out)
+	for i, r := range in.Sets {
+		writeResults(&b, r, in.Files[i], in.Dir)
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(out, b.Bytes(), 0o644)
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 var bParam = regexp.MustCompile(`b=(\d+)`)
@@ -132,8 +121,8 @@ func si(v float64) string {
 	return fmt.Sprintf("%.3g ", v)
 }
 
-func writeResults(b *bytes.Buffer, r *Results, file, out string) {
-	rel, err := filepath.Rel(filepath.Dir(out), file)
+func writeResults(b *bytes.Buffer, r *experiments.Results, file, dir string) {
+	rel, err := filepath.Rel(dir, file)
 	if err != nil {
 		rel = file
 	}
@@ -165,8 +154,8 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 		// its "-b" suffix: "set", "setplus", "setring") to its row; the
 		// paper's SET is the plain set(b=N) whatever its entry's name.
 		type cmp struct {
-			variants        map[string]*Row
-			queue, batching *Row
+			variants        map[string]*experiments.Row
+			queue, batching *experiments.Row
 		}
 		pairs := map[key]*cmp{}
 		titles := map[string]string{}
@@ -183,9 +172,9 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 				seen[row.Workload] = true
 				wl = append(wl, row.Workload)
 			}
-			k := key{row.Workload, workersOf(row.Desc)}
+			k := key{row.Workload, workersOf(row.SchedulerDesc)}
 			if pairs[k] == nil {
-				pairs[k] = &cmp{variants: map[string]*Row{}}
+				pairs[k] = &cmp{variants: map[string]*experiments.Row{}}
 				if k.b > 0 {
 					keys = append(keys, k)
 				}
@@ -193,11 +182,11 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 			switch row.Kind {
 			case "set":
 				v := strings.TrimSuffix(row.Scheduler, fmt.Sprintf("-%d", k.b))
-				if row.Desc == fmt.Sprintf("set(b=%d)", k.b) {
+				if row.SchedulerDesc == fmt.Sprintf("set(b=%d)", k.b) {
 					v = paperSET
 				}
 				if _, seen := titles[v]; !seen {
-					titles[v] = variantTitle(v, row.Desc)
+					titles[v] = variantTitle(v, row.SchedulerDesc)
 					variants = append(variants, v)
 				}
 				pairs[k].variants[v] = row
@@ -209,7 +198,7 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 		}
 		timed := false
 		for i := range r.Rows {
-			if _, ok := r.Rows[i].Metrics["t_ideal_s"]; ok && r.Rows[i].Device == dev {
+			if _, ok := r.Rows[i].SchedulerStats["t_ideal_s"]; ok && r.Rows[i].Device == dev {
 				timed = true
 			}
 		}
@@ -236,10 +225,10 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 				ts, tq, tb := median(set.MakespansNS), median(c.queue.MakespansNS), median(c.batching.MakespansNS)
 				sq, sb := tq/ts, tb/ts
 				vsQ, vsB = append(vsQ, sq), append(vsB, sb)
-				a, q, bt := set.Metrics["schedule_share"], c.queue.Metrics["schedule_share"], c.batching.Metrics["schedule_share"]
+				a, q, bt := set.SchedulerStats["schedule_share"], c.queue.SchedulerStats["schedule_share"], c.batching.SchedulerStats["schedule_share"]
 				shS, shQ, shB = append(shS, a), append(shQ, q), append(shB, bt)
 				fmt.Fprintf(b, "| %s | %d | %s | %.2fx | %.2fx | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", k.workload, k.b,
-					si(float64(set.Jobs)/(ts/1e9)), sq, sb, a, q, bt, perJob(set), perJob(c.queue), perJob(c.batching))
+					si(float64(set.Throughput.Jobs)/(ts/1e9)), sq, sb, a, q, bt, perJob(set), perJob(c.queue), perJob(c.batching))
 			}
 			if len(vsQ) > 0 {
 				fmt.Fprintf(b, "| **mean** (%d pairs) | | | **%.3fx** | **%.3fx** | **%.3f** | **%.3f** | **%.3f** | | | |\n", len(vsQ), mean(vsQ), mean(vsB), mean(shS), mean(shQ), mean(shB))
@@ -258,18 +247,18 @@ func writeResults(b *bytes.Buffer, r *Results, file, out string) {
 					continue
 				}
 				if !ok(row) {
-					fmt.Fprintf(b, "| %s | error: %s | | | | | | | | | | |\n", row.Desc, strings.ReplaceAll(strings.Join(row.Errors, "; "), "|", "/"))
+					fmt.Fprintf(b, "| %s | error: %s | | | | | | | | | | |\n", row.SchedulerDesc, strings.ReplaceAll(strings.Join(row.Errors, "; "), "|", "/"))
 					continue
 				}
 				t := median(row.MakespansNS)
-				jps := float64(row.Jobs) / (t / 1e9)
-				m := row.Metrics
+				jps := float64(row.Throughput.Jobs) / (t / 1e9)
+				m := row.SchedulerStats
 				races := "-"
 				if row.Races != nil {
 					races = strconv.Itoa(*row.Races)
 				}
 				fmt.Fprintf(b, "| %s | %.3f | %s | %s%s/s | %.3f | %.3f | %.3f | %.0f | %.0f | %.0f (%.0f) | %s | %s |\n",
-					row.Desc, t/1e6, si(jps), si(jps*row.UnitsPerJob), row.Unit, m["t_schedule_s"]*1e3, m["t_wait_s"]*1e3,
+					row.SchedulerDesc, t/1e6, si(jps), si(jps*row.Throughput.UnitsPerJob), row.Throughput.Unit, m["t_schedule_s"]*1e3, m["t_wait_s"]*1e3,
 					m["schedule_share"], m["syncs"], m["steals"], m["node_updates"], m["node_updates_skipped"], races, row.Outputs)
 			}
 			b.WriteString("\n")
@@ -316,7 +305,7 @@ func variantTitle(v, desc string) string {
 
 // writeModel tabulates SET's overhead model for rows measured with timing
 // events: T_measured = T_ideal + intra-batch gaps + inter-batch gaps.
-func writeModel(b *bytes.Buffer, r *Results, dev string) {
+func writeModel(b *bytes.Buffer, r *experiments.Results, dev string) {
 	b.WriteString("### Overhead model: T_measured = T_ideal + intra-batch gaps + inter-batch gaps\n\n")
 	b.WriteString("T_ideal is the time the device had at least one job in flight (the union of the jobs' spans between a timing event before and after each job); gaps are the rest, inter-batch where the jobs on either side belong to different batches of a batched schedule. These runs record two events per job, so their times are a little longer than the throughput runs'.\n\n")
 	b.WriteString("| workload | scheduler | T_measured (ms) | T_ideal | intra-batch gaps | inter-batch gaps | scheduling share |\n|---|---|---:|---:|---:|---:|---:|\n")
@@ -325,22 +314,26 @@ func writeModel(b *bytes.Buffer, r *Results, dev string) {
 		if row.Device != dev || !ok(row) {
 			continue
 		}
-		m := row.Metrics
+		m := row.SchedulerStats
 		if _, has := m["t_ideal_s"]; !has {
 			continue
 		}
 		t := m["makespan_s"]
 		pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x/t) }
-		fmt.Fprintf(b, "| %s | %s | %.3f | %s | %s | %s | %.3f |\n", row.Workload, row.Desc, t*1e3,
+		fmt.Fprintf(b, "| %s | %s | %.3f | %s | %s | %s | %.3f |\n", row.Workload, row.SchedulerDesc, t*1e3,
 			pct(m["t_ideal_s"]), pct(m["gaps_intra_s"]), pct(m["gaps_inter_s"]), m["schedule_share"])
 	}
 	b.WriteString("\n")
 }
 
 // perJob is a row's host scheduling time per job, in microseconds.
-func perJob(r *Row) float64 { return r.Metrics["t_schedule_s"] * 1e6 / float64(r.Jobs) }
+func perJob(r *experiments.Row) float64 {
+	return r.SchedulerStats["t_schedule_s"] * 1e6 / float64(r.Throughput.Jobs)
+}
 
-func ok(r *Row) bool { return len(r.Errors) == 0 && len(r.MakespansNS) > 0 }
+func ok(r *experiments.Row) bool {
+	return len(r.Errors) == 0 && len(r.MakespansNS) > 0 && r.Throughput != nil
+}
 
 func mean(xs []float64) float64 {
 	s := 0.0

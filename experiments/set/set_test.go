@@ -1,9 +1,7 @@
-package main
+package set
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
+	"bytes"
 	"strings"
 	"testing"
 
@@ -11,9 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/experiments"
-	"github.com/gpusched/gpusched/workloads"
 )
 
 const tinyExperiment = `
@@ -30,17 +26,26 @@ schedulers:
 devices: [h100]
 `
 
-func TestRunAndReportOnTheSimulator(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "tiny.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(tinyExperiment), 0o644))
-	raw := filepath.Join(dir, "tiny.json")
-	require.NoError(t, runCmd(cfg, raw, 2))
-
-	data, err := os.ReadFile(raw)
+// runTiny runs an experiment as gpusched paper set run does and returns
+// the results and the report on them.
+func runTiny(t *testing.T, config string) (*experiments.Results, string) {
+	t.Helper()
+	e, err := experiments.ParseExperiment([]byte(config), "tiny.yaml")
 	require.NoError(t, err)
-	var r Results
-	require.NoError(t, json.Unmarshal(data, &r))
+	p, err := experiments.PaperByName("set")
+	require.NoError(t, err)
+	r, err := experiments.Run(e, experiments.RunOptions{Paper: p, Workers: 2})
+	require.NoError(t, err)
+	var page bytes.Buffer
+	in := &experiments.ReportInput{Sets: []*experiments.Results{r}, Files: []string{"tiny.json"}, Notes: []byte("## Findings\n\nSET wins.\n")}
+	require.NoError(t, p.CheckReportInput(in))
+	require.NoError(t, report(&page, in))
+	return r, page.String()
+}
+
+func TestRunAndReportOnTheSimulator(t *testing.T) {
+	r, text := runTiny(t, tinyExperiment)
+	assert.Equal(t, "set", r.Resolved.Runner)
 	require.Len(t, r.Rows, 4)
 	for _, row := range r.Rows {
 		assert.Empty(t, row.Errors, row.Scheduler)
@@ -48,22 +53,14 @@ func TestRunAndReportOnTheSimulator(t *testing.T) {
 		assert.Equal(t, row.MakespansNS[0], row.MakespansNS[1], "the simulator is deterministic")
 		require.NotNil(t, row.Races)
 		assert.Zero(t, *row.Races)
-		assert.Equal(t, 8, row.Jobs)
-		assert.Equal(t, "edge relaxations", row.Unit)
-		assert.Equal(t, float64(1024*4*4), row.UnitsPerJob)
-		assert.Equal(t, 8.0, row.Metrics["jobs"])
-		assert.Positive(t, row.Metrics["t_schedule_s"])
+		require.NotNil(t, row.Throughput)
+		assert.Equal(t, experiments.Throughput{Jobs: 8, Unit: "edge relaxations", UnitsPerJob: 1024 * 4 * 4}, *row.Throughput)
+		assert.Equal(t, 8.0, row.SchedulerStats["jobs"])
+		assert.Positive(t, row.SchedulerStats["t_schedule_s"])
 	}
-	assert.Equal(t, "set(b=2,warm)", r.Rows[2].Desc)
-	assert.Equal(t, "set(b=2,depth=2,ring=2,warm)", r.Rows[3].Desc)
+	assert.Equal(t, "set(b=2,warm)", r.Rows[2].SchedulerDesc)
+	assert.Equal(t, "set(b=2,depth=2,ring=2,warm)", r.Rows[3].SchedulerDesc)
 
-	md := filepath.Join(dir, "set.md")
-	notes := filepath.Join(dir, "notes.md")
-	require.NoError(t, os.WriteFile(notes, []byte("## Findings\n\nSET wins.\n"), 0o644))
-	require.NoError(t, reportCmd(md, notes, []string{raw}))
-	page, err := os.ReadFile(md)
-	require.NoError(t, err)
-	text := string(page)
 	assert.Contains(t, text, "## Findings\n\nSET wins.")
 	assert.Contains(t, text, "## set-tiny on h100")
 	assert.Contains(t, text, "| sssp-8 | 2 |", "the SET vs Queue vs Batching pair at b=2")
@@ -171,138 +168,16 @@ func TestVariantTitleNamesSETBatch(t *testing.T) {
 	}
 }
 
-// plainDevice hides the simulator's Observer, so runGroup takes the path a
-// GPU takes: the schedulers of a workload measured in interleaved rounds.
-type plainDevice struct{ device.Device }
-
-const roundsExperiment = `
-name: set-rounds
-seed: 1
-repetitions: 3
-warmup: 1
-workloads:
-  - {name: sobel-24, family: jobs-sobel, params: {jobs: 24, size: 64}}
-schedulers:
-  - {name: batching-2, kind: batching, params: {b: 2}}
-  - {name: queue-2, kind: queue, params: {b: 2}}
-  - {name: set-2, kind: set, params: {b: 2}}
-  - {name: setbatch4-2, kind: set, params: {b: 2, ring: 2, threaded: true, jobs_per_launch: 4, copies: batched, warm: true}}
-  - {name: setbatch4s-3, kind: set, params: {b: 3, ring: 2, jobs_per_launch: 4, copies: batched, warm: true}}
-devices: [h100]
-`
-
-func TestInterleavedRoundsMatchSequentialRunsOnTheSimulator(t *testing.T) {
-	e, err := experiments.ParseExperiment([]byte(roundsExperiment), "rounds.yaml")
-	require.NoError(t, err)
-	var ts []task
-	for _, s := range e.Schedulers {
-		ts = append(ts, task{e, "h100", e.Workloads[0], s})
-	}
-	dev, err := experiments.OpenDevice("h100")
-	require.NoError(t, err)
-	defer dev.Close()
-	sequential := runGroup(ts, dev)
-	interleaved := runGroup(ts, plainDevice{dev})
-	require.Len(t, sequential, len(ts))
-	require.Len(t, interleaved, len(ts))
-	for i, r := range interleaved {
-		s := sequential[i]
-		assert.Empty(t, s.Errors, s.Scheduler)
-		assert.Empty(t, r.Errors, r.Scheduler)
-		assert.Equal(t, s.Scheduler, r.Scheduler)
-		assert.Equal(t, s.Desc, r.Desc)
-		assert.False(t, s.Interleaved, "the simulator runs each row on its own")
-		assert.True(t, r.Interleaved, r.Scheduler)
-		require.NotNil(t, s.Races)
-		assert.Zero(t, *s.Races)
-		assert.Nil(t, r.Races, "no Observer, no race count")
-		// Every repetition starts from a synchronized device on a fresh
-		// binding, so the order of the runs cannot change their times
-		// beyond the rounding of picoseconds to whole nanoseconds at
-		// other start times.
-		require.Len(t, s.MakespansNS, 3, "the warm-up repetition is not kept")
-		require.Len(t, r.MakespansNS, 3, r.Scheduler)
-		for k := range r.MakespansNS {
-			assert.InDelta(t, s.MakespansNS[k], r.MakespansNS[k], 2, "%s repetition %d", r.Scheduler, k)
-		}
-		for _, k := range []string{"jobs", "syncs", "steals", "node_updates", "node_updates_skipped", "host_threads"} {
-			assert.Equal(t, s.Metrics[k], r.Metrics[k], "%s %s", r.Scheduler, k)
-		}
-		assert.Equal(t, s.Outputs, r.Outputs)
-	}
-	assert.Equal(t, "set(b=2,depth=2,ring=2,threaded,jobs=4,copies=batched,warm)", interleaved[3].Desc)
-}
-
-// TestInterleavedRowsInJSON: a row's interleaved flag is written only where
-// set, and files written before it existed read as not interleaved.
-func TestInterleavedRowsInJSON(t *testing.T) {
-	data, err := json.Marshal(Row{Workload: "w"})
-	require.NoError(t, err)
-	assert.NotContains(t, string(data), "interleaved")
-	data, err = json.Marshal(Row{Workload: "w", Interleaved: true})
-	require.NoError(t, err)
-	assert.Contains(t, string(data), `"interleaved":true`)
-	var r Row
-	require.NoError(t, json.Unmarshal([]byte(`{"workload": "w", "makespans_ns": [1, 2]}`), &r))
-	assert.False(t, r.Interleaved)
-	assert.Equal(t, []int64{1, 2}, r.MakespansNS)
-}
-
-// TestPoisonOutputs: every byte of every output host buffer becomes 0xFF
-// (NaN in float32), the inputs are left alone, and the check fails on them.
-func TestPoisonOutputs(t *testing.T) {
-	w, err := experiments.PipelineWorkload("jobs-sobel", nil, 1)
-	require.NoError(t, err)
-	dev, err := experiments.OpenDevice("h100")
-	require.NoError(t, err)
-	defer dev.Close()
-	require.NoError(t, dev.Run(func(h device.Host) error {
-		inst, err := workloads.Bind(h, w.Program)
-		require.NoError(t, err)
-		defer inst.Release(h)
-		var before [][]byte
-		for i := range inst.Host {
-			before = append(before, append([]byte(nil), inst.Host[i].Data...))
-		}
-		poisonOutputs(inst)
-		outputs := 0
-		for i, hs := range w.Program.Host {
-			if !hs.Output {
-				assert.Equal(t, before[i], inst.Host[i].Data, "input %s untouched", hs.Name)
-				continue
-			}
-			outputs++
-			require.NotEmpty(t, inst.Host[i].Data)
-			for k, b := range inst.Host[i].Data {
-				if b != 0xFF {
-					t.Fatalf("output %s byte %d is %#x", hs.Name, k, b)
-				}
-			}
-		}
-		assert.Equal(t, 1, outputs)
-		out, err := inst.Outputs(h)
-		require.NoError(t, err)
-		assert.ErrorContains(t, w.Program.Check(out), "NaN")
-		return nil
-	}))
-}
-
 // TestReportSaysWhenRoundsWereInterleaved: a device section whose rows ran
 // in interleaved rounds says so; others do not.
 func TestReportSaysWhenRoundsWereInterleaved(t *testing.T) {
-	dir := t.TempDir()
 	for _, interleaved := range []bool{false, true} {
-		r := Results{Experiment: "x", Source: "x.yaml", Seed: 1, Repetitions: 1, Rows: []Row{
-			{Workload: "w", Scheduler: "queue-2", Kind: "queue", Desc: "queue(b=2)", Device: "cuda", MakespansNS: []int64{1000}, Metrics: map[string]float64{"jobs_per_s": 1}, Interleaved: interleaved},
-		}}
-		data, err := json.Marshal(r)
-		require.NoError(t, err)
-		raw := filepath.Join(dir, "x.json")
-		require.NoError(t, os.WriteFile(raw, data, 0o644))
-		md := filepath.Join(dir, "x.md")
-		require.NoError(t, reportCmd(md, "", []string{raw}))
-		page, err := os.ReadFile(md)
-		require.NoError(t, err)
-		assert.Equal(t, interleaved, strings.Contains(string(page), "interleaved rounds"), "interleaved=%v", interleaved)
+		r := &experiments.Results{Experiment: "x", Source: "x.yaml", Seed: 1, Repetitions: 1, Resolved: &experiments.Resolved{Runner: "set"},
+			Rows: []experiments.Row{{Workload: "w", Scheduler: "queue-2", Kind: "queue", SchedulerDesc: "queue(b=2)", Device: "cuda",
+				MakespansNS: []int64{1000}, SchedulerStats: map[string]float64{"jobs_per_s": 1}, Interleaved: interleaved,
+				Throughput: &experiments.Throughput{Jobs: 1, Unit: "images", UnitsPerJob: 1}}}}
+		var page bytes.Buffer
+		require.NoError(t, report(&page, &experiments.ReportInput{Sets: []*experiments.Results{r}, Files: []string{"x.json"}}))
+		assert.Equal(t, interleaved, strings.Contains(page.String(), "interleaved rounds"), "interleaved=%v", interleaved)
 	}
 }

@@ -15,7 +15,7 @@ for paper in "$@"; do
     if [ $left -lt 15 ]; then echo "SKIP $n (budget)"; echo "$n skipped: budget" >> $OUT/r/skipped.txt; continue; fi
     t=$(( left < cap ? left : cap ))
     s=$(date +%s)
-    timeout $t $B/$paper run -config $f -json $OUT/r/$paper/$n.json > $OUT/r/$paper/$n.log 2>&1
+    timeout $t $B/gpusched paper $paper run $f -o $OUT/r/$paper/$n > $OUT/r/$paper/$n.log 2>&1
     rc=$?
     echo "$n rc=$rc $(( $(date +%s) - s ))s"
   done

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
+	// The papers register themselves.
+	_ "github.com/gpusched/gpusched/experiments/acs"
+	_ "github.com/gpusched/gpusched/experiments/autograph"
+	_ "github.com/gpusched/gpusched/experiments/cusync"
+	_ "github.com/gpusched/gpusched/experiments/kesco"
+	_ "github.com/gpusched/gpusched/experiments/set"
+)
+
+const paperUsage = `NAME run FILE [-o DIR] [-j N] [--timelines] | NAME report -o OUT.md [--notes FILE] RESULTS.json...`
+
+// cmdPaper is gpusched paper: a paper's run (gpusched run with the paper's
+// hooks) and its report.
+func cmdPaper(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stdout, "usage: gpusched paper "+paperUsage+"\n\nPapers:")
+		for _, p := range experiments.Papers() {
+			fmt.Fprintf(stdout, "  %-10s %s\n             configs: %s\n", p.Name, p.Title, strings.Join(p.Configs, ", "))
+		}
+		fmt.Fprintf(stdout, "\nrun takes gpusched run's arguments; report needs -o.\n\nexample:\n  %s\n", examples["paper"])
+		if len(args) == 0 {
+			return usagef("name a paper and run or report")
+		}
+		return nil
+	}
+	p, err := experiments.PaperByName(args[0])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if len(args) < 2 {
+		return usagef("gpusched paper %s: run or report?", p.Name)
+	}
+	switch args[1] {
+	case "run":
+		return runExperiment("paper "+p.Name+" run", p, args[2:], stdout, stderr)
+	case "report":
+		return paperReport(p, args[2:], stdout, stderr)
+	}
+	return usagef("gpusched paper %s: unknown step %q (run or report)", p.Name, args[1])
+}
+
+// paperReport reads the paper's results files (refusing those of another
+// experiment or without rows) and writes its page to the path given.
+func paperReport(p *experiments.Paper, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("paper "+p.Name+" report", stderr)
+	out := fs.String("o", "", "the page to write (required; - for stdout)")
+	notes := fs.String("notes", "", "a Markdown file of findings to include after the introduction")
+	pos, err := parse(fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-o OUT.md is required (the page is written only where you say)")
+	}
+	in := &experiments.ReportInput{Files: pos, Dir: "."}
+	if *out != "-" {
+		in.Dir = filepath.Dir(*out)
+	}
+	for _, f := range pos {
+		r, err := experiments.ReadResults(f)
+		if err != nil {
+			return err
+		}
+		in.Sets = append(in.Sets, r)
+	}
+	if *notes != "" {
+		if in.Notes, err = os.ReadFile(*notes); err != nil {
+			return err
+		}
+	}
+	if err := p.CheckReportInput(in); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := p.Report(&page, in); err != nil {
+		return err
+	}
+	if *out == "-" {
+		_, err := stdout.Write(page.Bytes())
+		return err
+	}
+	if err := os.WriteFile(*out, page.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d lines)\n", *out, bytes.Count(page.Bytes(), []byte("\n")))
+	return nil
+}

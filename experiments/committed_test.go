@@ -1,0 +1,80 @@
+package experiments
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCommittedResults loads every results file under docs/results, as
+// gpusched compare and merge do, and checks that each is a whole matrix in
+// the current schema, encoded as gpusched writes it, that its shards merge
+// back into it, and that it compares with itself row for row.
+func TestCommittedResults(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "docs", "results", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r, err := ReadResults(f)
+			require.NoError(t, err)
+			require.NotEmpty(t, r.Rows)
+			require.Equal(t, r.TotalRows, len(r.Rows), "a whole matrix")
+			for i, row := range r.Rows {
+				require.Equal(t, i, row.Index, "rows in matrix order")
+			}
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			assert.Equal(t, string(data), string(encodeResults(t, r)), "encoded as gpusched writes results.json")
+
+			shards := make([]*Results, 3)
+			for k := range shards {
+				p := *r
+				p.Shard = &Shard{Index: k, Count: 3}
+				p.Rows = nil
+				for _, row := range r.Rows {
+					if p.Shard.takes(row.Group) {
+						p.Rows = append(p.Rows, row)
+					}
+				}
+				shards[k] = &p
+			}
+			merged, err := Merge([]*Results{shards[2], shards[0], shards[1]})
+			require.NoError(t, err)
+			assert.Equal(t, r, merged)
+
+			c, err := Compare(r, r, "a", "b")
+			require.NoError(t, err)
+			assert.Len(t, c.Rows, len(r.Rows))
+			assert.Empty(t, c.OnlyA)
+			for _, cr := range c.Rows {
+				if cr.MedianA > 0 {
+					assert.Equal(t, 1.0, cr.Ratio, cr.Label)
+				}
+			}
+		})
+	}
+}
+
+func encodeResults(t *testing.T, r *Results) []byte {
+	b, err := json.MarshalIndent(r, "", "  ")
+	require.NoError(t, err)
+	return append(b, '\n')
+}
+
+// TestMergeRefusesShardsOfAnotherExperiment: two committed files of
+// different experiments never merge, whatever their names.
+func TestMergeRefusesShardsOfAnotherExperiment(t *testing.T) {
+	a, err := ReadResults(filepath.Join("..", "docs", "results", "set-gpu-v9.json"))
+	require.NoError(t, err)
+	b, err := ReadResults(filepath.Join("..", "docs", "results", "set-gpu-v10.json"))
+	require.NoError(t, err)
+	b.Experiment = a.Experiment
+	_, err = Merge([]*Results{a, b})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not from the same experiment")
+}
