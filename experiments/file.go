@@ -379,12 +379,14 @@ func (e *Experiment) Formats() []string {
 	return out
 }
 
-// OutDir is where results go unless the command line says otherwise.
+// OutDir is where results go unless the command line says otherwise:
+// outputs.dir, or results/ and the name made a plain file name (a name
+// such as ../../x never leaves results/).
 func (e *Experiment) OutDir() string {
 	if e.Outputs.Dir != "" {
 		return e.Outputs.Dir
 	}
-	return filepath.Join("results", e.Name)
+	return filepath.Join("results", FileNames([][]string{{e.Name}})[0])
 }
 
 func contains(list []string, s string) bool {

@@ -52,7 +52,7 @@ func reducedName(parts []string) string {
 		for strings.Contains(s, "__") {
 			s = strings.ReplaceAll(s, "__", "_")
 		}
-		out[i] = strings.Trim(s, "_.")
+		out[i] = strings.Trim(s, "-_.")
 	}
 	return strings.Join(out, "__")
 }
@@ -111,10 +111,10 @@ func CheckOutDir(dir string) error {
 	return os.Remove(name)
 }
 
-// writeNew writes a file atomically (a temporary file renamed into place,
+// WriteFile writes a file atomically (a temporary file renamed into place,
 // so a crash leaves the old file or the new one, never half of one), and
 // refuses to write through a symbolic link.
-func writeNew(path string, data []byte) error {
+func WriteFile(path string, data []byte) error {
 	if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("%s is a symbolic link; gpusched does not write through links (remove it)", path)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {

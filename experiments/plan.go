@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -40,25 +41,63 @@ type Assignment struct {
 	Value string `json:"value"`
 }
 
-// Shard selects every Count-th group of rows, starting at Index (0-based),
-// so that the shards of a sweep partition it and can run as a cluster array
-// job. A group is one (sweep point, workload, device): all its schedulers
-// run in one shard, so speedups never need another shard's rows.
+// Shard selects every Count-th group of rows, starting at Index
+// (0-based), so that the shards of a sweep partition it and can run as a
+// cluster array job. A group is one (sweep point, workload, device): all
+// its schedulers run in one shard, so speedups never need another shard's
+// rows (and a GPU group's rows are measured together).
 type Shard struct {
-	Index int `json:"index"`
+	Index int `json:"index"` // 0-based
 	Count int `json:"count"`
 }
 
-// ParseShard parses "i/n" with 0 <= i < n.
+// ParseShard parses a shard as --shard gives it: "I/N" numbers shards
+// from 1 (1 <= I <= N: "3/8" is the third of eight, as an array
+// --array=1-N names it), and "slurm" takes the shard from a Slurm array
+// job's environment whatever its numbering (SLURM_ARRAY_TASK_ID less
+// SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT). NewShard takes a
+// 0-based index (--shard-index).
 func ParseShard(s string) (Shard, error) {
+	if s == "slurm" {
+		return slurmShard()
+	}
 	a, b, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(strings.TrimSpace(a))
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return Shard{}, fmt.Errorf("--shard %q: want i/n with 0 <= i < n (for example $SLURM_ARRAY_TASK_ID/4)", s)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return Shard{}, fmt.Errorf("--shard %q: want I/N with 1 <= I <= N (shards count from 1: 1/4 ... 4/4), "+
+			"--shard-index I --shard-count N with 0 <= I < N, or --shard slurm", s)
 	}
-	return Shard{Index: i, Count: n}, nil
+	return Shard{Index: i - 1, Count: n}, nil
 }
+
+// NewShard is shard index (0-based) of count.
+func NewShard(index, count int) (Shard, error) {
+	if count < 1 || index < 0 || index >= count {
+		return Shard{}, fmt.Errorf("--shard-index %d --shard-count %d: want 0 <= index < count", index, count)
+	}
+	return Shard{Index: index, Count: count}, nil
+}
+
+func slurmShard() (Shard, error) {
+	var v [3]int
+	for k, name := range []string{"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_COUNT"} {
+		s, ok := os.LookupEnv(name)
+		n, err := strconv.Atoi(s)
+		if !ok || err != nil {
+			return Shard{}, fmt.Errorf("--shard slurm: %s is %q; run it as a Slurm array job (sbatch --array)", name, s)
+		}
+		v[k] = n
+	}
+	sh, err := NewShard(v[0]-v[1], v[2])
+	if err != nil {
+		return Shard{}, fmt.Errorf("--shard slurm: task %d of an array from %d with %d tasks: %w", v[0], v[1], v[2], err)
+	}
+	return sh, nil
+}
+
+// String names the shard as --shard takes it (from 1).
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index+1, s.Count) }
 
 func (s Shard) takes(group int) bool { return s.Count <= 1 || group%s.Count == s.Index }
 
@@ -108,6 +147,16 @@ func plan(e *Experiment, sweep []SweepParam, shard Shard) (jobs []*job, total in
 		}
 	}
 	return jobs, index, nil
+}
+
+// Groups is the number of groups of e's matrix with sweep: the most
+// shards it splits into.
+func Groups(e *Experiment, sweep []SweepParam) (int, error) {
+	points, err := sweepPoints(sweep)
+	if err != nil {
+		return 0, err
+	}
+	return len(points) * len(e.Workloads) * len(e.Devices), nil
 }
 
 // sweepPoints is the cartesian product of the parameters' values, the last

@@ -37,15 +37,21 @@ type RunOptions struct {
 	// DropSeries leaves the utilization series out of the rows: the
 	// papers' committed results would be megabytes with them.
 	DropSeries bool
-	// Done, if set, is rows already measured by an interrupted run of the
-	// same experiment (same digest), by index: they are kept, not run
-	// again. A GPU group runs again unless every row of it is done, since
-	// its rows are measured together.
-	Done map[int]Row
+	// JournalDir, if set, is where each row is saved as it completes
+	// (JournalFile), so that an interrupted run loses no finished row;
+	// the caller removes the journal (RemoveJournal) once the results are
+	// written. Resume keeps the rows a journal there already holds for the
+	// same experiment and shard instead of running them again (a GPU
+	// group runs again unless every row of it is done, since its rows are
+	// measured together).
+	JournalDir string
+	Resume     bool
 	// OnRow, if set, receives every row as it completes (in completion
-	// order, one at a time), so that a caller can save it at once. An
-	// error stops nothing; Run returns the first.
+	// order, one at a time). An error stops nothing; Run returns the
+	// first.
 	OnRow func(row *Row) error
+
+	done map[int]Row // rows kept from the journal, by index
 }
 
 // Run runs every row of e (and its sweep) and returns the results, rows in
@@ -53,7 +59,7 @@ type RunOptions struct {
 // its error and the others go on; Run's own error is for failures that
 // stop everything (a bad sweep, an unwritable timeline directory) or the
 // first error of OnRow.
-func Run(e *Experiment, opt RunOptions) (*Results, error) {
+func Run(e *Experiment, opt RunOptions) (res *Results, err error) {
 	jobs, total, err := plan(e, opt.Sweep, opt.Shard)
 	if err != nil {
 		return nil, err
@@ -62,13 +68,34 @@ func Run(e *Experiment, opt RunOptions) (*Results, error) {
 	if opt.Paper != nil {
 		runner = opt.Paper.Name
 	}
-	res, err := newResults(e, opt.Sweep, runner, total, jobs)
+	res, err = newResults(e, opt.Sweep, runner, total, jobs)
 	if err != nil {
 		return nil, err
 	}
 	if opt.Shard.Count > 1 {
 		s := opt.Shard
 		res.Shard = &s
+	}
+	if opt.JournalDir != "" {
+		j, done, err := OpenJournal(opt.JournalDir, res, opt.Resume)
+		if err != nil {
+			return nil, err
+		}
+		opt.done = done
+		onRow := opt.OnRow
+		opt.OnRow = func(row *Row) error {
+			if onRow != nil {
+				if err := onRow(row); err != nil {
+					return err
+				}
+			}
+			return j.Add(row)
+		}
+		defer func() {
+			if cerr := j.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
 	}
 	var sink timelineSink
 	if opt.TimelineDir != "" {
@@ -77,7 +104,7 @@ func Run(e *Experiment, opt RunOptions) (*Results, error) {
 		}
 		names := timelineNames(jobs)
 		sink = func(row *Row, data []byte) error {
-			return writeNew(filepath.Join(opt.TimelineDir, names[row.Index]), data)
+			return WriteFile(filepath.Join(opt.TimelineDir, names[row.Index]), data)
 		}
 	}
 	for _, j := range jobs {
@@ -101,7 +128,7 @@ func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, error) {
 	done := make(chan int, len(jobs))
 	var simJobs, gpuJobs []int
 	for i, j := range jobs {
-		if row, ok := opt.Done[j.index]; ok && !IsCUDA(j.device) {
+		if row, ok := opt.done[j.index]; ok && !IsCUDA(j.device) {
 			rows[i] = row
 			done <- i
 			continue
@@ -112,7 +139,7 @@ func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, error) {
 			simJobs = append(simJobs, i)
 		}
 	}
-	gpuJobs = skipDoneGroups(jobs, gpuJobs, opt.Done, rows, done)
+	gpuJobs = skipDoneGroups(jobs, gpuJobs, opt.done, rows, done)
 	go func() {
 		runSimJobs(jobs, simJobs, opt.Workers, rows, sink, done)
 		// Then GPU rows, one at a time on one opened device.
@@ -129,7 +156,7 @@ func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, error) {
 		}
 		out.complete(i, rows)
 		if opt.OnRow != nil && firstErr == nil {
-			if _, resumed := opt.Done[jobs[i].index]; !resumed {
+			if _, resumed := opt.done[jobs[i].index]; !resumed {
 				firstErr = opt.OnRow(&rows[i])
 			}
 		}

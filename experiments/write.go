@@ -60,7 +60,7 @@ func Write(dir string, r *Results, formats []string) ([]string, error) {
 	var paths []string
 	for _, name := range order {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, files[name], 0o644); err != nil {
+		if err := WriteFile(p, files[name]); err != nil {
 			return nil, err
 		}
 		paths = append(paths, p)

@@ -51,8 +51,8 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"run", "FILE [-o DIR] [-j N] [--timelines]", "run an experiment: print the table, write results (md, csv, json, svg, pdf)", cmdRun},
-		{"sweep", "FILE --param NAME=V1,V2,... [--shard I/N] [-o DIR]", "run an experiment at every point of a parameter grid, or one shard of it", cmdSweep},
+		{"run", "FILE [-o DIR] [-j N] [--timelines] [--shard I/N] [--resume]", "run an experiment: print the table, write results (md, csv, json, svg, pdf)", cmdRun},
+		{"sweep", "FILE --param NAME=V1,V2,... [--shard I/N] [--resume] [-o DIR]", "run an experiment at every point of a parameter grid, or one shard of it", cmdSweep},
 		{"merge", "-o DIR SHARD.json...", "join the shards of a sweep into the results of the whole sweep", cmdMerge},
 		{"compare", "A.json B.json", "two result sets side by side, with ratios", cmdCompare},
 		{"validate", "FILE [--sim CONFIG] [--gpu DEVICE] [-o DIR]", "run on the simulator and on the GPU; per-row errors and MAPE", cmdValidate},

@@ -89,6 +89,9 @@ func TestRun(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	broken := writeExp(t, strings.Replace(exp, "    params: {k: 4}", "    params: {streams: 4}", 1))
+	good := writeExp(t, exp)
+	aFile := filepath.Join(t.TempDir(), "results")
+	require.NoError(t, os.WriteFile(aFile, nil, 0o644))
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -103,8 +106,14 @@ func TestRunErrors(t *testing.T) {
 		{"missing file", []string{"run", "/nonexistent/x.yaml"}, 1, "/nonexistent/x.yaml"},
 		{"broken file names line and field", []string{"run", broken}, 1, `cli.yaml:12: scheduler "round-robin": unknown field "streams" in params (known fields: k)`},
 		{"sweep without --param", []string{"sweep", broken}, 2, "--param"},
-		{"bad shard", []string{"sweep", broken, "--param", "seed=1", "--shard", "3/3"}, 2, "0 <= i < n"},
+		{"bad shard", []string{"sweep", broken, "--param", "seed=1", "--shard", "4/3"}, 2, "1 <= I <= N"},
+		{"shard from 0 out of range", []string{"run", broken, "--shard-index", "3", "--shard-count", "3"}, 2, "want 0 <= index < count"},
+		{"two ways to shard", []string{"run", broken, "--shard", "1/3", "--shard-count", "3"}, 2, "not both"},
+		{"slurm shard outside an array", []string{"run", broken, "--shard", "slurm"}, 2, "SLURM_ARRAY_TASK_ID"},
 		{"merge without -o", []string{"merge", "x.json"}, 2, "-o DIR is required"},
+		{"output directory is a file", []string{"run", good, "-o", aFile}, 1, "is a file"},
+		{"run /dev/zero", []string{"run", "/dev/zero"}, 1, "larger than 16 MiB"},
+		{"merge null", []string{"merge", "-o", t.TempDir(), writeExp(t, "null")}, 1, "no schema_version"},
 		{"compare missing file", []string{"compare", "/nonexistent/a.json", "/nonexistent/b.json"}, 1, "/nonexistent/a.json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,14 +135,22 @@ func TestShardedSweepMergesToTheUnshardedSweep(t *testing.T) {
 	status, _, errOut := gpusched(t, append([]string{"sweep", f, "-o", whole}, params...)...)
 	require.Equal(t, 0, status, errOut)
 
+	// The three ways to name a shard: from 1, from 0, and a Slurm array's.
+	t.Setenv("SLURM_ARRAY_TASK_ID", "7")
+	t.Setenv("SLURM_ARRAY_TASK_MIN", "5")
+	t.Setenv("SLURM_ARRAY_TASK_COUNT", "3")
 	var shards []string
-	for i := 0; i < 3; i++ {
+	for _, shard := range [][]string{{"--shard", "1/3"}, {"--shard-index", "1", "--shard-count", "3"}, {"--shard", "slurm"}} {
 		dir := filepath.Join(t.TempDir(), "shard")
-		status, _, errOut := gpusched(t, append([]string{"sweep", f, "--shard", []string{"0/3", "1/3", "2/3"}[i], "-o", dir}, params...)...)
+		status, _, errOut := gpusched(t, append(append([]string{"sweep", f, "-o", dir}, shard...), params...)...)
 		require.Equal(t, 0, status, errOut)
 		assert.Equal(t, []string{"results.json"}, keys(readDir(t, dir)), "a shard writes only what merge reads")
 		shards = append(shards, filepath.Join(dir, "results.json"))
 	}
+	// Shards count from 1 in I/N: 0/3 is a mistake, not the first shard.
+	status, _, errOut = gpusched(t, append([]string{"sweep", f, "--shard", "0/3"}, params...)...)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errOut, "want I/N with 1 <= I <= N")
 	merged := t.TempDir()
 	status, out, errOut := gpusched(t, "merge", "-o", merged, shards[1], shards[2], shards[0])
 	require.Equal(t, 0, status, errOut)

@@ -17,7 +17,7 @@ import (
 	_ "github.com/gpusched/gpusched/experiments/set"
 )
 
-const paperUsage = `NAME run FILE [-o DIR] [-j N] [--timelines] | NAME report -o OUT.md [--notes FILE] RESULTS.json...`
+const paperUsage = `NAME run FILE [-o DIR] [-j N] [--timelines] [--shard I/N] [--resume] | NAME report -o OUT.md [--notes FILE] RESULTS.json...`
 
 // cmdPaper is gpusched paper: a paper's run (gpusched run with the paper's
 // hooks) and its report.
@@ -42,7 +42,7 @@ func cmdPaper(args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[1] {
 	case "run":
-		return runExperiment("paper "+p.Name+" run", p, args[2:], stdout, stderr)
+		return runExperiment("paper "+p.Name+" run", p, false, args[2:], stdout, stderr)
 	case "report":
 		return paperReport(p, args[2:], stdout, stderr)
 	}
@@ -89,7 +89,7 @@ func paperReport(p *experiments.Paper, args []string, stdout, stderr io.Writer) 
 		_, err := stdout.Write(page.Bytes())
 		return err
 	}
-	if err := os.WriteFile(*out, page.Bytes(), 0o644); err != nil {
+	if err := experiments.WriteFile(*out, page.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d lines)\n", *out, bytes.Count(page.Bytes(), []byte("\n")))
