@@ -1,68 +1,41 @@
-// Package calibrate measures a GPU through the device.Device interface and
-// writes what it finds as a simulator device config (device/sim.Config), so
-// that the simulator can be fitted to a real GPU (`gpusched calibrate`).
+// Package calibrate measures a GPU through the device.Device interface, for
+// the simulator: Run writes what it finds as a simulator device config
+// (device/sim.Config; `gpusched calibrate`), and ProfileKernels times the
+// kernels of workloads alone into a kernel profile (device/sim.Profile;
+// `gpusched profile`).
 //
 // Every measurement uses only Host calls, Now and event timing, so the same
-// code runs against the CUDA backend and against the simulator; calibrating
-// the simulator gives back the config it was built from (a test checks that
-// within 2%). Each figure is the median over several rounds; each round
-// times a batch of calls, so clock granularity and one-off stalls wash out.
+// code runs against the CUDA backend and against the simulator;
+// calibrating the simulator gives back the config it was built from (a
+// test checks that within 2%), and profiling it gives back its block times.
 //
-// What is measured, and how (L is the launch API cost, D a spin kernel's
-// known duration, e0/e1 events recorded around the work):
-//
-//   - Host API costs: a batch of N calls timed with Host.Now, divided by N
-//     (launch, copy enqueue, event record, stream wait, query, synchronize
-//     on an idle stream, host-function enqueue, stream/event create,
-//     destroy, malloc, free, pinned host allocation, capture of a command,
-//     host-thread start).
-//   - Graph launch host cost: Host.Now around batches of launches of
-//     graphs of 1 and 8 independent empty kernels and of a chain of 8
-//     (per kernel node from the chain's slope, per parallel branch from
-//     the independent kernels' slope less it, the fixed part from the
-//     intercept) and of two pinned copies in a chain (per copy node, less
-//     the fixed part and one branch). Kernel-node updates, each
-//     followed by a launch of the one-node graph: keeping the kernel gives
-//     the update cost; changing it every call gives what a kernel change
-//     adds to the update and to the launch after it.
-//   - Launch-to-start latency: Elapsed(e0, e1) around one spin kernel on an
-//     idle stream is L + latency + D.
-//   - Back-to-back gap: N spin kernels on one stream, launched faster than
-//     they run: Elapsed grows by D + gap per kernel (two sizes, the slope).
-//   - Synchronize wake-up: Launch then StreamSynchronize on an idle device
-//     takes L + latency + D + wake-up of host time.
-//   - Graphs: instantiate time of graphs of two sizes (fixed and per-node
-//     cost); a captured chain of spin kernels of two lengths: Elapsed grows
-//     by D + per-node gap per node, and its intercept gives the graph
-//     launch latency.
-//   - Host callbacks: behind a long kernel, N host functions queue up; once
-//     the kernel ends they run back to back: Elapsed / N.
-//   - Copies: Elapsed around a pinned copy of two sizes per direction
-//     (bandwidth from the slope, latency from the intercept less the
-//     enqueue cost); pageable copies block the host, so Host.Now around the
-//     call gives their bandwidth; a device-to-device copy reads and writes
-//     every byte, giving device memory bandwidth.
-//   - Block dispatch: an empty kernel of k full waves (SMs x blocks per SM)
-//     for two k: the slope is the shortest block's lifetime (min_block_ns),
-//     and blocks over time is the dispatch rate.
-//   - Memory bandwidth of one SM: a streaming kernel (cal_stream) of one
-//     block reading two sizes; the slope of Elapsed is the bandwidth. With
-//     32 warps it is sm.max_sm_bandwidth (assuming 32 warps saturate an
-//     SM); with 4 warps it is 4/saturation of that, which gives
-//     sm.sm_mem_saturation_warps. With one 32-warp block per SM, the
-//     whole GPU's streaming bandwidth (reported, beside the copy's).
-//   - Launch throughput with 1, 2, 4 and 8 host threads, each launching on
-//     its own stream (reported; the simulator's driver lock serializes them).
+// Run's measurements are a table (measurements), each in its own
+// device.Run: host API costs (a table of calls, hostCalls), launch latency,
+// back-to-back gap and synchronize wake-up, graph costs (small graphs for
+// the config's launch and update costs, graphs of 128 and 512 nodes on 1
+// to 64 branches to check them), host callbacks, copies, block dispatch,
+// memory bandwidth per SM, launch throughput over host threads, concurrency
+// of 1 to 32 streams, host costs with many busy streams, the hand-off of a
+// host thread blocked in a Queue Get, and copies beside kernels. Each
+// figure is the median over rounds; each round times a batch, so clock
+// granularity and one-off stalls wash out, and every round is kept
+// (Report.WriteJSON): the spread between rounds is the GPU's own. Config
+// turns a report into a config again, so raw measurements can be refitted
+// without the GPU.
 //
 // The SM arithmetic model (flops_per_cycle, saturation_warps) and ACS-HW's
 // dependency queue are not measured (the latter does not exist on real
 // GPUs); they are kept from the base config, and the report says so.
+// docs/SIMULATOR.md describes every measurement, the profile and its fit.
 package calibrate
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -74,20 +47,33 @@ import (
 
 // Measurement is one measured figure.
 type Measurement struct {
-	Name   string  // what was measured
-	Field  string  // the config field it sets ("host.launch_ns"), or "" when reported only
-	Value  float64 // the median over rounds
-	Unit   string
-	Min    float64 // the smallest and largest round
-	Max    float64
-	Method string
+	Name   string  `json:"name"`  // what was measured
+	Field  string  `json:"field"` // the config field it sets ("host.launch_ns"), or "" when reported only
+	Value  float64 `json:"value"` // the median over rounds
+	Unit   string  `json:"unit"`
+	Min    float64 `json:"min"` // the smallest and largest round
+	Max    float64 `json:"max"`
+	Method string  `json:"method"`
+	// Rounds are the per-round values, in the order measured.
+	Rounds []float64 `json:"rounds"`
+}
+
+// Spread is the measurement's run-to-run spread: (largest - smallest
+// round) / |median|, or 0 for a zero median.
+func (m *Measurement) Spread() float64 {
+	if m.Value == 0 {
+		return 0
+	}
+	return (m.Max - m.Min) / math.Abs(m.Value)
 }
 
 // Report is everything Run measured, in the order measured.
 type Report struct {
-	Device       string
-	Measurements []Measurement
-	Notes        []string
+	Device string `json:"device"`
+	// Info is what the device reports of itself.
+	Info         device.Info   `json:"info"`
+	Measurements []Measurement `json:"measurements"`
+	Notes        []string      `json:"notes"`
 }
 
 // Get returns the measurement that sets field.
@@ -104,13 +90,13 @@ func (r *Report) Get(field string) (Measurement, bool) {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Calibration of %s\n\n", r.Device)
-	b.WriteString("| measurement | value | unit | min | max | config field | method |\n|---|---:|---|---:|---:|---|---|\n")
+	b.WriteString("| measurement | value | unit | min | max | spread | config field | method |\n|---|---:|---|---:|---:|---:|---|---|\n")
 	for _, m := range r.Measurements {
 		field := m.Field
 		if field == "" {
 			field = "(reported)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Name, num(m.Value), m.Unit, num(m.Min), num(m.Max), field, m.Method)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.0f%% | %s | %s |\n", m.Name, num(m.Value), m.Unit, num(m.Min), num(m.Max), 100*m.Spread(), field, m.Method)
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n")
@@ -146,29 +132,39 @@ func Run(dev device.Device, base *sim.Config, progress io.Writer) (*sim.Config, 
 	if err != nil {
 		return nil, nil, err
 	}
-	steps := []struct {
-		name string
-		fn   func(h device.Host) error
-	}{
-		{"host API costs", c.hostCosts},
-		{"launch latency, back-to-back gap, wake-up", c.frontEnd},
-		{"graphs", c.graphs},
-		{"host callbacks", c.callbacks},
-		{"copies", c.copies},
-		{"block dispatch", c.blockDispatch},
-		{"memory bandwidth per SM", c.smBandwidth},
-		{"launch throughput", c.throughput},
-	}
-	for _, s := range steps {
-		if err := dev.Run(s.fn); err != nil {
-			return nil, nil, fmt.Errorf("calibrate: %s: %w", s.name, err)
+	for _, m := range measurements {
+		if err := dev.Run(func(h device.Host) error { return m.run(c, h) }); err != nil {
+			return nil, nil, fmt.Errorf("calibrate: %s: %w", m.name, err)
 		}
 	}
-	out, err := c.config(base)
+	out, notes, err := Config(c.report, base)
 	if err != nil {
 		return nil, nil, err
 	}
+	c.report.Notes = append(c.report.Notes, notes...)
 	return out, c.report, nil
+}
+
+// measurements is every measurement Run makes, in order, each in its own
+// device.Run; later ones use figures of earlier ones (the launch cost,
+// the latency, the callback duration).
+var measurements = []struct {
+	name string
+	run  func(c *calibrator, h device.Host) error
+}{
+	{"host API costs", (*calibrator).hostCosts},
+	{"launch latency, back-to-back gap, wake-up", (*calibrator).frontEnd},
+	{"graphs", (*calibrator).graphs},
+	{"host callbacks", (*calibrator).callbacks},
+	{"copies", (*calibrator).copies},
+	{"block dispatch", (*calibrator).blockDispatch},
+	{"memory bandwidth per SM", (*calibrator).smBandwidth},
+	{"launch throughput", (*calibrator).throughput},
+	{"stream concurrency", (*calibrator).streamConcurrency},
+	{"host costs with busy streams", (*calibrator).busyStreamCosts},
+	{"host thread hand-off", (*calibrator).handoff},
+	{"graphs of hundreds of nodes", (*calibrator).bigGraphs},
+	{"copies beside kernels", (*calibrator).copyOverlap},
 }
 
 type calibrator struct {
@@ -181,7 +177,7 @@ type calibrator struct {
 	progress io.Writer
 	rounds   int
 	// Intermediate results the later steps build on.
-	launchNs, copyEnqNs, graphChainNs, graphNodeNs float64
+	launchNs, copyEnqNs, graphChainNs, graphNodeNs, latencyNs, callbackNs float64
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {
@@ -198,9 +194,13 @@ func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {
 		return nil, err
 	}
 	info := dev.Info()
+	rounds := 7
+	if _, ok := dev.(*sim.Device); ok {
+		rounds = 3 // deterministic: every round the same, so few suffice
+	}
 	return &calibrator{
-		dev: dev, info: info, empty: empty, spin: spin, stream: stream, rounds: 7, progress: progress,
-		report: &Report{Device: info.Name},
+		dev: dev, info: info, empty: empty, spin: spin, stream: stream, rounds: rounds, progress: progress,
+		report: &Report{Device: info.Name, Info: info},
 	}, nil
 }
 
@@ -208,12 +208,20 @@ func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {
 func (c *calibrator) record(name, field, unit, method string, rounds []float64) float64 {
 	s := append([]float64(nil), rounds...)
 	sort.Float64s(s)
-	m := Measurement{Name: name, Field: field, Unit: unit, Method: method, Min: s[0], Max: s[len(s)-1], Value: median(s)}
+	m := Measurement{Name: name, Field: field, Unit: unit, Method: method, Min: s[0], Max: s[len(s)-1], Value: median(s),
+		Rounds: append([]float64(nil), rounds...)}
 	c.report.Measurements = append(c.report.Measurements, m)
 	if c.progress != nil {
 		fmt.Fprintf(c.progress, "calibrate: %-40s %12s %s\n", name, num(m.Value), unit)
 	}
 	return m.Value
+}
+
+// medianOf is the median of xs, in any order.
+func medianOf(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return median(s)
 }
 
 func median(sorted []float64) float64 {
@@ -287,4 +295,30 @@ func elapsed(h device.Host, s device.Stream, e0, e1 device.Event, issue func() e
 	}
 	d, err := h.Elapsed(e0, e1)
 	return ns(d), err
+}
+
+// WriteJSON writes the report, every round included, as JSON: the raw
+// measurements `gpusched calibrate fit` turns into a config.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadReport reads a report written by WriteJSON, strictly.
+func ReadReport(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(r.Measurements) == 0 {
+		return nil, fmt.Errorf("%s: no measurements", path)
+	}
+	return &r, nil
 }

@@ -3,6 +3,8 @@ package calibrate
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,6 +50,10 @@ func recovers(t *testing.T, name string) {
 		"copy.latency_ns": base.Copy.LatencyNs, "copy.htod_gbps": base.Copy.HtoDGBps, "copy.dtoh_gbps": base.Copy.DtoHGBps,
 		"copy.pageable_gbps": base.Copy.PageableGBps, "info.mem_bandwidth": base.Info.MemBandwidth,
 		"sm.max_sm_bandwidth": base.SM.MaxSMBandwidth, "sm.sm_mem_saturation_warps": float64(base.SM.SMMemSaturationWarps),
+		"host.handoff_ns": base.Host.HandoffNs,
+	}
+	if base.Host.HandoffNs == 0 {
+		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost
 	}
 	for field, w := range want {
 		m, ok := rep.Get(field)
@@ -87,4 +93,46 @@ func recovers(t *testing.T, name string) {
 func TestRunRejectsMissingInputs(t *testing.T) {
 	_, _, err := Run(nil, nil, nil)
 	assert.ErrorContains(t, err, "device and base config are required")
+}
+
+// The raw report round-trips through JSON, and fitting it gives back the
+// config: the measured fields, the hardware queues the stream
+// concurrency implies, a comment on every fitted field.
+func TestFitFromRawMeasurements(t *testing.T) {
+	base, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	dev, err := sim.New(base)
+	require.NoError(t, err)
+	got, rep, err := Run(dev, base, nil)
+	require.NoError(t, err)
+	var js bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&js))
+	path := filepath.Join(t.TempDir(), "raw.json")
+	require.NoError(t, os.WriteFile(path, js.Bytes(), 0o644))
+	back, err := ReadReport(path)
+	require.NoError(t, err)
+	assert.Equal(t, rep.Measurements, back.Measurements)
+
+	other := *base
+	other.Info.HardwareQueues = 2 // the fit must find 8 again
+	fitted, err := Fit(back, &other, nil)
+	require.NoError(t, err)
+	assert.Equal(t, base.Info.HardwareQueues, fitted.Config.Info.HardwareQueues)
+	assert.Equal(t, got.Host, fitted.Config.Host)
+	assert.Contains(t, fitted.Comments["info.hardware_queues"], "8 fits best")
+	assert.Contains(t, fitted.Comments["host.launch_ns"], "measured: median of 3 rounds")
+	data, err := fitted.Marshal("# test\n")
+	require.NoError(t, err)
+	cfg, err := sim.ParseConfig(data, "fitted.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, fitted.Config.Host, cfg.Host)
+	assert.Contains(t, string(data), "launch_ns: 3300 # measured: median of 3 rounds")
+
+	// Checking the config against its own measurements finds no error.
+	rows, err := Check(back, cfg)
+	require.NoError(t, err)
+	require.NotEmpty(t, rows)
+	for _, r := range rows {
+		assert.InDelta(t, 0, r.ErrPct, 2, r.Name)
+	}
 }

@@ -13,7 +13,7 @@ package configs
 
 import "embed"
 
-// FS holds devices/*.yaml and experiments/*.yaml.
+// FS holds devices/*.yaml, experiments/*.yaml and profiles/ (kernel profiles).
 //
-//go:embed devices/*.yaml experiments/*.yaml
+//go:embed devices/*.yaml experiments/*.yaml profiles
 var FS embed.FS

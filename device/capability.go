@@ -31,6 +31,11 @@ type Stats struct {
 	Copies    int64
 	Callbacks int64
 	Races     int
+	// ProfiledLaunches and EstimatedLaunches count the kernel launches a
+	// simulator timed from a kernel profile and from their Work estimate
+	// (both 0 on a GPU, which times nothing).
+	ProfiledLaunches  int64
+	EstimatedLaunches int64
 	// DeviceTime is from the first command's start to the last command's end.
 	DeviceTime time.Duration
 	// SMUtilization is the mean fraction of SM capacity (resident warps over

@@ -14,11 +14,18 @@ import (
 )
 
 func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "fit" {
+		return cmdCalibrateFit(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "check" {
+		return cmdCalibrateCheck(args[1:], stdout, stderr)
+	}
 	fs := newFlags("calibrate", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config (which must give back that config: a self-check)")
 	base := fs.String("base", "", "config whose unmeasured parts (SM model, dependency queue) are kept (default: the simulator config that models the device)")
 	out := fs.String("o", "", "device config to write (required), e.g. configs/devices/measured-h100.yaml; its name is the file's")
 	report := fs.String("report", "", "write the measurements as Markdown to this file instead of stdout")
+	raw := fs.String("raw", "", "also write every measurement with its rounds as JSON (what `calibrate fit` reads)")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
@@ -68,17 +75,152 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	if _, err := sim.LoadConfig(*out); err != nil {
 		return fmt.Errorf("the written config does not load: %w", err)
 	}
-	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
-		return err
-	}
-	if *report != "" {
-		if err := os.WriteFile(*report, md.Bytes(), 0o644); err != nil {
-			return err
-		}
-	} else if _, err := stdout.Write(md.Bytes()); err != nil {
+	if err := writeReports(rep, *raw, *report, stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "calibrate: wrote %s\n", *out)
 	return nil
+}
+
+// writeReports writes the calibration report as JSON to raw (if set) and
+// as Markdown to report, or stdout.
+func writeReports(rep *calibrate.Report, raw, report string, stdout io.Writer) error {
+	if raw != "" {
+		var js bytes.Buffer
+		if err := rep.WriteJSON(&js); err != nil {
+			return err
+		}
+		if err := os.WriteFile(raw, js.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	if report != "" {
+		return os.WriteFile(report, md.Bytes(), 0o644)
+	}
+	_, err := stdout.Write(md.Bytes())
+	return err
+}
+
+// cmdCalibrateFit turns raw measurements (calibrate --raw, and a profile)
+// into a device config, every fitted field with its source and error as a
+// comment.
+func cmdCalibrateFit(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("calibrate fit", stderr)
+	base := fs.String("base", "", "config whose unmeasured parts are kept (default: the datasheet config of the measured GPU's model)")
+	profile := fs.String("profile", "", "kernel profile (gpusched profile) the config names and the achieved fractions are fitted to")
+	out := fs.String("o", "", "device config to write (required), e.g. configs/devices/h100.yaml; its name is the file's")
+	files, err := parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-o FILE is required")
+	}
+	rep, err := calibrate.ReadReport(files[0])
+	if err != nil {
+		return err
+	}
+	baseCfg, baseName, err := fitBase(*base, rep, stderr)
+	if err != nil {
+		return err
+	}
+	var prof *sim.Profile
+	if *profile != "" {
+		if prof, err = sim.LoadProfile(*profile, ""); err != nil {
+			return err
+		}
+	}
+	fitted, err := calibrate.Fit(rep, baseCfg, prof)
+	if err != nil {
+		return err
+	}
+	cfg := fitted.Config
+	cfg.Name = strings.TrimSuffix(filepath.Base(*out), filepath.Ext(*out))
+	if prof != nil {
+		cfg.ProfileName = profileRef(*profile, *out)
+		fitted.Comments["profile"] = fmt.Sprintf("measured kernel profile: %d kernels (%s)", len(prof.Kernels), prof.Source)
+	}
+	header := fmt.Sprintf("# %s, fitted by `gpusched calibrate fit %s` to measurements on the GPU\n"+
+		"# (%s). Fields not measured are kept from config %s. Each fitted field says\n"+
+		"# where it comes from and its error; docs/SIMULATOR.md describes the measurements.\n",
+		rep.Info.Name, strings.Join(args, " "), rep.Device, baseName)
+	data, err := fitted.Marshal(header)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
+		return err
+	}
+	if _, err := sim.LoadConfig(*out); err != nil {
+		return fmt.Errorf("the written config does not load: %w", err)
+	}
+	for _, n := range fitted.Notes {
+		fmt.Fprintf(stdout, "- %s\n", n)
+	}
+	fmt.Fprintf(stderr, "calibrate fit: wrote %s\n", *out)
+	return nil
+}
+
+// fitBase loads the base config: the named one, else the datasheet
+// config of the measured GPU's model (h100-datasheet for an H100), else
+// the config that models it.
+func fitBase(name string, rep *calibrate.Report, stderr io.Writer) (*sim.Config, string, error) {
+	if name == "" {
+		picked, why, err := experiments.PickSimConfig(rep.Info)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w; or pass --base", err)
+		}
+		name = picked
+		if _, err := sim.LoadConfig(picked + "-datasheet"); err == nil {
+			name, why = picked+"-datasheet", "the datasheet config of "+picked
+		}
+		fmt.Fprintf(stderr, "calibrate fit: fields not measured come from config %s (%s)\n", name, why)
+	}
+	cfg, err := sim.LoadConfig(name)
+	return cfg, name, err
+}
+
+// profileRef is how a config written to out names profile: the embedded
+// name for configs/profiles/NAME.yaml, else the path relative to out.
+func profileRef(profile, out string) string {
+	abs, err := filepath.Abs(profile)
+	if err == nil && filepath.Base(filepath.Dir(abs)) == "profiles" && filepath.Base(filepath.Dir(filepath.Dir(abs))) == "configs" {
+		return strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
+	}
+	absOut, err2 := filepath.Abs(filepath.Dir(out))
+	if rel, err3 := filepath.Rel(absOut, abs); err == nil && err2 == nil && err3 == nil {
+		return rel
+	}
+	return profile
+}
+
+// cmdCalibrateCheck runs every calibration measurement on a simulator
+// config and compares it with a GPU's raw measurements.
+func cmdCalibrateCheck(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("calibrate check", stderr)
+	simCfg := fs.String("sim", "", "simulator config to check (required)")
+	files, err := parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *simCfg == "" {
+		return usagef("--sim CONFIG is required")
+	}
+	rep, err := calibrate.ReadReport(files[0])
+	if err != nil {
+		return err
+	}
+	cfg, err := sim.LoadConfig(*simCfg)
+	if err != nil {
+		return err
+	}
+	rows, err := calibrate.Check(rep, cfg)
+	if err != nil {
+		return err
+	}
+	return calibrate.WriteCheck(stdout, rep.Device, rows)
 }

@@ -22,6 +22,7 @@ var examples = map[string]string{
 	"list":      "gpusched list round-robin",
 	"calibrate": "gpusched calibrate --device cuda -o configs/devices/measured-h100.yaml",
 	"import":    "gpusched import kineto trace.json --iteration 2 -o workload.yaml",
+	"profile":   "gpusched profile --device cuda -o h100-profile.yaml configs/experiments/quickstart-gpu.yaml",
 	"replot":    "gpusched replot docs/results/acs-sim.json docs/results/set-sim.json -o figures",
 	"version":   "gpusched --version",
 	"paper":     "gpusched paper set run configs/experiments/set-sim.yaml -o results/set-sim",

@@ -137,6 +137,12 @@ func (d *Device) counter(c device.Counter) *counter {
 func (d *Device) activate(k *command) {
 	k.res = d.info.Resources(&k.l)
 	k.total = k.l.Grid.Count()
+	k.model = d.prof.model(k.l.Kernel)
+	if k.model != nil {
+		d.stats.ProfiledLaunches++
+	} else {
+		d.stats.EstimatedLaunches++
+	}
 	k.blkAcc, k.startPost = nil, nil
 	if k.l.Sync != nil {
 		if ba, ok := k.l.Sync.(device.BlockAccess); ok && !d.opts.noRaces {
@@ -523,8 +529,10 @@ func (d *Device) memActive(k *command, s, n int) {
 	d.memWarps += w
 }
 
-// blockDur is how long one block of k runs on sm, given the residency now:
-// the largest of its cycles at the SM clock, its flops at its share of the
+// blockDur is how long one block of k runs on sm, given the residency now.
+// A kernel the profile covers takes its model's lone-block time for its
+// Work times the co-residency factor at the SM's and the GPU's resident
+// warps (at least min_block_ns). Any other takes the largest of its cycles at the SM clock, its flops at its share of the
 // SM's rate (its warps over max(resident warps on the SM, saturation)), and
 // its bytes at its memory bandwidth; at least min_block_ns. The bandwidth
 // is the smaller of two shares: of its SM's max_sm_bandwidth, by its warps
@@ -532,9 +540,14 @@ func (d *Device) memActive(k *command, s, n int) {
 // cannot keep more requests in flight than its load/store path allows),
 // and of the device's mem_bandwidth, by its warps over every memory-moving
 // warp on the GPU (the warps share HBM). A lone block is bound by its SM, a
-// full GPU by HBM.
+// full GPU by HBM. Both peak rates are scaled by the config's achieved
+// fractions (sm.achieved_flops_fraction, sm.achieved_bandwidth_fraction).
 func (d *Device) blockDur(k *command, sm *smState) Time {
 	w := &k.l.Work
+	if m := k.model; m != nil {
+		f := m.Factor(float64(sm.resWarps), float64(d.gpuWarps)/d.prof.sms, k.res.Warps, d.prof.slope)
+		return max(nsTime(m.Lone(w)*f), d.cost.minBlock)
+	}
 	ns := 0.0
 	if w.Cycles > 0 {
 		ns = w.Cycles * d.cost.cycle
@@ -542,13 +555,13 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 	warps := float64(max(k.res.Warps, 1))
 	if w.Flops > 0 {
 		share := warps / float64(max(sm.resWarps, d.cfg.SM.SaturationWarps))
-		rate := d.cfg.SM.FlopsPerCycle / d.cost.cycle * share // flops per ns
+		rate := d.cfg.SM.FlopsPerCycle * fraction(d.cfg.SM.FlopsFraction) / d.cost.cycle * share // flops per ns
 		ns = max(ns, w.Flops/rate)
 	}
 	if w.Bytes > 0 {
 		smRate := d.cfg.SM.MaxSMBandwidth * warps / float64(max(sm.memWarps, d.cfg.SM.SMMemSaturationWarps))
 		gpuRate := d.info.MemBandwidth * warps / float64(max(d.memWarps, k.res.Warps, 1))
-		rate := min(smRate, gpuRate) / 1e9 // bytes per ns
+		rate := min(smRate, gpuRate) * fraction(d.cfg.SM.BandwidthFraction) / 1e9 // bytes per ns
 		ns = max(ns, w.Bytes/rate)
 	}
 	return max(nsTime(ns), d.cost.minBlock)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -38,6 +39,14 @@ type Config struct {
 	Copy CopyModel `yaml:"copy"`
 	// DQ is ACS-HW's hardware dependency queue.
 	DQ DQModel `yaml:"dependency_queue"`
+	// ProfileName (optional) names the kernel profile that times the
+	// kernels it covers: an embedded one (configs/profiles/NAME.yaml) or a
+	// .yaml path, relative to the config file. LoadConfig loads it into
+	// Profile.
+	ProfileName string `yaml:"profile,omitempty"`
+	// Profile is the loaded kernel profile (nil: every kernel is timed
+	// from its Work estimate).
+	Profile *Profile `yaml:"-"`
 }
 
 // HostCosts are host-side CPU costs per driver call, in nanoseconds. Each
@@ -72,6 +81,12 @@ type HostCosts struct {
 	ThreadStartNs        float64 `yaml:"thread_start_ns"`         // Host.Go: starting another host thread
 	DQSubmitNs           float64 `yaml:"dq_submit_ns"`            // ACS-HW: DQSubmit's host side
 	DQPollNs             float64 `yaml:"dq_poll_ns"`              // ACS-HW: DQDone's memory-mapped read
+
+	// HandoffNs (optional) is what a host thread blocked in a Queue Get
+	// takes to resume once another host thread or a host callback Puts a
+	// value (an operating-system wake-up, not the GPU's); 0 charges
+	// WakeupNs, as before the field existed.
+	HandoffNs float64 `yaml:"handoff_ns,omitempty"`
 
 	// The optional fields: 0 when a config leaves them out, which charges
 	// cuGraphLaunch graph_launch_ns flat and every node update
@@ -150,6 +165,12 @@ type SMModel struct {
 	// SMMemSaturationWarps is the memory-moving warps an SM needs to draw
 	// MaxSMBandwidth; fewer warps draw proportionally less.
 	SMMemSaturationWarps int `yaml:"sm_mem_saturation_warps"`
+	// FlopsFraction and BandwidthFraction (optional, 0 to 1) are the
+	// fractions of the peak rates above that kernels achieve, fitted from
+	// profiled kernels, for the kernels the Work estimate times; 0 (left
+	// out) means 1, the peak, as before the fields existed.
+	FlopsFraction     float64 `yaml:"achieved_flops_fraction,omitempty"`
+	BandwidthFraction float64 `yaml:"achieved_bandwidth_fraction,omitempty"`
 }
 
 // CopyModel is the copy engines: each copy costs LatencyNs plus its bytes
@@ -204,10 +225,22 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 	return &c, nil
 }
 
-// checkFields walks a YAML mapping against a struct type: every field the
-// struct declares must be present, unless its tag has omitempty (an
-// optional field, 0 when absent), and every key must be a field.
+// checkFields walks a YAML mapping against a struct type (or a sequence
+// against a slice of structs): every field the struct declares must be
+// present, unless its tag has omitempty (an optional field, 0 when
+// absent), and every key must be a field.
 func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("%s:%d: %s must be a list", source, n.Line, path)
+		}
+		for i, item := range n.Content {
+			if err := checkFields(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), source); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
@@ -316,6 +349,9 @@ func (c *Config) check() error {
 			return err
 		}
 	}
+	if err := c.checkFractions(); err != nil {
+		return err
+	}
 	if f := c.Host.DriverLockFraction; f > 1 {
 		return fmt.Errorf("device %q: host.driver_lock_fraction must be between 0 and 1, got %g", c.Name, f)
 	}
@@ -380,12 +416,20 @@ func LoadConfig(nameOrPath string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("device config: %w", err)
 		}
-		return ParseConfig(data, nameOrPath)
+		c, err := ParseConfig(data, nameOrPath)
+		if err != nil {
+			return nil, err
+		}
+		return c, c.loadProfile(filepath.Dir(nameOrPath))
 	}
 	data, err := configs.FS.ReadFile("devices/" + nameOrPath + ".yaml")
 	if err != nil {
 		return nil, fmt.Errorf("device config %q: no such embedded config (have %s) and not a .yaml path",
 			nameOrPath, strings.Join(ConfigNames(), ", "))
 	}
-	return ParseConfig(data, "configs/devices/"+nameOrPath+".yaml")
+	c, err := ParseConfig(data, "configs/devices/"+nameOrPath+".yaml")
+	if err != nil {
+		return nil, err
+	}
+	return c, c.loadProfile("")
 }

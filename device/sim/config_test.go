@@ -14,7 +14,7 @@ import (
 
 func TestEveryEmbeddedConfigDecodes(t *testing.T) {
 	names := ConfigNames()
-	require.Equal(t, []string{"a100", "h100", "h200", "measured-h200", "rtx3070", "v100"}, names)
+	require.Equal(t, []string{"a100", "h100", "h100-datasheet", "h200", "h200-datasheet", "measured-h200", "rtx3070", "v100"}, names)
 	for _, n := range names {
 		c, err := LoadConfig(n)
 		require.NoError(t, err, n)
@@ -27,6 +27,7 @@ func TestEveryEmbeddedConfigDecodes(t *testing.T) {
 		require.NoError(t, err)
 		back, err := ParseConfig(out, n+" (marshalled)")
 		require.NoError(t, err)
+		back.Profile = c.Profile // Marshal writes the profile's name; LoadConfig loads it
 		assert.Equal(t, c, back)
 	}
 	h, err := LoadConfig("h100")
@@ -37,13 +38,13 @@ func TestEveryEmbeddedConfigDecodes(t *testing.T) {
 }
 
 func TestConfigDecodingIsStrict(t *testing.T) {
-	base, err := configs.FS.ReadFile("devices/h100.yaml")
+	base, err := configs.FS.ReadFile("devices/h100-datasheet.yaml")
 	require.NoError(t, err)
 	src := string(base)
 	for _, tc := range []struct {
 		name, edit, want string
 	}{
-		{"unknown field", strings.Replace(src, "  launch_ns: 3300", "  launch_ns: 3300\n  lunch_ns: 1", 1), "h100.yaml:40: unknown field host.lunch_ns"},
+		{"unknown field", strings.Replace(src, "  launch_ns: 3300", "  launch_ns: 3300\n  lunch_ns: 1", 1), "h100.yaml:44: unknown field host.lunch_ns"},
 		{"missing field", strings.Replace(src, "  wakeup_ns: 2500", "", 1), "missing field host.wakeup_ns"},
 		{"missing nested field", strings.Replace(src, "{x: 1024, y: 1024, z: 64}", "{x: 1024, y: 1024}", 1), "missing field info.max_block_dim.z"},
 		{"inconsistent info", strings.Replace(src, "  sms: 132", "  sms: 0", 1), "sms must be positive"},
@@ -76,5 +77,5 @@ func TestLoadConfigFromPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 10, back.Info.SMs)
 	_, err = LoadConfig("h1000")
-	assert.ErrorContains(t, err, "have a100, h100, h200, measured-h200, rtx3070, v100")
+	assert.ErrorContains(t, err, "have a100, h100, h100-datasheet, h200, h200-datasheet, measured-h200, rtx3070, v100")
 }

@@ -20,6 +20,8 @@ type options struct {
 	dq      *bool
 	noRaces bool // no race check at all
 	noOrder bool // the overlap sweep only, no ordering check
+	profile *Profile
+	noProf  bool // WithProfile(nil): no profile, whatever the config names
 }
 
 // WithPolicy sets the block scheduler's policy (default PriorityLeftover).
@@ -46,6 +48,12 @@ func WithHardwareQueues(n int) Option {
 		o.queues = n
 		return nil
 	}
+}
+
+// WithProfile times the kernels p covers from p instead of the profile the
+// config names; nil times every kernel from its Work estimate.
+func WithProfile(p *Profile) Option {
+	return func(o *options) error { o.profile, o.noProf = p, p == nil; return nil }
 }
 
 // WithDependencyQueue enables or disables the ACS-HW dependency queue,
@@ -93,6 +101,8 @@ type Device struct {
 
 	// Costs converted to Time once.
 	cost costs
+	// prof is the kernel profile's models by kernel (nil: none).
+	prof *profileIndex
 
 	run    int // generation: handles from another Run are invalid
 	inRun  atomic.Bool
@@ -187,7 +197,7 @@ type costs struct {
 	streamCreate, eventCreate, destroy, malloc, free, allocHost, capture    Time
 	instBase, instNode, graphLaunch, setNode, threadStart, dqSubmit, dqPoll Time
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
-	blockDispatch                                                           Time
+	blockDispatch, handoff                                                  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	cycle                                                                   float64 // ns per SM cycle
 
@@ -219,6 +229,9 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 	if d.opts.dq != nil {
 		d.cfg.DQ.Enabled = *d.opts.dq
 	}
+	if err := d.useProfile(); err != nil {
+		return nil, err
+	}
 	if d.cfg.DQ.Enabled && d.cfg.DQ.Slots <= 0 {
 		return nil, fmt.Errorf("sim: device %q: the dependency queue needs a positive slot count", cfg.Name)
 	}
@@ -226,7 +239,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 	cyc := 1e9 / float64(cfg.Info.ClockHz)
 	d.cost = costs{
 		launch: nsTime(h.LaunchNs), copyEnqueue: nsTime(h.CopyEnqueueNs), record: nsTime(h.RecordNs), wait: nsTime(h.WaitNs),
-		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), hostFunc: nsTime(h.HostFuncNs),
+		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), handoff: nsTime(h.HandoffNs), hostFunc: nsTime(h.HostFuncNs),
 		streamCreate: nsTime(h.StreamCreateNs), eventCreate: nsTime(h.EventCreateNs), destroy: nsTime(h.DestroyNs),
 		malloc: nsTime(h.MallocNs), free: nsTime(h.FreeNs), allocHost: nsTime(h.AllocHostNs), capture: nsTime(h.CaptureNs),
 		instBase: nsTime(h.InstantiateBaseNs), instNode: nsTime(h.InstantiatePerNodeNs), graphLaunch: nsTime(h.GraphLaunchNs),
@@ -455,14 +468,27 @@ func (d *Device) spawn(name string, fn func(device.Host) error, at Time) *thread
 }
 
 // wake makes a parked host thread runnable at time at plus the wake-up cost.
-func (d *Device) wake(th *thread, at Time) {
+func (d *Device) wake(th *thread, at Time) { d.wakeAfter(th, at, d.cost.wakeup) }
+
+// handOff wakes a host thread parked in a Queue Get at time at plus the
+// hand-off cost (the wake-up cost when the config sets none).
+func (d *Device) handOff(th *thread, at Time) {
+	c := d.cost.handoff
+	if c == 0 {
+		c = d.cost.wakeup
+	}
+	d.wakeAfter(th, at, c)
+}
+
+// wakeAfter makes a parked host thread runnable at time at plus cost.
+func (d *Device) wakeAfter(th *thread, at, cost Time) {
 	if th.state != thParked {
 		return
 	}
 	if d.tr.on {
 		d.tr.span(trackHost, th.id, "blocked in "+th.blockedIn, th.clock, max(th.clock, at))
 	}
-	th.clock = max(th.clock, at) + d.cost.wakeup
+	th.clock = max(th.clock, at) + cost
 	th.state = thRunnable
 	th.blockedIn = ""
 	d.minDirty = true

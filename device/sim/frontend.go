@@ -49,6 +49,8 @@ type command struct {
 	blkAcc    device.BlockAccess
 	startPost device.StartPoster
 	blkStart  []Time
+	// model is the kernel's profiled block model (nil: the Work estimate).
+	model *BlockModel
 
 	// Copies.
 	cp         device.Copy

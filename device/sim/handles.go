@@ -201,7 +201,7 @@ func (q *queue) Put(v any) {
 		q.waiters = q.waiters[1:]
 		w.qv, w.qok = v, true
 		w.vc.join(vc)
-		d.wake(w, t)
+		d.handOff(w, t)
 		return
 	}
 	q.items = append(q.items, v)
@@ -228,7 +228,7 @@ func (q *queue) Close() {
 	for _, w := range q.waiters {
 		w.qv, w.qok = nil, false
 		w.vc.join(q.closeVC)
-		d.wake(w, t)
+		d.handOff(w, t)
 	}
 	q.waiters = nil
 }

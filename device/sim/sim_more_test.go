@@ -14,7 +14,7 @@ import (
 )
 
 func h100Config(t *testing.T) *Config {
-	c, err := LoadConfig("h100")
+	c, err := LoadConfig("h100-datasheet")
 	require.NoError(t, err)
 	return c
 }

@@ -12,7 +12,7 @@ import (
 
 func newH100(t testing.TB, opts ...Option) *Device {
 	t.Helper()
-	d, err := NewNamed("h100", opts...)
+	d, err := NewNamed("h100-datasheet", opts...)
 	require.NoError(t, err)
 	return d
 }

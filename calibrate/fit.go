@@ -1,0 +1,262 @@
+package calibrate
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+)
+
+// Fitted is a config fitted to a GPU's raw measurements, with what every
+// fitted field came from (Comments, by field path, e.g. host.launch_ns).
+type Fitted struct {
+	Config   *sim.Config
+	Comments map[string]string
+	Notes    []string
+}
+
+// Fit turns raw measurements (a Report, and optionally a kernel profile)
+// into a simulator config: base with every measured field replaced
+// (Config), the hardware queues that best reproduce the measured stream
+// concurrency, and, with a profile, the profile and the achieved fractions
+// of peak that best time its kernels from their Work estimate. Every
+// fitted field gets a comment with its source and its error.
+func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
+	cfg, notes, err := Config(rep, base)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fitted{Config: cfg, Comments: map[string]string{}, Notes: notes}
+	for _, m := range rep.Measurements {
+		if m.Field != "" {
+			f.Comments[m.Field] = fmt.Sprintf("measured: median of %d rounds, %s-%s %s (spread %.0f%%); %s",
+				len(m.Rounds), num(m.Min), num(m.Max), m.Unit, 100*m.Spread(), m.Method)
+		}
+	}
+	if err := f.fitQueues(rep); err != nil {
+		return nil, err
+	}
+	if prof != nil {
+		if err := prof.Fits(&cfg.Info); err != nil {
+			return nil, fmt.Errorf("profile: %w", err)
+		}
+		cfg.Profile = prof
+		f.fitFractions(prof)
+	}
+	return f, nil
+}
+
+// fitQueues sets info.hardware_queues to the count (1 to 32) whose
+// simulated stream concurrency is closest to the measured one (mean
+// absolute log ratio over the stream counts).
+func (f *Fitted) fitQueues(rep *Report) error {
+	want := map[string]float64{}
+	for _, order := range []string{"round-robin", "stream by stream"} {
+		for _, s := range concurrencyStreams {
+			if m, ok := rep.byName(concurrencyName(s, order)); ok {
+				want[m.Name] = m.Value
+			}
+		}
+	}
+	if len(want) == 0 {
+		f.Notes = append(f.Notes, "no stream concurrency measured: info.hardware_queues kept from the base config")
+		return nil
+	}
+	// The base config's count first: it stays unless another fits better.
+	qs := []int{f.Config.Info.HardwareQueues}
+	for q := 1; q <= 32; q++ {
+		qs = append(qs, q)
+	}
+	best, bestErr := 0, math.Inf(1)
+	for _, q := range qs {
+		cfg := *f.Config
+		cfg.Info.HardwareQueues = q
+		got, err := simulate(&cfg, "stream concurrency")
+		if err != nil {
+			return err
+		}
+		e := 0.0
+		for name, w := range want {
+			m, _ := got.byName(name)
+			e += math.Abs(math.Log(m.Value / w))
+		}
+		if e /= float64(len(want)); e < bestErr-1e-9 {
+			best, bestErr = q, e
+		}
+	}
+	f.Config.Info.HardwareQueues = best
+	f.Comments["info.hardware_queues"] = fmt.Sprintf("fitted: the stream concurrency measurements (1 to 32 streams, two issue orders) simulated with 1 to 32 queues; "+
+		"%d fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
+	return nil
+}
+
+// simulate runs one named measurement on a simulator of cfg.
+func simulate(cfg *sim.Config, name string) (*Report, error) {
+	dev, err := sim.New(cfg, sim.WithRaceCheck(false))
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCalibrator(dev, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range measurements {
+		if m.name == name {
+			if err := dev.Run(func(h device.Host) error { return m.run(c, h) }); err != nil {
+				return nil, fmt.Errorf("simulating %s: %w", name, err)
+			}
+			return c.report, nil
+		}
+	}
+	return nil, fmt.Errorf("no measurement %q", name)
+}
+
+func (r *Report) byName(name string) (Measurement, bool) {
+	for _, m := range r.Measurements {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Measurement{}, false
+}
+
+// Check runs every measurement on a simulator of cfg and compares it with
+// the GPU's report, measurement by measurement: the check of every model
+// against what it models.
+func Check(rep *Report, cfg *sim.Config) ([]CheckRow, error) {
+	dev, err := sim.New(cfg, sim.WithRaceCheck(false))
+	if err != nil {
+		return nil, err
+	}
+	_, got, err := Run(dev, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	var rows []CheckRow
+	for _, m := range rep.Measurements {
+		s, ok := got.byName(m.Name)
+		if !ok {
+			continue
+		}
+		row := CheckRow{Name: m.Name, Unit: m.Unit, GPU: m.Value, Sim: s.Value, SpreadPct: 100 * m.Spread()}
+		if m.Value != 0 {
+			row.ErrPct = 100 * (s.Value/m.Value - 1)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// CheckRow is one measurement on the GPU and on the simulator.
+type CheckRow struct {
+	Name, Unit string
+	GPU, Sim   float64
+	ErrPct     float64 // simulator against GPU, percent
+	SpreadPct  float64 // the GPU's spread between rounds, percent
+}
+
+// WriteCheck writes check rows as a Markdown table, the largest errors
+// first.
+func WriteCheck(w io.Writer, device string, rows []CheckRow) error {
+	rows = append([]CheckRow(nil), rows...)
+	sort.SliceStable(rows, func(i, j int) bool { return math.Abs(rows[i].ErrPct) > math.Abs(rows[j].ErrPct) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "Simulator against %s, every calibration measurement\n\n", device)
+	b.WriteString("| measurement | GPU | simulator | unit | error | GPU spread |\n|---|---:|---:|---|---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %+.1f%% | %.0f%% |\n", r.Name, num(r.GPU), num(r.Sim), r.Unit, r.ErrPct, r.SpreadPct)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fitFractions sets the achieved fractions of peak flops and bandwidth
+// that make the Work estimate of a lone block closest to the profiled
+// kernels' lone-block times (each kernel weighs the same: the mean over
+// kernels of the median absolute log error over its points), on a
+// logarithmic grid from 0.001 to 1.
+func (f *Fitted) fitFractions(prof *sim.Profile) {
+	type point struct{ c, fl, by, t float64 }
+	var kernels [][]point
+	sm := f.Config.SM
+	cycle := 1e9 / float64(f.Config.Info.ClockHz)
+	for _, k := range prof.Kernels {
+		var pts []point
+		for _, pt := range k.Points {
+			wb := float64(blockWarps(pt.Threads))
+			flopRate := sm.FlopsPerCycle / cycle * wb / max(wb, float64(sm.SaturationWarps))                    // flops per ns
+			byteRate := sm.MaxSMBandwidth * wb / max(wb, float64(sm.SMMemSaturationWarps)) / 1e9                // bytes per ns
+			lone := k.Model.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes})             //
+			pts = append(pts, point{pt.Cycles * cycle, pt.Flops / flopRate, pt.Bytes / byteRate, max(lone, 1)}) //
+		}
+		kernels = append(kernels, pts)
+	}
+	errAt := func(ff, fb float64) (mean, worst float64) {
+		for _, pts := range kernels {
+			var es []float64
+			for _, p := range pts {
+				est := max(p.c, p.fl/ff, p.by/fb, prof.MinBlockNs)
+				es = append(es, math.Abs(math.Log(est/p.t)))
+			}
+			e := medianOf(es)
+			mean += e / float64(len(kernels))
+			worst = max(worst, e)
+		}
+		return mean, worst
+	}
+	grid := func(i int) float64 { return math.Pow(10, -3+float64(i)/20) }
+	bf, bb, best, worst := 1.0, 1.0, math.Inf(1), 0.0
+	for i := 0; i <= 60; i++ {
+		for j := 0; j <= 60; j++ {
+			if e, w := errAt(grid(i), grid(j)); e < best {
+				bf, bb, best, worst = grid(i), grid(j), e, w
+			}
+		}
+	}
+	f.Config.SM.FlopsFraction, f.Config.SM.BandwidthFraction = round3(bf), round3(bb)
+	how := fmt.Sprintf("over the %d profiled kernels' lone-block times: mean error %.0f%%, worst kernel %.0f%%",
+		len(kernels), 100*(math.Exp(best)-1), 100*(math.Exp(worst)-1))
+	f.Comments["sm.achieved_flops_fraction"] = "fitted: the fraction of peak flops the Work estimate uses, " + how
+	f.Comments["sm.achieved_bandwidth_fraction"] = "fitted: the fraction of peak bandwidth the Work estimate uses, " + how
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// Marshal writes the fitted config as YAML that sim.ParseConfig reads,
+// header (comment lines) first and every fitted field's comment beside it.
+func (f *Fitted) Marshal(header string) ([]byte, error) {
+	var n yaml.Node
+	if err := n.Encode(f.Config); err != nil {
+		return nil, err
+	}
+	comment(&n, "", f.Comments)
+	body, err := sim.MarshalNode(&n)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(header), body...), nil
+}
+
+// comment sets the line comment of every mapping value whose path (keys
+// joined by dots) has one.
+func comment(n *yaml.Node, path string, comments map[string]string) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		p := n.Content[i].Value
+		if path != "" {
+			p = path + "." + p
+		}
+		if c, ok := comments[p]; ok {
+			n.Content[i+1].LineComment = c
+		}
+		comment(n.Content[i+1], p, comments)
+	}
+}

@@ -1,0 +1,78 @@
+package calibrate
+
+import (
+	"errors"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+const handoffExchanges = 50
+
+// handoff measures how long a host thread blocked in a Queue Get takes to
+// resume when another host thread Puts (ping-pong between two threads:
+// two hand-offs per exchange), and when a host callback Puts behind a
+// kernel (ACS-SW's and SET's threaded variants wait this way).
+func (c *calibrator) handoff(h device.Host) error {
+	ping, pong := h.NewQueue("ping"), h.NewQueue("pong")
+	h.Go("calibrate pong", func(h device.Host) error {
+		for {
+			v, ok := h.Get(ping)
+			if !ok {
+				return nil
+			}
+			pong.Put(v)
+		}
+	})
+	var hand []float64
+	for r := 0; r < c.rounds+1; r++ {
+		t0 := h.Now()
+		for i := 0; i < handoffExchanges; i++ {
+			ping.Put(i)
+			if _, ok := h.Get(pong); !ok {
+				return errors.New("pong queue closed")
+			}
+		}
+		if r > 0 {
+			hand = append(hand, ns(h.Now()-t0)/(2*handoffExchanges))
+		}
+	}
+	ping.Close()
+	c.record("queue hand-off between host threads", "host.handoff_ns", "ns",
+		"Host.Now around 50 ping-pong exchanges of two host threads over two queues, per hand-off (half an exchange)", hand)
+	return c.callbackWake(h)
+}
+
+// callbackWake: a kernel of known duration, then a host function that
+// Puts to a queue the host thread waits on in Get. The host time from
+// the launch to the Get's return, less the launch and host-function
+// calls, the launch latency, the kernel and the callback's own duration,
+// is the hand-off from the driver's callback thread.
+func (c *calibrator) callbackWake(h device.Host) error {
+	t, err := newTimedStream(h)
+	if err != nil {
+		return err
+	}
+	q := h.NewQueue("callback")
+	put := func() { q.Put(struct{}{}) }
+	spin := c.spinLaunch(wakeD, t.done)
+	var wake []float64
+	for r := 0; r < c.rounds+1; r++ {
+		t0 := h.Now()
+		if err := h.Launch(t.s, spin); err != nil {
+			return err
+		}
+		if err := h.HostFunc(t.s, put); err != nil {
+			return err
+		}
+		if _, ok := h.Get(q); !ok {
+			return errors.New("callback queue closed")
+		}
+		if r > 0 {
+			wake = append(wake, ns(h.Now()-t0)-c.launchNs-c.latencyNs-ns(wakeD)-c.callbackNs)
+		}
+	}
+	c.record("callback to host thread hand-off", "", "ns",
+		"Host.Now from launching a 50 us spin kernel and a host function that Puts to a queue to the Get's return, "+
+			"less launch cost, latency, 50 us and the callback duration", wake)
+	return h.StreamSynchronize(t.s)
+}

@@ -1,0 +1,296 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+)
+
+// warpSize is the warp width of every GPU the project models; the fit
+// counts a point's block warps with it.
+const warpSize = 32
+
+// FitProfile fits every kernel's block model to its points (replacing
+// models already there) and the profile's default warp slope. The fit,
+// for one kernel:
+//
+//  1. Each point's kernel duration is its median per-launch time less the
+//     profile's back-to-back gap. A lone launch on S SMs holding k blocks
+//     per SM runs in waves: G/(kS) full ones of k blocks per SM, then one
+//     of ceil(rest/S); every block of a wave lasts the lone time T times
+//     the co-residency factor at its SM's warps, and the kernel ends with
+//     its last wave, as the simulator schedules it.
+//  2. The co-residency curve comes from the forced-occupancy sweeps: at
+//     one block per SM every wave is T, which gives T; each higher k then
+//     gives its factor, the earlier ones known. Sweeps of different
+//     launches are averaged at equal warps. A wave's co-residency is its
+//     busiest SM's warps and the GPU's mean warps per SM, weighted by the
+//     model's gpu_share, which is chosen (0 to 1 in tenths) for the
+//     smallest mean error over the kernel's points, the grids that leave
+//     SMs unevenly loaded telling the two apart.
+//  3. T against Work is fitted by non-negative least squares on relative
+//     error, over each point's T (its duration over the sum of its waves'
+//     factors), with the fewest of the terms (a constant, Cycles, Flops,
+//     Bytes) that fit within 2 points of percent of the best; with a single
+//     Work size, T is proportional to Flops when the launch does more than
+//     10 flops per byte, else to Bytes (else Cycles, else constant).
+//
+// The fit error is each point's predicted per-launch time against its
+// median sample.
+func FitProfile(p *sim.Profile) error {
+	var slopes []float64
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		if len(k.Points) == 0 {
+			return fmt.Errorf("profile: kernel %s has no points", k.Kernel)
+		}
+		slopes = append(slopes, curveSlopes(coresidency(p, k.Points, 0))...)
+	}
+	p.DefaultWarpSlope = 0
+	if len(slopes) > 0 {
+		p.DefaultWarpSlope = math.Round(max(0, medianOf(slopes))*1e5) / 1e5
+	}
+	for i := range p.Kernels {
+		fitKernel(p, &p.Kernels[i])
+	}
+	return nil
+}
+
+// fitKernel fits k's model at every gpu_share from 0 to 1 in tenths and
+// keeps the one with the smallest mean error (the smaller share within
+// 0.1 points of percent).
+func fitKernel(p *sim.Profile, k *sim.KernelProfile) {
+	var best sim.BlockModel
+	bestErr := math.Inf(1)
+	for i := 0; i <= 10; i++ {
+		m := sim.BlockModel{GPUShare: float64(i) / 10}
+		m.CoResidency = coresidency(p, k.Points, m.GPUShare)
+		fitBase(p, k.Points, &m)
+		e := 0.0
+		for j := range k.Points {
+			e += math.Abs(predict(p, &m, &k.Points[j])/k.Points[j].Median()-1) * 100
+		}
+		if e /= float64(len(k.Points)); e < bestErr-0.1 {
+			best, bestErr = m, e
+		}
+	}
+	k.Model = rounded(best)
+	k.Fit = fitError(p, k)
+}
+
+// rounded keeps 4 significant digits of a model's figures (the fit is
+// not better than that), so profiles read well.
+func rounded(m sim.BlockModel) sim.BlockModel {
+	sig := func(x float64) float64 {
+		if x == 0 {
+			return 0
+		}
+		e := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+		return math.Round(x*e) / e
+	}
+	m.Ns, m.NsPerCycle, m.NsPerFlop, m.NsPerByte = sig(m.Ns), sig(m.NsPerCycle), sig(m.NsPerFlop), sig(m.NsPerByte)
+	for i := range m.CoResidency {
+		m.CoResidency[i].Factor = sig(m.CoResidency[i].Factor)
+	}
+	return m
+}
+
+// wave is count waves of a lone launch with blocks blocks on its most
+// loaded SM and total blocks on the GPU.
+type wave struct{ blocks, total, count int }
+
+// waves decomposes a lone launch of grid blocks, perSM per SM, on sms SMs.
+func waves(grid, perSM, sms int) []wave {
+	full := grid / (perSM * sms)
+	rest := grid - full*perSM*sms
+	var ws []wave
+	if full > 0 {
+		ws = append(ws, wave{perSM, perSM * sms, full})
+	}
+	if rest > 0 {
+		ws = append(ws, wave{(rest + sms - 1) / sms, rest, 1})
+	}
+	return ws
+}
+
+// effective is a wave's co-residency in blocks per SM under a gpu share:
+// its busiest SM's and the GPU's mean, weighted.
+func (w wave) effective(share float64, sms int) float64 {
+	return (1-share)*float64(w.blocks) + share*float64(w.total)/float64(sms)
+}
+
+// duration is a point's kernel duration: its median per-launch time less
+// the back-to-back gap, at least one shortest block.
+func duration(p *sim.Profile, pt *sim.ProfilePoint) float64 {
+	return max(pt.Median()-p.BackToBackNs, p.MinBlockNs)
+}
+
+func blockWarps(threads int) int { return (threads + warpSize - 1) / warpSize }
+
+// sweepKey groups the points of one launch measured at several
+// occupancies.
+type sweepKey struct {
+	grid, threads        int
+	cycles, flops, bytes float64
+}
+
+// coresidency derives the co-residency curve from the kernel's sweeps,
+// under a gpu share.
+func coresidency(p *sim.Profile, pts []sim.ProfilePoint, share float64) []sim.CoResidencyPoint {
+	groups := map[sweepKey][]*sim.ProfilePoint{}
+	var keys []sweepKey
+	for i := range pts {
+		pt := &pts[i]
+		key := sweepKey{pt.Grid, pt.Threads, pt.Cycles, pt.Flops, pt.Bytes}
+		if groups[key] == nil {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], pt)
+	}
+	sums := map[int][]float64{}
+	for _, key := range keys {
+		for w, f := range sweepCurve(p, groups[key], share) {
+			sums[w] = append(sums[w], f)
+		}
+	}
+	var curve []sim.CoResidencyPoint
+	for w, fs := range sums {
+		var s float64
+		for _, f := range fs {
+			s += f
+		}
+		curve = append(curve, sim.CoResidencyPoint{Warps: w, Factor: max(s/float64(len(fs)), 0.05)})
+	}
+	sort.Slice(curve, func(i, j int) bool { return curve[i].Warps < curve[j].Warps })
+	if len(curve) < 2 {
+		return nil
+	}
+	return curve
+}
+
+// sweepCurve solves one launch's sweep for the factor at each occupancy,
+// in warps; empty without a one-block-per-SM point or a second occupancy.
+func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]float64 {
+	byK := map[int]*sim.ProfilePoint{}
+	var ks []int
+	for _, pt := range pts {
+		if byK[pt.PerSM] == nil {
+			ks = append(ks, pt.PerSM)
+		}
+		byK[pt.PerSM] = pt
+	}
+	sort.Ints(ks)
+	one := byK[1]
+	if one == nil || len(ks) < 2 || one.Grid <= p.SMs {
+		return nil
+	}
+	wb := blockWarps(one.Threads)
+	lone := duration(p, one) / float64(sumCounts(waves(one.Grid, 1, p.SMs)))
+	known := map[int]float64{1: 1} // factor by blocks per SM
+	for _, k := range ks[1:] {
+		ws := waves(one.Grid, k, p.SMs)
+		if len(ws) == 0 || ws[0].blocks != k {
+			continue // a single partial wave: k never reached
+		}
+		rest := duration(p, byK[k]) / lone
+		if len(ws) == 2 {
+			rest -= interpolate(known, ws[1].effective(share, p.SMs))
+		}
+		known[k] = rest / float64(ws[0].count)
+	}
+	out := map[int]float64{}
+	for k, f := range known {
+		out[k*wb] = f
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+func sumCounts(ws []wave) int {
+	n := 0
+	for _, w := range ws {
+		n += w.count
+	}
+	return n
+}
+
+// interpolate is the factor at b blocks per SM from the known ones,
+// linear between them and flat beyond.
+func interpolate(known map[int]float64, b float64) float64 {
+	lo, hi := 0, 0
+	for k := range known {
+		if float64(k) <= b && k > lo {
+			lo = k
+		}
+		if float64(k) >= b && (hi == 0 || k < hi) {
+			hi = k
+		}
+	}
+	switch {
+	case lo == 0:
+		return known[hi]
+	case hi == 0, hi == lo:
+		return known[lo]
+	}
+	t := (b - float64(lo)) / float64(hi-lo)
+	return known[lo] + t*(known[hi]-known[lo])
+}
+
+// curveSlopes is each curve point's growth per warp beyond the first.
+func curveSlopes(c []sim.CoResidencyPoint) []float64 {
+	var out []float64
+	for _, pt := range c[min(1, len(c)):] {
+		out = append(out, (pt.Factor/c[0].Factor-1)/float64(pt.Warps-c[0].Warps))
+	}
+	return out
+}
+
+// factorSum is the sum over a point's waves of the co-residency factor,
+// under the model and the profile's default slope.
+func factorSum(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint) float64 {
+	wb := blockWarps(pt.Threads)
+	s := 0.0
+	for _, w := range waves(pt.Grid, pt.PerSM, p.SMs) {
+		s += float64(w.count) * waveFactor(p, m, w, wb)
+	}
+	return s
+}
+
+// waveFactor is the co-residency factor of a wave's blocks on its busiest
+// SM.
+func waveFactor(p *sim.Profile, m *sim.BlockModel, w wave, wb int) float64 {
+	mean := float64(w.total*wb) / float64(p.SMs)
+	return m.Factor(float64(w.blocks*wb), mean, wb, p.DefaultWarpSlope)
+}
+
+// predict is a point's per-launch time under the model.
+func predict(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint) float64 {
+	wb := blockWarps(pt.Threads)
+	lone := m.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes})
+	d := 0.0
+	for _, w := range waves(pt.Grid, pt.PerSM, p.SMs) {
+		d += float64(w.count) * max(lone*waveFactor(p, m, w, wb), p.MinBlockNs)
+	}
+	return p.BackToBackNs + d
+}
+
+// fitError compares every point's prediction with its median.
+func fitError(p *sim.Profile, k *sim.KernelProfile) sim.FitError {
+	var errs, spreads []float64
+	worst := 0.0
+	for i := range k.Points {
+		pt := &k.Points[i]
+		e := math.Abs(predict(p, &k.Model, pt)/pt.Median()-1) * 100
+		errs = append(errs, e)
+		worst = max(worst, e)
+		spreads = append(spreads, pt.Spread()*100)
+	}
+	return sim.FitError{Points: len(k.Points), MedianPct: round2(medianOf(errs)), MaxPct: round2(worst), SpreadPct: round2(medianOf(spreads))}
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }

@@ -1,0 +1,240 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// overheads measures what the profile subtracts from its points: the
+// per-launch time of back-to-back one-block empty kernels (the launch gap
+// plus the shortest block) and the shortest block's lifetime (time per
+// full wave of empty blocks, over 2 and 16 waves).
+func (p *profiler) overheads(h device.Host) (b2b, minBlock float64, err error) {
+	t, err := newTimedStream(h)
+	if err != nil {
+		return 0, 0, err
+	}
+	empty := p.c.emptyLaunch(1)
+	per, err := p.samples(h, t, empty, 32)
+	if err != nil {
+		return 0, 0, err
+	}
+	perSM, _ := p.info.Occupancy(empty)
+	wave := perSM * p.info.SMs
+	var waves []float64
+	for r := 0; r < p.opt.Samples+1; r++ {
+		y2, err := t.elapsed(h, func() error { return h.Launch(t.s, p.c.emptyLaunch(2*wave)) })
+		if err != nil {
+			return 0, 0, err
+		}
+		y16, err := t.elapsed(h, func() error { return h.Launch(t.s, p.c.emptyLaunch(16*wave)) })
+		if err != nil {
+			return 0, 0, err
+		}
+		if r > 0 {
+			waves = append(waves, (y16-y2)/14)
+		}
+	}
+	minBlock = max(0, medianOf(waves))
+	return max(0, medianOf(per)-minBlock), minBlock, nil
+}
+
+// program binds prog, runs it once in order on one stream (so that every
+// buffer holds what the kernels see in a run, and modules are loaded),
+// and measures its tasks.
+func (p *profiler) program(prog *workloads.Program, tasks []task, points map[string][]sim.ProfilePoint) error {
+	measured := 0
+	err := p.dev.Run(func(h device.Host) error {
+		defer func() { p.spent += h.Now() }()
+		inst, err := workloads.Bind(h, prog)
+		if err != nil {
+			return err
+		}
+		defer inst.Release(h)
+		t, err := newTimedStream(h)
+		if err != nil {
+			return err
+		}
+		for k := 0; k < inst.N(); k++ {
+			if err := inst.Issue(h, t.s, k); err != nil {
+				return err
+			}
+		}
+		if err := h.StreamSynchronize(t.s); err != nil {
+			return err
+		}
+		for _, tk := range tasks {
+			over := p.spent + h.Now()
+			if over > 2*p.opt.Budget || (tk.optional && over > p.opt.Budget) || p.late() {
+				p.sum.Skipped++
+				continue
+			}
+			pt, ok, err := p.task(h, t, inst, tk)
+			if err != nil {
+				return fmt.Errorf("%s (grid %v, block %v): %w", tk.s.key.kernel, tk.s.key.grid, tk.s.key.block, err)
+			}
+			if !ok {
+				p.sum.Skipped++
+				continue
+			}
+			points[tk.s.key.kernel] = append(points[tk.s.key.kernel], pt)
+			measured++
+		}
+		return h.Synchronize()
+	})
+	if err != nil {
+		return err
+	}
+	p.sum.Programs++
+	p.sum.Points += measured
+	if p.opt.Progress != nil {
+		fmt.Fprintf(p.opt.Progress, "profile: %-50s %3d points, device time %v\n", prog.Name, measured, p.spent.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// late reports whether the wall-clock deadline has passed.
+func (p *profiler) late() bool { return !p.opt.Deadline.IsZero() && time.Now().After(p.opt.Deadline) }
+
+// task measures one point; ok is false when the forced occupancy cannot be
+// reached by padding shared memory.
+func (p *profiler) task(h device.Host, t *timedStream, inst *workloads.Instance, tk task) (sim.ProfilePoint, bool, error) {
+	l := *inst.Launch(tk.op)
+	if tk.perSM > 0 {
+		dyn, ok := paddedShared(&p.info, &l, tk.perSM)
+		if !ok {
+			return sim.ProfilePoint{}, false, nil
+		}
+		l.SharedMem = dyn
+	}
+	perSM, _ := p.info.Occupancy(&l)
+	probe, err := p.sample(h, t, &l, 1)
+	if err != nil {
+		return sim.ProfilePoint{}, false, err
+	}
+	m := int(math.Ceil(sampleNs / max(probe, 1e3)))
+	m = min(max(m, 1), maxLaunchesPer)
+	ns, err := p.samples(h, t, &l, m)
+	if err != nil {
+		return sim.ProfilePoint{}, false, err
+	}
+	w := l.Work
+	return sim.ProfilePoint{
+		Grid: l.Grid.Count(), Threads: l.Block.Count(), Shared: l.SharedMem, PerSM: perSM, Forced: tk.perSM > 0,
+		Cycles: w.Cycles, Flops: w.Flops, Bytes: w.Bytes, Launches: m, Ns: ns,
+	}, true, nil
+}
+
+// samples is opt.Samples samples of m launches, per launch.
+func (p *profiler) samples(h device.Host, t *timedStream, l *device.Launch, m int) ([]float64, error) {
+	ns := make([]float64, 0, p.opt.Samples)
+	for i := 0; i < p.opt.Samples; i++ {
+		y, err := p.sample(h, t, l, m)
+		if err != nil {
+			return nil, err
+		}
+		ns = append(ns, math.Round(y/float64(m)*10)/10)
+	}
+	return ns, nil
+}
+
+// sample is the elapsed time of m back-to-back launches of l on an idle
+// stream, enqueued behind a gate kernel so that the host's launch cost is
+// hidden: per launch, the kernel's duration plus the launch gap.
+func (p *profiler) sample(h device.Host, t *timedStream, l *device.Launch, m int) (float64, error) {
+	gate := p.c.spinLaunch(time.Duration(gateBaseNs+gatePerLaunch*float64(m)), t.done)
+	if err := h.Launch(t.s, gate); err != nil {
+		return 0, err
+	}
+	return t.elapsed(h, func() error {
+		for i := 0; i < m; i++ {
+			if err := h.Launch(t.s, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// paddedShared is the dynamic shared memory per block that lets exactly n
+// blocks of l fit on one SM (never less than l asks for), as occupancy
+// shaping does: ok is false when padding cannot reach n (another limit
+// binds first, or the block would exceed the per-block maximum).
+func paddedShared(info *device.Info, l *device.Launch, n int) (int, bool) {
+	static := 0
+	if l.Kernel != nil {
+		static = l.Kernel.StaticShared
+	}
+	dyn := max(l.SharedMem, info.SharedPerSM/(n+1)+1-static-info.SharedReserved)
+	if dyn+static > info.MaxSharedPerBlock {
+		return 0, false
+	}
+	padded := *l
+	padded.SharedMem = dyn
+	got, _ := info.Occupancy(&padded)
+	return dyn, got == n
+}
+
+// prefillAll sends, in order, each program with its buffers' initial
+// contents computed beforehand, in parallel, one program ahead of the
+// one being measured: on a GPU host, filling gigabytes of inputs is most
+// of a profile's wall time. stop ends the filling early.
+func prefillAll(progs []*workloads.Program, order []int) (<-chan *workloads.Program, func()) {
+	out := make(chan *workloads.Program, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(out)
+		for _, pi := range order {
+			select {
+			case out <- prefill(progs[pi]):
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() { once.Do(func() { close(done) }) }
+}
+
+// prefill is a copy of prog whose buffers' Init copy contents computed
+// now, in parallel (Init functions are pure: each fills its buffer from
+// its own seed).
+func prefill(prog *workloads.Program) *workloads.Program {
+	cp := &workloads.Program{
+		Name: prog.Name, Steps: prog.Steps, Check: prog.Check,
+		Buffers: append([]workloads.BufferSpec(nil), prog.Buffers...),
+		Host:    append([]workloads.HostSpec(nil), prog.Host...),
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	fill := func(init *func([]byte), n int64) {
+		if *init == nil {
+			return
+		}
+		data := make([]byte, n)
+		f := *init
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			f(data)
+			<-sem
+		}()
+		*init = func(dst []byte) { copy(dst, data) }
+	}
+	for i := range cp.Buffers {
+		fill(&cp.Buffers[i].Init, cp.Buffers[i].Bytes)
+	}
+	for i := range cp.Host {
+		fill(&cp.Host[i].Init, cp.Host[i].Bytes)
+	}
+	wg.Wait()
+	return cp
+}

@@ -1,0 +1,207 @@
+package calibrate
+
+import (
+	"math"
+
+	"github.com/gpusched/gpusched/device/sim"
+)
+
+// The terms of a block's lone time: a constant, then Cycles, Flops and
+// Bytes per block.
+const (
+	termConst = iota
+	termCycles
+	termFlops
+	termBytes
+	nTerms
+)
+
+func terms(pt *sim.ProfilePoint) [nTerms]float64 {
+	return [nTerms]float64{1, pt.Cycles, pt.Flops, pt.Bytes}
+}
+
+// fitBase fits m's lone-block time against Work to the points
+// (FitProfile, step 3).
+func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
+	var xs [][nTerms]float64
+	var ys []float64
+	distinct := map[[nTerms]float64]bool{}
+	for i := range pts {
+		pt := &pts[i]
+		xs = append(xs, terms(pt))
+		ys = append(ys, duration(p, pt)/factorSum(p, m, pt))
+		distinct[terms(pt)] = true
+	}
+	var c [nTerms]float64
+	if len(distinct) == 1 {
+		c = proportional(xs[0], medianOf(ys))
+	} else {
+		c = bestSubset(xs, ys, len(distinct))
+	}
+	m.Ns, m.NsPerCycle, m.NsPerFlop, m.NsPerByte = c[termConst], c[termCycles], c[termFlops], c[termBytes]
+}
+
+// proportional makes a single Work size's lone time y proportional to one
+// of its terms: Flops above 10 flops per byte, else Bytes, else Cycles,
+// else a constant.
+func proportional(x [nTerms]float64, y float64) [nTerms]float64 {
+	var c [nTerms]float64
+	switch {
+	case x[termFlops] > 0 && x[termFlops] > 10*x[termBytes]:
+		c[termFlops] = y / x[termFlops]
+	case x[termBytes] > 0:
+		c[termBytes] = y / x[termBytes]
+	case x[termCycles] > 0:
+		c[termCycles] = y / x[termCycles]
+	default:
+		c[termConst] = y
+	}
+	return c
+}
+
+// bestSubset is the non-negative least-squares fit (relative error) over
+// the smallest subset of terms, at most maxTerms of them, whose error is
+// within 2 percentage points of the best subset's.
+func bestSubset(xs [][nTerms]float64, ys []float64, maxTerms int) [nTerms]float64 {
+	type fit struct {
+		c    [nTerms]float64
+		err  float64
+		size int
+	}
+	var fits []fit
+	for mask := 1; mask < 1<<nTerms; mask++ {
+		size := 0
+		usable := true
+		for t := 0; t < nTerms; t++ {
+			if mask&(1<<t) != 0 {
+				size++
+				if !nonzeroColumn(xs, t) {
+					usable = false
+				}
+			}
+		}
+		if !usable || size > maxTerms {
+			continue
+		}
+		c, ok := leastSquares(xs, ys, mask)
+		if !ok {
+			continue
+		}
+		fits = append(fits, fit{c, rmsRel(xs, ys, c), size})
+	}
+	best := fit{err: math.Inf(1)}
+	for _, f := range fits {
+		if f.err < best.err {
+			best = f
+		}
+	}
+	pick := best
+	for _, f := range fits {
+		if f.err <= best.err+0.02 && (f.size < pick.size || (f.size == pick.size && f.err < pick.err)) {
+			pick = f
+		}
+	}
+	return pick.c
+}
+
+func nonzeroColumn(xs [][nTerms]float64, t int) bool {
+	for _, x := range xs {
+		if x[t] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func rmsRel(xs [][nTerms]float64, ys []float64, c [nTerms]float64) float64 {
+	s := 0.0
+	for i, x := range xs {
+		pred := 0.0
+		for t := range x {
+			pred += c[t] * x[t]
+		}
+		e := pred/ys[i] - 1
+		s += e * e
+	}
+	return math.Sqrt(s / float64(len(xs)))
+}
+
+// leastSquares solves min sum (x_i.c / y_i - 1)^2 over the terms in mask
+// (columns scaled to 1 for conditioning); ok is false when the system is
+// singular or a coefficient comes out negative.
+func leastSquares(xs [][nTerms]float64, ys []float64, mask int) ([nTerms]float64, bool) {
+	var idx []int
+	var scale []float64
+	for t := 0; t < nTerms; t++ {
+		if mask&(1<<t) == 0 {
+			continue
+		}
+		s := 0.0
+		for i, x := range xs {
+			s = max(s, math.Abs(x[t]/ys[i]))
+		}
+		idx, scale = append(idx, t), append(scale, s)
+	}
+	n := len(idx)
+	a := make([][]float64, n) // normal equations, augmented
+	for r := range a {
+		a[r] = make([]float64, n+1)
+	}
+	for i, x := range xs {
+		row := make([]float64, n)
+		for j, t := range idx {
+			row[j] = x[t] / ys[i] / scale[j]
+		}
+		for r := 0; r < n; r++ {
+			for q := 0; q < n; q++ {
+				a[r][q] += row[r] * row[q]
+			}
+			a[r][n] += row[r]
+		}
+	}
+	sol, ok := solve(a)
+	var c [nTerms]float64
+	if !ok {
+		return c, false
+	}
+	for j, t := range idx {
+		if sol[j] < 0 {
+			return c, false
+		}
+		c[t] = sol[j] / scale[j]
+	}
+	return c, true
+}
+
+// solve solves an augmented n x (n+1) system by Gaussian elimination with
+// partial pivoting; ok is false when it is singular.
+func solve(a [][]float64) ([]float64, bool) {
+	n := len(a)
+	for col := 0; col < n; col++ {
+		piv := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[piv][col]) {
+				piv = r
+			}
+		}
+		if math.Abs(a[piv][col]) < 1e-12 {
+			return nil, false
+		}
+		a[col], a[piv] = a[piv], a[col]
+		for r := col + 1; r < n; r++ {
+			f := a[r][col] / a[col][col]
+			for q := col; q <= n; q++ {
+				a[r][q] -= f * a[col][q]
+			}
+		}
+	}
+	x := make([]float64, n)
+	for r := n - 1; r >= 0; r-- {
+		s := a[r][n]
+		for q := r + 1; q < n; q++ {
+			s -= a[r][q] * x[q]
+		}
+		x[r] = s / a[r][r]
+	}
+	return x, true
+}

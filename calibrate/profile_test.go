@@ -1,0 +1,90 @@
+package calibrate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// profileProgram is a program of two kernels at several sizes: a
+// flop-bound one (test.fk) and a memory-bound one (test.bk), with grids
+// below, at and above the H100's 132 SMs, and per-block work that differs
+// with the grid.
+func profileProgram(name string, grids []int, scale float64) *workloads.Program {
+	fk := &device.Kernel{Module: "test", Name: "fk", Regs: 32}
+	bk := &device.Kernel{Module: "test", Name: "bk", Regs: 32}
+	p := &workloads.Program{Name: name, Buffers: []workloads.BufferSpec{{Name: "a", Bytes: 1 << 20}}}
+	var ops []workloads.Op
+	for i, g := range grids {
+		f := scale * float64(1+i)
+		ops = append(ops,
+			workloads.Op{Name: "f", Kind: workloads.OpKernel, Kernel: fk, Grid: device.D1(g), Block: device.D1(128),
+				Args: []workloads.ArgSpec{workloads.BufArg(0, device.ReadWrite)}, Work: device.Work{Flops: 2e5 * f, Bytes: 1e3 * f}},
+			workloads.Op{Name: "b", Kind: workloads.OpKernel, Kernel: bk, Grid: device.D1(g), Block: device.D1(128),
+				Args: []workloads.ArgSpec{workloads.BufArg(0, device.ReadWrite)}, Work: device.Work{Flops: 1e3 * f, Bytes: 2e5 * f}})
+	}
+	p.Steps = []workloads.Step{{Ops: ops}}
+	return p
+}
+
+// Profiling the simulator and loading the result gives back the
+// simulator's own times: every point, re-measured on a simulator that
+// times the kernels from the profile, within 3% of what the Work estimate
+// gave; and sizes never measured, within 10%.
+func TestProfilingTheSimulatorGivesBackItsTimes(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	plain, err := sim.New(cfg)
+	require.NoError(t, err)
+	measured := []*workloads.Program{profileProgram("measured", []int{64, 132, 200, 264, 1056}, 1)}
+	opt := ProfileOptions{Samples: 2}
+	prof, sum, err := ProfileKernels(plain, measured, opt)
+	require.NoError(t, err)
+	assert.Equal(t, 10, sum.Distinct)
+	require.Len(t, prof.Kernels, 2)
+	assert.Equal(t, "test.bk", prof.Kernels[0].Kernel)
+	for _, k := range prof.Kernels {
+		assert.GreaterOrEqual(t, len(k.Model.CoResidency), 3, "%s: swept over occupancies", k.Kernel)
+		assert.Less(t, k.Fit.MaxPct, 3.0, "%s: fit error", k.Kernel)
+	}
+	profiled, err := sim.New(cfg, sim.WithProfile(prof))
+	require.NoError(t, err)
+	same := func(progs []*workloads.Program, tol float64) {
+		want, _, err := ProfileKernels(plain, progs, opt)
+		require.NoError(t, err)
+		got, _, err := ProfileKernels(profiled, progs, opt)
+		require.NoError(t, err)
+		require.Equal(t, len(want.Kernels), len(got.Kernels))
+		for i, k := range want.Kernels {
+			require.Equal(t, len(k.Points), len(got.Kernels[i].Points))
+			for j, pt := range k.Points {
+				g := got.Kernels[i].Points[j]
+				assert.InDelta(t, 0, math.Abs(g.Median()/pt.Median()-1), tol,
+					"%s grid %d, %d per SM: %.0f ns from the profile, %.0f from the Work estimate", k.Kernel, pt.Grid, pt.PerSM, g.Median(), pt.Median())
+			}
+		}
+		assert.Positive(t, profiled.Stats().ProfiledLaunches)
+	}
+	same(measured, 0.03)
+	same([]*workloads.Program{profileProgram("unmeasured", []int{100, 200, 800}, 2.5)}, 0.10)
+}
+
+func TestForcedOccupancies(t *testing.T) {
+	assert.Equal(t, []int{1, 2, 3}, forcedOccupancies(4, 6))
+	assert.Equal(t, []int{1, 2, 4, 6, 10, 15}, forcedOccupancies(16, 6))
+	assert.Empty(t, forcedOccupancies(1, 6))
+}
+
+func TestWaves(t *testing.T) {
+	// 1056 blocks at 2 per SM on 132 SMs: 4 full waves; 1000 blocks: 3
+	// full waves and 208 left, 2 on the busiest SM.
+	assert.Equal(t, []wave{{2, 264, 4}}, waves(1056, 2, 132))
+	assert.Equal(t, []wave{{2, 264, 3}, {2, 208, 1}}, waves(1000, 2, 132))
+	assert.Equal(t, []wave{{1, 64, 1}}, waves(64, 16, 132))
+}

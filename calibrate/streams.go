@@ -1,0 +1,192 @@
+package calibrate
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// Stream counts of the stream measurements.
+var (
+	concurrencyStreams = []int{1, 2, 4, 8, 16, 32}
+	busyStreams        = []int{1, 8, 32, 128}
+)
+
+const (
+	concurrencyKernels = 64
+	concurrencyD       = 10 * time.Microsecond
+	busyD              = 500 * time.Microsecond
+)
+
+// streamSet is a timed stream (the origin) and side streams, with an
+// event to fork them from the origin and one per side stream to join
+// them back.
+type streamSet struct {
+	t     *timedStream
+	side  []device.Stream
+	fork  device.Event
+	joins []device.Event
+}
+
+func newStreamSet(h device.Host, n int) (*streamSet, error) {
+	ss := &streamSet{}
+	var err error
+	if ss.t, err = newTimedStream(h); err != nil {
+		return nil, err
+	}
+	if ss.fork, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+		return nil, err
+	}
+	for i := 1; i < n; i++ {
+		st, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return nil, err
+		}
+		ev, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+		if err != nil {
+			return nil, err
+		}
+		ss.side, ss.joins = append(ss.side, st), append(ss.joins, ev)
+	}
+	return ss, nil
+}
+
+// stream is stream i of the set (0: the origin).
+func (ss *streamSet) stream(i int) device.Stream {
+	if i == 0 {
+		return ss.t.s
+	}
+	return ss.side[i-1]
+}
+
+// gatedFanOut is the elapsed time of what issue enqueues on the first n
+// streams, all held behind a gate kernel on the origin (long enough for
+// the host to enqueue calls commands) and joined back before the end
+// event.
+func (c *calibrator) gatedFanOut(h device.Host, ss *streamSet, n, calls int, issue func() error) (float64, error) {
+	gate := c.spinLaunch(time.Duration(gateBaseNs+gatePerLaunch*float64(calls)), ss.t.done)
+	if err := h.Launch(ss.t.s, gate); err != nil {
+		return 0, err
+	}
+	if err := h.Record(ss.fork, ss.t.s); err != nil {
+		return 0, err
+	}
+	for i := 1; i < n; i++ {
+		if err := h.Wait(ss.stream(i), ss.fork); err != nil {
+			return 0, err
+		}
+	}
+	return ss.t.elapsed(h, func() error {
+		if err := issue(); err != nil {
+			return err
+		}
+		for i := 1; i < n; i++ {
+			if err := h.Record(ss.joins[i-1], ss.stream(i)); err != nil {
+				return err
+			}
+			if err := h.Wait(ss.t.s, ss.joins[i-1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// streamConcurrency issues 64 one-block 10 us spin kernels over s
+// streams, all released at once, in two orders: round-robin (kernel j on
+// stream j mod s, as a round-robin scheduler issues) and stream by stream
+// (each stream's chain in turn). How many run at the same time tells the
+// hardware queues and their false dependencies: stream by stream, a
+// stream that shares a queue with an earlier one waits for that one's
+// whole chain.
+func (c *calibrator) streamConcurrency(h device.Host) error {
+	maxS := concurrencyStreams[len(concurrencyStreams)-1]
+	ss, err := newStreamSet(h, maxS)
+	if err != nil {
+		return err
+	}
+	spin := c.spinLaunch(concurrencyD, ss.t.done)
+	orders := []struct {
+		name   string
+		stream func(j, s int) int
+	}{
+		{"round-robin", func(j, s int) int { return j % s }},
+		{"stream by stream", func(j, s int) int { return j * s / concurrencyKernels }},
+	}
+	for _, o := range orders {
+		for _, s := range concurrencyStreams {
+			var conc []float64
+			for r := 0; r < c.rounds+1; r++ {
+				y, err := c.gatedFanOut(h, ss, s, concurrencyKernels+2*s, func() error {
+					for j := 0; j < concurrencyKernels; j++ {
+						if err := h.Launch(ss.stream(o.stream(j, s)), spin); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				if r > 0 {
+					conc = append(conc, float64(concurrencyKernels)*ns(concurrencyD)/y)
+				}
+			}
+			c.record(concurrencyName(s, o.name), "", "kernels",
+				fmt.Sprintf("64 one-block 10 us spin kernels over %d streams, issued %s, released at once: 64 x 10 us / Elapsed", s, o.name), conc)
+		}
+	}
+	return nil
+}
+
+// concurrencyName names a stream concurrency measurement.
+func concurrencyName(streams int, order string) string {
+	return fmt.Sprintf("concurrency of %d streams, %s", streams, order)
+}
+
+// busyStreamCosts times records, waits and launches spread over s
+// streams that each hold a running kernel: what the host pays per call
+// when many streams are in use.
+func (c *calibrator) busyStreamCosts(h device.Host) error {
+	maxS := busyStreams[len(busyStreams)-1]
+	ss, err := newStreamSet(h, maxS)
+	if err != nil {
+		return err
+	}
+	evs := make([]device.Event, 16)
+	for i := range evs {
+		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+			return err
+		}
+	}
+	busy := c.spinLaunch(busyD, ss.t.done)
+	empty := c.emptyLaunch(1)
+	for _, s := range busyStreams {
+		occupy := func() error {
+			for i := 0; i < s; i++ {
+				if err := h.Launch(ss.stream(i), busy); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		calls := []struct {
+			what string
+			call func(i int) error
+		}{
+			{"event record", func(i int) error { return h.Record(evs[i%len(evs)], ss.stream(i%s)) }},
+			{"stream wait", func(i int) error { return h.Wait(ss.stream((i+1)%s), evs[i%len(evs)]) }},
+			{"launch", func(i int) error { return h.Launch(ss.stream(i%s), empty) }},
+		}
+		for _, cl := range calls {
+			r, err := c.perCall(h, batch, occupy, cl.call, h.Synchronize)
+			if err != nil {
+				return err
+			}
+			c.record(fmt.Sprintf("%s cost, %d busy streams", cl.what, s), "", "ns",
+				fmt.Sprintf("Host.Now around 100 calls spread over %d streams, each running a 500 us kernel", s), r)
+		}
+	}
+	return nil
+}

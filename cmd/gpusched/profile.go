@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/calibrate"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/workloads"
+)
+
+// cmdProfile measures the kernels of experiment files (or refits a
+// profile's models from its points: profile fit).
+func cmdProfile(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "fit" {
+		return cmdProfileFit(args[1:], stdout, stderr)
+	}
+	fs := newFlags("profile", stderr)
+	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config")
+	out := fs.String("o", "", "profile to write (required), e.g. h100-profile.yaml")
+	budget := fs.Duration("budget", 90*time.Second, "device time after which a kernel's extra sizes are skipped (twice it: everything left)")
+	sizes := fs.Int("max-sizes", 24, "most launches of one kernel measured at their own occupancy")
+	occs := fs.Int("max-occupancies", 6, "most forced occupancies per swept launch")
+	samples := fs.Int("samples", 5, "timed samples per point")
+	deadline := fs.Duration("deadline", 0, "wall-clock time from the start after which every point left is skipped (0: none)")
+	files, err := parse(fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-o FILE is required")
+	}
+	var until time.Time
+	if *deadline > 0 {
+		until = time.Now().Add(*deadline)
+	}
+	progs, err := programsOf(files, stderr)
+	if err != nil {
+		return err
+	}
+	d, err := experiments.OpenDevice(*dev)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", *dev, err)
+	}
+	defer d.Close()
+	opt := calibrate.ProfileOptions{
+		Budget: *budget, MaxSizes: *sizes, MaxOccupancies: *occs, Samples: *samples, Deadline: until, Progress: stderr,
+		Source: "gpusched profile --device " + *dev + " " + strings.Join(files, " "),
+	}
+	prof, sum, err := calibrate.ProfileKernels(d, progs, opt)
+	if err != nil {
+		return err
+	}
+	if err := writeProfile(prof, *out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "profile: %d programs (%.1f GB) bound, %d distinct launches of %d kernels; %d points measured, %d skipped; device time %v; wrote %s\n",
+		sum.Programs, float64(sum.BoundBytes)/1e9, sum.Distinct, sum.Kernels, sum.Points, sum.Skipped, sum.DeviceTime.Round(time.Millisecond), *out)
+	return writeFitTable(stdout, prof)
+}
+
+// cmdProfileFit refits a profile's models from its points.
+func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("profile fit", stderr)
+	out := fs.String("o", "", "profile to write (required)")
+	files, err := parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("-o FILE is required")
+	}
+	prof, err := sim.LoadProfile(files[0], "")
+	if err != nil {
+		return err
+	}
+	if err := calibrate.FitProfile(prof); err != nil {
+		return err
+	}
+	if err := writeProfile(prof, *out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "profile fit: wrote %s\n", *out)
+	return writeFitTable(stdout, prof)
+}
+
+// writeProfile writes prof and checks that it loads back.
+func writeProfile(prof *sim.Profile, path string) error {
+	if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
+		return usagef("-o %s: a profile file ends in .yaml", path)
+	}
+	body, err := prof.Marshal()
+	if err != nil {
+		return err
+	}
+	head := "# Kernel profile (device/sim.Profile; docs/SIMULATOR.md): measured block times and\n" +
+		"# the block model fitted per kernel. Written by gpusched profile.\n"
+	if err := os.WriteFile(path, append([]byte(head), body...), 0o644); err != nil {
+		return err
+	}
+	if _, err := sim.LoadProfile(path, ""); err != nil {
+		return fmt.Errorf("the written profile does not load: %w", err)
+	}
+	return nil
+}
+
+// writeFitTable prints each kernel's points and fit error.
+func writeFitTable(w io.Writer, prof *sim.Profile) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "kernel\tpoints\tmedian err %%\tmax err %%\tGPU spread %%\tcurve points\t\n")
+	for _, k := range prof.Kernels {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n", k.Kernel, k.Fit.Points, k.Fit.MedianPct, k.Fit.MaxPct, k.Fit.SpreadPct, len(k.Model.CoResidency))
+	}
+	fmt.Fprintf(tw, "back-to-back %.0f ns, shortest block %.0f ns, default warp slope %.4f\t\t\t\t\t\t\n", prof.BackToBackNs, prof.MinBlockNs, prof.DefaultWarpSlope)
+	return tw.Flush()
+}
+
+// programsOf builds the workloads of experiment files, each distinct one
+// (family, parameters, seed) once.
+func programsOf(files []string, stderr io.Writer) ([]*workloads.Program, error) {
+	seen := map[string]bool{}
+	var progs []*workloads.Program
+	for _, f := range files {
+		e, err := experiments.LoadExperiment(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range e.Workloads {
+			params, err := yaml.Marshal(&w.Params)
+			if err != nil {
+				return nil, err
+			}
+			key := fmt.Sprintf("%s\x00%s\x00%d", w.Family, params, e.Seed)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			p, err := experiments.NewWorkload(w.Family, &w.Params, e.Seed)
+			if err != nil {
+				return nil, fmt.Errorf("%s: workload %s: %w", f, w.Name, err)
+			}
+			progs = append(progs, p)
+		}
+	}
+	fmt.Fprintf(stderr, "profile: %d distinct workloads in %d files\n", len(progs), len(files))
+	return progs, nil
+}

@@ -1,0 +1,485 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpusched/gpusched/configs"
+	"github.com/gpusched/gpusched/device"
+)
+
+// Profile is the measured block times of kernels on one GPU, with a model
+// fitted per kernel, which the simulator uses in place of the Work estimate
+// for the kernels it names (docs/SIMULATOR.md). `gpusched profile` writes
+// it; a device config names it in its profile field. Every field is
+// required; an unknown field is an error (ParseProfile).
+type Profile struct {
+	// Device is the measured GPU's name (device.Info.Name) and SMs its SM
+	// count; a config may use the profile only with the same SM count.
+	Device string `yaml:"device"`
+	SMs    int    `yaml:"sms"`
+	// Source says how the profile was measured (the command line).
+	Source string `yaml:"source"`
+	// BackToBackNs is what a launch adds to the kernel before it on one
+	// stream (an empty kernel's per-launch time less MinBlockNs); it is
+	// subtracted from every point to give the kernel's own duration.
+	BackToBackNs float64 `yaml:"back_to_back_ns"`
+	// MinBlockNs is an empty block's lifetime (time per full wave of empty
+	// blocks).
+	MinBlockNs float64 `yaml:"min_block_ns"`
+	// DefaultWarpSlope is the co-residency factor's growth per resident
+	// warp beyond a block's own, for kernels whose profile has no
+	// co-residency curve: factor = 1 + slope x (warps - own warps). It is
+	// the median over the curves measured.
+	DefaultWarpSlope float64 `yaml:"default_warp_slope"`
+	// Kernels are the profiled kernels, one entry per module.name.
+	Kernels []KernelProfile `yaml:"kernels"`
+}
+
+// KernelProfile is one kernel's measurements and fitted block model.
+type KernelProfile struct {
+	Kernel       string     `yaml:"kernel"` // module.name, e.g. nn.nn_conv2d
+	Regs         int        `yaml:"regs"`
+	StaticShared int        `yaml:"static_shared"`
+	Model        BlockModel `yaml:"model"`
+	Fit          FitError   `yaml:"fit"`
+	// Points are the measurements the model is fitted to.
+	Points []ProfilePoint `yaml:"points"`
+}
+
+// BlockModel is a block's duration:
+//
+//	(ns + ns_per_cycle x Cycles + ns_per_flop x Flops + ns_per_byte x Bytes) x factor(W)
+//
+// where Cycles, Flops and Bytes are the launch's Work per block, and
+// factor is the co-residency curve relative to the block alone: measured
+// factors at resident warps, linear between them and beyond the last two
+// (Profile.DefaultWarpSlope when the curve has fewer than two points). W
+// is (1 - gpu_share) x the warps resident on the block's SM (its own
+// included) + gpu_share x the mean resident warps per SM over the GPU: 0
+// for a kernel limited by its SM (math pipes, shared memory), toward 1 for
+// one limited by what all SMs share (device memory).
+type BlockModel struct {
+	Ns          float64            `yaml:"ns"`
+	NsPerCycle  float64            `yaml:"ns_per_cycle"`
+	NsPerFlop   float64            `yaml:"ns_per_flop"`
+	NsPerByte   float64            `yaml:"ns_per_byte"`
+	GPUShare    float64            `yaml:"gpu_share"`
+	CoResidency []CoResidencyPoint `yaml:"coresidency"`
+}
+
+// CoResidencyPoint is a block's duration with Warps resident warps on its
+// SM, relative to the block alone (Factor 1 at its own warps).
+type CoResidencyPoint struct {
+	Warps  int     `yaml:"warps"`
+	Factor float64 `yaml:"factor"`
+}
+
+// FitError is how well a kernel's model reproduces its points: the
+// relative error of each point's predicted per-launch time (median and
+// largest, percent), and the GPU's own spread, the median over points of
+// (slowest - fastest sample) / median sample, percent.
+type FitError struct {
+	Points    int     `yaml:"points"`
+	MedianPct float64 `yaml:"median_pct"`
+	MaxPct    float64 `yaml:"max_pct"`
+	SpreadPct float64 `yaml:"spread_pct"`
+}
+
+// ProfilePoint is one launch measured alone: Launches back-to-back
+// launches per sample on one idle stream, Ns the per-launch time of each
+// sample (elapsed / Launches).
+type ProfilePoint struct {
+	Grid     int       `yaml:"grid"`     // blocks
+	Threads  int       `yaml:"threads"`  // per block
+	Shared   int       `yaml:"shared"`   // dynamic shared memory per block, bytes (padding included)
+	PerSM    int       `yaml:"per_sm"`   // blocks one SM holds at that shared memory
+	Forced   bool      `yaml:"forced"`   // shared memory padded to allow PerSM blocks per SM
+	Cycles   float64   `yaml:"cycles"`   // Work per block
+	Flops    float64   `yaml:"flops"`    //
+	Bytes    float64   `yaml:"bytes"`    //
+	Launches int       `yaml:"launches"` // per sample
+	Ns       []float64 `yaml:"ns"`       // per-launch time of each sample
+}
+
+// Median is the median of the point's samples.
+func (p *ProfilePoint) Median() float64 { return medianOf(p.Ns) }
+
+// Spread is (largest - smallest) / median of the point's samples.
+func (p *ProfilePoint) Spread() float64 {
+	m := p.Median()
+	if m <= 0 || len(p.Ns) == 0 {
+		return 0
+	}
+	lo, hi := p.Ns[0], p.Ns[0]
+	for _, v := range p.Ns {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return (hi - lo) / m
+}
+
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// KernelKey is a kernel's profile name, module.name.
+func KernelKey(k *device.Kernel) string { return k.Module + "." + k.Name }
+
+// Lone is the model's block duration alone on its SM, in ns.
+func (m *BlockModel) Lone(w *device.Work) float64 {
+	return m.Ns + m.NsPerCycle*w.Cycles + m.NsPerFlop*w.Flops + m.NsPerByte*w.Bytes
+}
+
+// Factor is the co-residency factor of a block of own warps on an SM
+// holding sm resident warps (its own included) while the GPU holds mean
+// resident warps per SM, relative to the block alone; slope serves when
+// the curve has fewer than two points.
+func (m *BlockModel) Factor(sm, mean float64, own int, slope float64) float64 {
+	w := max((1-m.GPUShare)*sm+m.GPUShare*mean, float64(own))
+	if len(m.CoResidency) < 2 {
+		return 1 + slope*(w-float64(own))
+	}
+	return max(m.curve(w)/m.curve(float64(own)), 1e-3)
+}
+
+// curve interpolates the co-residency curve at w warps, linearly between
+// points and beyond the ends along the nearest segment.
+func (m *BlockModel) curve(w float64) float64 {
+	c := m.CoResidency
+	i := 1
+	for i < len(c)-1 && float64(c[i].Warps) < w {
+		i++
+	}
+	a, b := c[i-1], c[i]
+	t := (w - float64(a.Warps)) / float64(b.Warps-a.Warps)
+	return max(a.Factor+t*(b.Factor-a.Factor), 1e-3)
+}
+
+// ParseProfile decodes a profile strictly (every field present, no unknown
+// field) and checks its values; errors name source, line and field.
+func ParseProfile(data []byte, source string) (*Profile, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
+		return nil, fmt.Errorf("%s: empty profile", source)
+	}
+	if err := checkFields(root.Content[0], reflect.TypeOf(Profile{}), "", source); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Profile
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if err := p.check(); err != nil {
+		var pe *pathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s: %s", source, lineOf(root.Content[0], pe.path), pe.path, pe.msg)
+		}
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return &p, nil
+}
+
+// pathError is a bad value at a path of the document (kernels[2].model.ns).
+type pathError struct{ path, msg string }
+
+func (e *pathError) Error() string { return e.path + ": " + e.msg }
+
+func pathErrorf(path, format string, a ...any) error {
+	return &pathError{path, fmt.Sprintf(format, a...)}
+}
+
+// lineOf is the line of the deepest node of path (keys and [i] indices)
+// found in n.
+func lineOf(n *yaml.Node, path string) int {
+	line := n.Line
+	for _, part := range strings.Split(path, ".") {
+		key, rest, _ := strings.Cut(part, "[")
+		if key != "" {
+			if n = mappingValue(n, key); n == nil {
+				return line
+			}
+			line = n.Line
+		}
+		for rest != "" {
+			var i int
+			if _, err := fmt.Sscanf(rest, "%d]", &i); err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+				return line
+			}
+			n, line = n.Content[i], n.Content[i].Line
+			_, rest, _ = strings.Cut(rest, "[")
+		}
+	}
+	return line
+}
+
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// check validates the values decoding cannot: finite, non-negative
+// figures, a kernel name once each, curves in increasing warps.
+func (p *Profile) check() error {
+	if p.SMs <= 0 {
+		return pathErrorf("sms", "must be positive, got %d", p.SMs)
+	}
+	for _, v := range []struct {
+		x    float64
+		name string
+	}{{p.BackToBackNs, "back_to_back_ns"}, {p.MinBlockNs, "min_block_ns"}, {p.DefaultWarpSlope, "default_warp_slope"}} {
+		if !finiteNonNeg(v.x) {
+			return pathErrorf(v.name, "must be finite and not negative, got %g", v.x)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		at := fmt.Sprintf("kernels[%d]", i)
+		if err := k.check(at); err != nil {
+			return err
+		}
+		if seen[k.Kernel] {
+			return pathErrorf(at+".kernel", "kernel %s is profiled twice", k.Kernel)
+		}
+		seen[k.Kernel] = true
+	}
+	return nil
+}
+
+func finiteNonNeg(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
+
+func (k *KernelProfile) check(at string) error {
+	if mod, name, ok := strings.Cut(k.Kernel, "."); !ok || mod == "" || name == "" {
+		return pathErrorf(at+".kernel", "must be module.name, got %q", k.Kernel)
+	}
+	m := &k.Model
+	for _, v := range []struct {
+		x    float64
+		name string
+	}{{m.Ns, "ns"}, {m.NsPerCycle, "ns_per_cycle"}, {m.NsPerFlop, "ns_per_flop"}, {m.NsPerByte, "ns_per_byte"}} {
+		if !finiteNonNeg(v.x) {
+			return pathErrorf(at+".model."+v.name, "must be finite and not negative, got %g", v.x)
+		}
+	}
+	if !(m.GPUShare >= 0 && m.GPUShare <= 1) {
+		return pathErrorf(at+".model.gpu_share", "must be between 0 and 1, got %g", m.GPUShare)
+	}
+	for i, c := range m.CoResidency {
+		where := fmt.Sprintf("%s.model.coresidency[%d]", at, i)
+		if c.Warps <= 0 || !(c.Factor > 0) || math.IsInf(c.Factor, 1) {
+			return pathErrorf(where, "warps and factor must be positive and finite, got %d and %g", c.Warps, c.Factor)
+		}
+		if i > 0 && c.Warps <= m.CoResidency[i-1].Warps {
+			return pathErrorf(where, "warps must increase, got %d after %d", c.Warps, m.CoResidency[i-1].Warps)
+		}
+	}
+	for i := range k.Points {
+		if err := k.Points[i].check(); err != nil {
+			return pathErrorf(fmt.Sprintf("%s.points[%d]", at, i), "%v", err)
+		}
+	}
+	return nil
+}
+
+func (p *ProfilePoint) check() error {
+	if p.Grid <= 0 || p.Threads <= 0 || p.PerSM <= 0 || p.Launches <= 0 || p.Shared < 0 {
+		return fmt.Errorf("grid, threads, per_sm and launches must be positive and shared not negative, got %d, %d, %d, %d, %d",
+			p.Grid, p.Threads, p.PerSM, p.Launches, p.Shared)
+	}
+	if len(p.Ns) == 0 {
+		return fmt.Errorf("ns lists no sample")
+	}
+	for _, v := range append([]float64{p.Cycles, p.Flops, p.Bytes}, p.Ns...) {
+		if !finiteNonNeg(v) {
+			return fmt.Errorf("work and samples must be finite and not negative, got %g", v)
+		}
+	}
+	return nil
+}
+
+// Marshal writes p as YAML that ParseProfile reads back, one point per
+// line.
+func (p *Profile) Marshal() ([]byte, error) {
+	var n yaml.Node
+	if err := n.Encode(p); err != nil {
+		return nil, err
+	}
+	flowLeaves(&n)
+	return MarshalNode(&n)
+}
+
+// MarshalNode writes a YAML node the way configs and profiles are written
+// (two-space indent), comments included.
+func MarshalNode(n *yaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// flowLeaves writes every mapping or sequence that holds only scalars (a
+// point, a curve entry, a sample list) on one line.
+func flowLeaves(n *yaml.Node) {
+	leaf := n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode
+	for _, c := range n.Content {
+		flowLeaves(c)
+		if c.Kind != yaml.ScalarNode && !(c.Kind == yaml.SequenceNode && c.Style == yaml.FlowStyle) {
+			leaf = false
+		}
+	}
+	if leaf && len(n.Content) > 0 {
+		n.Style = yaml.FlowStyle
+	}
+}
+
+// LoadProfile loads an embedded profile by name ("h100", from
+// configs/profiles) or a file by path (ending in .yaml or .yml; a relative
+// path is taken from dir when dir is not empty).
+func LoadProfile(nameOrPath, dir string) (*Profile, error) {
+	if strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
+		path := nameOrPath
+		if dir != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("profile: %w", err)
+		}
+		return ParseProfile(data, path)
+	}
+	data, err := configs.FS.ReadFile("profiles/" + nameOrPath + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: no such embedded profile and not a .yaml path", nameOrPath)
+	}
+	return ParseProfile(data, "configs/profiles/"+nameOrPath+".yaml")
+}
+
+// profileIndex is a profile ready for the block scheduler: kernels by
+// module and name.
+type profileIndex struct {
+	slope   float64
+	sms     float64
+	kernels map[kernelName]*BlockModel
+}
+
+type kernelName struct{ module, name string }
+
+func newProfileIndex(p *Profile) *profileIndex {
+	if p == nil {
+		return nil
+	}
+	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), kernels: map[kernelName]*BlockModel{}}
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		mod, name, _ := strings.Cut(k.Kernel, ".")
+		x.kernels[kernelName{mod, name}] = &k.Model
+	}
+	return x
+}
+
+// model is k's block model, or nil when the profile has none.
+func (x *profileIndex) model(k *device.Kernel) *BlockModel {
+	if x == nil || k == nil {
+		return nil
+	}
+	return x.kernels[kernelName{k.Module, k.Name}]
+}
+
+// loadProfile loads the profile c names (relative paths from dir) into
+// c.Profile.
+func (c *Config) loadProfile(dir string) error {
+	if c.ProfileName == "" {
+		return nil
+	}
+	p, err := LoadProfile(c.ProfileName, dir)
+	if err != nil {
+		return fmt.Errorf("device config %q: %w", c.Name, err)
+	}
+	if err := p.Fits(&c.Info); err != nil {
+		return fmt.Errorf("device config %q: profile %s: %w", c.Name, c.ProfileName, err)
+	}
+	c.Profile = p
+	return nil
+}
+
+// Fits reports whether the profile can time kernels on a device like in.
+func (p *Profile) Fits(in *device.Info) error {
+	if p.SMs != in.SMs {
+		return fmt.Errorf("measured on %s with %d SMs; the device has %d", p.Device, p.SMs, in.SMs)
+	}
+	return nil
+}
+
+// checkFractions validates the optional achieved fractions of peak.
+func (c *Config) checkFractions() error {
+	for _, f := range []struct {
+		v    float64
+		name string
+	}{{c.SM.FlopsFraction, "sm.achieved_flops_fraction"}, {c.SM.BandwidthFraction, "sm.achieved_bandwidth_fraction"}} {
+		if !(f.v >= 0 && f.v <= 1) {
+			return fmt.Errorf("device %q: %s must be between 0 and 1 (0: the peak), got %g", c.Name, f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// fraction is an achieved fraction of peak: 0 (not set) means 1.
+func fraction(f float64) float64 {
+	if f == 0 {
+		return 1
+	}
+	return f
+}
+
+// useProfile indexes the profile the device times kernels from: the
+// option's, else the config's.
+func (d *Device) useProfile() error {
+	p := d.cfg.Profile
+	if d.opts.profile != nil || d.opts.noProf {
+		p = d.opts.profile
+	}
+	if p == nil {
+		return nil
+	}
+	if err := p.Fits(&d.info); err != nil {
+		return fmt.Errorf("sim: device %q: profile: %w", d.cfg.Name, err)
+	}
+	d.prof = newProfileIndex(p)
+	return nil
+}

@@ -1,0 +1,178 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// testProfile is a profile of kernel test.k on a 2-SM device: 1 us plus
+// 1 ns per flop alone; 1.5x with 8 resident warps, 2.5x with 16.
+const testProfile = `device: test GPU
+sms: 2
+source: hand-written
+back_to_back_ns: 1000
+min_block_ns: 200
+default_warp_slope: 0.1
+kernels:
+  - kernel: test.k
+    regs: 32
+    static_shared: 0
+    model:
+      ns: 1000
+      ns_per_cycle: 0
+      ns_per_flop: 1
+      ns_per_byte: 0
+      gpu_share: 0
+      coresidency:
+        - {warps: 4, factor: 1}
+        - {warps: 8, factor: 1.5}
+        - {warps: 16, factor: 2.5}
+    fit: {points: 1, median_pct: 0, max_pct: 0, spread_pct: 0}
+    points:
+      - {grid: 8, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [3500, 3600]}
+  - kernel: test.flat
+    regs: 32
+    static_shared: 0
+    model: {ns: 500, ns_per_cycle: 0, ns_per_flop: 0, ns_per_byte: 0, gpu_share: 0, coresidency: []}
+    fit: {points: 0, median_pct: 0, max_pct: 0, spread_pct: 0}
+    points: []
+`
+
+func TestProfileParsesAndRoundTrips(t *testing.T) {
+	p, err := ParseProfile([]byte(testProfile), "test.yaml")
+	require.NoError(t, err)
+	require.Len(t, p.Kernels, 2)
+	assert.Equal(t, "test.k", p.Kernels[0].Kernel)
+	assert.Equal(t, 3550.0, p.Kernels[0].Points[0].Median())
+	assert.InDelta(t, 100.0/3550, p.Kernels[0].Points[0].Spread(), 1e-12)
+	out, err := p.Marshal()
+	require.NoError(t, err)
+	back, err := ParseProfile(out, "marshalled")
+	require.NoError(t, err)
+	assert.Equal(t, p, back)
+	assert.Contains(t, string(out), "- {grid: 8, threads: 128,", "a point per line")
+}
+
+func TestProfileParsingIsStrict(t *testing.T) {
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"unknown field in a point", "launches: 1,", "launches: 1, lunches: 2,", "test.yaml:23: unknown field kernels[0].points[0].lunches"},
+		{"missing field", "    static_shared: 0\n    model:\n      ns: 1000", "    model:\n      ns: 1000", "test.yaml:8: missing field kernels[0].static_shared"},
+		{"negative coefficient", "ns_per_flop: 1", "ns_per_flop: -1", "test.yaml:14: kernels[0].model.ns_per_flop: must be finite and not negative, got -1"},
+		{"not a number", "ns_per_flop: 1", "ns_per_flop: .nan", "test.yaml:14: kernels[0].model.ns_per_flop: must be finite and not negative, got NaN"},
+		{"curve out of order", "{warps: 16, factor: 2.5}", "{warps: 8, factor: 2.5}", "test.yaml:20: kernels[0].model.coresidency[2]: warps must increase, got 8 after 8"},
+		{"bad kernel name", "kernel: test.flat", "kernel: flat", "test.yaml:24: kernels[1].kernel: must be module.name, got \"flat\""},
+		{"twice", "kernel: test.flat", "kernel: test.k", "test.yaml:24: kernels[1].kernel: kernel test.k is profiled twice"},
+		{"no samples", "ns: [3500, 3600]", "ns: []", "test.yaml:23: kernels[0].points[0]: ns lists no sample"},
+		{"wrong type", "sms: 2", "sms: two", "test.yaml: yaml: unmarshal errors:\n  line 2"},
+		{"points not a list", "    points: []", "    points: {}", "test.yaml:29: kernels[1].points must be a list"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(testProfile, tc.old, tc.new, 1)
+			require.NotEqual(t, testProfile, src)
+			_, err := ParseProfile([]byte(src), "test.yaml")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// twoSMDevice is the h100 config cut to 2 SMs, with the test profile.
+func twoSMDevice(t *testing.T) *Device {
+	t.Helper()
+	cfg, err := LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.Info.SMs = 2
+	p, err := ParseProfile([]byte(testProfile), "test.yaml")
+	require.NoError(t, err)
+	d, err := New(cfg, WithProfile(p))
+	require.NoError(t, err)
+	return d
+}
+
+var profiledK = &device.Kernel{Module: "test", Name: "k", Regs: 32}
+
+// gatedElapsed runs each launch on its own stream behind a 20 us gate on
+// the first, all released at once, and returns each stream's Elapsed from
+// the gate's end to its kernel's end.
+func gatedElapsed(t *testing.T, d *Device, ls ...*device.Launch) []time.Duration {
+	out := make([]time.Duration, len(ls))
+	require.NoError(t, d.Run(func(h device.Host) error {
+		var ss []device.Stream
+		var e0, e1 []device.Event
+		fork, _ := h.NewEvent(device.EventOptions{})
+		for range ls {
+			s, _ := h.NewStream(device.StreamOptions{})
+			a, _ := h.NewEvent(device.EventOptions{})
+			b, _ := h.NewEvent(device.EventOptions{})
+			ss, e0, e1 = append(ss, s), append(e0, a), append(e1, b)
+		}
+		require.NoError(t, h.Launch(ss[0], spinLaunch(1, 32, 20*time.Microsecond)))
+		require.NoError(t, h.Record(fork, ss[0]))
+		for i, l := range ls {
+			require.NoError(t, h.Wait(ss[i], fork))
+			require.NoError(t, h.Record(e0[i], ss[i]))
+			require.NoError(t, h.Launch(ss[i], l))
+			require.NoError(t, h.Record(e1[i], ss[i]))
+		}
+		require.NoError(t, h.Synchronize())
+		for i := range ls {
+			var err error
+			if out[i], err = h.Elapsed(e0[i], e1[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return out
+}
+
+// The co-residency model against hand-computed timelines. test.k with
+// 1000 flops per block alone takes 1000 + 1000 = 2000 ns; a kernel's
+// first block starts back_to_back_ns (1000) after the record before it
+// on its stream completes (a kernel behind a record).
+func TestProfiledBlockTimes(t *testing.T) {
+	d := twoSMDevice(t)
+	k := func(grid, shared int) *device.Launch {
+		return &device.Launch{Kernel: profiledK, Grid: device.D1(grid), Block: device.D1(128), SharedMem: shared, Work: device.Work{Flops: 1000}}
+	}
+	// 2 blocks: one per SM, alone: 2000 ns.
+	assert.Equal(t, []time.Duration{3000 * time.Nanosecond}, gatedElapsed(t, d, k(2, 0)))
+	// 8 blocks: 4 per SM, 16 warps resident: 2.5 x 2000 = 5000 ns.
+	assert.Equal(t, []time.Duration{6000 * time.Nanosecond}, gatedElapsed(t, d, k(8, 0)))
+	// 6 blocks: 3 per SM, 12 warps: halfway between 1.5 and 2.5 = 2.0 x 2000.
+	assert.Equal(t, []time.Duration{5000 * time.Nanosecond}, gatedElapsed(t, d, k(6, 0)))
+	// 8 blocks padded to 2 per SM (shared memory): two waves at 8 warps,
+	// 1.5 x 2000 each.
+	pad := 233472/3 + 1 - 1024
+	assert.Equal(t, []time.Duration{7000 * time.Nanosecond}, gatedElapsed(t, d, k(8, pad)))
+	// Two 2-block kernels released together share both SMs: 8 warps each,
+	// 3000 ns each.
+	assert.Equal(t, []time.Duration{4000 * time.Nanosecond, 4000 * time.Nanosecond}, gatedElapsed(t, d, k(2, 0), k(2, 0)))
+	st := d.Stats()
+	assert.Equal(t, int64(2), st.ProfiledLaunches)
+	assert.Equal(t, int64(1), st.EstimatedLaunches, "the gate kernel is timed from its Work")
+	// Beyond the curve's last point it extends its last segment: 32 warps
+	// (8 per SM of 2 SMs: 16 blocks) is 2.5 + 16 x 1/8 = 4.5 x 2000.
+	assert.Equal(t, []time.Duration{10000 * time.Nanosecond}, gatedElapsed(t, d, k(16, 0)))
+	// A kernel without a curve uses the default slope: test.flat's 500 ns
+	// with 2 blocks per SM (8 warps): 1 + 0.1 x 4 = 1.4 x 500 = 700 ns.
+	flat := &device.Launch{Kernel: &device.Kernel{Module: "test", Name: "flat", Regs: 32}, Grid: device.D1(4), Block: device.D1(128)}
+	assert.Equal(t, []time.Duration{1700 * time.Nanosecond}, gatedElapsed(t, d, flat))
+}
+
+func TestProfileMustMatchTheDevice(t *testing.T) {
+	cfg, err := LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	p, err := ParseProfile([]byte(testProfile), "test.yaml")
+	require.NoError(t, err)
+	_, err = New(cfg, WithProfile(p))
+	assert.ErrorContains(t, err, "profile: measured on test GPU with 2 SMs; the device has 132")
+	cfg.ProfileName = "no-such-profile"
+	assert.ErrorContains(t, cfg.loadProfile(""), `profile "no-such-profile": no such embedded profile`)
+}
