@@ -39,6 +39,9 @@ type rowRun struct {
 	// stopped: a repetition failed (or the row could not start); the row
 	// is final as it stands.
 	stopped bool
+	// measured is the last measured repetition's timed region, marked
+	// in its timeline.
+	measured device.TraceRegion
 }
 
 func (j *job) start(dev device.Device, ref *reference, sink timelineSink) *rowRun {
@@ -109,6 +112,9 @@ func (r *rowRun) repetition(rep int) {
 	}
 	r.stats = append(r.stats, SchedulerStats(s))
 	row.MakespansNS = append(row.MakespansNS, o.makespan.Nanoseconds())
+	if last {
+		r.measured = device.TraceRegion{Pid: device.TraceHostPid, Step: rep - row.Warmup, Start: o.t0, End: o.t1}
+	}
 	if r.obs != nil {
 		r.j.observe(row, r.obs, o, last)
 	}
@@ -149,7 +155,7 @@ func (r *rowRun) finish() Row {
 	}
 	if r.trace {
 		var buf bytes.Buffer
-		if err := r.tracer.WriteTrace(&buf); err != nil {
+		if err := writeTimeline(r.tracer, r.dev.Info(), r.measured, &buf); err != nil {
 			row.Errors = append(row.Errors, fmt.Sprintf("timeline: %v", err))
 		} else if err := r.sink(&row, buf.Bytes()); err != nil {
 			row.Errors = append(row.Errors, fmt.Sprintf("timeline: %v", err))

@@ -84,3 +84,23 @@ func Trace(e *Experiment, workload, scheduler, dev string, w io.Writer) (*Row, e
 	}
 	return &row, nil
 }
+
+// writeTimeline writes the last run's timeline with the device's
+// properties and the measured region marked (ProfilerStep#N on the main
+// host thread), where the device gives its timeline as a value; else as
+// the device writes it.
+func writeTimeline(t device.Tracer, info device.Info, measured device.TraceRegion, w io.Writer) error {
+	src, ok := t.(device.TimelineSource)
+	if !ok {
+		return t.WriteTrace(w)
+	}
+	tl, err := src.LastTimeline()
+	if err != nil {
+		return err
+	}
+	tl.Device = &info
+	if measured.End > measured.Start {
+		tl.Regions = append(tl.Regions, measured)
+	}
+	return tl.WriteJSON(w)
+}

@@ -277,14 +277,18 @@ func (d *Device) ComputeCapability() (major, minor int) { return d.ccMajor, d.cc
 func (d *Device) EnableTrace(on bool) { d.trace.Store(on) }
 
 // WriteTrace implements device.Tracer: the last traced run's timeline.
-func (d *Device) WriteTrace(w io.Writer) error {
+func (d *Device) WriteTrace(w io.Writer) error { return device.WriteLastTimeline(d, w) }
+
+// LastTimeline implements device.TimelineSource: a copy of the last traced
+// run's timeline.
+func (d *Device) LastTimeline() (*device.Timeline, error) {
 	d.tmu.Lock()
-	tl := d.last
-	d.tmu.Unlock()
-	if tl == nil {
-		return errors.New("cuda: no traced run (EnableTrace(true) before Run)")
+	defer d.tmu.Unlock()
+	if d.last == nil {
+		return nil, errors.New("cuda: no traced run (EnableTrace(true) before Run)")
 	}
-	return tl.WriteJSON(w)
+	tl := *d.last
+	return &tl, nil
 }
 
 // Close unloads the modules and destroys the context. It is safe to call

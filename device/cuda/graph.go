@@ -249,7 +249,7 @@ func (h *host) GraphLaunch(x device.GraphExec, s device.Stream) error {
 	}
 	if tr.on {
 		return h.traceEnd(st, tr, fmt.Sprintf("graph %d", ex.g.id), "graph",
-			device.TraceArg{Key: "nodes", Value: fmt.Sprint(len(ex.g.nodes))},
+			device.TraceArg{Key: "nodes", Value: len(ex.g.nodes)},
 			device.TraceArg{Key: "kernels", Value: ex.kernelNames()})
 	}
 	return nil

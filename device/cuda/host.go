@@ -291,8 +291,8 @@ func (h *host) Launch(s device.Stream, l *device.Launch) error {
 	if tr.on {
 		return h.traceEnd(st, tr, l.Name(), "kernel",
 			device.TraceArg{Key: "kernel", Value: l.Kernel.String()},
-			device.TraceArg{Key: "grid", Value: l.Grid.String()},
-			device.TraceArg{Key: "block", Value: l.Block.String()})
+			device.TraceArg{Key: "grid", Value: device.DimArg(l.Grid)},
+			device.TraceArg{Key: "block", Value: device.DimArg(l.Block)})
 	}
 	return nil
 }
@@ -360,9 +360,9 @@ func (h *host) Copy(s device.Stream, c *device.Copy) error {
 		if name == "" {
 			name = c.Kind.String()
 		}
-		return h.traceEnd(st, tr, name, "copy",
+		return h.traceEnd(st, tr, name, "gpu_memcpy",
 			device.TraceArg{Key: "kind", Value: c.Kind.String()},
-			device.TraceArg{Key: "bytes", Value: fmt.Sprint(c.Bytes)})
+			device.TraceArg{Key: "bytes", Value: c.Bytes})
 	}
 	return nil
 }

@@ -36,3 +36,6 @@ func (*Device) EnableTrace(bool) {}
 
 // WriteTrace implements device.Tracer; a Device cannot be opened in this build.
 func (*Device) WriteTrace(io.Writer) error { return errNotBuilt }
+
+// LastTimeline implements device.TimelineSource; a Device cannot be opened in this build.
+func (*Device) LastTimeline() (*device.Timeline, error) { return nil, errNotBuilt }

@@ -71,7 +71,7 @@ func (h *host) traceEnd(st *stream, tp tracePoint, name, cat string, args ...dev
 // and its host call on its host thread's lane.
 func (r *run) timeline() *device.Timeline {
 	tl := &device.Timeline{
-		Processes: []device.TraceProcess{{Pid: pidHost, Name: "host threads"}, {Pid: pidStreams, Name: "streams"}},
+		Processes: []device.TraceProcess{{Pid: pidHost, Name: "host threads", Label: "CPU"}, {Pid: pidStreams, Name: "streams", Label: "GPU 0"}},
 		Lanes:     append([]device.TraceLane(nil), r.lanes...),
 	}
 	var sc C.gs_scratch
@@ -81,9 +81,11 @@ func (r *run) timeline() *device.Timeline {
 		}
 		return r.baseAt + time.Duration(float64(sc.ms)*1e6), true
 	}
-	for _, op := range r.trace {
-		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidHost, Tid: op.host, Name: op.name, Cat: "host",
-			Start: op.hostAt, Dur: op.hostTo - op.hostAt})
+	for i, op := range r.trace {
+		// The call and its command share a correlation id (Kineto's).
+		corr := uint64(i + 1)
+		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidHost, Tid: op.host, Name: op.name, Cat: device.CatRuntime,
+			Start: op.hostAt, Dur: op.hostTo - op.hostAt, Correlation: corr})
 		start, ok1 := at(op.evStart)
 		end, ok2 := at(op.evEnd)
 		if !ok1 || !ok2 {
@@ -92,8 +94,9 @@ func (r *run) timeline() *device.Timeline {
 		if end < start {
 			end = start
 		}
+		args := append([]device.TraceArg{{Key: "device", Value: 0}, {Key: "stream", Value: op.stream}}, op.args...)
 		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidStreams, Tid: op.stream, Name: op.name, Cat: op.cat,
-			Start: start, Dur: end - start, Args: op.args})
+			Start: start, Dur: end - start, Args: args, Correlation: corr})
 	}
 	return tl
 }

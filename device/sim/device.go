@@ -486,7 +486,7 @@ func (d *Device) wakeAfter(th *thread, at, cost Time) {
 		return
 	}
 	if d.tr.on {
-		d.tr.span(trackHost, th.id, "blocked in "+th.blockedIn, th.clock, max(th.clock, at))
+		d.tr.blocked(th.id, th.blockedIn, th.clock, max(th.clock, at))
 	}
 	th.clock = max(th.clock, at) + cost
 	th.state = thRunnable
@@ -633,6 +633,6 @@ func (th *thread) charge(cost Time, call string) {
 		d.lockFree = th.clock
 	}
 	if d.tr.on {
-		d.tr.span(trackHost, th.id, call, start, th.clock)
+		d.tr.hostCall(th.id, call, start, th.clock, d.cmdSeq+1)
 	}
 }

@@ -314,6 +314,6 @@ func TestDeterministic(t *testing.T) {
 	assert.Equal(t, int64(3), stats[0].Callbacks)
 	assert.Greater(t, stats[0].SMUtilization, 0.0)
 	assert.LessOrEqual(t, stats[0].SMUtilization, 1.0)
-	assert.True(t, strings.HasPrefix(traces[0], `{"displayTimeUnit":"ns","traceEvents":[`))
+	assert.True(t, strings.HasPrefix(traces[0], `{"schemaVersion":1,"displayTimeUnit":"ns","deviceProperties":[],"traceEvents":[`))
 	assert.Contains(t, traces[0], `"host thread worker2"`)
 }

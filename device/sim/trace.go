@@ -26,6 +26,14 @@ const (
 // the two backends' traces of one program line up.
 var trackProc = [...]string{"host threads", "streams", "copy engines", "host callbacks", "dependency queue", "SMs (resident kernels per SM group)"}
 
+// trackLabel is each process's Kineto label: where it runs.
+var trackLabel = [...]string{"CPU", "GPU 0", "GPU 0", "CPU", "GPU 0", "GPU 0"}
+
+// dqStream is the stream id that dependency-queue kernels carry in traces:
+// they run on no stream, but tools tell device work from host work by a
+// stream id.
+const dqStream = 9999
+
 // span is one slice of the timeline.
 type span struct {
 	kind       trackKind
@@ -33,6 +41,7 @@ type span struct {
 	name, cat  string
 	start, end Time
 	args       []device.TraceArg
+	corr       uint64
 }
 
 type smKey struct {
@@ -45,40 +54,82 @@ type traceRec struct {
 	on      bool
 	spans   []span
 	threads []string
-	smGroup int           // SMs per group
-	nSMs    int           //
-	smOpen  map[smKey]int // (kernel, SM group) -> its span, while the kernel runs
+	// launches maps the sequence number the next command will get to the
+	// host call that may create it (a launch, a copy ...); the command's
+	// span takes the call's correlation id when their kinds agree.
+	launches map[uint64]int
+	smGroup  int           // SMs per group
+	nSMs     int           //
+	smOpen   map[smKey]int // (kernel, SM group) -> its span, while the kernel runs
 }
 
-func (t *traceRec) span(kind trackKind, id int, name string, start, end Time) {
-	t.spans = append(t.spans, span{kind: kind, id: int32(id), name: name, cat: "host", start: start, end: end})
+// hostCall records a host API call on thread id; next is the sequence
+// number of the next command, which the call may create.
+func (t *traceRec) hostCall(id int, call string, start, end Time, next uint64) {
+	if launcherOf[call] {
+		if t.launches == nil {
+			t.launches = map[uint64]int{}
+		}
+		t.launches[next] = len(t.spans)
+	}
+	t.spans = append(t.spans, span{kind: trackHost, id: int32(id), name: call, cat: device.CatRuntime, start: start, end: end})
+}
+
+// blocked records a host thread waiting (parked) in a call.
+func (t *traceRec) blocked(id int, what string, start, end Time) {
+	t.spans = append(t.spans, span{kind: trackHost, id: int32(id), name: "blocked in " + what, cat: "host_blocked", start: start, end: end})
+}
+
+// launcherOf lists the host calls that create a command the trace shows.
+var launcherOf = map[string]bool{"cuLaunchKernel": true, "cuMemcpyAsync": true, "cuLaunchHostFunc": true, "cuGraphLaunch": true, "DQSubmit": true}
+
+// correlate links command k's span to the host call that launched it
+// (for a graph's node, the graph's launch) and returns the shared id, or 0.
+func (t *traceRec) correlate(k *command) uint64 {
+	seq, want := k.seq, "cuLaunchKernel"
+	switch {
+	case k.gr != nil && k.gr.cmd != nil:
+		seq, want = k.gr.cmd.seq, "cuGraphLaunch"
+	case k.dqID != 0:
+		want = "DQSubmit"
+	case k.kind == cmdCopy:
+		want = "cuMemcpyAsync"
+	case k.kind == cmdHostFunc:
+		want = "cuLaunchHostFunc"
+	}
+	i, ok := t.launches[seq]
+	if !ok || t.spans[i].name != want {
+		return 0
+	}
+	t.spans[i].corr = seq
+	return seq
 }
 
 func (d *Device) traceOp(k *command, name string) {
 	t := &d.tr
+	corr := t.correlate(k)
 	switch {
 	case k.kind == cmdCopy:
-		t.spans = append(t.spans, span{kind: trackCopy, id: int32(k.engine), name: name, cat: "copy", start: k.start, end: k.end,
-			args: []device.TraceArg{{Key: "bytes", Value: strconv.FormatInt(k.cp.Bytes, 10)}, {Key: "stream", Value: strconv.Itoa(k.streamID())}}})
+		t.spans = append(t.spans, span{kind: trackCopy, id: int32(k.engine), name: name, cat: "gpu_memcpy", start: k.start, end: k.end, corr: corr,
+			args: []device.TraceArg{{Key: "device", Value: 0}, {Key: "stream", Value: k.streamID()}, {Key: "bytes", Value: k.cp.Bytes}}})
 	case k.kind == cmdHostFunc:
-		t.spans = append(t.spans, span{kind: trackCallback, name: name, cat: "callback", start: k.start, end: k.end,
-			args: []device.TraceArg{{Key: "stream", Value: strconv.Itoa(k.streamID())}}})
+		t.spans = append(t.spans, span{kind: trackCallback, name: name, cat: "callback", start: k.start, end: k.end, corr: corr,
+			args: []device.TraceArg{{Key: "launched on stream", Value: k.streamID()}}})
 	default:
-		kind, id := trackStream, int32(k.streamID())
+		kind, id, stream := trackStream, int32(k.streamID()), k.streamID()
 		if k.dqID != 0 {
-			kind, id = trackDQ, 0
+			kind, id, stream = trackDQ, 0, dqStream
 		}
-		args := []device.TraceArg{
-			{Key: "grid", Value: k.l.Grid.String()}, {Key: "block", Value: k.l.Block.String()},
-			{Key: "blocks", Value: strconv.Itoa(k.total)},
-		}
+		args := []device.TraceArg{{Key: "device", Value: 0}, {Key: "stream", Value: stream},
+			{Key: "grid", Value: device.DimArg(k.l.Grid)}, {Key: "block", Value: device.DimArg(k.l.Block)},
+			{Key: "blocks", Value: k.total}}
 		if k.gr != nil {
-			args = append(args, device.TraceArg{Key: "graph node", Value: strconv.Itoa(int(k.node))})
+			args = append(args, device.TraceArg{Key: "graph node", Value: int(k.node)})
 		}
 		if k.dqID != 0 {
-			args = append(args, device.TraceArg{Key: "dq id", Value: strconv.FormatUint(k.dqID, 10)})
+			args = append(args, device.TraceArg{Key: "dq id", Value: k.dqID})
 		}
-		t.spans = append(t.spans, span{kind: kind, id: id, name: name, cat: "kernel", start: k.start, end: k.end, args: args})
+		t.spans = append(t.spans, span{kind: kind, id: id, name: name, cat: "kernel", start: k.start, end: k.end, args: args, corr: corr})
 		t.smClose(k)
 	}
 }
@@ -117,29 +168,34 @@ func (t *traceRec) smClose(k *command) {
 	for g := 0; t.smGroup > 0 && g*t.smGroup < t.nSMs; g++ {
 		key := smKey{k.seq, int32(g)}
 		if i, ok := t.smOpen[key]; ok {
-			t.spans[i].args = []device.TraceArg{{Key: "stream", Value: strconv.Itoa(k.streamID())}}
+			t.spans[i].args = []device.TraceArg{{Key: "kernel stream", Value: k.streamID()}}
 			delete(t.smOpen, key)
 		}
 	}
 }
 
-// WriteTrace implements device.Tracer: the last Run's timeline as Chrome
-// trace event JSON through device.Timeline (the same writer and lane layout
-// as the CUDA backend), which Perfetto and chrome://tracing open. Lanes:
+// WriteTrace implements device.Tracer: the last Run's timeline (see
+// LastTimeline) as Chrome trace event JSON.
+func (d *Device) WriteTrace(w io.Writer) error { return device.WriteLastTimeline(d, w) }
+
+// LastTimeline implements device.TimelineSource: the last Run's timeline,
+// in device.Timeline's Kineto-style layout (the same as the CUDA
+// backend's), which Perfetto and PyTorch trace tools read. Lanes:
 // host threads (their calls and the time they were blocked), streams
 // (kernels, with graph nodes), copy engines, the callback thread, the
 // dependency queue, and SM groups (which kernels had blocks resident there,
 // from their first block to their last). Slices that overlap on one lane
 // are spread over numbered extra lanes, so every lane nests properly. The
-// output is deterministic.
-func (d *Device) WriteTrace(w io.Writer) error {
+// timeline is deterministic. Host calls that launched device work share a
+// correlation id with it.
+func (d *Device) LastTimeline() (*device.Timeline, error) {
 	t := &d.lastTrace
 	if !t.on {
-		return errors.New("sim: no trace recorded: enable it (EnableTrace or WithTrace) before Run")
+		return nil, errors.New("sim: no trace recorded: enable it (EnableTrace or WithTrace) before Run")
 	}
 	tl := &device.Timeline{}
 	for p, name := range trackProc {
-		tl.Processes = append(tl.Processes, device.TraceProcess{Pid: p + 1, Name: name})
+		tl.Processes = append(tl.Processes, device.TraceProcess{Pid: p + 1, Name: name, Label: trackLabel[p]})
 	}
 	idx := make([]int, len(t.spans))
 	for i := range idx {
@@ -183,9 +239,9 @@ func (d *Device) WriteTrace(w io.Writer) error {
 		}
 		laneEnds[lane] = s.end
 		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: int(s.kind) + 1, Tid: tid, Name: s.name, Cat: s.cat,
-			Start: s.start.Duration(), Dur: (s.end - s.start).Duration(), Args: s.args})
+			Start: s.start.Duration(), Dur: (s.end - s.start).Duration(), Args: s.args, Correlation: s.corr})
 	}
-	return tl.WriteJSON(w)
+	return tl, nil
 }
 
 const laneStride = 10000
