@@ -13,7 +13,8 @@ import (
 // TestCommittedResults loads every results file under docs/results, as
 // gpusched compare and merge do, and checks that each is a whole matrix in
 // the current schema, encoded as gpusched writes it, that its shards merge
-// back into it, and that it compares with itself row for row.
+// back into it, that it compares with itself row for row, and that it
+// replots (figures and CSVs).
 func TestCommittedResults(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "docs", "results", "*.json"))
 	require.NoError(t, err)
@@ -56,6 +57,15 @@ func TestCommittedResults(t *testing.T) {
 					assert.Equal(t, 1.0, cr.Ratio, cr.Label)
 				}
 			}
+
+			// gpusched replot: the figures and both CSVs.
+			plots, err := Plots(r, []string{"svg"})
+			require.NoError(t, err)
+			assert.NotEmpty(t, plots)
+			_, err = CSV(r)
+			require.NoError(t, err)
+			_, err = RepetitionsCSV(r)
+			require.NoError(t, err)
 		})
 	}
 }
