@@ -153,7 +153,14 @@ func ProfileKernels(dev device.Device, progs []*workloads.Program, opt ProfileOp
 			}
 			break
 		}
-		if err := p.program(<-filled, byProg[pi], points); err != nil {
+		prog, ok := p.next(filled)
+		if !ok {
+			for _, rest := range order[i:] {
+				p.sum.Skipped += len(byProg[rest])
+			}
+			break
+		}
+		if err := p.program(prog, byProg[pi], points); err != nil {
 			return nil, nil, fmt.Errorf("profile: %s: %w", progs[pi].Name, err)
 		}
 	}

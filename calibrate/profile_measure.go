@@ -100,6 +100,23 @@ func (p *profiler) program(prog *workloads.Program, tasks []task, points map[str
 	return nil
 }
 
+// next waits for the next filled program, unless the deadline passes
+// first (ok false).
+func (p *profiler) next(filled <-chan *workloads.Program) (*workloads.Program, bool) {
+	if p.opt.Deadline.IsZero() {
+		prog, ok := <-filled
+		return prog, ok
+	}
+	timer := time.NewTimer(time.Until(p.opt.Deadline))
+	defer timer.Stop()
+	select {
+	case prog, ok := <-filled:
+		return prog, ok
+	case <-timer.C:
+		return nil, false
+	}
+}
+
 // late reports whether the wall-clock deadline has passed.
 func (p *profiler) late() bool { return !p.opt.Deadline.IsZero() && time.Now().After(p.opt.Deadline) }
 

@@ -6,6 +6,8 @@
 //     GPU, with the source of every figure as a comment and estimates marked.
 //   - experiments/*.yaml: experiment files (the experiments package reads
 //     them), so that `gpusched run quickstart` needs no checkout.
+//   - profiles/*.yaml: kernel profiles (device/sim.Profile), measured block
+//     times of kernels on one GPU, which a device config names.
 //
 // The package imports nothing; device/sim and experiments decode the files
 // (strictly).

@@ -252,30 +252,7 @@ func (d *Device) place(k *command, all bool) {
 	}
 	rem := k.total - k.placed
 	if k.l.Sync != nil || rem <= n {
-		// Few blocks (or blocks that must be numbered one by one): one
-		// block per SM per round.
-		last := -1
-		for rem > 0 {
-			progress := false
-			for i := 0; i < n && rem > 0; i++ {
-				s := idx(i)
-				if d.sms[s].fitsOne(r) {
-					d.take(k, s, 1)
-					rem--
-					progress = true
-					last = i
-				}
-			}
-			if !progress {
-				break
-			}
-		}
-		if all && last >= 0 {
-			d.rr = idx(last) + 1
-			if d.rr >= S {
-				d.rr = 0
-			}
-		}
+		d.placeRoundRobin(k, n, all, idx)
 		return
 	}
 	if cap(d.fitBuf) < n {
@@ -322,6 +299,36 @@ func (d *Device) place(k *command, all bool) {
 		}
 		if c > 0 {
 			d.take(k, idx(i), c)
+		}
+	}
+}
+
+// placeRoundRobin places few blocks (or blocks that must be numbered one
+// by one) one per candidate SM per round, continuing the rotation when
+// every SM is a candidate.
+func (d *Device) placeRoundRobin(k *command, n int, all bool, idx func(int) int) {
+	r := &k.res
+	rem := k.total - k.placed
+	last := -1
+	for rem > 0 {
+		progress := false
+		for i := 0; i < n && rem > 0; i++ {
+			s := idx(i)
+			if d.sms[s].fitsOne(r) {
+				d.take(k, s, 1)
+				rem--
+				progress = true
+				last = i
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	if all && last >= 0 {
+		d.rr = idx(last) + 1
+		if d.rr >= len(d.sms) {
+			d.rr = 0
 		}
 	}
 }

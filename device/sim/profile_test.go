@@ -42,12 +42,18 @@ kernels:
     model: {ns: 500, ns_per_cycle: 0, ns_per_flop: 0, ns_per_byte: 0, gpu_share: 0, coresidency: []}
     fit: {points: 0, median_pct: 0, max_pct: 0, spread_pct: 0}
     points: []
+  - kernel: test.g
+    regs: 32
+    static_shared: 0
+    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, gpu_share: 1, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 1.5}]}
+    fit: {points: 0, median_pct: 0, max_pct: 0, spread_pct: 0}
+    points: []
 `
 
 func TestProfileParsesAndRoundTrips(t *testing.T) {
 	p, err := ParseProfile([]byte(testProfile), "test.yaml")
 	require.NoError(t, err)
-	require.Len(t, p.Kernels, 2)
+	require.Len(t, p.Kernels, 3)
 	assert.Equal(t, "test.k", p.Kernels[0].Kernel)
 	assert.Equal(t, 3550.0, p.Kernels[0].Points[0].Median())
 	assert.InDelta(t, 100.0/3550, p.Kernels[0].Points[0].Spread(), 1e-12)
@@ -164,6 +170,19 @@ func TestProfiledBlockTimes(t *testing.T) {
 	// with 2 blocks per SM (8 warps): 1 + 0.1 x 4 = 1.4 x 500 = 700 ns.
 	flat := &device.Launch{Kernel: &device.Kernel{Module: "test", Name: "flat", Regs: 32}, Grid: device.D1(4), Block: device.D1(128)}
 	assert.Equal(t, []time.Duration{1700 * time.Nanosecond}, gatedElapsed(t, d, flat))
+}
+
+// gpu_share: 3 blocks on 2 SMs load one SM with 2 and the other with 1.
+// test.k (share 0) times each block by its own SM: 2 blocks at 8 warps
+// take 1.5 x 2000, and the kernel ends with them; test.g (share 1) times
+// every block by the GPU's mean, 6 warps per SM: 1.25 x 2000.
+func TestProfiledGPUShare(t *testing.T) {
+	d := twoSMDevice(t)
+	launch := func(name string) *device.Launch {
+		return &device.Launch{Kernel: &device.Kernel{Module: "test", Name: name, Regs: 32}, Grid: device.D1(3), Block: device.D1(128), Work: device.Work{Flops: 1000}}
+	}
+	assert.Equal(t, []time.Duration{4000 * time.Nanosecond}, gatedElapsed(t, d, launch("k")))
+	assert.Equal(t, []time.Duration{3500 * time.Nanosecond}, gatedElapsed(t, d, launch("g")))
 }
 
 func TestProfileMustMatchTheDevice(t *testing.T) {

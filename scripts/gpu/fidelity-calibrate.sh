@@ -68,7 +68,7 @@ cal_rc=$?
 cal_s=$(($(date +%s) - t0))
 
 t0=$(date +%s)
-timeout "$PROFILE_TIMEOUT" "$BIN" profile --device "$DEVICE" --budget "$PROFILE_BUDGET" --deadline "$((PROFILE_TIMEOUT - 20))s" \
+timeout "$PROFILE_TIMEOUT" "$BIN" profile --device "$DEVICE" --budget "$PROFILE_BUDGET" --deadline "$((PROFILE_TIMEOUT - 30))s" \
     -o "$work/$tag-profile.yaml" "${files[@]}" >"$work/profile-fit.txt" 2>"$work/profile.log"
 prof_rc=$?
 prof_s=$(($(date +%s) - t0))
