@@ -25,8 +25,10 @@ const warpSize = 32
 //     its last wave, as the simulator schedules it.
 //  2. The co-residency curve comes from the forced-occupancy sweeps: at
 //     one block per SM every wave is T, which gives T; each higher k then
-//     gives its factor, the earlier ones known. Sweeps of different
-//     launches are averaged at equal warps. A wave's co-residency is its
+//     gives its factor, the earlier ones known. Of several launches'
+//     sweeps, the one with the longest blocks gives the curve (the
+//     shortest block's floor hides co-residency in short blocks); the
+//     others add only warps it did not reach. A wave's co-residency is its
 //     busiest SM's warps and the GPU's mean warps per SM, weighted by the
 //     model's gpu_share, which is chosen (0 to 1 in tenths) for the
 //     smallest mean error over the kernel's points, the grids that leave
@@ -150,19 +152,21 @@ func coresidency(p *sim.Profile, pts []sim.ProfilePoint, share float64) []sim.Co
 		}
 		groups[key] = append(groups[key], pt)
 	}
-	sums := map[int][]float64{}
+	// The sweep of the longest blocks first: the shortest block's floor
+	// hides co-residency in short ones, which fill in only warps the
+	// longer ones did not reach.
+	sort.SliceStable(keys, func(i, j int) bool { return loneOf(p, groups[keys[i]]) > loneOf(p, groups[keys[j]]) })
+	factors := map[int]float64{}
 	for _, key := range keys {
 		for w, f := range sweepCurve(p, groups[key], share) {
-			sums[w] = append(sums[w], f)
+			if _, ok := factors[w]; !ok {
+				factors[w] = f
+			}
 		}
 	}
 	var curve []sim.CoResidencyPoint
-	for w, fs := range sums {
-		var s float64
-		for _, f := range fs {
-			s += f
-		}
-		curve = append(curve, sim.CoResidencyPoint{Warps: w, Factor: max(s/float64(len(fs)), 0.05)})
+	for w, f := range factors {
+		curve = append(curve, sim.CoResidencyPoint{Warps: w, Factor: max(f, 0.05)})
 	}
 	sort.Slice(curve, func(i, j int) bool { return curve[i].Warps < curve[j].Warps })
 	if len(curve) < 2 {
@@ -209,6 +213,17 @@ func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]
 		return nil
 	}
 	return out
+}
+
+// loneOf is a sweep's lone block time: its one-block-per-SM point's
+// duration per wave (0 without one).
+func loneOf(p *sim.Profile, pts []*sim.ProfilePoint) float64 {
+	for _, pt := range pts {
+		if pt.PerSM == 1 {
+			return duration(p, pt) / float64(sumCounts(waves(pt.Grid, 1, p.SMs)))
+		}
+	}
+	return 0
 }
 
 func sumCounts(ws []wave) int {

@@ -33,12 +33,59 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 		distinct[terms(pt)] = true
 	}
 	var c [nTerms]float64
+	m.Roofline = false
 	if len(distinct) == 1 {
 		c = proportional(xs[0], medianOf(ys))
 	} else {
 		c = bestSubset(xs, ys, len(distinct))
+		if r := roofline(xs, ys, len(distinct)); rmsRel(xs, ys, r, true) < rmsRel(xs, ys, c, false)-0.005 {
+			c, m.Roofline = r, true
+		}
 	}
 	m.Ns, m.NsPerCycle, m.NsPerFlop, m.NsPerByte = c[termConst], c[termCycles], c[termFlops], c[termBytes]
+}
+
+// roofline fits lone time = constant + the largest Work term: each point
+// is assigned the term that dominates it (first by its flops per byte, as
+// proportional does), the terms are fitted to their points (bestSubset),
+// and the assignment is redone under the new coefficients until it
+// settles.
+func roofline(xs [][nTerms]float64, ys []float64, maxTerms int) [nTerms]float64 {
+	dom := make([]int, len(xs))
+	for i, x := range xs {
+		dom[i] = dominant(proportional(x, 1), x)
+	}
+	var c [nTerms]float64
+	for iter := 0; iter < 20; iter++ {
+		parts := make([][nTerms]float64, len(xs))
+		for i, x := range xs {
+			parts[i][termConst] = 1
+			parts[i][dom[i]] = x[dom[i]]
+		}
+		c = bestSubset(parts, ys, maxTerms)
+		changed := false
+		for i, x := range xs {
+			if d := dominant(c, x); d != dom[i] && c[d]*x[d] > 0 {
+				dom[i], changed = d, true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return c
+}
+
+// dominant is the Work term with the largest time under c (termConst
+// when none has any).
+func dominant(c, x [nTerms]float64) int {
+	d, best := termConst, 0.0
+	for t := termCycles; t < nTerms; t++ {
+		if v := c[t] * x[t]; v > best {
+			d, best = t, v
+		}
+	}
+	return d
 }
 
 // proportional makes a single Work size's lone time y proportional to one
@@ -87,7 +134,7 @@ func bestSubset(xs [][nTerms]float64, ys []float64, maxTerms int) [nTerms]float6
 		if !ok {
 			continue
 		}
-		fits = append(fits, fit{c, rmsRel(xs, ys, c), size})
+		fits = append(fits, fit{c, rmsRel(xs, ys, c, false), size})
 	}
 	best := fit{err: math.Inf(1)}
 	for _, f := range fits {
@@ -113,14 +160,20 @@ func nonzeroColumn(xs [][nTerms]float64, t int) bool {
 	return false
 }
 
-func rmsRel(xs [][nTerms]float64, ys []float64, c [nTerms]float64) float64 {
+// rmsRel is the root mean square relative error of c's predictions, the
+// Work terms summed or (roofline) their largest taken.
+func rmsRel(xs [][nTerms]float64, ys []float64, c [nTerms]float64, roofline bool) float64 {
 	s := 0.0
 	for i, x := range xs {
 		pred := 0.0
-		for t := range x {
-			pred += c[t] * x[t]
+		for t := termCycles; t < nTerms; t++ {
+			if roofline {
+				pred = max(pred, c[t]*x[t])
+			} else {
+				pred += c[t] * x[t]
+			}
 		}
-		e := pred/ys[i] - 1
+		e := (c[termConst]+pred)/ys[i] - 1
 		s += e * e
 	}
 	return math.Sqrt(s / float64(len(xs)))

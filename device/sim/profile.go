@@ -60,6 +60,8 @@ type KernelProfile struct {
 //
 //	(ns + ns_per_cycle x Cycles + ns_per_flop x Flops + ns_per_byte x Bytes) x factor(W)
 //
+// or, for a roofline model, the largest of the three Work terms in place
+// of their sum (a block whose arithmetic and memory traffic overlap),
 // where Cycles, Flops and Bytes are the launch's Work per block, and
 // factor is the co-residency curve relative to the block alone: measured
 // factors at resident warps, linear between them and beyond the last two
@@ -73,6 +75,7 @@ type BlockModel struct {
 	NsPerCycle  float64            `yaml:"ns_per_cycle"`
 	NsPerFlop   float64            `yaml:"ns_per_flop"`
 	NsPerByte   float64            `yaml:"ns_per_byte"`
+	Roofline    bool               `yaml:"roofline"`
 	GPUShare    float64            `yaml:"gpu_share"`
 	CoResidency []CoResidencyPoint `yaml:"coresidency"`
 }
@@ -145,7 +148,11 @@ func KernelKey(k *device.Kernel) string { return k.Module + "." + k.Name }
 
 // Lone is the model's block duration alone on its SM, in ns.
 func (m *BlockModel) Lone(w *device.Work) float64 {
-	return m.Ns + m.NsPerCycle*w.Cycles + m.NsPerFlop*w.Flops + m.NsPerByte*w.Bytes
+	c, f, b := m.NsPerCycle*w.Cycles, m.NsPerFlop*w.Flops, m.NsPerByte*w.Bytes
+	if m.Roofline {
+		return m.Ns + max(c, f, b)
+	}
+	return m.Ns + c + f + b
 }
 
 // Factor is the co-residency factor of a block of own warps on an SM

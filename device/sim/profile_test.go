@@ -28,6 +28,7 @@ kernels:
       ns_per_cycle: 0
       ns_per_flop: 1
       ns_per_byte: 0
+      roofline: false
       gpu_share: 0
       coresidency:
         - {warps: 4, factor: 1}
@@ -39,13 +40,13 @@ kernels:
   - kernel: test.flat
     regs: 32
     static_shared: 0
-    model: {ns: 500, ns_per_cycle: 0, ns_per_flop: 0, ns_per_byte: 0, gpu_share: 0, coresidency: []}
+    model: {ns: 500, ns_per_cycle: 0, ns_per_flop: 0, ns_per_byte: 0, roofline: false, gpu_share: 0, coresidency: []}
     fit: {points: 0, median_pct: 0, max_pct: 0, spread_pct: 0}
     points: []
   - kernel: test.g
     regs: 32
     static_shared: 0
-    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, gpu_share: 1, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 1.5}]}
+    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, roofline: false, gpu_share: 1, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 1.5}]}
     fit: {points: 0, median_pct: 0, max_pct: 0, spread_pct: 0}
     points: []
 `
@@ -67,16 +68,16 @@ func TestProfileParsesAndRoundTrips(t *testing.T) {
 
 func TestProfileParsingIsStrict(t *testing.T) {
 	for _, tc := range []struct{ name, old, new, want string }{
-		{"unknown field in a point", "launches: 1,", "launches: 1, lunches: 2,", "test.yaml:23: unknown field kernels[0].points[0].lunches"},
+		{"unknown field in a point", "launches: 1,", "launches: 1, lunches: 2,", "test.yaml:24: unknown field kernels[0].points[0].lunches"},
 		{"missing field", "    static_shared: 0\n    model:\n      ns: 1000", "    model:\n      ns: 1000", "test.yaml:8: missing field kernels[0].static_shared"},
 		{"negative coefficient", "ns_per_flop: 1", "ns_per_flop: -1", "test.yaml:14: kernels[0].model.ns_per_flop: must be finite and not negative, got -1"},
 		{"not a number", "ns_per_flop: 1", "ns_per_flop: .nan", "test.yaml:14: kernels[0].model.ns_per_flop: must be finite and not negative, got NaN"},
-		{"curve out of order", "{warps: 16, factor: 2.5}", "{warps: 8, factor: 2.5}", "test.yaml:20: kernels[0].model.coresidency[2]: warps must increase, got 8 after 8"},
-		{"bad kernel name", "kernel: test.flat", "kernel: flat", "test.yaml:24: kernels[1].kernel: must be module.name, got \"flat\""},
-		{"twice", "kernel: test.flat", "kernel: test.k", "test.yaml:24: kernels[1].kernel: kernel test.k is profiled twice"},
-		{"no samples", "ns: [3500, 3600]", "ns: []", "test.yaml:23: kernels[0].points[0]: ns lists no sample"},
+		{"curve out of order", "{warps: 16, factor: 2.5}", "{warps: 8, factor: 2.5}", "test.yaml:21: kernels[0].model.coresidency[2]: warps must increase, got 8 after 8"},
+		{"bad kernel name", "kernel: test.flat", "kernel: flat", "test.yaml:25: kernels[1].kernel: must be module.name, got \"flat\""},
+		{"twice", "kernel: test.flat", "kernel: test.k", "test.yaml:25: kernels[1].kernel: kernel test.k is profiled twice"},
+		{"no samples", "ns: [3500, 3600]", "ns: []", "test.yaml:24: kernels[0].points[0]: ns lists no sample"},
 		{"wrong type", "sms: 2", "sms: two", "test.yaml: yaml: unmarshal errors:\n  line 2"},
-		{"points not a list", "    points: []", "    points: {}", "test.yaml:29: kernels[1].points must be a list"},
+		{"points not a list", "    points: []", "    points: {}", "test.yaml:30: kernels[1].points must be a list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := strings.Replace(testProfile, tc.old, tc.new, 1)
