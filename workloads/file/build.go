@@ -40,9 +40,10 @@ func (b *builder) build() (*workloads.Program, *reference, error) {
 			}
 		}
 	}
-	for _, fb := range b.f.Buffers {
-		p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: fb.Name, Bytes: b.r.size[fb.Name], Init: pattern(fb.Name), Output: true})
+	for _, name := range b.r.real {
+		p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: name, Bytes: b.sizes[name], Init: pattern(name), Output: true})
 	}
+	p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: arenaBuf, Bytes: max(1, b.r.arenaSize), Init: b.r.arenaInit(b.sizes), Output: true})
 	b.state, b.sig, b.desc = len(p.Buffers), len(p.Buffers)+1, len(p.Buffers)+2
 	p.Buffers = append(p.Buffers,
 		workloads.BufferSpec{Name: stateBuf, Bytes: int64(max(1, slots) * stateSize)},
@@ -82,7 +83,7 @@ func (b *builder) build() (*workloads.Program, *reference, error) {
 			binary.LittleEndian.PutUint32(data[4*i:], w)
 		}
 	}
-	ref := &reference{prog: p, sig: b.sig, ops: b.ref}
+	ref := &reference{prog: p, sig: b.sig, ops: b.ref, owner: b.r.owner}
 	p.Check = ref.check
 	if err := p.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", b.f.Name, err)
@@ -122,14 +123,14 @@ func (b *builder) dataArgs(n *node) []dataArg {
 	var out []dataArg
 	seen := map[[3]int64]int{}
 	add := func(a Access, mode device.Access) {
-		off, l := b.r.place(a, b.sizes)
-		key := [3]int64{int64(b.r.index[a.Buffer]), off, l}
+		buf, off, l := b.r.place(a, b.sizes)
+		key := [3]int64{int64(buf), off, l}
 		if i, ok := seen[key]; ok {
 			out[i].mode |= mode
 			return
 		}
 		seen[key] = len(out)
-		out = append(out, dataArg{buf: b.r.index[a.Buffer], off: off, n: l, mode: mode})
+		out = append(out, dataArg{buf: buf, off: off, n: l, mode: mode})
 	}
 	for _, a := range n.writes {
 		add(a, device.Write)

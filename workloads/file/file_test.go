@@ -88,8 +88,14 @@ func TestExampleBecomesReplayLaunches(t *testing.T) {
 		sizes[b.Name] = b.Bytes
 	}
 	assert.Equal(t, int64(602112), sizes["x"])
-	assert.Equal(t, int64(1), sizes["w1"], "a buffer read whole by one kernel shrinks to one byte")
 	assert.Equal(t, int64(802816), sizes["out"], "downloaded: real size")
+	assert.Equal(t, int64(4), sizes["replay.arena"], "w1, w2, y1, y2: accessed whole, one byte each, side by side")
+	assert.NotContains(t, sizes, "w1")
+	steps, err := f.nodes()
+	require.NoError(t, err)
+	r := newRanges(f, steps)
+	assert.Equal(t, "w2", r.owner(r.arena, 1), "a difference in the arena is reported with its buffer")
+	assert.Equal(t, "", r.owner(0, 1))
 }
 
 func TestMultiWaveKernelSpinsPerWave(t *testing.T) {
@@ -156,7 +162,7 @@ func TestInPlaceOnInitialDataIsOrderOnly(t *testing.T) {
 	conv1 := r.ops[1]
 	var w1 []dataArg
 	for _, a := range conv1.args {
-		if p.Buffers[a.buf].Name == "w1" {
+		if a.buf == len(p.Buffers)-4 && a.off == 0 { // the arena's first byte is w1
 			w1 = append(w1, a)
 		}
 	}

@@ -16,10 +16,11 @@ const (
 	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)
 	fixedArgs = 4  // desc, state, sig, spin_ns
 	maxArgs   = 64 // what the CUDA backend passes at most
-	stateSize = 16 // bytes of replay.state per kernel
+	stateSize = 32 // bytes of replay.state per kernel
 	stateBuf  = "replay.state"
 	sigBuf    = "replay.sig"
 	descBuf   = "replay.desc"
+	arenaBuf  = "replay.arena"
 	hostPre   = "replay.host:"
 )
 
@@ -219,32 +220,37 @@ func (d *Device) paddedShared(n *node) int {
 
 // Program buffers.
 
-// ranges maps each access of a buffer to its range in the program's
-// buffer. Buffers no copy touches are compressed: the replay touches a few
-// sampled bytes of each range, so only the order of the ranges' endpoints
-// matters, and each buffer shrinks to one byte per gap between endpoints,
-// which keeps every overlap (and every non-overlap) of the original ranges.
-// Buffers a copy touches keep their size, since the copy moves real bytes.
+// ranges lays the file's buffers out in the program's. Buffers no copy
+// touches are compressed: the replay touches a few sampled bytes of each
+// range, so only the order of the ranges' endpoints matters, and each such
+// buffer shrinks to one byte per gap between endpoints, which keeps every
+// overlap (and every non-overlap) of the original ranges; the compressed
+// buffers then lie side by side in one arena, one allocation and one upload
+// however many tensors a model has. Buffers a copy touches keep their size
+// and their own allocation, since the copy moves real bytes.
 type ranges struct {
-	index map[string]int             // file buffer -> program buffer
-	size  map[string]int64           // program buffer sizes
-	rank  map[string]map[int64]int64 // compressed buffers: endpoint -> offset
+	real       []string                   // file buffers kept whole, in file order: program buffers 0..
+	compressed []string                   // file buffers in the arena, in file order
+	arena      int                        // program buffer index of the arena (len(real))
+	arenaSize  int64                      // bytes
+	index      map[string]int             // file buffer -> program buffer
+	base       map[string]int64           // compressed buffer -> offset in the arena
+	rank       map[string]map[int64]int64 // compressed buffer: endpoint -> offset from its base
 }
 
 func newRanges(f *File, steps [][]*node) *ranges {
 	sizes := f.sizes()
-	r := &ranges{index: map[string]int{}, size: map[string]int64{}, rank: map[string]map[int64]int64{}}
-	real := map[string]bool{}
+	r := &ranges{index: map[string]int{}, base: map[string]int64{}, rank: map[string]map[int64]int64{}}
+	copied := map[string]bool{}
 	ends := map[string]map[int64]bool{}
-	for i, b := range f.Buffers {
-		r.index[b.Name] = i
+	for _, b := range f.Buffers {
 		ends[b.Name] = map[int64]bool{0: true, b.Bytes: true}
 	}
 	for _, s := range steps {
 		for _, n := range s {
 			for _, a := range append(append([]Access(nil), n.reads...), n.writes...) {
 				if n.kind == "copy" {
-					real[a.Buffer] = true
+					copied[a.Buffer] = true
 				}
 				ends[a.Buffer][a.Offset] = true
 				ends[a.Buffer][a.Offset+span(a, sizes)] = true
@@ -252,8 +258,14 @@ func newRanges(f *File, steps [][]*node) *ranges {
 		}
 	}
 	for _, b := range f.Buffers {
-		if real[b.Name] {
-			r.size[b.Name] = b.Bytes
+		if copied[b.Name] {
+			r.index[b.Name] = len(r.real)
+			r.real = append(r.real, b.Name)
+		}
+	}
+	r.arena = len(r.real)
+	for _, b := range f.Buffers {
+		if copied[b.Name] {
 			continue
 		}
 		keys := make([]int64, 0, len(ends[b.Name]))
@@ -265,17 +277,46 @@ func newRanges(f *File, steps [][]*node) *ranges {
 		for i, k := range keys {
 			m[k] = int64(i)
 		}
-		r.rank[b.Name] = m
-		r.size[b.Name] = int64(len(keys) - 1)
+		r.compressed = append(r.compressed, b.Name)
+		r.index[b.Name], r.base[b.Name], r.rank[b.Name] = r.arena, r.arenaSize, m
+		r.arenaSize += int64(len(keys) - 1)
 	}
 	return r
 }
 
-// place is an access's offset and length in its program buffer.
-func (r *ranges) place(a Access, sizes map[string]int64) (off, n int64) {
+// place is an access's program buffer, offset and length.
+func (r *ranges) place(a Access, sizes map[string]int64) (buf int, off, n int64) {
 	end := a.Offset + span(a, sizes)
 	if m, ok := r.rank[a.Buffer]; ok {
-		return m[a.Offset], m[end] - m[a.Offset]
+		return r.arena, r.base[a.Buffer] + m[a.Offset], m[end] - m[a.Offset]
 	}
-	return a.Offset, end - a.Offset
+	return r.index[a.Buffer], a.Offset, end - a.Offset
+}
+
+// arenaInit fills each compressed buffer's part of the arena with its
+// buffer's pattern.
+func (r *ranges) arenaInit(sizes map[string]int64) func([]byte) {
+	return func(data []byte) {
+		for i, name := range r.compressed {
+			end := r.arenaSize
+			if i+1 < len(r.compressed) {
+				end = r.base[r.compressed[i+1]]
+			}
+			pattern(name)(data[r.base[name]:end])
+		}
+	}
+}
+
+// owner names the file buffer at byte off of program buffer buf.
+func (r *ranges) owner(buf int, off int64) string {
+	if buf != r.arena {
+		return ""
+	}
+	name := ""
+	for _, c := range r.compressed {
+		if r.base[c] <= off {
+			name = c
+		}
+	}
+	return name
 }

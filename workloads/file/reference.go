@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -23,11 +24,12 @@ type refOp struct {
 // kernels and copies leave in every output buffer: what the serial schedule
 // leaves on a GPU, and what any correct schedule must leave too.
 type reference struct {
-	prog *workloads.Program
-	sig  int // replay.sig's buffer index
-	ops  []refOp
-	once sync.Once
-	want map[string][]byte
+	prog  *workloads.Program
+	sig   int                             // replay.sig's buffer index
+	owner func(buf int, off int64) string // the file buffer at a byte of the arena
+	ops   []refOp
+	once  sync.Once
+	want  map[string][]byte
 }
 
 const (
@@ -129,8 +131,12 @@ func (r *reference) step(op refOp, mem, host [][]byte, sig []byte) {
 // check compares a run's outputs with the reference's.
 func (r *reference) check(outputs map[string][]byte) error {
 	r.once.Do(func() { r.want = r.run() })
-	for _, b := range r.prog.Buffers {
+	for i, b := range r.prog.Buffers {
 		if err := compare(b.Name, b.Output, outputs, r.want); err != nil {
+			var d *diffError
+			if errors.As(err, &d) && r.owner(i, d.at) != "" {
+				return fmt.Errorf("%w (buffer %s)", err, r.owner(i, d.at))
+			}
 			return err
 		}
 	}
@@ -159,8 +165,19 @@ func compare(name string, output bool, got, want map[string][]byte) error {
 	}
 	for i := range g {
 		if g[i] != w[i] {
-			return fmt.Errorf("replay: output %q differs from the serial reference at byte %d (%#02x, want %#02x)", name, i, g[i], w[i])
+			return &diffError{name: name, at: int64(i), got: g[i], want: w[i]}
 		}
 	}
 	return nil
+}
+
+// diffError is an output byte that differs from the reference's.
+type diffError struct {
+	name      string
+	at        int64
+	got, want byte
+}
+
+func (e *diffError) Error() string {
+	return fmt.Sprintf("replay: output %q differs from the serial reference at byte %d (%#02x, want %#02x)", e.name, e.at, e.got, e.want)
 }

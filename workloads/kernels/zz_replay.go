@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "44e08a328c7cecc589a37ba0ec035b92427d3df34846d4b9f205743743b2ba64",
-		ImageSHA256:  "f51bf1d624985d3e979abd4c82e7838f99664b38e0da0d04c332e79dc85187d4",
+		SourceSHA256: "07fd283f729680c71932e9df6cfc7b1ee932b2a034ab5401574ed5634c753471",
+		ImageSHA256:  "5dc6a71c4999a81cb0f0829acc69fc1293b8cbab6e81df0ce992be09c65f3067",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 4},
