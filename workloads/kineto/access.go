@@ -159,12 +159,26 @@ func (im *importer) useET(nodes []*etNode, w window) {
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].ts < evs[j].ts })
 	resolvedNodes := map[*etNode]*opInfo{}
+	launchedTop := map[*span]bool{}
+	spanOf := map[*etNode]*span{}
+	for s, n := range match {
+		spanOf[n] = s
+	}
 	for _, e := range evs {
 		if e.alloc != nil {
-			im.renameFresh(e.alloc)
+			// An allocation inside an operator that already launched GPU
+			// work belongs to that operator, whose outputs were renamed at
+			// its first launch; renaming again could hide its later kernels'
+			// writes from their readers.
+			if s := spanOf[e.alloc]; s.top == nil || !launchedTop[s.top] {
+				im.renameFresh(e.alloc)
+			}
 			continue
 		}
 		o := e.op
+		if o.gpu.op != nil {
+			launchedTop[o.gpu.op.top] = true
+		}
 		if o.node == nil || o.gpu.graph {
 			continue
 		}

@@ -19,7 +19,7 @@ type unit struct {
 }
 
 // order adds the `after` edges the accesses do not give: between the
-// kernels of one operator (launch order), inside graph launches (what ran
+// GPU operations of one top-level operator (launch order), inside graph launches (what ran
 // after what), along each stream around operations without data accesses,
 // and across streams at recorded waits.
 func (im *importer) order() {
@@ -29,14 +29,18 @@ func (im *importer) order() {
 		byStream[u.stream] = append(byStream[u.stream], u)
 	}
 	im.rep.Streams = len(byStream)
-	lastOfNode := map[*etNode]int{}
+	// The GPU work of one top-level operator (aten::conv2d, with every
+	// operator it calls) keeps its launch order: its kernels pass data
+	// through workspaces the execution trace does not show.
+	lastOfTop := map[*span]int{}
 	for i, o := range im.ops {
 		if o.resolved {
 			im.rep.FromET++
-			if p, ok := lastOfNode[o.node]; ok {
+			top := o.gpu.op.top
+			if p, ok := lastOfTop[top]; ok {
 				o.after[p] = true
 			}
-			lastOfNode[o.node] = i
+			lastOfTop[top] = i
 		} else {
 			im.rep.StreamOrdered++
 		}

@@ -133,7 +133,11 @@ func TestGraphLaunchKernelsAreOrderedByTheRecording(t *testing.T) {
 }
 
 // et builds a 1.1-layout execution trace node.
-func etNodeJSON(id, rf int, name, schema string, inputs, outputs [][]any) map[string]any {
+func etNodeJSON(id, rf int, name, schema string, inputs, outputs [][]any, parent ...int) map[string]any {
+	ctrl := 1
+	if len(parent) > 0 {
+		ctrl = parent[0]
+	}
 	vals := func(ts [][]any) map[string]any {
 		values, types := []any{}, []any{}
 		for _, t := range ts {
@@ -142,7 +146,7 @@ func etNodeJSON(id, rf int, name, schema string, inputs, outputs [][]any) map[st
 		}
 		return map[string]any{"values": values, "shapes": []any{}, "types": types, "strides": []any{}}
 	}
-	return map[string]any{"id": id, "name": name, "ctrl_deps": 1, "inputs": vals(inputs), "outputs": vals(outputs),
+	return map[string]any{"id": id, "name": name, "ctrl_deps": ctrl, "inputs": vals(inputs), "outputs": vals(outputs),
 		"attrs": []any{map[string]any{"name": "rf_id", "type": "uint64", "value": rf},
 			map[string]any{"name": "op_schema", "type": "string", "value": schema}}}
 }
@@ -225,4 +229,39 @@ func TestSchemaEffects(t *testing.T) {
 	assert.Equal(t, []string{"self", "other", "alpha", "out"}, schemaArgNames("aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"))
 	_, _, ok = schemaEffects("")
 	assert.False(t, ok)
+}
+
+func TestKernelsOfOneTopLevelOperatorKeepTheirOrder(t *testing.T) {
+	b := &traceBuilder{}
+	var nodes []any
+	fresh := "aten::op(Tensor self) -> Tensor"
+	b.cpu("user_annotation", "ProfilerStep#1", 0, 1000, nil)
+	// conv2d encloses cudnn_convolution (two kernels) and add_ (bias, in
+	// place); an unrelated relu at top level reads only the input.
+	b.cpu("cpu_op", "aten::conv2d", 10, 100, map[string]any{"Record function id": 1})
+	b.cpu("cpu_op", "aten::cudnn_convolution", 12, 40, map[string]any{"Record function id": 2})
+	b.launch("cudaLaunchKernel", 20, "void im2col()", 7, 500, 5)
+	// A tensor allocated inside conv2d after its first kernel: no rename.
+	b.cpu("cpu_op", "aten::empty", 25, 2, map[string]any{"Record function id": 5})
+	b.launch("cudaLaunchKernel", 30, "void gemm()", 7, 510, 5)
+	b.cpu("cpu_op", "aten::add_", 60, 20, map[string]any{"Record function id": 3})
+	b.launch("cudaLaunchKernel", 65, "void bias()", 7, 520, 5)
+	b.cpu("cpu_op", "aten::relu", 200, 20, map[string]any{"Record function id": 4})
+	b.launch("cudaLaunchKernel", 205, "void relu()", 7, 530, 5)
+	nodes = append(nodes,
+		etNodeJSON(101, 1, "aten::conv2d", fresh, [][]any{tensor(1, 64)}, [][]any{tensor(2, 64)}),
+		etNodeJSON(102, 2, "aten::cudnn_convolution", fresh, [][]any{tensor(1, 64)}, [][]any{tensor(2, 64)}, 101),
+		etNodeJSON(105, 5, "aten::empty", "aten::empty.memory_format(SymInt[] size) -> Tensor", nil, [][]any{tensor(2, 64)}, 101),
+		etNodeJSON(103, 3, "aten::add_", "aten::add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", [][]any{tensor(2, 64), tensor(3, 4)}, [][]any{tensor(2, 64)}, 101),
+		etNodeJSON(104, 4, "aten::relu", fresh, [][]any{tensor(1, 64)}, [][]any{tensor(4, 64)}))
+	etData, err := json.Marshal(map[string]any{"schema": "1.1.1-chakra.0.0.4", "nodes": nodes})
+	require.NoError(t, err)
+	f, rep, err := Import(b.json(t), etData, Options{Iteration: 1, ClockHz: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 4, rep.FromET)
+	ops := opsByName(f)
+	assert.Equal(t, []string{"k0.im2col"}, ops["k1.gemm"].After)
+	assert.Equal(t, []string{"k1.gemm"}, ops["k2.bias"].After, "add_ runs inside conv2d: after its other kernels")
+	assert.Equal(t, "s2.1", ops["k2.bias"].Writes[0].Buffer, "the empty inside conv2d did not start a new version")
+	assert.Empty(t, ops["k3.relu"].After, "relu is its own top-level operator and reads only the input")
 }

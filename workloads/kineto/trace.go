@@ -46,14 +46,14 @@ type deviceProps struct {
 
 // span is a CPU-side range: an operator, a runtime call, an annotation.
 type span struct {
-	name     string
-	cat      string
-	tid      string
-	ts, end  int64 // nanoseconds
-	corr     int64 // runtime calls: correlation id
-	rfID     int64 // operators: record function id (-1 if none)
-	extID    int64 // operators: External id (-1 if none)
-	children int   // operators nested directly inside (set by nest)
+	name    string
+	cat     string
+	tid     string
+	ts, end int64 // nanoseconds
+	corr    int64 // runtime calls: correlation id
+	rfID    int64 // operators: record function id (-1 if none)
+	extID   int64 // operators: External id (-1 if none)
+	top     *span // operators: the outermost operator around it (itself if none)
 }
 
 // gpuOp is one kernel, copy or memset as the GPU ran it.
@@ -176,7 +176,31 @@ func parseTrace(data []byte) (*trace, error) {
 		}
 		return a.end > b.end // the enclosing one first
 	})
+	t.setTops()
 	return t, nil
+}
+
+// setTops links every operator to the outermost operator that encloses it
+// on its thread.
+func (t *trace) setTops() {
+	var stack []*span
+	tid := ""
+	for _, s := range t.spans {
+		if s.cat != "cpu_op" {
+			continue
+		}
+		if s.tid != tid {
+			stack, tid = stack[:0], s.tid
+		}
+		for len(stack) > 0 && stack[len(stack)-1].end <= s.ts {
+			stack = stack[:len(stack)-1]
+		}
+		s.top = s
+		if len(stack) > 0 {
+			s.top = stack[0].top
+		}
+		stack = append(stack, s)
+	}
 }
 
 func (t *trace) add(e *event) error {

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Replays the PyTorch models recorded by capture_pytorch.py (issue #19) on
+# the GPU, from the repository root, with $OUT set and no Go toolchain:
+#
+#   1. the replay kernel's GPU test (workloads/file, cuda tag): its outputs
+#      against the CPU reference under serial and round-robin, and its own
+#      overhead per kernel (overhead_ns), measured on the global timer;
+#   2. every captured trace imported again with this host's binary
+#      (workloads/kineto/testdata/pytorch), compared with the committed
+#      workload files (configs/workloads/pytorch);
+#   3. configs/experiments/imported-gpu.yaml (every model under serial,
+#      serial+graph and the multi-stream strategies) and imported-graph-gpu.yaml
+#      (the graph-replay traces, serial and serial+graph), with the measured
+#      overhead_ns, on DEVICE.
+#
+# Everything lands in $OUT/imp.tgz. Binaries, built here:
+#
+#   mkdir -p .gpu/imp
+#   go build -tags cuda -ldflags='-s -w' -o .gpu/imp/gpusched ./cmd/gpusched
+#   go test -c -tags cuda -ldflags='-s -w' -o .gpu/imp/file.test ./workloads/file
+#
+# usage: bash scripts/gpu/imported-replay.sh [DEVICE] [SECONDS]
+#   DEVICE: cuda (default), or a simulator config (h100) for a dry run of the
+#   same steps, which uses $OVERHEAD_NS (default 0) instead of step 1.
+#   SECONDS: the budget for step 3's two experiments (default 420).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+: "${OUT:?set OUT to the output folder}"
+B=${B:-.gpu/imp}
+DEV=${1:-cuda}
+BUDGET=${2:-420}
+R=$OUT/imp
+mkdir -p "$R/w"
+start=$(date +%s)
+log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
+
+O=${OVERHEAD_NS:-0}
+if [ "$DEV" = cuda ]; then
+	log "replay kernel test"
+	(cd workloads/file && timeout 90 "../../$B/file.test" -test.run GPU -test.v) > "$R/replay-test.log" 2>&1
+	echo "rc=$?" >> "$R/replay-test.log"
+	tail -12 "$R/replay-test.log"
+	measured=$(grep -o 'overhead_ns=[0-9]*' "$R/replay-test.log" | tail -1 | cut -d= -f2)
+	O=${measured:-$O}
+fi
+echo "overhead_ns=$O" | tee "$R/overhead.txt"
+
+log "import"
+for t in workloads/kineto/testdata/pytorch/*.trace.json.gz; do
+	m=$(basename "$t" .trace.json.gz)
+	args=()
+	if [ -f "${t%.trace.json.gz}.et.json.gz" ]; then
+		args=(--et "${t%.trace.json.gz}.et.json.gz")
+	fi
+	if ! timeout 60 "$B/gpusched" import kineto "$t" "${args[@]}" --name "$m" -o "$R/w/$m.yaml" 2>> "$R/import.log"; then
+		echo "$m: import FAILED" | tee -a "$R/import.log"
+	elif cmp -s <(gzip -dc "configs/workloads/pytorch/$m.yaml.gz") "$R/w/$m.yaml"; then
+		echo "$m: same as committed" >> "$R/import.log"
+	else
+		echo "$m: DIFFERS from the committed file" | tee -a "$R/import.log"
+	fi
+done
+
+for x in imported imported-graph; do
+	left=$((BUDGET - ($(date +%s) - start)))
+	[ "$x" = imported ] && left=$((left * 4 / 5))
+	log "$x on $DEV ($left s)"
+	cfg=configs/experiments/$x-run.yaml
+	sed -e "s/overhead_ns: [0-9]*/overhead_ns: $O/" -e "s/^devices: .*/devices: [$DEV]/" "configs/experiments/$x-gpu.yaml" > "$cfg"
+	timeout "$left" "$B/gpusched" run "$cfg" -o "$R/$x" > "$R/$x.log" 2>&1
+	echo "rc=$?" | tee -a "$R/$x.log"
+	rm -f "$cfg"
+	tail -4 "$R/$x.log"
+done
+log done
+tar czf "$OUT/imp.tgz" -C "$OUT" imp && rm -rf "$R"
