@@ -13,6 +13,7 @@ import (
 	_ "github.com/gpusched/gpusched/experiments/acs"
 	_ "github.com/gpusched/gpusched/experiments/autograph"
 	_ "github.com/gpusched/gpusched/experiments/cusync"
+	_ "github.com/gpusched/gpusched/experiments/imported"
 	_ "github.com/gpusched/gpusched/experiments/kesco"
 	_ "github.com/gpusched/gpusched/experiments/set"
 )

@@ -1,11 +1,13 @@
-package main
+package imported
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -62,8 +64,12 @@ func (t table) median(w, s string) (float64, bool) {
 	return r.Makespan.Median, true
 }
 
-func report(out, capturePath string, files []string) error {
+// captureFile is the capture summary's name beside the page.
+const captureFile = "imported-capture.json"
+
+func report(w io.Writer, in *experiments.ReportInput) error {
 	var c capture
+	capturePath := filepath.Join(in.Dir, captureFile)
 	data, err := os.ReadFile(capturePath)
 	if err != nil {
 		return err
@@ -74,13 +80,7 @@ func report(out, capturePath string, files []string) error {
 	gpu, sims := table{}, table{}
 	var schedulers []string
 	var simName, gpuName string
-	var all []*experiments.Results
-	for _, f := range files {
-		r, err := experiments.ReadResults(f)
-		if err != nil {
-			return err
-		}
-		all = append(all, r)
+	for _, r := range in.Sets {
 		for i := range r.Rows {
 			row := &r.Rows[i]
 			if row.Device == experiments.CUDADevice {
@@ -95,17 +95,22 @@ func report(out, capturePath string, files []string) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(intro)
+	if len(in.Notes) > 0 {
+		b.Write(in.Notes)
+		b.WriteString("\n")
+	}
 	writeEnv(&b, c, gpuName, simName)
 	writeSummary(&b, c, gpu, sims, schedulers)
 	writeModels(&b, c, gpu, sims, schedulers)
-	for i, r := range all {
-		fmt.Fprintf(&b, "## Raw results: %s\n\n", files[i])
+	for i, r := range in.Sets {
+		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
 		raw := string(experiments.Markdown(r, false))
 		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
 		raw = strings.ReplaceAll(raw, "\n# ", "\n### ")
 		b.WriteString(strings.TrimPrefix(raw, "# ") + "\n")
 	}
-	return os.WriteFile(out, b.Bytes(), 0o644)
+	_, err = w.Write(b.Bytes())
+	return err
 }
 
 func contains(list []string, s string) bool {

@@ -67,7 +67,7 @@ for x in imported imported-graph; do
 	log "$x on $DEV ($left s)"
 	cfg=configs/experiments/$x-run.yaml
 	sed -e "s/overhead_ns: [0-9]*/overhead_ns: $O/" -e "s/^devices: .*/devices: [$DEV]/" "configs/experiments/$x-gpu.yaml" > "$cfg"
-	timeout "$left" "$B/gpusched" run "$cfg" -o "$R/$x" > "$R/$x.log" 2>&1
+	timeout "$left" "$B/gpusched" paper imported run "$cfg" -o "$R/$x" > "$R/$x.log" 2>&1
 	echo "rc=$?" | tee -a "$R/$x.log"
 	rm -f "$cfg"
 	tail -4 "$R/$x.log"

@@ -1,0 +1,24 @@
+// Package imported replays PyTorch models recorded by
+// scripts/gpu/capture_pytorch.py and imported with `gpusched import kineto`
+// (configs/workloads/pytorch) under serial, serial+graph and the
+// multi-stream strategies, on a GPU and on the simulator, against PyTorch's
+// own eager and CUDA-graph times (issue #19). It registers "imported":
+//
+//	gpusched paper imported run configs/experiments/imported-sim.yaml -o results/imported-sim
+//	bash scripts/gpu/imported-replay.sh       # on the GPU host
+//	gpusched paper imported report -o docs/results/imported.md docs/results/imported-sim.json docs/results/imported-gpu.json
+//
+// report reads PyTorch's times from the capture's summary beside the page
+// (imported-capture.json).
+package imported
+
+import "github.com/gpusched/gpusched/experiments"
+
+func init() {
+	experiments.RegisterPaper(&experiments.Paper{
+		Name:    "imported",
+		Title:   "imported PyTorch models (issue #19): replay on the GPU and the simulator against PyTorch eager and graph times",
+		Configs: []string{"configs/experiments/imported-sim.yaml", "configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml"},
+		Report:  report,
+	})
+}
