@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/workloads/file"
 )
 
 // miniTrace is a Kineto trace of one iteration: two kernels on one stream.
@@ -53,4 +56,44 @@ outputs: {dir: ` + filepath.Join(dir, "res") + `}
 	status, _, stderr = gpusched(t, "import", "kineto", tr, "--iteration", "4", "-o", w)
 	assert.Equal(t, 1, status)
 	assert.Contains(t, stderr, "no ProfilerStep#4 in the trace (it has #1)")
+}
+
+// TestCommittedImportsAreCurrent imports every committed PyTorch capture
+// (workloads/kineto/testdata/pytorch: model.trace.json.gz with its
+// model.et.json.gz, and model.graph.trace.json.gz) and requires the result
+// to equal the committed workload file (configs/workloads/pytorch), which
+// the experiment files replay. GPUSCHED_UPDATE=1 rewrites the files.
+func TestCommittedImportsAreCurrent(t *testing.T) {
+	traces, err := filepath.Glob("../../workloads/kineto/testdata/pytorch/*.trace.json.gz")
+	require.NoError(t, err)
+	if len(traces) == 0 {
+		t.Skip("no committed captures")
+	}
+	update := os.Getenv("GPUSCHED_UPDATE") != ""
+	for _, tr := range traces {
+		model := strings.TrimSuffix(filepath.Base(tr), ".trace.json.gz")
+		args := []string{"import", "kineto", tr, "--name", model}
+		if et := strings.TrimSuffix(tr, ".trace.json.gz") + ".et.json.gz"; fileExists(et) {
+			args = append(args, "--et", et)
+		}
+		fresh := filepath.Join(t.TempDir(), model+".yaml")
+		status, _, stderr := gpusched(t, append(args, "-o", fresh)...)
+		require.Equal(t, 0, status, "%s: %s", model, stderr)
+		got, err := os.ReadFile(fresh)
+		require.NoError(t, err)
+		committed := filepath.Join("../../configs/workloads/pytorch", model+".yaml.gz")
+		if update {
+			status, _, stderr = gpusched(t, append(args, "-o", committed)...)
+			require.Equal(t, 0, status, stderr)
+			continue
+		}
+		want, err := file.ReadFile(committed)
+		require.NoError(t, err, "GPUSCHED_UPDATE=1 go test ./cmd/gpusched -run Committed writes it")
+		assert.Equal(t, string(want), string(got), "%s: the committed workload file is not what the importer writes now (GPUSCHED_UPDATE=1 go test ./cmd/gpusched -run Committed)", model)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -154,10 +154,16 @@ func (im *importer) useET(nodes []*etNode, w window) {
 			evs = append(evs, ev{ts: s.ts, alloc: n})
 		}
 	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].alloc.id < evs[j].alloc.id }) // map order is random
 	for _, o := range im.ops {
 		evs = append(evs, ev{ts: o.gpu.launch.ts, op: o})
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].ts < evs[j].ts })
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].ts != evs[j].ts {
+			return evs[i].ts < evs[j].ts
+		}
+		return evs[i].alloc != nil && evs[j].alloc != nil && evs[i].alloc.id < evs[j].alloc.id
+	})
 	resolvedNodes := map[*etNode]*opInfo{}
 	launchedTop := map[*span]bool{}
 	spanOf := map[*etNode]*span{}
