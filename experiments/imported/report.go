@@ -101,6 +101,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	}
 	writeEnv(&b, c, gpuName, simName)
 	writeSummary(&b, c, gpu, sims, schedulers)
+	writeGraphTraces(&b, c, gpu, sims)
 	writeModels(&b, c, gpu, sims, schedulers)
 	for i, r := range in.Sets {
 		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
@@ -207,6 +208,37 @@ func writeSummary(b *bytes.Buffer, c capture, gpu, sims table, schedulers []stri
 			us(pg, pg > 0), us(ser, okS), us(sg, okG), vsPT, us(simG, okSim), vsGPU, bestCell, speed)
 	}
 	fmt.Fprintf(b, "\nserial+graph replay within 10%% of PyTorch's graph replay: %d of %d models; simulator within 10%% of the GPU replay: %d of %d.\n\n", within, n, simWithin, ns)
+}
+
+// writeGraphTraces compares the replays of the traces recorded during
+// PyTorch's graph replays (workloads "<tag>.graph", ordered by what ran
+// after what) with PyTorch's graph replay.
+func writeGraphTraces(b *bytes.Buffer, c capture, gpu, sims table) {
+	var lines []string
+	for _, m := range c.Models {
+		w := m.Tag + ".graph"
+		sg, okG := gpu.median(w, "serial+graph")
+		simG, okSim := sims.median(w, "serial+graph")
+		if m.Graph == nil || (!okG && !okSim) {
+			continue
+		}
+		vsPT, vsGPU := "-", "-"
+		if okG {
+			vsPT = pct(sg, m.Graph.Median)
+		}
+		if okG && okSim {
+			vsGPU = pct(simG, sg)
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %d | %.1f | %s | %s | %s | %s |", m.Model, m.Batch, m.Graph.Median, us(sg, okG), vsPT, us(simG, okSim), vsGPU))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("## Replays of the graph-replay traces\n\n")
+	b.WriteString("The same models traced while PyTorch replayed its CUDA graph (kernels of one graph launch, ordered by what ran after what; " +
+		"their durations are the graph replay's own), replayed under serial+graph.\n\n")
+	b.WriteString("| model | batch | PyTorch graph | replay serial+graph | vs PyTorch graph | sim serial+graph | sim vs GPU |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString(strings.Join(lines, "\n") + "\n\n")
 }
 
 func writeModels(b *bytes.Buffer, c capture, gpu, sims table, schedulers []string) {
