@@ -40,6 +40,9 @@
 // Hoefler and Belli, "Scientific Benchmarking of Parallel Computing
 // Systems" (SC 2015). The t interval assumes roughly normal means; with few
 // repetitions of a noisy GPU, read the range, not only the interval.
-// Validate runs one experiment on the simulator and on a GPU and reports
-// the simulator's error per row and as a mean absolute percentage error.
+// Validate runs one experiment on the simulator and on a GPU, and
+// ValidateFiles re-simulates committed GPU results (no GPU needed); both
+// join the rows, refusing rows that are not the same scheduler with the
+// same parameters, and report the simulator's fidelity (experiments/fidelity:
+// errors, pair order, best-pick regret, the GPU's own spread).
 package experiments

@@ -22,22 +22,23 @@ import (
 // that run every scheduler on every family. A family missing here fails
 // TestEveryScheduleIsTimedOnEqualTerms: add one.
 var smallWorkloads = map[string]string{
-	"synthetic":      `{layers: 3, width: 3, steps: 2, iters: 16, max_blocks: 8}`,
-	"kesco":          `{bench: BS, scale: 0.05}`,
-	"kesco-mix":      `{tasks: 3, scale: 0.02}`,
-	"rl-physics":     `{envs: 32, envs_per_group: 16, steps: 2, warmup: 2, iterations: 1}`,
-	"dynamic-dnn":    `{variant: routing, inputs: 2, scale: 8}`,
-	"nas-static":     `{model: squeezenet, scale: 8}`,
-	"dnn-static":     `{model: squeezenet, scale: 8}`,
-	"jobs-sobel":     `{jobs: 4, size: 32}`,
-	"jobs-sssp":      `{jobs: 4, vertices: 256, degree: 4, iterations: 2}`,
-	"jobs-bp":        `{jobs: 4, batch: 4, inputs: 32, hidden: 16}`,
-	"jobs-gemm":      `{jobs: 4, size: 32}`,
-	"jobs-knn":       `{jobs: 4, points: 256, queries: 4, dims: 4, k: 4}`,
-	"jobs-hotspot":   `{jobs: 4, size: 32, iterations: 2}`,
-	"tiles-mlp":      `{model: gpt3, tokens: 64, hidden: 1024, ff: 512, no_data: true}`,
-	"tiles-convpair": `{model: resnet38, layer: 3, batch: 1, no_data: true}`,
-	"file":           `{path: ../workloads/file/testdata/example.yaml}`,
+	"synthetic":        `{layers: 3, width: 3, steps: 2, iters: 16, max_blocks: 8}`,
+	"synthetic-random": `{draw: 6}`, // seed 1's draw 6: three kernels
+	"kesco":            `{bench: BS, scale: 0.05}`,
+	"kesco-mix":        `{tasks: 3, scale: 0.02}`,
+	"rl-physics":       `{envs: 32, envs_per_group: 16, steps: 2, warmup: 2, iterations: 1}`,
+	"dynamic-dnn":      `{variant: routing, inputs: 2, scale: 8}`,
+	"nas-static":       `{model: squeezenet, scale: 8}`,
+	"dnn-static":       `{model: squeezenet, scale: 8}`,
+	"jobs-sobel":       `{jobs: 4, size: 32}`,
+	"jobs-sssp":        `{jobs: 4, vertices: 256, degree: 4, iterations: 2}`,
+	"jobs-bp":          `{jobs: 4, batch: 4, inputs: 32, hidden: 16}`,
+	"jobs-gemm":        `{jobs: 4, size: 32}`,
+	"jobs-knn":         `{jobs: 4, points: 256, queries: 4, dims: 4, k: 4}`,
+	"jobs-hotspot":     `{jobs: 4, size: 32, iterations: 2}`,
+	"tiles-mlp":        `{model: gpt3, tokens: 64, hidden: 1024, ff: 512, no_data: true}`,
+	"tiles-convpair":   `{model: resnet38, layer: 3, batch: 1, no_data: true}`,
+	"file":             `{path: ../workloads/file/testdata/example.yaml}`,
 }
 
 func smallWorkload(t *testing.T, family string) *workloads.Program {

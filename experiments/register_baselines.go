@@ -47,7 +47,7 @@ func init() {
 			}
 			return sched.NewGraphPerStep(p.Streams)
 		})
-	RegisterWorkload("synthetic", "random layered DAG of synth_node kernels (params: layers, width, fan_in, min_blocks, max_blocks, threads, iters, steps, skip)",
+	RegisterWorkload("synthetic", "random layered DAG of synth_node kernels (params: layers, width, fan_in, min_blocks, max_blocks, threads, iters, steps, skip; widths, max_iters, copies, copy_bytes, downloads)",
 		func(params *yaml.Node, seed int64) (*workloads.Program, error) {
 			p := synthetic.Defaults()
 			if err := DecodeParams(params, &p); err != nil {

@@ -285,20 +285,6 @@ func TestTrace(t *testing.T) {
 	assert.Contains(t, err.Error(), `no scheduler "fastest" in small (have serial, round-robin(k=4))`)
 }
 
-func TestValidateTwoSimulatorConfigs(t *testing.T) {
-	e := parseSmall(t, "")
-	v, simRes, gpuRes, err := Validate(e, "h200", "h100", RunOptions{})
-	require.NoError(t, err)
-	require.Len(t, v.Rows, 2)
-	assert.Equal(t, "h200", simRes.Rows[0].Device)
-	assert.Equal(t, "h100", gpuRes.Rows[0].Device)
-	assert.Equal(t, 2, v.MakespanN)
-	assert.Equal(t, 1, v.SpeedupN, "the baseline's speedup is 1 by definition and left out")
-	want, _ := MAPE([]float64{simRes.Rows[0].Makespan.Median, simRes.Rows[1].Makespan.Median},
-		[]float64{gpuRes.Rows[0].Makespan.Median, gpuRes.Rows[1].Makespan.Median})
-	assert.InDelta(t, want, *v.MakespanMAPE, 1e-9)
-}
-
 func TestCompareOutputs(t *testing.T) {
 	want := map[string][]byte{"a": {1, 2, 3, 4}, "b": {9}}
 	for _, tt := range []struct {

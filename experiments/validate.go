@@ -2,39 +2,33 @@ package experiments
 
 import (
 	"fmt"
-	"io"
-	"math"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/experiments/fidelity"
 )
 
-// Validation compares the simulator's predictions with a GPU's
-// measurements, row by row, for one experiment.
-type Validation struct {
-	Sim  string         `json:"sim"` // device specs
-	GPU  string         `json:"gpu"`
-	Rows []ValidatedRow `json:"rows"`
-	// MakespanMAPE and SpeedupMAPE are mean absolute percentage errors of
-	// the simulator against the GPU over the rows that have both numbers
-	// (nil when there are none).
-	MakespanMAPE *float64 `json:"makespan_mape_pct"`
-	MakespanN    int      `json:"makespan_rows"`
-	SpeedupMAPE  *float64 `json:"speedup_mape_pct"`
-	SpeedupN     int      `json:"speedup_rows"`
-}
-
-// ValidatedRow is one (point, workload, scheduler) on both devices. Errors
-// are (sim - gpu) / gpu in percent.
-type ValidatedRow struct {
-	Label       string   `json:"row"`
-	GPUMakespan float64  `json:"gpu_makespan_us"` // median; 0 when missing
-	SimMakespan float64  `json:"sim_makespan_us"`
-	MakespanErr *float64 `json:"makespan_error_pct"` // nil when either is missing
-	GPUSpeedup  *float64 `json:"gpu_speedup"`
-	SimSpeedup  *float64 `json:"sim_speedup"`
-	SpeedupErr  *float64 `json:"speedup_error_pct"` // nil for the baseline and missing rows
-	Problems    []string `json:"problems,omitempty"`
+// ValidateOptions control a validation beyond its inputs.
+type ValidateOptions struct {
+	// Run: workers and progress of the simulator runs.
+	Run RunOptions
+	// Sim is the simulator config every GPU row is simulated on; empty:
+	// the default config of each row's GPU model (DefaultSimConfig).
+	Sim string
+	// Experiment is the experiment file of the GPU results; empty: the
+	// file the results name (their source, under configs/experiments).
+	Experiment string
+	// Root is the directory the experiment files named by results are
+	// looked up from (default: the working directory).
+	Root string
+	// Keep, if set, selects the GPU rows to validate (the others are not
+	// simulated); nil keeps every row.
+	Keep func(*Row) bool
+	// Fidelity are the thresholds of the order metrics.
+	Fidelity fidelity.Options
 }
 
 // Validate runs e on the simulator config simSpec and on the device gpuSpec
@@ -57,114 +51,190 @@ func Validate(e *Experiment, simSpec, gpuSpec string, opt RunOptions) (*Validati
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return JoinValidation(simRes, gpu, simSpec, gpuSpec), simRes, gpu, nil
+	v := newValidation(fidelity.DefaultOptions())
+	v.add(e, simRes, gpu, Source{GPU: gpuSpec, Experiment: e.Name, ExperimentFile: e.Source,
+		Sim: []string{simSpec}}, func(*Row) string { return simSpec })
+	v.finish()
+	return v, simRes, gpu, nil
 }
 
-// JoinValidation joins a simulator's and a GPU's results of the same
-// experiment, computing per-row errors and the MAPE summaries.
-func JoinValidation(simRes, gpu *Results, simSpec, gpuSpec string) *Validation {
-	v := &Validation{Sim: simSpec, GPU: gpuSpec}
-	key := func(r *Row) string { return pointString(r.Point) + "\x00" + r.Workload + "\x00" + r.Scheduler }
-	bySim := map[string]*Row{}
-	for i := range simRes.Rows {
-		bySim[key(&simRes.Rows[i])] = &simRes.Rows[i]
+// ValidateFiles simulates the rows of committed GPU results (no GPU
+// needed): for each file, the experiment that wrote it (ValidateOptions.
+// Experiment, or the file it names) runs on the simulator, restricted to
+// the workloads and schedulers the file has, at its seed and sweep, and
+// its rows are joined with the GPU's. The simulator results come back in
+// the files' order.
+func ValidateFiles(paths []string, opt ValidateOptions) (*Validation, []*Results, error) {
+	if opt.Fidelity == (fidelity.Options{}) {
+		opt.Fidelity = fidelity.DefaultOptions()
 	}
-	var simM, gpuM, simS, gpuS []float64
-	for i := range gpu.Rows {
-		g := &gpu.Rows[i]
-		label := fmt.Sprintf("%s / %s", g.Workload, g.Scheduler)
-		if len(g.Point) > 0 {
-			label += " at " + pointString(g.Point)
+	v := newValidation(opt.Fidelity)
+	var sims []*Results
+	for _, p := range paths {
+		gpu, err := ReadResults(p)
+		if err != nil {
+			return nil, nil, err
 		}
-		vr := ValidatedRow{Label: label, GPUSpeedup: g.Speedup}
-		s, ok := bySim[key(g)]
-		if !ok {
-			vr.Problems = append(vr.Problems, "no simulator row")
-			v.Rows = append(v.Rows, vr)
+		if opt.Keep != nil {
+			gpu = keepRows(gpu, opt.Keep)
+			if len(gpu.Rows) == 0 {
+				return nil, nil, fmt.Errorf("%s: no row is selected", p)
+			}
+		}
+		simRes, err := v.addFile(p, gpu, opt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		sims = append(sims, simRes)
+	}
+	v.finish()
+	return v, sims, nil
+}
+
+// addFile simulates one GPU result set and joins it.
+func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*Results, error) {
+	src := Source{GPU: path, Experiment: gpu.Experiment}
+	e, err := experimentOf(gpu, opt.Experiment, opt.Root)
+	if err != nil {
+		return nil, err
+	}
+	src.ExperimentFile = e.Source
+	if e.Name != gpu.Experiment {
+		src.Notes = append(src.Notes, fmt.Sprintf("the results are from experiment %q, the file is %q", gpu.Experiment, e.Name))
+	}
+	configOf := map[string]string{} // GPU name -> simulator config
+	for i := range gpu.Rows {
+		name := gpu.Rows[i].DeviceName
+		if _, ok := configOf[name]; ok {
 			continue
 		}
-		vr.SimSpeedup = s.Speedup
-		for _, e := range g.Errors {
-			vr.Problems = append(vr.Problems, "gpu: "+e)
+		cfg := opt.Sim
+		if cfg == "" {
+			if cfg, err = DefaultSimConfig(name); err != nil {
+				return nil, err
+			}
 		}
-		for _, e := range s.Errors {
-			vr.Problems = append(vr.Problems, "sim: "+e)
+		configOf[name] = cfg
+		src.Sim = append(src.Sim, fmt.Sprintf("%s -> %s", name, cfg))
+	}
+	sub, notes, err := simSubset(e, gpu, configOf)
+	if err != nil {
+		return nil, err
+	}
+	src.Notes = append(src.Notes, notes...)
+	run := opt.Run
+	run.Sweep = gpu.Sweep
+	run.Shard = Shard{}
+	simRes, err := Run(sub, run)
+	if err != nil {
+		return nil, err
+	}
+	v.add(sub, simRes, gpu, src, func(r *Row) string { return configOf[r.DeviceName] })
+	return simRes, nil
+}
+
+// keepRows is a copy of r with only the rows keep selects.
+func keepRows(r *Results, keep func(*Row) bool) *Results {
+	out := *r
+	out.Rows = nil
+	for i := range r.Rows {
+		if keep(&r.Rows[i]) {
+			out.Rows = append(out.Rows, r.Rows[i])
 		}
-		if g.Makespan != nil && g.Makespan.N > 0 && s.Makespan != nil && s.Makespan.N > 0 {
-			vr.GPUMakespan, vr.SimMakespan = g.Makespan.Median, s.Makespan.Median
-			vr.MakespanErr = pctErr(vr.SimMakespan, vr.GPUMakespan)
-			simM, gpuM = append(simM, vr.SimMakespan), append(gpuM, vr.GPUMakespan)
+	}
+	return &out
+}
+
+// experimentOf loads the experiment that wrote gpu: the named file, else
+// the results' source as a path, else under configs/experiments (both
+// from root).
+func experimentOf(gpu *Results, file, root string) (*Experiment, error) {
+	if file != "" {
+		return LoadExperiment(file)
+	}
+	if gpu.Source == "" {
+		return nil, fmt.Errorf("the results name no experiment file; give one with --experiment")
+	}
+	src := gpu.Source
+	if !filepath.IsAbs(src) {
+		src = filepath.Join(root, src)
+	}
+	for _, p := range []string{src, filepath.Join(root, "configs", "experiments", filepath.Base(gpu.Source))} {
+		if _, err := os.Stat(p); err == nil {
+			return LoadExperiment(p)
 		}
-		if g.Speedup != nil && s.Speedup != nil && !g.Baseline {
-			vr.SpeedupErr = pctErr(*s.Speedup, *g.Speedup)
-			simS, gpuS = append(simS, *s.Speedup), append(gpuS, *g.Speedup)
+	}
+	return nil, fmt.Errorf("experiment file %s not found (looked in . and configs/experiments); give it with --experiment", gpu.Source)
+}
+
+// simSubset is e restricted to the workloads and schedulers gpu has rows
+// of (the baseline kept), on the simulator configs, at gpu's seed, one
+// repetition: the simulator is deterministic, so more would repeat it.
+func simSubset(e *Experiment, gpu *Results, configOf map[string]string) (*Experiment, []string, error) {
+	var notes []string
+	sub := *e
+	if gpu.Seed != e.Seed {
+		notes = append(notes, fmt.Sprintf("seed %d of the results used (the experiment file says %d)", gpu.Seed, e.Seed))
+		sub.Seed = gpu.Seed
+	}
+	if gpu.Baseline != e.Baseline {
+		notes = append(notes, fmt.Sprintf("the results' baseline is %q, the file's %q: speedups use the results' rows", gpu.Baseline, e.Baseline))
+	}
+	workloads, scheds := map[string]bool{}, map[string]bool{}
+	for i := range gpu.Rows {
+		workloads[gpu.Rows[i].Workload] = true
+		scheds[gpu.Rows[i].Scheduler] = true
+	}
+	if len(gpu.Sweep) == 0 { // a sweep may rename schedulers: keep them all
+		sub.Workloads = nil
+		for _, w := range e.Workloads {
+			if workloads[w.Name] {
+				sub.Workloads = append(sub.Workloads, w)
+			}
 		}
-		v.Rows = append(v.Rows, vr)
+		sub.Schedulers = nil
+		for _, s := range e.Schedulers {
+			if scheds[s.Name] || s.Name == e.Baseline {
+				sub.Schedulers = append(sub.Schedulers, s)
+			}
+		}
 	}
-	var m float64
-	m, v.MakespanN = MAPE(simM, gpuM)
-	v.MakespanMAPE = finite(m)
-	m, v.SpeedupN = MAPE(simS, gpuS)
-	v.SpeedupMAPE = finite(m)
-	return v
+	if len(sub.Workloads) == 0 || len(sub.Schedulers) == 0 {
+		return nil, nil, fmt.Errorf("no workload or scheduler of the results is in experiment %s (%s)", e.Name, e.Source)
+	}
+	sub.Devices = nil
+	for _, name := range sortedKeys(configOf) {
+		if !contains(sub.Devices, configOf[name]) {
+			sub.Devices = append(sub.Devices, configOf[name])
+		}
+	}
+	for _, d := range sub.Devices {
+		if err := checkDeviceSpec(d); err != nil {
+			return nil, nil, fmt.Errorf("simulator config %q: %w", d, err)
+		}
+	}
+	zero := 0
+	sub.Repetitions, sub.Warmup = 1, &zero
+	return &sub, notes, nil
 }
 
-// pctErr is (pred - actual) / actual in percent, nil if actual is 0.
-func pctErr(pred, actual float64) *float64 {
-	if actual == 0 {
-		return nil
+// DefaultSimConfig is the built-in simulator config of a GPU model: the
+// longest config name that the GPU's name contains as a word (h100 for
+// "NVIDIA H100 80GB HBM3", h200 for "NVIDIA H200").
+func DefaultSimConfig(gpuName string) (string, error) {
+	words := strings.FieldsFunc(strings.ToLower(gpuName), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	})
+	best := ""
+	for _, n := range SimConfigs() {
+		if contains(words, strings.ToLower(n)) && len(n) > len(best) {
+			best = n
+		}
 	}
-	return finite((pred - actual) / actual * 100)
-}
-
-func finite(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
+	if best == "" {
+		return "", fmt.Errorf("no built-in simulator config for GPU %q (have %s); pass --sim", gpuName, strings.Join(SimConfigs(), ", "))
 	}
-	return &x
-}
-
-// Print writes the validation table and its summary line.
-func (v *Validation) Print(w io.Writer) error {
-	rows := [][]string{{"row", "GPU µs", "sim µs", "error", "GPU speedup", "sim speedup", "error", ""}}
-	for _, r := range v.Rows {
-		rows = append(rows, []string{r.Label, fmtUS(r.GPUMakespan), fmtUS(r.SimMakespan), fmtErr(r.MakespanErr),
-			fmtSpeedup(r.GPUSpeedup), fmtSpeedup(r.SimSpeedup), fmtErr(r.SpeedupErr), strings.Join(r.Problems, "; ")})
-	}
-	if err := printAligned(w, rows); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "summary: simulator %s against %s: makespan MAPE %s over %d rows, speedup MAPE %s over %d rows\n",
-		v.Sim, v.GPU, fmtMAPE(v.MakespanMAPE), v.MakespanN, fmtMAPE(v.SpeedupMAPE), v.SpeedupN)
-	return err
-}
-
-// Markdown is the validation as a report.
-func (v *Validation) Markdown() []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Simulator validation: %s against %s\n\n", v.Sim, v.GPU)
-	fmt.Fprintf(&b, "Makespan MAPE %s over %d rows; speedup MAPE %s over %d rows. Errors are (sim - GPU) / GPU.\n\n",
-		fmtMAPE(v.MakespanMAPE), v.MakespanN, fmtMAPE(v.SpeedupMAPE), v.SpeedupN)
-	b.WriteString("| row | GPU µs | sim µs | error | GPU speedup | sim speedup | error | problems |\n|---|--:|--:|--:|--:|--:|--:|---|\n")
-	for _, r := range v.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(r.Label), fmtUS(r.GPUMakespan), fmtUS(r.SimMakespan), fmtErr(r.MakespanErr),
-			fmtSpeedup(r.GPUSpeedup), fmtSpeedup(r.SimSpeedup), fmtErr(r.SpeedupErr), mdEscape(strings.Join(r.Problems, "; ")))
-	}
-	return []byte(b.String())
-}
-
-func fmtErr(e *float64) string {
-	if e == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%+.1f%%", *e)
-}
-
-func fmtMAPE(m *float64) string {
-	if m == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", *m)
+	return best, nil
 }
 
 // PickSimConfig chooses the simulator config that models gpu: a config
@@ -209,6 +279,7 @@ func PickSimConfig(gpu device.Info) (name, why string, err error) {
 	for i, c := range cands {
 		names[i] = c.name
 	}
+	sort.Strings(names)
 	return "", "", fmt.Errorf("no simulator config models %s (%d SMs); run `gpusched calibrate --device cuda -o my.yaml` or pass --sim (have %s)",
 		gpu.Name, gpu.SMs, strings.Join(names, ", "))
 }

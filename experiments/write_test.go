@@ -295,30 +295,3 @@ func TestCompare(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no row in common")
 }
-
-func TestJoinValidation(t *testing.T) {
-	gpu := handResults()
-	simRes := handResults()
-	simRes.Rows[0].Makespan.Median = 110 // +10%
-	simRes.Rows[1].Makespan.Median = 45  // -10%
-	simRes.Rows[2].Makespan.Median = 50  // +25%
-	simRes.Rows[3].Makespan.Median = 90  // 0%
-	simRes.Rows[4].Makespan.Median = 60  // 0%
-	simRes.ComputeSpeedups()
-	v := JoinValidation(simRes, gpu, "h100", "cuda")
-	require.Len(t, v.Rows, 6)
-	assert.InDelta(t, 10.0, *v.Rows[0].MakespanErr, 1e-9)
-	assert.InDelta(t, -10.0, *v.Rows[1].MakespanErr, 1e-9)
-	assert.Nil(t, v.Rows[0].SpeedupErr, "the baseline's speedup is 1 by definition")
-	assert.Equal(t, 5, v.MakespanN)
-	assert.InDelta(t, (10+10+25+0+0)/5.0, *v.MakespanMAPE, 1e-9)
-	// Speedups (baseline rows excluded): a/rr2 110/45 vs 2, a/rr4 110/50 vs 2.5, b/rr2 1.5 vs 1.5.
-	wantErrs := []float64{math.Abs(round(110.0/45, 4)-2) / 2 * 100, math.Abs(2.2-2.5) / 2.5 * 100, 0}
-	assert.Equal(t, 3, v.SpeedupN)
-	assert.InDelta(t, (wantErrs[0]+wantErrs[1]+wantErrs[2])/3, *v.SpeedupMAPE, 1e-9)
-	assert.Nil(t, v.Rows[5].MakespanErr, "a failed row has no error figure")
-	assert.NotEmpty(t, v.Rows[5].Problems)
-	var out bytes.Buffer
-	require.NoError(t, v.Print(&out))
-	assert.Contains(t, out.String(), "makespan MAPE 9.0% over 5 rows")
-}

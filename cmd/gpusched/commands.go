@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -112,67 +111,6 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return c.Print(stdout)
-}
-
-func cmdValidate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("validate", stderr)
-	simFlag := fs.String("sim", "", "simulator config (name or path; default: a measured config of the GPU where one exists)")
-	gpu := fs.String("gpu", experiments.CUDADevice, "the device to validate against (cuda; a simulator config compares two configs)")
-	out := fs.String("o", "", "also write validation.md, validation.json and both result sets here")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := experiments.LoadExperiment(pos[0])
-	if err != nil {
-		return err
-	}
-	simSpec := *simFlag
-	if simSpec == "" {
-		dev, err := experiments.OpenDevice(*gpu)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", *gpu, err)
-		}
-		info := dev.Info()
-		dev.Close()
-		name, why, err := experiments.PickSimConfig(info)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "validate: simulating %s with config %s (%s)\n", info.Name, name, why)
-		simSpec = name
-	}
-	v, simRes, gpuRes, err := experiments.Validate(e, simSpec, *gpu, experiments.RunOptions{Progress: progressTo(stderr)})
-	if err != nil {
-		return err
-	}
-	if err := v.Print(stdout); err != nil {
-		return err
-	}
-	if *out != "" {
-		if _, err := experiments.Write(filepath.Join(*out, "gpu"), gpuRes, e.Formats()); err != nil {
-			return err
-		}
-		if _, err := experiments.Write(filepath.Join(*out, "sim"), simRes, e.Formats()); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(*out, "validation.md"), v.Markdown(), 0o644); err != nil {
-			return err
-		}
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(*out, "validation.json"), append(b, '\n'), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", *out)
-	}
-	failed := len(gpuRes.Failed()) + len(simRes.Failed())
-	if failed > 0 {
-		return fmt.Errorf("%d rows failed (see the table)", failed)
-	}
-	return nil
 }
 
 func cmdTrace(args []string, stdout, stderr io.Writer) error {

@@ -5,7 +5,7 @@
 //	gpusched sweep FILE --param NAME=V1,V2,... [--param ...] [--shard I/N] [-o DIR]
 //	gpusched merge -o DIR SHARD.json...
 //	gpusched compare A.json B.json
-//	gpusched validate FILE [--sim CONFIG] [--gpu DEVICE] [-o DIR]
+//	gpusched validate FILE.yaml | RESULTS.json... [--sim CONFIG] [--gpu DEVICE] [-o DIR]
 //	gpusched trace FILE --workload W --scheduler S [--device D] -o OUT.json
 //	gpusched devices
 //	gpusched list
@@ -58,7 +58,7 @@ func init() {
 		{"sweep", "FILE --param NAME=V1,V2,... [--shard I/N] [--resume] [-o DIR]", "run an experiment at every point of a parameter grid, or one shard of it", cmdSweep},
 		{"merge", "-o DIR SHARD.json...", "join the shards of a sweep into the results of the whole sweep", cmdMerge},
 		{"compare", "A.json B.json", "two result sets side by side, with ratios", cmdCompare},
-		{"validate", "FILE [--sim CONFIG] [--gpu DEVICE] [-o DIR]", "run on the simulator and on the GPU; per-row errors and MAPE", cmdValidate},
+		{"validate", "FILE.yaml | RESULTS.json... [--sim CONFIG] [--gpu DEVICE] [-o DIR]", "how well the simulator predicts the GPU: an experiment run on both, or committed GPU results re-simulated", cmdValidate},
 		{"trace", "FILE --workload W --scheduler S [--device D] -o OUT.json", "run one row and write its timeline (Chrome trace JSON, for Perfetto)", cmdTrace},
 		{"devices", "", "list the simulator's device configs and the CUDA devices", cmdDevices},
 		{"list", "", "list the workload families and schedulers experiment files can name", cmdList},

@@ -187,12 +187,35 @@ func TestValidate(t *testing.T) {
 	dir := t.TempDir()
 	status, out, errOut := gpusched(t, "validate", f, "--sim", "h200", "--gpu", "h100", "-o", dir)
 	require.Equal(t, 0, status, errOut)
-	assert.Contains(t, out, "summary: simulator h200 against h100: makespan MAPE")
-	var v map[string]any
+	assert.Regexp(t, `(?m)^total +2 +[0-9.]+%`, out, "two rows compared")
+	assert.Contains(t, out, "h100 (cli, ")
+	var v struct {
+		Total struct {
+			Rows        int `json:"rows"`
+			SpeedupRows int `json:"speedup_rows"`
+		} `json:"total"`
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "validation.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &v))
-	assert.EqualValues(t, 2, v["makespan_rows"])
+	assert.Equal(t, 2, v.Total.Rows)
+	assert.Equal(t, 1, v.Total.SpeedupRows)
+	for _, name := range []string{"validation.csv", "validation-rows.csv", "validation.md", "gpu/results.json", "sim/results.json"} {
+		assert.FileExists(t, filepath.Join(dir, name))
+	}
+
+	// Committed results, no GPU: the results file runs again on h200.
+	gpuRes := filepath.Join(dir, "gpu", "results.json")
+	status, out, errOut = gpusched(t, "validate", gpuRes, "--experiment", f, "--sim", "h200", "--schedulers", "serial", "--page", filepath.Join(dir, "page.md"))
+	require.Equal(t, 0, status, errOut)
+	assert.Regexp(t, `(?m)^total +1 `, out, "only serial")
+	page, err := os.ReadFile(filepath.Join(dir, "page.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "# Simulator fidelity")
+	assert.FileExists(t, filepath.Join(dir, "page-rows.csv"))
+	status, _, errOut = gpusched(t, "validate", gpuRes, f)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errOut, "not both")
 
 	// With no GPU in this build, validate says so.
 	status, _, errOut = gpusched(t, "validate", f)

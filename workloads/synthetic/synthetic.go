@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 
 	"github.com/gpusched/gpusched/device"
@@ -39,6 +40,14 @@ type Params struct {
 	Iters     int     `yaml:"iters"`   // dependent multiply-adds per element
 	Steps     int     `yaml:"steps"`   // repetitions of the DAG; each step's inputs are the last step's outputs
 	Skip      float64 `yaml:"skip"`    // probability that an input comes from any earlier layer, not the previous one
+
+	// Optional shape and mix; their zero values keep the plain layered
+	// DAG above (and the same programs for the same seed).
+	Widths    []int   `yaml:"widths"`     // widths of layers 1..layers, one each (the input layer keeps width): forks, joins, diamonds
+	MaxIters  int     `yaml:"max_iters"`  // each node's iters drawn log-uniformly from iters to max_iters: kernels of mixed lengths
+	Copies    float64 `yaml:"copies"`     // probability that a node before the last layer is an upload of fresh data (a host-to-device copy) instead of a kernel
+	CopyBytes int64   `yaml:"copy_bytes"` // bytes per upload (0: the node's own size)
+	Downloads bool    `yaml:"downloads"`  // each step ends copying the last layer to host outputs (device-to-host)
 }
 
 // Defaults is a small GPU-underfilling DAG: the regime where concurrency pays.
@@ -62,17 +71,57 @@ func (p Params) check() error {
 		return fmt.Errorf("iters must not be negative, got %d", p.Iters)
 	case p.Steps < 1:
 		return fmt.Errorf("steps must be at least 1, got %d", p.Steps)
-	case p.Skip < 0 || p.Skip > 1:
+	case p.Skip < 0 || p.Skip > 1 || math.IsNaN(p.Skip):
 		return fmt.Errorf("skip must be a probability, got %g", p.Skip)
+	}
+	return p.checkMix()
+}
+
+// checkMix checks the optional shape and mix parameters.
+func (p Params) checkMix() error {
+	if len(p.Widths) > 0 && len(p.Widths) != p.Layers {
+		return fmt.Errorf("widths lists %d layers, layers is %d: give one width per layer", len(p.Widths), p.Layers)
+	}
+	for i, w := range p.Widths {
+		if w < 1 {
+			return fmt.Errorf("widths[%d] must be at least 1, got %d", i, w)
+		}
+	}
+	switch {
+	case p.MaxIters != 0 && p.MaxIters < p.Iters:
+		return fmt.Errorf("max_iters must be 0 (every node runs iters) or at least iters (%d), got %d", p.Iters, p.MaxIters)
+	case p.Copies < 0 || p.Copies > 1 || math.IsNaN(p.Copies):
+		return fmt.Errorf("copies must be a probability, got %g", p.Copies)
+	case p.CopyBytes < 0 || p.CopyBytes%4 != 0 || p.CopyBytes > math.MaxInt32:
+		return fmt.Errorf("copy_bytes must be a multiple of 4 from 0 to %d, got %d", math.MaxInt32, p.CopyBytes)
 	}
 	return nil
 }
 
-// node is one kernel of the DAG: its output buffer, its inputs, its size.
+// width is the number of nodes of layer l (0: the input layer).
+func (p Params) width(l int) int {
+	if l > 0 && len(p.Widths) > 0 {
+		return p.Widths[l-1]
+	}
+	return p.Width
+}
+
+// node is one operation of the DAG: its output buffer, its inputs and size,
+// or, for an upload, the host buffer it copies.
 type node struct {
 	out    int
 	inputs []int // buffer indices
 	blocks int
+	iters  int
+	upload int // host buffer index; -1: a kernel
+}
+
+// generator draws one program.
+type generator struct {
+	p      Params
+	rng    *rand.Rand
+	prog   *workloads.Program
+	layers [][]node
 }
 
 // Generate builds the program. The DAG is the same every step; step 0 reads
@@ -86,57 +135,125 @@ func Generate(p Params, seed int64) (*workloads.Program, error) {
 	if kernelErr != nil {
 		return nil, fmt.Errorf("synthetic: %w", kernelErr)
 	}
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
-	prog := &workloads.Program{Name: fmt.Sprintf("synthetic(%dx%d,fan%d,seed%d)", p.Layers, p.Width, p.FanIn, seed)}
-	size := func(blocks int) int64 { return int64(blocks * p.Threads * 4) }
-	drawBlocks := func() int {
-		lo, hi := math.Log(float64(p.MinBlocks)), math.Log(float64(p.MaxBlocks)+1)
-		b := int(math.Exp(lo + rng.Float64()*(hi-lo)))
-		return min(max(b, p.MinBlocks), p.MaxBlocks)
+	g := &generator{p: p, rng: rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
+		prog: &workloads.Program{Name: fmt.Sprintf("synthetic(%dx%d,fan%d,seed%d)", p.Layers, p.Width, p.FanIn, seed)}}
+	g.inputLayer()
+	for l := 1; l <= p.Layers; l++ {
+		g.layer(l)
 	}
-	// Layer 0: input buffers, initialized with seeded data.
-	var layers [][]node
+	g.steps()
+	prog := g.prog
+	// The reference is computed once, at the first check: at long kernels
+	// (iters in the thousands) it costs seconds of CPU, and a runner checks
+	// every schedule's outputs against it.
+	var (
+		once     sync.Once
+		dev, hst [][]float32
+		refErr   error
+	)
+	prog.Check = func(out map[string][]byte) error {
+		once.Do(func() { dev, hst, refErr = reference(prog) })
+		if refErr != nil {
+			return refErr
+		}
+		return check(prog, dev, hst, out)
+	}
+	return prog, nil
+}
+
+func (g *generator) size(blocks int) int64 { return int64(blocks * g.p.Threads * 4) }
+
+func (g *generator) drawBlocks() int {
+	lo, hi := math.Log(float64(g.p.MinBlocks)), math.Log(float64(g.p.MaxBlocks)+1)
+	b := int(math.Exp(lo + g.rng.Float64()*(hi-lo)))
+	return min(max(b, g.p.MinBlocks), g.p.MaxBlocks)
+}
+
+func (g *generator) drawIters() int {
+	if g.p.MaxIters == 0 {
+		return g.p.Iters
+	}
+	lo, hi := math.Log(float64(g.p.Iters)+1), math.Log(float64(g.p.MaxIters)+2)
+	n := int(math.Exp(lo+g.rng.Float64()*(hi-lo))) - 1
+	return min(max(n, g.p.Iters), g.p.MaxIters)
+}
+
+// inputLayer is layer 0: input buffers, initialized with seeded data.
+func (g *generator) inputLayer() {
 	var in0 []node
-	for j := 0; j < p.Width; j++ {
-		blocks := drawBlocks()
-		idx := len(prog.Buffers)
-		vals := seededFloats(rng.Uint64(), blocks*p.Threads)
-		prog.Buffers = append(prog.Buffers, workloads.BufferSpec{
-			Name: fmt.Sprintf("in%d", j), Bytes: size(blocks),
+	for j := 0; j < g.p.width(0); j++ {
+		blocks := g.drawBlocks()
+		idx := len(g.prog.Buffers)
+		vals := seededFloats(g.rng.Uint64(), blocks*g.p.Threads)
+		g.prog.Buffers = append(g.prog.Buffers, workloads.BufferSpec{
+			Name: fmt.Sprintf("in%d", j), Bytes: g.size(blocks),
 			Init: func(b []byte) { putFloats(b, vals) },
 		})
-		in0 = append(in0, node{out: idx, blocks: blocks})
+		in0 = append(in0, node{out: idx, blocks: blocks, upload: -1})
 	}
-	layers = append(layers, in0)
-	for l := 1; l <= p.Layers; l++ {
-		var layer []node
-		for j := 0; j < p.Width; j++ {
-			nd := node{blocks: drawBlocks()}
+	g.layers = append(g.layers, in0)
+}
+
+// layer draws layer l's nodes: kernels reading fan_in earlier outputs, or
+// (with probability copies, before the last layer) uploads.
+func (g *generator) layer(l int) {
+	p := g.p
+	var layer []node
+	for j := 0; j < p.width(l); j++ {
+		nd := node{blocks: g.drawBlocks(), upload: -1}
+		nd.iters = g.drawIters()
+		name := fmt.Sprintf("n%d.%d", l, j)
+		bytes := g.size(nd.blocks)
+		if p.Copies > 0 && l < p.Layers && g.rng.Float64() < p.Copies {
+			if p.CopyBytes > 0 {
+				bytes = p.CopyBytes
+			}
+			nd.upload = len(g.prog.Host)
+			vals := seededFloats(g.rng.Uint64(), int(bytes/4))
+			g.prog.Host = append(g.prog.Host, workloads.HostSpec{Name: "h" + name, Bytes: bytes, Pinned: true,
+				Init: func(b []byte) { putFloats(b, vals) }})
+		} else {
 			for f := 0; f < p.FanIn; f++ {
 				src := l - 1
-				if l > 1 && rng.Float64() < p.Skip {
-					src = rng.IntN(l)
+				if l > 1 && g.rng.Float64() < p.Skip {
+					src = g.rng.IntN(l)
 				}
-				nd.inputs = append(nd.inputs, layers[src][rng.IntN(p.Width)].out)
+				nd.inputs = append(nd.inputs, g.layers[src][g.rng.IntN(len(g.layers[src]))].out)
 			}
-			nd.out = len(prog.Buffers)
-			prog.Buffers = append(prog.Buffers, workloads.BufferSpec{
-				Name: fmt.Sprintf("n%d.%d", l, j), Bytes: size(nd.blocks), Output: l == p.Layers,
-			})
-			layer = append(layer, nd)
 		}
-		layers = append(layers, layer)
+		nd.out = len(g.prog.Buffers)
+		g.prog.Buffers = append(g.prog.Buffers, workloads.BufferSpec{Name: name, Bytes: bytes, Output: l == p.Layers})
+		layer = append(layer, nd)
 	}
-	// Steps after the first read the previous step's last layer in place of
-	// the input layer.
+	g.layers = append(g.layers, layer)
+}
+
+// steps issues the DAG steps times. Steps after the first read the
+// previous step's last layer in place of the input layer.
+func (g *generator) steps() {
+	p, prog := g.p, g.prog
+	last := g.layers[p.Layers]
 	remap := map[int]int{}
-	for j := range layers[0] {
-		remap[layers[0][j].out] = layers[p.Layers][j%len(layers[p.Layers])].out
+	for j := range g.layers[0] {
+		remap[g.layers[0][j].out] = last[j%len(last)].out
+	}
+	var downloads []int
+	if p.Downloads {
+		for j, nd := range last {
+			downloads = append(downloads, len(prog.Host))
+			prog.Host = append(prog.Host, workloads.HostSpec{Name: fmt.Sprintf("out%d", j), Bytes: prog.Buffers[nd.out].Bytes, Pinned: true, Output: true})
+		}
 	}
 	for s := 0; s < p.Steps; s++ {
 		var step workloads.Step
 		for l := 1; l <= p.Layers; l++ {
-			for j, nd := range layers[l] {
+			for j, nd := range g.layers[l] {
+				name := fmt.Sprintf("s%d.n%d.%d", s, l, j)
+				if nd.upload >= 0 {
+					step.Ops = append(step.Ops, workloads.Op{Name: name, Kind: workloads.OpCopy, Copy: workloads.CopySpec{
+						Kind: device.HostToDevice, Dst: nd.out, Host: nd.upload, Bytes: prog.Buffers[nd.out].Bytes}})
+					continue
+				}
 				ins := nd.inputs
 				if s > 0 {
 					ins = make([]int, len(nd.inputs))
@@ -147,27 +264,15 @@ func Generate(p Params, seed int64) (*workloads.Program, error) {
 						ins[i] = b
 					}
 				}
-				step.Ops = append(step.Ops, op(prog, fmt.Sprintf("s%d.n%d.%d", s, l, j), ins, nd, p))
+				step.Ops = append(step.Ops, op(prog, name, ins, nd, p))
 			}
+		}
+		for j, h := range downloads {
+			step.Ops = append(step.Ops, workloads.Op{Name: fmt.Sprintf("s%d.out%d", s, j), Kind: workloads.OpCopy, Copy: workloads.CopySpec{
+				Kind: device.DeviceToHost, Src: last[j].out, Host: h, Bytes: prog.Buffers[last[j].out].Bytes}})
 		}
 		prog.Steps = append(prog.Steps, step)
 	}
-	// The reference is computed once, at the first check: at long kernels
-	// (iters in the thousands) it costs seconds of CPU, and a runner checks
-	// every schedule's outputs against it.
-	var (
-		once   sync.Once
-		ref    [][]float32
-		refErr error
-	)
-	prog.Check = func(out map[string][]byte) error {
-		once.Do(func() { ref, refErr = Reference(prog) })
-		if refErr != nil {
-			return refErr
-		}
-		return check(prog, ref, out)
-	}
-	return prog, nil
 }
 
 func op(prog *workloads.Program, name string, ins []int, nd node, p Params) workloads.Op {
@@ -178,11 +283,11 @@ func op(prog *workloads.Program, name string, ins []int, nd node, p Params) work
 	}
 	n := nd.blocks * p.Threads
 	args = append(args, workloads.Scalar32(int32(len(ins))), workloads.BufArg(nd.out, device.Write),
-		workloads.Scalar32(int32(n)), workloads.Scalar32(int32(p.Iters)))
+		workloads.Scalar32(int32(n)), workloads.Scalar32(int32(nd.iters)))
 	return workloads.Op{
 		Name: name, Kind: workloads.OpKernel, Kernel: Kernel,
 		Grid: device.D1(nd.blocks), Block: device.D1(p.Threads), Args: args,
-		Work: Work(p.Threads, len(ins), p.Iters),
+		Work: Work(p.Threads, len(ins), nd.iters),
 	}
 }
 
@@ -201,31 +306,69 @@ func Work(threads, nin, iters int) device.Work {
 // Reference runs the program's operations in order on the CPU with exactly
 // the kernel's float32 arithmetic, and returns every buffer's contents.
 func Reference(prog *workloads.Program) ([][]float32, error) {
-	bufs := make([][]float32, len(prog.Buffers))
-	for i, b := range prog.Buffers {
-		raw := make([]byte, b.Bytes)
-		if b.Init != nil {
-			b.Init(raw)
+	dev, _, err := reference(prog)
+	return dev, err
+}
+
+// reference is Reference with the host buffers' final contents too.
+func reference(prog *workloads.Program) (dev, host [][]float32, err error) {
+	initial := func(bytes int64, init func([]byte)) []float32 {
+		raw := make([]byte, bytes)
+		if init != nil {
+			init(raw)
 		}
-		bufs[i] = getFloats(raw)
+		return getFloats(raw)
+	}
+	dev = make([][]float32, len(prog.Buffers))
+	for i, b := range prog.Buffers {
+		dev[i] = initial(b.Bytes, b.Init)
+	}
+	host = make([][]float32, len(prog.Host))
+	for i, b := range prog.Host {
+		host[i] = initial(b.Bytes, b.Init)
 	}
 	for _, st := range prog.Steps {
 		for _, o := range st.Ops {
-			if o.Kernel != Kernel {
-				return nil, fmt.Errorf("synthetic reference: unexpected kernel %s", o.Kernel)
-			}
-			a := o.Args
-			nin := int(int32(a[8].Bits))
-			out := bufs[a[9].Buf]
-			n := int(int32(a[10].Bits))
-			iters := int(int32(a[11].Bits))
-			ins := [4][]float32{bufs[a[0].Buf], bufs[a[2].Buf], bufs[a[4].Buf], bufs[a[6].Buf]}
-			for i := 0; i < n; i++ {
-				out[i] = Node(ins, nin, i, iters)
+			switch {
+			case o.Kind == workloads.OpCopy && o.Copy.Kind == device.HostToDevice:
+				copy(dev[o.Copy.Dst], host[o.Copy.Host])
+			case o.Kind == workloads.OpCopy && o.Copy.Kind == device.DeviceToHost:
+				copy(host[o.Copy.Host], dev[o.Copy.Src])
+			case o.Kind == workloads.OpKernel && o.Kernel == Kernel:
+				runNode(dev, o.Args)
+			default:
+				return nil, nil, fmt.Errorf("synthetic reference: unexpected operation %s", o.Name)
 			}
 		}
 	}
-	return bufs, nil
+	return dev, host, nil
+}
+
+// runNode computes one synth_node launch, its elements split over the CPUs
+// when there are enough of them (each element depends only on the inputs,
+// so the split cannot change a bit).
+func runNode(bufs [][]float32, a []workloads.ArgSpec) {
+	nin := int(int32(a[8].Bits))
+	out := bufs[a[9].Buf]
+	n := int(int32(a[10].Bits))
+	iters := int(int32(a[11].Bits))
+	ins := [4][]float32{bufs[a[0].Buf], bufs[a[2].Buf], bufs[a[4].Buf], bufs[a[6].Buf]}
+	parts := 1
+	if work := n * (iters + 1); work > 1<<20 {
+		parts = min(runtime.GOMAXPROCS(0), n)
+	}
+	var wg sync.WaitGroup
+	for k := 0; k < parts; k++ {
+		lo, hi := n*k/parts, n*(k+1)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				out[i] = Node(ins, nin, i, iters)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Node is synth_node's arithmetic for element i. Each product is rounded
@@ -249,19 +392,31 @@ func Node(ins [4][]float32, nin, i, iters int) float32 {
 	return x
 }
 
-func check(prog *workloads.Program, ref [][]float32, out map[string][]byte) error {
-	for i, b := range prog.Buffers {
-		if !b.Output {
-			continue
-		}
-		got, ok := out[b.Name]
+func check(prog *workloads.Program, dev, host [][]float32, out map[string][]byte) error {
+	want := func(name string, ref []float32) error {
+		got, ok := out[name]
 		if !ok {
-			return fmt.Errorf("output %s missing", b.Name)
+			return fmt.Errorf("output %s missing", name)
 		}
 		g := getFloats(got)
 		for j := range g {
-			if math.Float32bits(g[j]) != math.Float32bits(ref[i][j]) {
-				return fmt.Errorf("output %s[%d] = %g, reference %g", b.Name, j, g[j], ref[i][j])
+			if math.Float32bits(g[j]) != math.Float32bits(ref[j]) {
+				return fmt.Errorf("output %s[%d] = %g, reference %g", name, j, g[j], ref[j])
+			}
+		}
+		return nil
+	}
+	for i, b := range prog.Buffers {
+		if b.Output {
+			if err := want(b.Name, dev[i]); err != nil {
+				return err
+			}
+		}
+	}
+	for i, b := range prog.Host {
+		if b.Output {
+			if err := want(b.Name, host[i]); err != nil {
+				return err
 			}
 		}
 	}

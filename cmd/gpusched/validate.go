@@ -1,0 +1,222 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/experiments/fidelity"
+)
+
+// validateFlags are validate's options.
+type validateFlags struct {
+	sim, gpu, experiment, out string
+	workloads, schedulers     string
+	page, limits              string
+	args                      []string
+	jobs                      int
+	rows                      bool
+	opt                       fidelity.Options
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("validate", stderr)
+	var f validateFlags
+	fs.StringVar(&f.sim, "sim", "", "simulator config (name or path; default: for results files, the built-in config of each row's GPU model; "+
+		"for an experiment file, a measured config of the GPU where one exists)")
+	fs.StringVar(&f.gpu, "gpu", experiments.CUDADevice, "experiment file only: the device to validate against (cuda; a simulator config compares two configs)")
+	fs.StringVar(&f.experiment, "experiment", "", "results files only: the experiment file that wrote them (default: the file they name)")
+	fs.StringVar(&f.out, "o", "", "also write validation.json, validation.csv (summaries), validation-rows.csv, validation.md and the result sets here")
+	fs.StringVar(&f.workloads, "workloads", "", "results files only: validate only these workloads (comma-separated names)")
+	fs.StringVar(&f.schedulers, "schedulers", "", "results files only: validate only these schedulers (comma-separated names)")
+	fs.StringVar(&f.page, "page", "", "results files only: write the fidelity page (Markdown) here, and its rows beside it as NAME-rows.csv")
+	fs.StringVar(&f.limits, "limits", "", "with --page: the regression checks to report (docs/results/fidelity-regression.yaml)")
+	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU)")
+	fs.BoolVar(&f.rows, "rows", false, "also print the per-row table")
+	f.opt = fidelity.DefaultOptions()
+	fs.Float64Var(&f.opt.Separation, "separation", f.opt.Separation, "GPU makespans further apart than this fraction make a clearly separated pair")
+	fs.Float64Var(&f.opt.Tie, "tie", f.opt.Tie, "simulated makespans within this fraction are a tie")
+	pos, err := parse(fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	if f.opt.Separation < 0 || f.opt.Tie < 0 || f.opt.Separation != f.opt.Separation || f.opt.Tie != f.opt.Tie {
+		return usagef("--separation and --tie must be fractions >= 0")
+	}
+	f.args = args
+	results := strings.HasSuffix(pos[0], ".json")
+	for _, p := range pos {
+		if strings.HasSuffix(p, ".json") != results {
+			return usagef("give either one experiment file (runs it on the GPU and the simulator) or GPU results files (.json), not both")
+		}
+	}
+	if results {
+		return validateResults(pos, &f, stdout, stderr)
+	}
+	if len(pos) > 1 {
+		return usagef("one experiment file at a time (got %d)", len(pos))
+	}
+	return validateOnline(pos[0], &f, stdout, stderr)
+}
+
+// validateResults simulates committed GPU results: no GPU needed.
+func validateResults(paths []string, f *validateFlags, stdout, stderr io.Writer) error {
+	opt := experiments.ValidateOptions{Run: experiments.RunOptions{Workers: f.jobs, Progress: progressTo(stderr)},
+		Sim: f.sim, Experiment: f.experiment, Fidelity: f.opt, Keep: keepNamed(f.workloads, f.schedulers)}
+	v, sims, err := experiments.ValidateFiles(paths, opt)
+	if err != nil {
+		return err
+	}
+	if err := printValidation(v, f.rows, stdout); err != nil {
+		return err
+	}
+	if f.page != "" {
+		if err := writePage(v, f, stdout); err != nil {
+			return err
+		}
+	}
+	if f.out == "" {
+		return nil
+	}
+	for i, s := range sims {
+		name := strings.TrimSuffix(filepath.Base(paths[i]), ".json")
+		if _, err := experiments.Write(filepath.Join(f.out, "sim", name), s, []string{"json", "csv"}); err != nil {
+			return err
+		}
+	}
+	return writeValidation(v, f.out, stdout)
+}
+
+// writePage writes the fidelity page and its rows.
+func writePage(v *experiments.Validation, f *validateFlags, stdout io.Writer) error {
+	in := experiments.PageInput{Command: "gpusched validate " + strings.Join(f.args, " "),
+		RowsCSV: strings.TrimSuffix(f.page, ".md") + "-rows.csv", Limits: f.limits}
+	if f.limits != "" {
+		checks, err := experiments.LoadFidelityChecks(f.limits)
+		if err != nil {
+			return err
+		}
+		in.Checks = checks
+	}
+	rows, err := v.RowsCSV()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(in.RowsCSV, rows, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(f.page, v.Page(in), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s, %s\n", f.page, in.RowsCSV)
+	return nil
+}
+
+// keepNamed selects rows by workload and scheduler names (empty lists
+// select all); nil when both are empty.
+func keepNamed(workloads, schedulers string) func(*experiments.Row) bool {
+	if workloads == "" && schedulers == "" {
+		return nil
+	}
+	set := func(list string) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range strings.Split(list, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				m[x] = true
+			}
+		}
+		return m
+	}
+	ws, ss := set(workloads), set(schedulers)
+	return func(r *experiments.Row) bool {
+		return (len(ws) == 0 || ws[r.Workload]) && (len(ss) == 0 || ss[r.Scheduler])
+	}
+}
+
+// validateOnline runs an experiment on the GPU and on the simulator.
+func validateOnline(path string, f *validateFlags, stdout, stderr io.Writer) error {
+	e, err := experiments.LoadExperiment(path)
+	if err != nil {
+		return err
+	}
+	simSpec := f.sim
+	if simSpec == "" {
+		dev, err := experiments.OpenDevice(f.gpu)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", f.gpu, err)
+		}
+		info := dev.Info()
+		if err := dev.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", f.gpu, err)
+		}
+		name, why, err := experiments.PickSimConfig(info)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "validate: simulating %s with config %s (%s)\n", info.Name, name, why)
+		simSpec = name
+	}
+	v, simRes, gpuRes, err := experiments.Validate(e, simSpec, f.gpu, experiments.RunOptions{Workers: f.jobs, Progress: progressTo(stderr)})
+	if err != nil {
+		return err
+	}
+	if err := printValidation(v, f.rows, stdout); err != nil {
+		return err
+	}
+	if f.out != "" {
+		if _, err := experiments.Write(filepath.Join(f.out, "gpu"), gpuRes, e.Formats()); err != nil {
+			return err
+		}
+		if _, err := experiments.Write(filepath.Join(f.out, "sim"), simRes, e.Formats()); err != nil {
+			return err
+		}
+		if err := writeValidation(v, f.out, stdout); err != nil {
+			return err
+		}
+	}
+	failed := len(gpuRes.Failed()) + len(simRes.Failed())
+	if failed > 0 {
+		return fmt.Errorf("%d rows failed (see the table)", failed)
+	}
+	return nil
+}
+
+func printValidation(v *experiments.Validation, rows bool, stdout io.Writer) error {
+	if rows {
+		if err := v.PrintRows(stdout); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	return v.Print(stdout)
+}
+
+// writeValidation writes the validation's files into dir.
+func writeValidation(v *experiments.Validation, dir string, stdout io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	js, err := v.JSON()
+	if err != nil {
+		return err
+	}
+	sum, err := v.SummaryCSV()
+	if err != nil {
+		return err
+	}
+	rows, err := v.RowsCSV()
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"validation.json": js, "validation.csv": sum, "validation-rows.csv": rows, "validation.md": v.Markdown()}
+	for _, name := range []string{"validation.json", "validation.csv", "validation-rows.csv", "validation.md"} {
+		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", dir)
+	return nil
+}

@@ -1,0 +1,208 @@
+package experiments
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gpusched/gpusched/experiments/fidelity"
+)
+
+// PageInput is what the fidelity page says beyond the validation itself.
+type PageInput struct {
+	Command string          // the command that wrote the page
+	RowsCSV string          // where the per-row CSV was written
+	Checks  []FidelityCheck // the regression test's checks
+	Limits  string          // the file they come from
+}
+
+// Targets are issue #18's: makespan MAPE, median speedup error, clearly
+// separated pairs ordered right, the same best scheduler everywhere.
+const (
+	targetMAPE      = 10.0
+	targetSpeedup   = 5.0
+	targetPairsSame = 90.0
+)
+
+// paperOf is the paper (or campaign) an experiment belongs to: its name
+// before "-gpu" (acs-gpu-confirm: acs).
+func paperOf(experiment string) string {
+	if i := strings.Index(experiment, "-gpu"); i > 0 {
+		return experiment[:i]
+	}
+	return experiment
+}
+
+func isCampaign(experiment string) bool { return strings.HasPrefix(experiment, "fidelity-") }
+
+// summarize is the summary of the included rows keep selects.
+func (v *Validation) summarize(keep func(*ValidatedRow) bool) fidelity.Summary {
+	return fidelity.Summarize(v.included(keep), v.Options)
+}
+
+// configsOf lists the distinct "GPU -> config" pairs of the rows keep
+// selects.
+func (v *Validation) configsOf(keep func(*ValidatedRow) bool) string {
+	return strings.Join(v.distinctWhere(keep, func(r *ValidatedRow) string { return shortGPU(r.GPUDevice) + " → " + r.SimConfig }), ", ")
+}
+
+// shortGPU drops the vendor from a GPU's name.
+func shortGPU(name string) string { return strings.TrimPrefix(name, "NVIDIA ") }
+
+var pageHeader = []string{"rows", "makespan MAPE", "median err", "max err", "bias", "sim faster", "speedup err med", "max",
+	"pairs >5%", "same", "tied", "reversed", "best agrees", "regret med", "max", "GPU spread med", "rerun MAPE", "targets met"}
+
+// pageCells are a summary's cells under pageHeader.
+func pageCells(s fidelity.Summary) []string {
+	c := summaryCells(s)
+	// summaryCells: rows, MAPE, med, max, bias, faster, sp med, sp max,
+	// pairs, same, tied, rev, best, regret med, max, spread med, spread
+	// max, rerun; the page leaves out the largest spread.
+	return append(append(c[:16:16], c[17]), targetsMet(s))
+}
+
+// targetsMet counts the targets a summary meets.
+func targetsMet(s fidelity.Summary) string {
+	met := 0
+	if s.MakespanMAPE.Valid() && float64(s.MakespanMAPE) <= targetMAPE {
+		met++
+	}
+	if s.SpeedupMedianErr.Valid() && float64(s.SpeedupMedianErr) <= targetSpeedup {
+		met++
+	}
+	if p := PairsSamePct(s); p.Valid() && float64(p) >= targetPairsSame {
+		met++
+	}
+	if s.Groups > 0 && s.BestAgree == s.Groups {
+		met++
+	}
+	return strconv.Itoa(met) + "/4"
+}
+
+// Page is docs/results/fidelity.md: per paper, per DAG shape, per
+// experiment and workload, the regression checks, and how it was made.
+func (v *Validation) Page(in PageInput) []byte {
+	var b strings.Builder
+	b.WriteString("# Simulator fidelity: how well the simulator predicts the GPU\n\n")
+	b.WriteString("Every committed GPU row below was simulated again, on the simulator config of its GPU, and joined with its GPU measurement " +
+		"(same experiment, workload, scheduler and parameters; rows that are not the same are left out and listed). ")
+	fmt.Fprintf(&b, "Errors are (simulated − GPU) / GPU, of the median makespan. Pairs: scheduler pairs of one workload more than %.0f%% apart on the GPU, "+
+		"and whether the simulator orders them the same way, ties them (within %.0f%%) or reverses them. Best agrees: workloads where the GPU's fastest scheduler "+
+		"is among the simulator's fastest (within the tie); regret: how much slower, on the GPU, the worst of the simulator's picks ran than the GPU's best. "+
+		"GPU spread: the range of a row's repetitions over their median; rerun MAPE: another GPU run of the same rows against this one. "+
+		"Errors below the GPU's spread mean nothing.\n\n", v.Options.Separation*100, v.Options.Tie*100)
+	fmt.Fprintf(&b, "Targets (issue #18), on every paper and DAG shape with the default configs: makespan MAPE at most %.0f%%, median speedup error at most %.0f%%, "+
+		"at least %.0f%% of clearly separated pairs ordered right, the same best scheduler on every workload (\"targets met\" counts them).\n\n",
+		targetMAPE, targetSpeedup, targetPairsSame)
+	v.pagePapers(&b)
+	v.pageShapes(&b)
+	if len(in.Checks) > 0 {
+		v.pageChecks(&b, in)
+	}
+	b.WriteString("## Per experiment and workload\n\n")
+	writeMarkdownTable(&b, v.summaryTable())
+	v.pageSources(&b, in)
+	return []byte(b.String())
+}
+
+// pagePapers is the table per paper (every experiment but the campaign's).
+func (v *Validation) pagePapers(b *strings.Builder) {
+	b.WriteString("## Per paper\n\n")
+	rows := [][]string{append([]string{"paper", "GPU → simulator"}, pageHeader...)}
+	papers := v.distinctWhere(func(r *ValidatedRow) bool { return !isCampaign(r.Experiment) }, func(r *ValidatedRow) string { return paperOf(r.Experiment) })
+	for _, p := range papers {
+		keep := func(r *ValidatedRow) bool { return !isCampaign(r.Experiment) && paperOf(r.Experiment) == p }
+		rows = append(rows, append([]string{p, v.configsOf(keep)}, pageCells(v.summarize(keep))...))
+	}
+	if len(papers) == 0 {
+		b.WriteString("No paper's GPU results were given.\n\n")
+		return
+	}
+	writeMarkdownTable(b, rows)
+	b.WriteString("\n")
+}
+
+// pageShapes is the table per DAG shape of the fidelity campaign.
+func (v *Validation) pageShapes(b *strings.Builder) {
+	b.WriteString("## Per DAG shape (the fidelity campaign)\n\n")
+	inCampaign := func(r *ValidatedRow) bool { return isCampaign(r.Experiment) }
+	shapes := v.distinctWhere(inCampaign, func(r *ValidatedRow) string { return r.Experiment + "\x00" + r.Workload + "\x00" + r.Point })
+	if len(shapes) == 0 {
+		b.WriteString("No campaign results yet: `scripts/gpu/fidelity-campaign.sh` runs configs/experiments/fidelity-dags-gpu.yaml " +
+			"(seven shapes) and fidelity-dags-random-gpu.yaml (held-out random shapes) on a GPU.\n\n")
+		return
+	}
+	rows := [][]string{append([]string{"experiment", "shape", "GPU → simulator"}, pageHeader...)}
+	for _, sh := range shapes {
+		parts := strings.SplitN(sh, "\x00", 3)
+		keep := func(r *ValidatedRow) bool {
+			return r.Experiment == parts[0] && r.Workload == parts[1] && r.Point == parts[2]
+		}
+		name := parts[1]
+		if parts[2] != "" {
+			name += " (" + parts[2] + ")"
+		}
+		rows = append(rows, append([]string{parts[0], name, v.configsOf(keep)}, pageCells(v.summarize(keep))...))
+	}
+	rows = append(rows, append([]string{"all shapes", "", v.configsOf(inCampaign)}, pageCells(v.summarize(inCampaign))...))
+	writeMarkdownTable(b, rows)
+	b.WriteString("\n")
+}
+
+// pageChecks lists the regression checks with their limits and what the
+// simulator achieves now.
+func (v *Validation) pageChecks(b *strings.Builder, in PageInput) {
+	b.WriteString("## The regression test\n\n")
+	fmt.Fprintf(b, "`make test` runs TestFidelityRegression (experiments/validate_regression_test.go): it simulates these rows of committed GPU results "+
+		"and fails when an error grows past its limit, set in %s from what the simulator achieves (tighten them when it improves).\n\n", in.Limits)
+	rows := [][]string{{"check", "results", "rows", "makespan MAPE", "limit", "max err", "limit", "speedup err med", "limit", "pairs same", "limit", "best agrees", "limit", "regret max", "limit"}}
+	lim := func(x *float64) string {
+		if x == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", *x)
+	}
+	for i := range in.Checks {
+		c := &in.Checks[i]
+		exp := strings.TrimSuffix(filepath.Base(c.Results), ".json")
+		s := v.summarize(func(r *ValidatedRow) bool {
+			return r.source >= 0 && filepath.Base(v.Sources[r.source].GPU) == filepath.Base(c.Results) && c.Keep(&Row{Workload: r.Workload, Scheduler: r.Scheduler})
+		})
+		best := "-"
+		if c.Limits.BestAgree != nil {
+			best = strconv.Itoa(*c.Limits.BestAgree)
+		}
+		rows = append(rows, []string{c.Name, exp, strconv.Itoa(s.Rows), s.MakespanMAPE.String(), lim(c.Limits.MakespanMAPE), s.MaxErr.String(), lim(c.Limits.MaxErr),
+			s.SpeedupMedianErr.String(), lim(c.Limits.SpeedupMedian), PairsSamePct(s).String(), lim(c.Limits.PairsSame),
+			fmt.Sprintf("%d/%d", s.BestAgree, s.Groups), best, s.RegretMax.String(), lim(c.Limits.RegretMax)})
+	}
+	writeMarkdownTable(b, rows)
+	b.WriteString("\n")
+}
+
+// pageSources says how the page was made and where the raw data is.
+func (v *Validation) pageSources(b *strings.Builder, in PageInput) {
+	b.WriteString("\n## How this page is made\n\n")
+	fmt.Fprintf(b, "    %s\n\n", in.Command)
+	b.WriteString("No GPU is needed: each results file's experiment (configs/experiments, named in the file) runs again on the simulator, restricted to the file's rows, " +
+		"one repetition (the simulator is deterministic). ")
+	if in.RowsCSV != "" {
+		fmt.Fprintf(b, "Every joined row, with its errors and problems: %s. ", in.RowsCSV)
+	}
+	b.WriteString("How each GPU file was measured (device, driver, date, command, raw output): docs/results/gpu-runs.md and each paper's page.\n\n")
+	b.WriteString("| GPU results | experiment | rows | left out | simulated on | notes |\n|---|---|--:|--:|---|---|\n")
+	for _, s := range v.Sources {
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s |\n", mdEscape(s.GPU), mdEscape(s.ExperimentFile), s.Rows, s.Excluded,
+			mdEscape(strings.Join(s.Sim, ", ")), mdEscape(strings.Join(s.Notes, "; ")))
+	}
+	var left []string
+	for i := range v.Rows {
+		if r := &v.Rows[i]; r.Excluded {
+			left = append(left, fmt.Sprintf("- %s / %s: %s", r.Experiment, r.Label(), strings.Join(r.Problems, "; ")))
+		}
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(b, "\nRows left out (%d):\n\n%s\n", len(left), strings.Join(left, "\n"))
+	}
+}

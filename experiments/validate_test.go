@@ -1,0 +1,204 @@
+package experiments
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/experiments/fidelity"
+)
+
+// joinHand joins handResults as the GPU with a copy whose medians are
+// changed as the simulator's.
+func joinHand(t *testing.T, edit func(sim *Results)) *Validation {
+	t.Helper()
+	gpu := handResults()
+	simRes := handResults()
+	simRes.Rows[0].Makespan.Median = 110 // +10%
+	simRes.Rows[1].Makespan.Median = 45  // -10%
+	simRes.Rows[2].Makespan.Median = 50  // +25%
+	simRes.Rows[3].Makespan.Median = 90  // 0%
+	simRes.Rows[4].Makespan.Median = 60  // 0%
+	if edit != nil {
+		edit(simRes)
+	}
+	v := newValidation(fidelity.DefaultOptions())
+	v.add(nil, simRes, gpu, Source{GPU: "gpu.json", Experiment: "hand"}, func(*Row) string { return "h100" })
+	v.finish()
+	return v
+}
+
+func TestJoinValidation(t *testing.T) {
+	v := joinHand(t, nil)
+	require.Len(t, v.Rows, 6)
+	assert.InDelta(t, 10.0, *v.Rows[0].MakespanErr, 1e-9)
+	assert.InDelta(t, -10.0, *v.Rows[1].MakespanErr, 1e-9)
+	assert.Nil(t, v.Rows[0].SpeedupErr, "the baseline's speedup is 1 by definition")
+	assert.Equal(t, 5, v.Total.Rows, "the failed row is left out")
+	assert.InDelta(t, (10+10+25+0+0)/5.0, float64(v.Total.MakespanMAPE), 1e-9)
+	// Speedups: a/rr2 110/45 vs 2, a/rr4 110/50 vs 2.5, b/rr2 1.5 vs 1.5.
+	require.NotNil(t, v.Rows[1].SimSpeedup)
+	assert.InDelta(t, round(110.0/45, 4), *v.Rows[1].SimSpeedup, 1e-12)
+	assert.InDelta(t, (round(110.0/45, 4)-2)/2*100, *v.Rows[1].SpeedupErr, 1e-9)
+	assert.InDelta(t, (2.2-2.5)/2.5*100, *v.Rows[2].SpeedupErr, 1e-9)
+	assert.Equal(t, 3, v.Total.SpeedupRows)
+	// Group a: the GPU has rr4 < rr2 < serial, the simulator rr2 < rr4 <
+	// serial: one of three pairs reversed, its pick rr2 (50 on the GPU
+	// against rr4's 40). Group b orders its one pair right.
+	assert.Equal(t, 4, v.Total.Pairs)
+	assert.Equal(t, 3, v.Total.Same)
+	assert.Equal(t, 1, v.Total.Reversed)
+	assert.Equal(t, 1, v.Total.BestAgree)
+	assert.InDelta(t, 25, float64(v.Total.RegretMax), 1e-9)
+	// The failed row is left out and says why.
+	assert.True(t, v.Rows[5].Excluded)
+	assert.Nil(t, v.Rows[5].MakespanErr, "a failed row has no error figure")
+	assert.Contains(t, strings.Join(v.Rows[5].Problems, "; "), "gpu: deadlock")
+	assert.Equal(t, 1, v.Sources[0].Excluded)
+	// Sections: one experiment, two workloads.
+	require.Len(t, v.Experiments, 1)
+	require.Len(t, v.Experiments[0].Workloads, 2)
+	assert.Equal(t, 2, v.Experiments[0].Workloads[1].Summary.Rows, "b's failed row is left out")
+
+	var out bytes.Buffer
+	require.NoError(t, v.Print(&out))
+	assert.Contains(t, out.String(), "9.0%")
+	assert.Contains(t, out.String(), "left out: hand / b / rr4")
+	out.Reset()
+	require.NoError(t, v.PrintRows(&out))
+	assert.Contains(t, out.String(), "+25.0%")
+}
+
+func TestJoinRefusesOtherParameters(t *testing.T) {
+	v := joinHand(t, func(sim *Results) {
+		sim.Rows[1].SchedulerDesc = "round-robin(k=3)"
+		sim.Rows[2].Kind = "kesco"
+		sim.Rows[4].Family = "kesco"
+	})
+	assert.Contains(t, v.Rows[1].Problems, `scheduler parameters differ: GPU ran "rr2", the simulator "round-robin(k=3)"`)
+	assert.Contains(t, v.Rows[2].Problems, `scheduler kind differs: GPU "rr4", simulator "kesco"`)
+	assert.Contains(t, v.Rows[4].Problems, `workload family differs: GPU "synthetic", simulator "kesco"`)
+	assert.Equal(t, 4, v.Sources[0].Excluded)
+	assert.Equal(t, 2, v.Total.Rows, "only the two baselines are compared")
+	assert.Equal(t, 0, v.Total.SpeedupRows)
+}
+
+func TestJoinMissingSimulatorRow(t *testing.T) {
+	v := joinHand(t, func(sim *Results) { sim.Rows = sim.Rows[:4] })
+	assert.True(t, v.Rows[4].Excluded)
+	assert.Contains(t, v.Rows[4].Problems[0], "no simulator row")
+}
+
+func TestReruns(t *testing.T) {
+	gpu, again, simRes := handResults(), handResults(), handResults()
+	again.Rows[0].MakespansNS = []int64{120000, 120000} // a / serial: 100 µs in the first run
+	again.Rows[1].MakespansNS = []int64{45000, 45000}   // a / rr2: 50 µs
+	v := newValidation(fidelity.DefaultOptions())
+	cfg := func(*Row) string { return "h100" }
+	v.add(nil, simRes, gpu, Source{GPU: "one.json"}, cfg)
+	v.add(nil, simRes, again, Source{GPU: "two.json"}, cfg)
+	v.finish()
+	require.Len(t, v.Rows, 12)
+	require.NotNil(t, v.Rows[1].Rerun)
+	assert.Equal(t, 45.0, *v.Rows[1].Rerun)
+	assert.Equal(t, 50.0, *v.Rows[7].Rerun)
+	assert.Nil(t, v.Rows[5].Rerun, "a failed row has no rerun")
+	// Each run against the other: +20%, -10% (first), -16.7%, +11.1%
+	// (second), and six equal rows.
+	assert.Equal(t, 10, v.Total.RerunRows)
+	assert.InDelta(t, (20+10+20.0/120*100+5.0/45*100)/10, float64(v.Total.RerunMAPE), 1e-9)
+	assert.InDelta(t, 20, float64(v.Total.RerunMax), 1e-9)
+}
+
+func TestValidateTwoSimulatorConfigs(t *testing.T) {
+	e := parseSmall(t, "")
+	v, simRes, gpuRes, err := Validate(e, "h200", "h100", RunOptions{})
+	require.NoError(t, err)
+	require.Len(t, v.Rows, 2)
+	assert.Equal(t, "h200", simRes.Rows[0].Device)
+	assert.Equal(t, "h100", gpuRes.Rows[0].Device)
+	assert.Equal(t, 2, v.Total.Rows)
+	assert.Equal(t, 1, v.Total.SpeedupRows, "the baseline's speedup is 1 by definition and left out")
+	want, _ := MAPE([]float64{simRes.Rows[0].Makespan.Median, simRes.Rows[1].Makespan.Median},
+		[]float64{gpuRes.Rows[0].Makespan.Median, gpuRes.Rows[1].Makespan.Median})
+	assert.InDelta(t, want, float64(v.Total.MakespanMAPE), 1e-9)
+	assert.Equal(t, 0, v.Sources[0].Excluded, "the same experiment: every row is the same scheduler")
+}
+
+// writeGPUResults runs the small experiment on h100 standing in for a GPU
+// and writes its results and experiment file into dir.
+func writeGPUResults(t *testing.T, dir, yamlText string) string {
+	t.Helper()
+	yml := filepath.Join(dir, "small.yaml")
+	require.NoError(t, os.WriteFile(yml, []byte(yamlText), 0o644))
+	e, err := LoadExperiment(yml)
+	require.NoError(t, err)
+	res, err := Run(e, RunOptions{})
+	require.NoError(t, err)
+	res.Source = yml
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	path := filepath.Join(dir, "small-gpu.json")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	return path
+}
+
+func TestValidateFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := writeGPUResults(t, dir, small)
+	v, sims, err := ValidateFiles([]string{path}, ValidateOptions{Sim: "h100"})
+	require.NoError(t, err)
+	require.Len(t, sims, 1)
+	assert.Equal(t, 1, sims[0].Repetitions, "the simulator is deterministic: one repetition")
+	require.Len(t, v.Rows, 2)
+	for _, r := range v.Rows {
+		assert.False(t, r.Excluded, "%v", r.Problems)
+		require.NotNil(t, r.MakespanErr)
+		assert.InDelta(t, 0, *r.MakespanErr, 1e-9, "h100 simulated against h100 results")
+	}
+	assert.Equal(t, []string{"NVIDIA H100 SXM5 80GB -> h100"}, v.Sources[0].Sim)
+
+	// The experiment file has changed since: round-robin over 3 streams.
+	changed := strings.Replace(small, "params: {k: 4}", "params: {k: 3}\n    name: round-robin(k=4)", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "small.yaml"), []byte(changed), 0o644))
+	v, _, err = ValidateFiles([]string{path}, ValidateOptions{})
+	require.NoError(t, err)
+	assert.True(t, v.Rows[1].Excluded)
+	assert.Contains(t, v.Rows[1].Problems, `scheduler parameters differ: GPU ran "round-robin(k=4)", the simulator "round-robin(k=3)"`)
+	assert.False(t, v.Rows[0].Excluded)
+}
+
+func TestValidateFilesErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := writeGPUResults(t, dir, small)
+	_, _, err := ValidateFiles([]string{path}, ValidateOptions{Sim: "no-such-gpu"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `simulator config "no-such-gpu"`)
+	require.NoError(t, os.Remove(filepath.Join(dir, "small.yaml")))
+	_, _, err = ValidateFiles([]string{path}, ValidateOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not found")
+	_, _, err = ValidateFiles([]string{filepath.Join(dir, "none.json")}, ValidateOptions{})
+	require.Error(t, err)
+}
+
+func TestDefaultSimConfig(t *testing.T) {
+	for gpu, want := range map[string]string{
+		"NVIDIA H100 80GB HBM3": "h100",
+		"NVIDIA H200":           "h200",
+		"NVIDIA A100-SXM4-80GB": "a100",
+	} {
+		got, err := DefaultSimConfig(gpu)
+		require.NoError(t, err, gpu)
+		assert.Equal(t, want, got, gpu)
+	}
+	_, err := DefaultSimConfig("NVIDIA GH200 480GB")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no built-in simulator config")
+}
