@@ -1,14 +1,14 @@
 package experiments
 
 import (
+	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/experiments/fidelity"
+	"gopkg.in/yaml.v3"
 )
 
 // ValidateOptions control a validation beyond its inputs.
@@ -59,10 +59,10 @@ func Validate(e *Experiment, simSpec, gpuSpec string, opt RunOptions) (*Validati
 }
 
 // ValidateFiles simulates the rows of committed GPU results (no GPU
-// needed): for each file, the experiment that wrote it (ValidateOptions.
-// Experiment, or the file it names) runs on the simulator, restricted to
-// the workloads and schedulers the file has, at its seed and sweep, and
-// its rows are joined with the GPU's. The simulator results come back in
+// needed): for each file, the experiment that wrote it (as the results
+// record it, or ValidateOptions.Experiment) runs on the simulator,
+// restricted to the workloads and schedulers the file has, at its seed and
+// sweep, and its rows are joined with the GPU's. The simulator results come back in
 // the files' order.
 func ValidateFiles(paths []string, opt ValidateOptions) (*Validation, []*Results, error) {
 	if opt.Fidelity == (fidelity.Options{}) {
@@ -94,11 +94,18 @@ func ValidateFiles(paths []string, opt ValidateOptions) (*Validation, []*Results
 // addFile simulates one GPU result set and joins it.
 func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*Results, error) {
 	src := Source{GPU: path, Experiment: gpu.Experiment}
-	e, err := experimentOf(gpu, opt.Experiment, opt.Root)
+	e, err := experimentOf(gpu, opt.Experiment)
 	if err != nil {
 		return nil, err
 	}
 	src.ExperimentFile = e.Source
+	if e.Source == "" {
+		src.ExperimentFile = "as recorded in the results"
+	}
+	if gpu.Migrated != "" {
+		src.Notes = append(src.Notes, "converted from an earlier results format: its GPU rows timed the first run after Prepare, "+
+			"where the simulator now times the run after an untimed one (sched.Warm)")
+	}
 	if e.Name != gpu.Experiment {
 		src.Notes = append(src.Notes, fmt.Sprintf("the results are from experiment %q, the file is %q", gpu.Experiment, e.Name))
 	}
@@ -145,26 +152,61 @@ func keepRows(r *Results, keep func(*Row) bool) *Results {
 	return &out
 }
 
-// experimentOf loads the experiment that wrote gpu: the named file, else
-// the results' source as a path, else under configs/experiments (both
-// from root).
-func experimentOf(gpu *Results, file, root string) (*Experiment, error) {
+// experimentOf is the experiment that wrote gpu: the named file, else the
+// results' own record of it (the resolved experiment).
+func experimentOf(gpu *Results, file string) (*Experiment, error) {
 	if file != "" {
 		return LoadExperiment(file)
 	}
-	if gpu.Source == "" {
-		return nil, fmt.Errorf("the results name no experiment file; give one with --experiment")
+	if gpu.Resolved == nil {
+		return nil, fmt.Errorf("the results record no experiment; give its file with --experiment")
 	}
-	src := gpu.Source
-	if !filepath.IsAbs(src) {
-		src = filepath.Join(root, src)
-	}
-	for _, p := range []string{src, filepath.Join(root, "configs", "experiments", filepath.Base(gpu.Source))} {
-		if _, err := os.Stat(p); err == nil {
-			return LoadExperiment(p)
+	return experimentFromResolved(gpu.Resolved)
+}
+
+// experimentFromResolved rebuilds the experiment a results file records,
+// through the experiment file decoder (so that its entries are checked as
+// a file's are). Its devices are left out: validation names its own.
+func experimentFromResolved(r *Resolved) (*Experiment, error) {
+	entries := func(es []ResolvedEntry, key string) ([]map[string]any, error) {
+		var out []map[string]any
+		for _, e := range es {
+			m := map[string]any{"name": e.Name}
+			if key == "family" {
+				m["family"] = e.Family
+			} else {
+				m["kind"] = e.Kind
+			}
+			if len(e.Params) > 0 {
+				var p any
+				if err := json.Unmarshal(e.Params, &p); err != nil {
+					return nil, fmt.Errorf("%s %s: %w", key, e.Name, err)
+				}
+				m["params"] = p
+			}
+			out = append(out, m)
 		}
+		return out, nil
 	}
-	return nil, fmt.Errorf("experiment file %s not found (looked in . and configs/experiments); give it with --experiment", gpu.Source)
+	doc := map[string]any{"name": r.Name, "seed": r.Seed, "repetitions": r.Repetitions, "devices": []string{CUDADevice}}
+	if r.Baseline != "" {
+		doc["baseline"] = r.Baseline
+	}
+	if r.Warmup != nil {
+		doc["warmup"] = *r.Warmup
+	}
+	var err error
+	if doc["workloads"], err = entries(r.Workloads, "family"); err != nil {
+		return nil, err
+	}
+	if doc["schedulers"], err = entries(r.Schedulers, "kind"); err != nil {
+		return nil, err
+	}
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExperiment(data, "the resolved experiment "+r.Name)
 }
 
 // simSubset is e restricted to the workloads and schedulers gpu has rows

@@ -103,12 +103,15 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 		vr.GPUMakespan = vr.fid.GPUMedian()
 		vr.GPUSpread = finite(vr.fid.Spread())
 		wl, ok := params[vr.Point+"\x00"+g.Workload]
-		if !ok { // no experiment to say what the workload is: its name
+		if len(g.WorkloadParams) > 0 && gpu.Migrated == "" { // every parameter, defaults included
+			wl, ok = canonicalMap(g.WorkloadParams), true
+		}
+		if !ok { // nothing says what the workload is: its name
 			wl = "name " + g.Workload
 		}
 		vr.identity = strings.Join([]string{g.Family, wl, g.Kind, g.SchedulerDesc, vr.Point, g.DeviceName, fmt.Sprint(gpu.Seed)}, "\x00")
 		s := sims[joinKey(g, cfg)]
-		vr.Problems = mismatches(g, s)
+		vr.Problems = mismatches(g, s, gpu.Migrated != "")
 		if s != nil && s.Makespan != nil && s.Makespan.N > 0 {
 			vr.SimMakespan = s.Makespan.Median
 			vr.fid.Sim = vr.SimMakespan
@@ -144,8 +147,10 @@ func gpuMakespans(r *Row) []float64 {
 
 // mismatches says why a GPU row and its simulated row cannot be compared:
 // either failed or is missing, or they are not the same scheduler with the
-// same parameters on the same workload family.
-func mismatches(g, s *Row) []string {
+// same parameters on the same workload with the same parameters. partial:
+// the GPU row records only the parameters its file gave (a converted
+// file), so only those are compared.
+func mismatches(g, s *Row, partial bool) []string {
 	var out []string
 	for _, e := range g.Errors {
 		out = append(out, "gpu: "+e)
@@ -171,7 +176,43 @@ func mismatches(g, s *Row) []string {
 	if g.Baseline != s.Baseline {
 		out = append(out, "baseline differs between the GPU and the simulator results")
 	}
-	return out
+	out = append(out, paramDiffs("workload", g.WorkloadParams, s.WorkloadParams, partial)...)
+	return append(out, paramDiffs("scheduler", g.SchedulerParams, s.SchedulerParams, partial)...)
+}
+
+// paramDiffs lists the parameters whose values differ between a GPU row
+// and its simulated row (with partial, only those the GPU row records).
+// Rows that record no parameters (older results) are not compared.
+func paramDiffs(what string, gpu, sim map[string]string, partial bool) []string {
+	if len(gpu) == 0 {
+		return nil
+	}
+	keys := sortedKeys(gpu)
+	if !partial {
+		for k := range sim {
+			if _, ok := gpu[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	var diffs []string
+	for _, k := range keys {
+		g, okG := gpu[k]
+		v, okS := sim[k]
+		switch {
+		case !okG:
+			g = "(none)"
+		case !okS:
+			v = "(none)"
+		}
+		if g != v || okG != okS {
+			diffs = append(diffs, fmt.Sprintf("%s=%s on the GPU, %s on the simulator", k, g, v))
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return []string{what + " parameters differ: " + strings.Join(diffs, ", ")}
 }
 
 // workloadParams maps (point, workload) to its parameters as canonical
@@ -209,6 +250,15 @@ func canonical(n *yaml.Node) string {
 		return "?"
 	}
 	b, err := json.Marshal(x)
+	if err != nil {
+		return "?"
+	}
+	return string(b)
+}
+
+// canonicalMap is a parameters map as JSON with sorted keys.
+func canonicalMap(m map[string]string) string {
+	b, err := json.Marshal(m)
 	if err != nil {
 		return "?"
 	}

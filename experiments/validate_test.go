@@ -163,15 +163,42 @@ func TestValidateFiles(t *testing.T) {
 		assert.InDelta(t, 0, *r.MakespanErr, 1e-9, "h100 simulated against h100 results")
 	}
 	assert.Equal(t, []string{"NVIDIA H100 SXM5 80GB -> h100"}, v.Sources[0].Sim)
+	assert.Equal(t, "as recorded in the results", v.Sources[0].ExperimentFile)
 
 	// The experiment file has changed since: round-robin over 3 streams.
+	// The results' own record still says 4; the file, given, is refused
+	// row by row.
 	changed := strings.Replace(small, "params: {k: 4}", "params: {k: 3}\n    name: round-robin(k=4)", 1)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "small.yaml"), []byte(changed), 0o644))
+	yml := filepath.Join(dir, "small.yaml")
+	require.NoError(t, os.WriteFile(yml, []byte(changed), 0o644))
 	v, _, err = ValidateFiles([]string{path}, ValidateOptions{})
+	require.NoError(t, err)
+	assert.False(t, v.Rows[1].Excluded, "%v", v.Rows[1].Problems)
+	v, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: yml})
 	require.NoError(t, err)
 	assert.True(t, v.Rows[1].Excluded)
 	assert.Contains(t, v.Rows[1].Problems, `scheduler parameters differ: GPU ran "round-robin(k=4)", the simulator "round-robin(k=3)"`)
+	assert.Contains(t, v.Rows[1].Problems, "scheduler parameters differ: k=4 on the GPU, 3 on the simulator")
 	assert.False(t, v.Rows[0].Excluded)
+
+	// A workload parameter changed (a default, say): refused too.
+	changed = strings.Replace(small, "iters: 8192", "iters: 4096", 1)
+	require.NoError(t, os.WriteFile(yml, []byte(changed), 0o644))
+	v, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: yml})
+	require.NoError(t, err)
+	assert.Contains(t, v.Rows[0].Problems, "workload parameters differ: iters=8192 on the GPU, 4096 on the simulator")
+}
+
+func TestParamDiffs(t *testing.T) {
+	gpu := map[string]string{"a": "1", "b": "2"}
+	assert.Empty(t, paramDiffs("w", gpu, map[string]string{"a": "1", "b": "2"}, false))
+	assert.Equal(t, []string{"w parameters differ: c=(none) on the GPU, 3 on the simulator"},
+		paramDiffs("w", gpu, map[string]string{"a": "1", "b": "2", "c": "3"}, false))
+	assert.Empty(t, paramDiffs("w", gpu, map[string]string{"a": "1", "b": "2", "c": "3"}, true),
+		"a converted file records only the parameters its file gave")
+	assert.Equal(t, []string{"w parameters differ: b=2 on the GPU, (none) on the simulator"},
+		paramDiffs("w", gpu, map[string]string{"a": "1"}, true))
+	assert.Empty(t, paramDiffs("w", nil, map[string]string{"a": "1"}, false), "no record, nothing to compare")
 }
 
 func TestValidateFilesErrors(t *testing.T) {
@@ -180,10 +207,10 @@ func TestValidateFilesErrors(t *testing.T) {
 	_, _, err := ValidateFiles([]string{path}, ValidateOptions{Sim: "no-such-gpu"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `simulator config "no-such-gpu"`)
-	require.NoError(t, os.Remove(filepath.Join(dir, "small.yaml")))
-	_, _, err = ValidateFiles([]string{path}, ValidateOptions{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not found")
+	_, _, err = ValidateFiles([]string{path}, ValidateOptions{Keep: func(*Row) bool { return false }})
+	assert.ErrorContains(t, err, "no row is selected")
+	_, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: filepath.Join(dir, "none.yaml")})
+	assert.Error(t, err)
 	_, _, err = ValidateFiles([]string{filepath.Join(dir, "none.json")}, ValidateOptions{})
 	require.Error(t, err)
 }
