@@ -19,13 +19,23 @@ import (
 // measured-h200 is a real GPU's calibration, with irregular values.
 func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 	for _, name := range []string{"h100", "rtx3070", "measured-h200"} {
-		t.Run(name, func(t *testing.T) { recovers(t, name) })
+		t.Run(name, func(t *testing.T) {
+			base, err := sim.LoadConfig(name)
+			require.NoError(t, err)
+			recovers(t, base)
+		})
 	}
+	// The optional costs the datasheet configs leave out: a hand-off
+	// slower than a wake-up, host costs growing with busy streams.
+	t.Run("handoff and busy streams", func(t *testing.T) {
+		base, err := sim.LoadConfig("h100-datasheet")
+		require.NoError(t, err)
+		base.Host.HandoffNs, base.Host.BusyStreamNs = 25000, 40
+		recovers(t, base)
+	})
 }
 
-func recovers(t *testing.T, name string) {
-	base, err := sim.LoadConfig(name)
-	require.NoError(t, err)
+func recovers(t *testing.T, base *sim.Config) {
 	dev, err := sim.New(base)
 	require.NoError(t, err)
 	var progress bytes.Buffer
@@ -50,7 +60,7 @@ func recovers(t *testing.T, name string) {
 		"copy.latency_ns": base.Copy.LatencyNs, "copy.htod_gbps": base.Copy.HtoDGBps, "copy.dtoh_gbps": base.Copy.DtoHGBps,
 		"copy.pageable_gbps": base.Copy.PageableGBps, "info.mem_bandwidth": base.Info.MemBandwidth,
 		"sm.max_sm_bandwidth": base.SM.MaxSMBandwidth, "sm.sm_mem_saturation_warps": float64(base.SM.SMMemSaturationWarps),
-		"host.handoff_ns": base.Host.HandoffNs,
+		"host.handoff_ns": base.Host.HandoffNs, "host.busy_stream_ns": base.Host.BusyStreamNs,
 	}
 	if base.Host.HandoffNs == 0 {
 		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost

@@ -16,7 +16,7 @@ var (
 const (
 	concurrencyKernels = 64
 	concurrencyD       = 10 * time.Microsecond
-	busyD              = 500 * time.Microsecond
+	busyD              = 3 * time.Millisecond
 )
 
 // streamSet is a timed stream (the origin) and side streams, with an
@@ -146,8 +146,8 @@ func concurrencyName(streams int, order string) string {
 }
 
 // busyStreamCosts times records, waits and launches spread over s
-// streams that each hold a running kernel: what the host pays per call
-// when many streams are in use.
+// streams that each have work pending: what the host pays per call when
+// many streams are in use.
 func (c *calibrator) busyStreamCosts(h device.Host) error {
 	maxS := busyStreams[len(busyStreams)-1]
 	ss, err := newStreamSet(h, maxS)
@@ -160,12 +160,21 @@ func (c *calibrator) busyStreamCosts(h device.Host) error {
 			return err
 		}
 	}
-	busy := c.spinLaunch(busyD, ss.t.done)
+	gate := c.spinLaunch(busyD, ss.t.done)
 	empty := c.emptyLaunch(1)
+	costs := map[int][][]float64{} // per stream count, per call kind, per round
 	for _, s := range busyStreams {
+		// Every stream waits behind one gate kernel, so all s have work
+		// pending for the whole batch without filling the hardware queues.
 		occupy := func() error {
-			for i := 0; i < s; i++ {
-				if err := h.Launch(ss.stream(i), busy); err != nil {
+			if err := h.Launch(ss.stream(0), gate); err != nil {
+				return err
+			}
+			if err := h.Record(ss.fork, ss.stream(0)); err != nil {
+				return err
+			}
+			for i := 1; i < s; i++ {
+				if err := h.Wait(ss.stream(i), ss.fork); err != nil {
 					return err
 				}
 			}
@@ -185,8 +194,31 @@ func (c *calibrator) busyStreamCosts(h device.Host) error {
 				return err
 			}
 			c.record(fmt.Sprintf("%s cost, %d busy streams", cl.what, s), "", "ns",
-				fmt.Sprintf("Host.Now around 100 calls spread over %d streams, each running a 500 us kernel", s), r)
+				fmt.Sprintf("Host.Now around 100 calls spread over %d streams, each waiting behind a 3 ms kernel", s), r)
+			costs[s] = append(costs[s], r)
 		}
 	}
+	c.record("host cost per other busy stream", "host.busy_stream_ns", "ns",
+		"per round, the least-squares slope of the record, wait and launch costs over the other busy streams (0 to 127), averaged over the three",
+		busySlopes(costs))
 	return nil
+}
+
+// busySlopes is, per round, the mean over call kinds of the slope
+// (through the one-stream cost) of cost against the other busy streams.
+func busySlopes(costs map[int][][]float64) []float64 {
+	one := costs[busyStreams[0]]
+	slopes := make([]float64, len(one[0]))
+	for r := range slopes {
+		for kind := range one {
+			var num, den float64
+			for _, s := range busyStreams[1:] {
+				dn := float64(s - busyStreams[0])
+				num += (costs[s][kind][r] - one[kind][r]) * dn
+				den += dn * dn
+			}
+			slopes[r] += num / den / float64(len(one))
+		}
+	}
+	return slopes
 }

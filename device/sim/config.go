@@ -87,6 +87,11 @@ type HostCosts struct {
 	// value (an operating-system wake-up, not the GPU's); 0 charges
 	// WakeupNs, as before the field existed.
 	HandoffNs float64 `yaml:"handoff_ns,omitempty"`
+	// BusyStreamNs (optional) is what every launch, event record and
+	// stream wait costs more per other stream with commands pending (the
+	// driver's work grows with the streams in use); 0: nothing, as before
+	// the field existed.
+	BusyStreamNs float64 `yaml:"busy_stream_ns,omitempty"`
 
 	// The optional fields: 0 when a config leaves them out, which charges
 	// cuGraphLaunch graph_launch_ns flat and every node update

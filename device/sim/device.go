@@ -138,6 +138,7 @@ type Device struct {
 	// Front end.
 	conns       []conn
 	outstanding int // commands issued (or submitted to the DQ) and not complete
+	busyStreams int // streams with commands pending
 	syncWaiters []*thread
 	resident    int // resident grids
 	slotWait    []slotWaiter
@@ -197,7 +198,7 @@ type costs struct {
 	streamCreate, eventCreate, destroy, malloc, free, allocHost, capture    Time
 	instBase, instNode, graphLaunch, setNode, threadStart, dqSubmit, dqPoll Time
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
-	blockDispatch, handoff                                                  Time
+	blockDispatch, handoff, busyStream                                      Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	cycle                                                                   float64 // ns per SM cycle
 
@@ -239,7 +240,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 	cyc := 1e9 / float64(cfg.Info.ClockHz)
 	d.cost = costs{
 		launch: nsTime(h.LaunchNs), copyEnqueue: nsTime(h.CopyEnqueueNs), record: nsTime(h.RecordNs), wait: nsTime(h.WaitNs),
-		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), handoff: nsTime(h.HandoffNs), hostFunc: nsTime(h.HostFuncNs),
+		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), handoff: nsTime(h.HandoffNs), busyStream: nsTime(h.BusyStreamNs), hostFunc: nsTime(h.HostFuncNs),
 		streamCreate: nsTime(h.StreamCreateNs), eventCreate: nsTime(h.EventCreateNs), destroy: nsTime(h.DestroyNs),
 		malloc: nsTime(h.MallocNs), free: nsTime(h.FreeNs), allocHost: nsTime(h.AllocHostNs), capture: nsTime(h.CaptureNs),
 		instBase: nsTime(h.InstantiateBaseNs), instNode: nsTime(h.InstantiatePerNodeNs), graphLaunch: nsTime(h.GraphLaunchNs),
@@ -306,7 +307,7 @@ func (d *Device) reset() {
 	for i := range d.conns {
 		d.conns[i] = conn{id: i, wakeAt: -1}
 	}
-	d.outstanding = 0
+	d.outstanding, d.busyStreams = 0, 0
 	d.syncWaiters = d.syncWaiters[:0]
 	d.resident = 0
 	d.slotWait = d.slotWait[:0]

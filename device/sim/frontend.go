@@ -160,6 +160,9 @@ func (d *Device) enqueue(st *stream, k *command, at Time) {
 		st.tail.nextS = k
 	}
 	st.tail = k
+	if st.pending == 0 {
+		d.busyStreams++
+	}
 	st.pending++
 	d.outstanding++
 	c := st.conn
@@ -277,6 +280,9 @@ func (d *Device) streamDone(k *command) {
 	}
 	k.nextS = nil
 	st.pending--
+	if st.pending == 0 {
+		d.busyStreams--
+	}
 	d.outstanding--
 	d.hbStreamAfter(k)
 	if st.pending == 0 && len(st.waiters) > 0 {

@@ -144,6 +144,23 @@ func (th *thread) Destroy(r device.Resource) error {
 	return nil
 }
 
+// busyCost is what a launch, record or wait on st costs beyond its own:
+// busy_stream_ns per other stream with commands pending. With the cost set,
+// the thread first lets the engine catch up, so that it counts the streams
+// busy at its clock.
+func (th *thread) busyCost(st *stream) Time {
+	d := th.d
+	if d.cost.busyStream == 0 {
+		return 0
+	}
+	th.catchUp()
+	n := d.busyStreams
+	if st.pending > 0 {
+		n--
+	}
+	return Time(n) * d.cost.busyStream
+}
+
 func (th *thread) Launch(s device.Stream, l *device.Launch) error {
 	d := th.d
 	st, err := d.streamOf(s, "cuLaunchKernel")
@@ -157,7 +174,7 @@ func (th *thread) Launch(s device.Stream, l *device.Launch) error {
 		th.charge(d.cost.capture, "cuLaunchKernel (capture)")
 		return st.capture.add(st, gnode{kind: cmdKernel, l: copyLaunch(l)})
 	}
-	th.charge(d.cost.launch, "cuLaunchKernel")
+	th.charge(d.cost.launch+th.busyCost(st), "cuLaunchKernel")
 	k := d.newCommand(cmdKernel)
 	k.setLaunch(l)
 	d.enqueue(st, k, th.clock)
@@ -213,7 +230,7 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 		ev.capNodes = append(ev.capNodes[:0], st.capTail...)
 		return nil
 	}
-	th.charge(d.cost.record, "cuEventRecord")
+	th.charge(d.cost.record+th.busyCost(st), "cuEventRecord")
 	ev.capture = nil
 	rc := ev.nextRC
 	ev.nextRC = nil
@@ -249,7 +266,7 @@ func (th *thread) Wait(s device.Stream, e device.Event) error {
 		return &device.APIError{Call: "cuStreamWaitEvent", Code: "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
 			Msg: fmt.Sprintf("capturing stream %d waits on event %d, which was not recorded in the capture", st.id, ev.id)}
 	}
-	th.charge(d.cost.wait, "cuStreamWaitEvent")
+	th.charge(d.cost.wait+th.busyCost(st), "cuStreamWaitEvent")
 	k := d.newCommand(cmdWait)
 	// A wait binds to the last record issued before it. A wait on an event
 	// never recorded binds to its first record (on CUDA it would be a
