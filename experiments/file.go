@@ -39,6 +39,8 @@ type Experiment struct {
 	Source string `yaml:"-"`
 	// lines of entries, for errors found after decoding
 	lines map[string]int
+	// file names the experiment in errors (ParseExperiment's name)
+	file string
 }
 
 // WorkloadSpec is one workload entry: a family registered with
@@ -111,7 +113,7 @@ func parseExperiment(data []byte, name, dir string) (*Experiment, error) {
 	if err := dec.Decode(&root); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	e := &Experiment{}
+	e := &Experiment{file: name}
 	if err := decodeStrict(&root, e, "experiment"); err != nil {
 		return nil, atFile(name, err)
 	}

@@ -17,9 +17,11 @@ type SweepParam struct {
 	Values []string `json:"values"`
 }
 
-// ParseSweepParam parses "name=v1,v2,...".
+// ParseSweepParam parses "name=v1,v2,...". The name ends at the first
+// '=' outside parentheses, so that it may name a scheduler by its own name
+// ("schedulers.round-robin(k=2).k=2,3").
 func ParseSweepParam(s string) (SweepParam, error) {
-	name, vals, ok := strings.Cut(s, "=")
+	name, vals, ok := cutOutside(s, '=')
 	name = strings.TrimSpace(name)
 	if !ok || name == "" || strings.TrimSpace(vals) == "" {
 		return SweepParam{}, fmt.Errorf("--param %q: want name=v1,v2,... (for example workloads.synthetic.width=4,8,16)", s)
@@ -129,7 +131,7 @@ func plan(e *Experiment, sweep []SweepParam, shard Shard) (jobs []*job, total in
 		v := e
 		if len(pt) > 0 {
 			if v, err = e.variant(pt); err != nil {
-				return nil, 0, fmt.Errorf("sweep point %s: %w", pointString(pt), err)
+				return nil, 0, fmt.Errorf("sweep point %s: %w", pointString(pt), atFile(e.file, err))
 			}
 		}
 		for wi := range v.Workloads {
@@ -251,44 +253,89 @@ func (e *Experiment) apply(a Assignment) error {
 		e.Repetitions = int(n)
 		return err
 	}
-	parts := strings.Split(a.Name, ".")
+	parts := splitOutside(a.Name, '.')
 	if len(parts) < 3 || (parts[0] != "workloads" && parts[0] != "schedulers") {
 		return fmt.Errorf("--param %s: want seed, repetitions, workloads.<name>.<param> or schedulers.<name>.<param>", a.Name)
 	}
-	var params *yaml.Node
-	var names []string
-	if parts[0] == "workloads" {
-		for i := range e.Workloads {
-			names = append(names, e.Workloads[i].Name)
-			if e.Workloads[i].Name == parts[1] {
-				params = &e.Workloads[i].Params
-			}
-		}
-	} else {
-		for i := range e.Schedulers {
-			n := e.Schedulers[i].Name
-			if e.Schedulers[i].autoName {
-				n = e.Schedulers[i].baseName
-			}
-			names = append(names, n)
-			if n == parts[1] {
-				params = &e.Schedulers[i].Params
-			}
-		}
-	}
+	params, line, names := e.entryParams(parts[0], parts[1])
 	if params == nil {
 		return fmt.Errorf("--param %s: no %s named %q (have: %s)", a.Name, strings.TrimSuffix(parts[0], "s"), parts[1], strings.Join(names, ", "))
 	}
-	setParam(params, parts[2:], a.Value)
+	if params.Kind != 0 && params.Line > 0 {
+		line = params.Line
+	}
+	setParam(params, parts[2:], a.Value, line)
 	return nil
 }
 
+// entryParams finds the params of the workload or scheduler entry named
+// name (a scheduler by the name it had before any sweep), with the entry's
+// line; else it lists the names there are.
+func (e *Experiment) entryParams(list, name string) (*yaml.Node, int, []string) {
+	var names []string
+	if list == "workloads" {
+		for i := range e.Workloads {
+			w := &e.Workloads[i]
+			names = append(names, w.Name)
+			if w.Name == name {
+				return &w.Params, w.Line, nil
+			}
+		}
+		return nil, 0, names
+	}
+	for i := range e.Schedulers {
+		s := &e.Schedulers[i]
+		n := s.Name
+		if s.autoName {
+			n = s.baseName
+		}
+		names = append(names, n)
+		if n == name {
+			return &s.Params, s.Line, nil
+		}
+	}
+	return nil, 0, names
+}
+
+// cutOutside cuts s at the first sep outside parentheses.
+func cutOutside(s string, sep byte) (before, after string, found bool) {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case sep:
+			if depth == 0 {
+				return s[:i], s[i+1:], true
+			}
+		}
+	}
+	return s, "", false
+}
+
+// splitOutside splits s at every sep outside parentheses.
+func splitOutside(s string, sep byte) []string {
+	var out []string
+	for {
+		before, after, found := cutOutside(s, sep)
+		out = append(out, before)
+		if !found {
+			return out
+		}
+		s = after
+	}
+}
+
 // setParam sets the scalar at path under mapping n, creating mappings on
-// the way. The value is an untagged plain scalar, so YAML resolves it
-// (8 is an int, 0.5 a float, true a bool) when the factory decodes it.
-func setParam(n *yaml.Node, path []string, value string) {
+// the way at line (the entry's, so that an error in a parameter the sweep
+// adds points at it). The value is an untagged plain scalar, so YAML
+// resolves it (8 is an int, 0.5 a float, true a bool) when the factory
+// decodes it.
+func setParam(n *yaml.Node, path []string, value string, line int) {
 	if n.Kind != yaml.MappingNode {
-		*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == path[0] {
@@ -296,15 +343,15 @@ func setParam(n *yaml.Node, path []string, value string) {
 				n.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Value: value, Line: n.Content[i+1].Line, Column: n.Content[i+1].Column}
 				return
 			}
-			setParam(n.Content[i+1], path[1:], value)
+			setParam(n.Content[i+1], path[1:], value, line)
 			return
 		}
 	}
-	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: path[0]}
-	val := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: path[0], Line: line}
+	val := &yaml.Node{Kind: yaml.ScalarNode, Value: value, Line: line}
 	if len(path) > 1 {
-		val = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		setParam(val, path[1:], value)
+		val = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}
+		setParam(val, path[1:], value, line)
 	}
 	n.Content = append(n.Content, key, val)
 }

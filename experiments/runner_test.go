@@ -248,7 +248,7 @@ func TestSweepErrors(t *testing.T) {
 		want  string
 	}{
 		{SweepParam{"workloads.nope.width", []string{"2"}}, `no workload named "nope" (have: dag)`},
-		{SweepParam{"workloads.dag.widht", []string{"2"}}, `unknown field "widht"`},
+		{SweepParam{"workloads.dag.widht", []string{"2"}}, `small.yaml:8: workload "dag": unknown field "widht"`},
 		{SweepParam{"workloads.dag.width", []string{"0"}}, "width must be at least 1"},
 		{SweepParam{"schedulers.serial.k", []string{"2"}}, "unknown field \"k\""},
 		{SweepParam{"seed", []string{"x"}}, `"x" is not an integer`},
@@ -262,7 +262,12 @@ func TestSweepErrors(t *testing.T) {
 
 func TestSweepRenamesAutoNamedSchedulers(t *testing.T) {
 	e := parseSmall(t, "")
-	res, err := Run(e, RunOptions{Sweep: []SweepParam{{"schedulers.round-robin(k=4).k", []string{"2", "8"}}}})
+	// As the command line gives it: the name's '=' and '.' inside
+	// parentheses belong to the scheduler's name.
+	p, err := ParseSweepParam("schedulers.round-robin(k=4).k=2,8")
+	require.NoError(t, err)
+	assert.Equal(t, SweepParam{"schedulers.round-robin(k=4).k", []string{"2", "8"}}, p)
+	res, err := Run(e, RunOptions{Sweep: []SweepParam{p}})
 	require.NoError(t, err)
 	require.Len(t, res.Rows, 4)
 	assert.Equal(t, "round-robin(k=2)", res.Rows[1].Scheduler, "the label follows the swept parameter")
