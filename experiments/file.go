@@ -231,6 +231,31 @@ func (e *Experiment) check() error {
 	if len(e.Devices) == 0 {
 		return lineErr(e.line("devices"), "field \"devices\" must list at least one device (a simulator config such as h100, a config file, or cuda)")
 	}
+	if err := e.checkWorkloads(); err != nil {
+		return err
+	}
+	seen, err := e.checkSchedulers()
+	if err != nil {
+		return err
+	}
+	if e.Baseline != "" {
+		if _, ok := seen[e.Baseline]; !ok {
+			return lineErr(e.line("baseline"), "baseline %q is not one of the schedulers (%s)", e.Baseline, strings.Join(e.schedulerNames(), ", "))
+		}
+	}
+	if err := e.checkDevices(); err != nil {
+		return err
+	}
+	for _, f := range e.Outputs.Formats {
+		if !contains(allFormats, f) {
+			return lineErr(e.line("outputs"), "unknown output format %q (known: %s)", f, strings.Join(allFormats, ", "))
+		}
+	}
+	return nil
+}
+
+// checkWorkloads names every workload entry and builds it once.
+func (e *Experiment) checkWorkloads() error {
 	seen := map[string]int{}
 	for i := range e.Workloads {
 		w := &e.Workloads[i]
@@ -251,18 +276,24 @@ func (e *Experiment) check() error {
 			return entryErr(err, w.Line, &w.Params, "workload %q", w.Name)
 		}
 	}
-	seen = map[string]int{}
+	return nil
+}
+
+// checkSchedulers names every scheduler entry (an unnamed one by its own
+// Name()) and builds it once; it returns the names' lines.
+func (e *Experiment) checkSchedulers() (map[string]int, error) {
+	seen := map[string]int{}
 	for i := range e.Schedulers {
 		s := &e.Schedulers[i]
 		if s.Kind == "" {
-			return lineErr(s.Line, "scheduler %d: missing field \"kind\" (kinds: %s)", i, strings.Join(Schedulers(), ", "))
+			return nil, lineErr(s.Line, "scheduler %d: missing field \"kind\" (kinds: %s)", i, strings.Join(Schedulers(), ", "))
 		}
 		if !contains(Schedulers(), s.Kind) {
-			return lineErr(at(s.keyLines, "kind", s.Line), "unknown scheduler kind %q (known: %s)", s.Kind, strings.Join(Schedulers(), ", "))
+			return nil, lineErr(at(s.keyLines, "kind", s.Line), "unknown scheduler kind %q (known: %s)", s.Kind, strings.Join(Schedulers(), ", "))
 		}
 		built, err := NewScheduler(s.Kind, paramsNode(&s.Params))
 		if err != nil {
-			return entryErr(err, s.Line, &s.Params, "scheduler %q", firstNonEmpty(s.Name, s.Kind))
+			return nil, entryErr(err, s.Line, &s.Params, "scheduler %q", firstNonEmpty(s.Name, s.Kind))
 		}
 		if s.Name == "" {
 			s.Name, s.autoName = built.Name(), true
@@ -271,15 +302,15 @@ func (e *Experiment) check() error {
 			s.baseName = s.Name
 		}
 		if prev, dup := seen[s.Name]; dup {
-			return lineErr(s.Line, "scheduler name %q already used at line %d; give each entry its own name", s.Name, prev)
+			return nil, lineErr(s.Line, "scheduler name %q already used at line %d; give each entry its own name", s.Name, prev)
 		}
 		seen[s.Name] = s.Line
 	}
-	if e.Baseline != "" {
-		if _, ok := seen[e.Baseline]; !ok {
-			return lineErr(e.line("baseline"), "baseline %q is not one of the schedulers (%s)", e.Baseline, strings.Join(e.schedulerNames(), ", "))
-		}
-	}
+	return seen, nil
+}
+
+// checkDevices checks that every device loads, once.
+func (e *Experiment) checkDevices() error {
 	seenDev := map[string]bool{}
 	for i, d := range e.Devices {
 		ln := e.line(fmt.Sprintf("devices[%d]", i))
@@ -289,11 +320,6 @@ func (e *Experiment) check() error {
 		seenDev[d] = true
 		if err := checkDeviceSpec(d); err != nil {
 			return lineErr(ln, "device %q: %v", d, err)
-		}
-	}
-	for _, f := range e.Outputs.Formats {
-		if !contains(allFormats, f) {
-			return lineErr(e.line("outputs"), "unknown output format %q (known: %s)", f, strings.Join(allFormats, ", "))
 		}
 	}
 	return nil
