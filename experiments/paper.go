@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -44,6 +45,9 @@ type ReportInput struct {
 	// Dir is the directory the page is written to: links to the files
 	// are relative to it.
 	Dir string
+	// Tables are links (relative to Dir) to each file's full table of
+	// rows, where the report command wrote them; nil for none.
+	Tables []string
 }
 
 var papers = map[string]*Paper{}
@@ -123,4 +127,17 @@ func (p *Paper) CheckReportInput(in *ReportInput) error {
 		}
 	}
 	return nil
+}
+
+// WriteTableLinks links each results file's full table of rows, where the
+// report command wrote them (nothing where it wrote none).
+func WriteTableLinks(b *bytes.Buffer, in *ReportInput) {
+	if len(in.Tables) == 0 {
+		return
+	}
+	b.WriteString("## Every row\n\nEvery row of each file, as the runner reports it (makespans in microseconds; the JSON files hold every repetition in nanoseconds):\n\n")
+	for i, t := range in.Tables {
+		fmt.Fprintf(b, "- [%s](%s)\n", in.Files[i], t)
+	}
+	b.WriteString("\n")
 }

@@ -226,7 +226,11 @@ func newResults(e *Experiment, sweep []SweepParam, runner string, total int, job
 	for _, j := range jobs {
 		gpu = gpu || IsCUDA(j.device)
 	}
-	return &Results{SchemaVersion: ResultsSchema, Experiment: e.Name, Description: e.Description, Source: filepath.Base(e.Source),
+	source := e.file
+	if e.Source != "" {
+		source = filepath.Base(e.Source)
+	}
+	return &Results{SchemaVersion: ResultsSchema, Experiment: e.Name, Description: e.Description, Source: source,
 		Digest: resolved.Digest(), Resolved: resolved, Provenance: []Provenance{provenance(gpu)},
 		Seed: e.Seed, Repetitions: e.Repetitions, Baseline: e.Baseline, Sweep: sweep, TotalRows: total}, nil
 }

@@ -82,6 +82,11 @@ func paperReport(p *experiments.Paper, args []string, stdout, stderr io.Writer) 
 	if err := p.CheckReportInput(in); err != nil {
 		return err
 	}
+	if *out != "-" {
+		if in.Tables, err = writeTables(in); err != nil {
+			return err
+		}
+	}
 	var page bytes.Buffer
 	if err := p.Report(&page, in); err != nil {
 		return err
@@ -95,4 +100,23 @@ func paperReport(p *experiments.Paper, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d lines)\n", *out, bytes.Count(page.Bytes(), []byte("\n")))
 	return nil
+}
+
+// writeTables writes each results file's full table of rows under
+// tables/ beside the page (tables/NAME.md for NAME.json), so that the page
+// can show summaries and link to every row.
+func writeTables(in *experiments.ReportInput) ([]string, error) {
+	dir := filepath.Join(in.Dir, "tables")
+	if err := experiments.CheckOutDir(dir); err != nil {
+		return nil, err
+	}
+	var links []string
+	for i, r := range in.Sets {
+		name := strings.TrimSuffix(filepath.Base(in.Files[i]), ".json") + ".md"
+		if err := experiments.WriteFile(filepath.Join(dir, name), experiments.Markdown(r, false)); err != nil {
+			return nil, err
+		}
+		links = append(links, "tables/"+name)
+	}
+	return links, nil
 }

@@ -62,7 +62,7 @@ func TestRunAndReport(t *testing.T) {
 		"| K = 2 |",
 		"no GPU results in this report yet",
 		"Race checker: 0 races over 16 simulator rows.",
-		"## Raw results",
+		"## Commands",
 	} {
 		assert.Contains(t, page, want)
 	}

@@ -26,13 +26,10 @@ const (
 
 // report writes ACS's page: the targets, each file's tables and sweeps,
 // the commands and every row.
-func report(w io.Writer, in *experiments.ReportInput) error {
-	sets, files := in.Sets, in.Files
-	var b bytes.Buffer
-	b.WriteString(`# ACS: out-of-order kernel scheduling for input-dependent graphs
+const intro = `# ACS: out-of-order kernel scheduling for input-dependent graphs
 
 Reproduction of ACS (Durvasula et al., arXiv 2401.12377, published as ACE at
-PACT 2024; the ACS section of REFERENCES.md) with gpusched's sched/acs on the
+PACT 2024; docs/REFERENCES.md) with gpusched's sched/acs on the
 rl-physics workload (workloads/rl: a batched rigid-body step in the spirit of
 Brax's environments, whose contact kernels the host picks every step, so the
 kernel graph changes every step).
@@ -77,123 +74,19 @@ Schedulers (configs/experiments/acs-*.yaml):
 - Sweeps: **acs-sw-N8/16/64** (window; acs-sw is N = 32) and
   **acs-sw-K1/2/8** (threads; acs-sw is K = 4).
 
-`)
+`
+
+// report writes ACS's page: the paper's targets met or missed, the notes,
+// each file's tables and sweeps, the commands, and links to every row.
+func report(w io.Writer, in *experiments.ReportInput) error {
+	sets, files := in.Sets, in.Files
+	var b bytes.Buffer
+	b.WriteString(intro)
 	writeTargets(&b, sets)
-	b.WriteString(`## Reading the results
-
-- ACS-SW pays for every kernel at least one launch plus a completion round
-  trip (a synchronize and a wake-up, an event, or a host callback) on one of
-  K host threads, and the launches of all threads share the driver's lock.
-  It wins where kernels run long enough for K of them to overlap (the
-  rl-physics rods kernels: one long serial loop per environment on a few
-  threads) and loses where kernels are shorter than that round trip, which
-  one stream hides by queueing launches ahead (the batch-1 DNNs).
-- inflight > 1 removes the round trip for kernels whose dependencies stream
-  order already enforces; callbacks and events trade a blocking synchronize
-  for costlier calls, which only pays with more threads.
-- Graph batches serialize the kernels they hold on one stream and pay
-  capture and instantiation (or node updates) on the host.
-- ACS-HW has no host round trip at all: kernels are dispatched by the front
-  end as soon as their upstream kernels finish; the host only checks
-  against its list of M and submits. With one host thread that is about
-  2 us per kernel (the check, about 1 us against a list of 64, plus the
-  submit's 1 us), longer than most rl-physics kernels: the GPU idles
-  between them, and ACS-SW with 8 threads launching in parallel can beat
-  it. Checker threads computing the lists ahead leave the submitting
-  thread only the submit.
-- dispatch shared saves ACS-SW the two handoffs between host threads per
-  kernel (window thread to scheduler thread and back, each a wake-up):
-  with one thread that is most of the cost, with four it still beats the
-  window thread. With eight threads and waits the window thread wins on the
-  simulator: it takes the checks (about 1 us per kernel) off the scheduler
-  threads, and its handoffs' wake-ups run on different threads at once,
-  while shared threads pay the checks and the lock themselves. On the H100
-  shared dispatch lost to the window thread in every configuration: its
-  lock handoffs cost more than the spinning Queue's.
-- On the GPU serial issues one launch per kernel and is bound by the
-  host's launch cost, not by the GPU: about 4.4 us per kernel on ant,
-  against 3.9-4.3 us per launch measured on these hosts. Every ACS-SW
-  variant makes more driver calls per kernel (a launch plus a synchronize,
-  or an event record and query, plus event waits), so it gains only by
-  running its K threads' calls in parallel, and the driver scales them
-  sub-linearly (graph launches from 1, 2, 4 and 8 threads: 54k, 114k, 179k,
-  192k per second; TestHostPrimitiveCosts).
-- acs-gpu-confirm (batch I1: all 13 workloads, 10 interleaved rounds, so
-  every row is paired round by round with serial): on rl-physics the best
-  single variant, 8 threads with 4 kernels in flight each and the batched
-  handoff, reaches 1.73x over serial (geomean of the six environments; 1.77x
-  taking the best variant per environment), the paper's configuration
-  1.03x. Per environment the best variant reaches 2.57x on grasp (paired
-  interval 2.43x-2.64x) and 2.28x on humanoid: above the paper's "up to
-  1.87x", but the geomean over all six environments stays below 1.87x
-  because ant-group-order (1.02x) and ant (1.71x) have less to overlap.
-- The family average (1.56x in REFERENCES.md) is missed on the GPU: 1.35x
-  (rl-physics 1.77x, dynamic DNNs 1.12x, static NAS CNNs 1.16x, each the
-  geomean of the best variant per workload). The batch-1 DNNs' kernels
-  are shorter than a launch and their graphs are narrow (2 to 3 ready
-  kernels at a time), so no scheme that launches from the host can overlap
-  much more of them; dynamic-routing never exceeds 0.78x. The paper's own
-  ACS-SW figures for these families are 1.05x (dynamic) and 1.16x
-  (static); 1.56x is the paper's average for ACS as a whole, which its
-  hardware queue carries.
-- Dispatch graph (one host thread, every ready kernel of the window in one
-  graph launch) wins where ready kernels are many and short: instanas
-  1.59x, where every thread-based variant stays at 0.8-1.1x, and amoebanet
-  1.17x; on nasnet-a (1.22x) one thread with events and 4 kernels in
-  flight does better (1.41x); on rl-physics it reaches 1.14-1.25x (grasp
-  1.91x-2.02x).
-  Its cost on the H100 is the graph launch itself, about 1.2 us per kernel
-  node when every node is its own branch (batch J showed the cost is per
-  parallel branch, about 0.8 us each, not per node), plus an update per node (0.7-1.0 us keeping the kernel, 1.5-1.8 us
-  changing it; device/cuda TestKernelNodeUpdateCosts, batch H3), so 2-4 us
-  per kernel against 4.3 us for a stream launch; N1 (every kernel alone in
-  a one-node graph) is 0.55-1.00x of serial, so the gain comes from the
-  concurrency, not from a cheaper launch path. The simulated H100 charges
-  what was measured there (configs/devices/h100.yaml, fitted to
-  device/cuda TestGraphTopologyLaunchCosts, batch J, and the earlier
-  figures): a graph launch 0.74 us + 0.81 us per parallel branch (the
-  dispatch graph's kernel nodes are independent, one branch each; nothing
-  more per kernel along a branch), 1.83 us more per node whose kernel
-  changed since the exec's previous launch, and a node update 1.0 us,
-  0.75 us more when it changes the kernel. It predicts 1.08x on rl-physics
-  (N8 1.04x, N1 0.81x; dynamic DNNs 0.82x, static NAS CNNs 0.77x), below
-  the H100's 1.14x (1.03x, 1.08x): the simulated serial is the faster
-  side (3.3 us per launch against 3.9-4.3 us on these hosts; on rl-physics
-  it takes 0.72x of the H100's time, the dispatch graph 0.76x). With
-  lanes (a batch's kernels on 2 or 4 branches of consecutive nodes, so a
-  launch pays for 2 or 4 branches, not one per kernel) it predicts 1.25x
-  on rl-physics (L2 and L4; dynamic DNNs 0.86x and 0.82x, static NAS
-  CNNs 0.83x and 0.79x). On the H100 (acs-gpu-lanes, batch L, 10
-  interleaved rounds) lanes 4 lifts dispatch graph on rl-physics from
-  1.18x to 1.46x (geomean; lanes 2 1.36x, lanes 1 1.16x, lanes 8 1.28x):
-  humanoid 1.90x (2.34x with a window of 64), grasp 2.71x, halfcheetah
-  1.46x (lanes 2: 1.59x), against 1.57x, 2.09x and 1.10x with a branch per
-  kernel in the same run; on the dynamic DNNs (1.11x against 1.14x) and
-  the static NAS CNNs (1.14x, level) it changes nothing, and the family
-  average stays at 1.35x. The per-node model before batch J (0.49 us +
-  1.21 us per kernel node, 1.49 us per changed kernel) predicted 1.02x
-  (N8 1.00x, N1 0.81x; 0.80x, 0.77x). When a graph launch cost 2.5 us
-  whatever its width, the simulated H100 gave 2.28x; the simulated RTX
-  3070 still charges that flat estimate (2.81x).
-- Before device/cuda's Queue.Get spun briefly before parking, every
-  handoff between the window thread and a scheduler thread parked a thread
-  (a futex wake-up, about 25 us on these hosts): one scheduler thread took
-  45 us per kernel, now 15 us. The previous GPU run (H200, before that
-  change) had 0.36x for the paper configuration and 0.79x for the best
-  variants on rl-physics.
-- The acs-gpu rows (batch G1) have 3 repetitions and vary by 10-30%
-  between runs (batch F against G1); "best variant" takes the largest of
-  many noisy rows, which biases it upwards. acs-gpu-confirm's rows are
-  interleaved and paired with serial round by round, which removes the
-  drift between rows; the selection bias of "best" remains.
-- The window sweep matters only when independent kernels are far apart in
-  program order (ant-group-order); in phase order a window of 8 already
-  holds more ready kernels than 4 threads can take.
-- graph-per-step's cost is the simulator's modelled capture and
-  instantiation cost; the paper found graph building to be 47% of execution
-  time on Brax, so compare it on the GPU rows.
-
-`)
+	if len(in.Notes) > 0 {
+		b.Write(in.Notes)
+		b.WriteString("\n")
+	}
 	for i, r := range sets {
 		writeSet(&b, r, files[i])
 	}
@@ -205,15 +98,8 @@ Schedulers (configs/experiments/acs-*.yaml):
 		}
 		fmt.Fprintf(&b, "gpusched%s paper acs run configs/experiments/%s -o results/%s\n", tag, r.Source, r.Experiment)
 	}
-	fmt.Fprintf(&b, "gpusched paper acs report -o docs/results/acs.md %s\n```\n\n", strings.Join(files, " "))
-	b.WriteString("## Raw results\n\nEvery row as the experiments runner reports it (makespans in microseconds; the\nJSON files hold every repetition in nanoseconds).\n\n")
-	for _, r := range sets {
-		raw := string(experiments.Markdown(r, false))
-		raw = strings.Replace(raw, "# ", "### ", 1)
-		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
-		b.WriteString(raw)
-		b.WriteString("\n")
-	}
+	fmt.Fprintf(&b, "gpusched paper acs report -o docs/results/acs.md --notes docs/results/acs-notes.md %s\n```\n\n", strings.Join(files, " "))
+	experiments.WriteTableLinks(&b, in)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -378,132 +264,6 @@ func verdict(ok bool) string {
 		return "met"
 	}
 	return "**missed**"
-}
-
-func writeTargets(b *bytes.Buffer, sets []*experiments.Results) {
-	b.WriteString("## Targets\n\nSpeedups are over serial (one stream) in the same run; \"geomean\" is over the\nworkloads of a family; the family average is the arithmetic mean of the\nfamilies' geometric means.\n\n| target | device | measured | verdict |\n|---|---|---|---|\n")
-	gpu, sim := false, false
-	for _, r := range sets {
-		devices, families, stats := collect(r)
-		for _, d := range devices {
-			isGPU := strings.EqualFold(d, "cuda")
-			dev := d
-			if isGPU {
-				dev = fmt.Sprintf("%s (%s)", d, r.Experiment) // several GPU runs may be given
-			}
-			gpu, sim = gpu || isGPU, sim || !isGPU
-			var famPaper, famBest []float64
-			var famNames []string
-			var hwWins [2][2]int
-			var hwRatios [2][2][]float64
-			for _, fam := range families[d] {
-				st := stats[[2]string{d, fam}]
-				if len(st.best) == 0 {
-					continue
-				}
-				famNames = append(famNames, fam)
-				famPaper = append(famPaper, geomean(st.paper))
-				famBest = append(famBest, geomean(st.best))
-				for i := range hwWins {
-					for j := range hwWins[i] {
-						hwWins[i][j] += st.wins[i][j]
-						hwRatios[i][j] = append(hwRatios[i][j], st.hw[i][j]...)
-					}
-				}
-				if fam == "rl-physics" {
-					g := geomean(st.paper)
-					target := "(reference) "
-					v := "for reference"
-					if isGPU {
-						target, v = "", verdict(g >= targetSWOverSerial)
-					}
-					fmt.Fprintf(b, "| %sACS-SW (paper configuration) >= %.2fx over one stream on rl-physics | %s | geomean %.2fx over %d environments | %s |\n",
-						target, targetSWOverSerial, dev, g, len(st.paper), v)
-					g = geomean(st.best)
-					if isGPU {
-						v = verdict(g >= targetSWOverSerial)
-					}
-					fmt.Fprintf(b, "| %sbest ACS-SW variant >= %.2fx over one stream on rl-physics | %s | geomean of the best variant per environment %.2fx | %s |\n",
-						target, targetSWOverSerial, dev, g, v)
-					// The paper's 1.87x is its best environment ("up to"):
-					// the same comparison, per environment.
-					for _, c := range []struct {
-						what string
-						rows []*experiments.Row
-					}{{"ACS-SW (paper configuration)", st.paperRows}, {"best ACS-SW variant", st.bestRows}} {
-						top := topRow(c.rows)
-						if top == nil {
-							continue
-						}
-						sp, _ := speedup(top)
-						if isGPU {
-							v = verdict(sp >= targetSWOverSerial)
-						}
-						fmt.Fprintf(b, "| %s%s >= %.2fx over one stream in its best rl-physics environment (the paper's \"up to\") | %s | %s %s%s (%s) | %s |\n",
-							target, c.what, targetSWOverSerial, dev, top.Workload, fmtSpeedup(sp), pairedNote(top), top.Scheduler, v)
-					}
-				} else {
-					fmt.Fprintf(b, "| (reference) ACS-SW on %s | %s | paper configuration geomean %.2fx; best variant %.2fx | for reference |\n",
-						fam, dev, geomean(st.paper), geomean(st.best))
-				}
-			}
-			if len(famNames) > 1 {
-				mean := func(xs []float64) float64 {
-					s := 0.0
-					for _, x := range xs {
-						s += x
-					}
-					return s / float64(len(xs))
-				}
-				target, v := "(reference) ", "for reference"
-				if isGPU {
-					target = ""
-				}
-				note := ""
-				if len(famNames) < 3 {
-					note = fmt.Sprintf(" (only %d families measured)", len(famNames))
-				}
-				if isGPU {
-					v = verdict(mean(famBest) >= targetSWAverage && len(famNames) >= 3)
-				}
-				fmt.Fprintf(b, "| %sACS-SW >= %.2fx on average over the families | %s | %s: paper configuration %.2fx, best variant %.2fx%s | %s |\n",
-					target, targetSWAverage, dev, strings.Join(famNames, ", "), mean(famPaper), mean(famBest), note, v)
-			}
-			// The paper compares ACS-HW with ACS-SW as it configures both;
-			// the variants beyond the paper are compared best against best.
-			hwCell := func(i, j int) string {
-				return fmt.Sprintf("faster on %d of %d workloads (geomean ratio %.2fx)", hwWins[i][j], len(hwRatios[i][j]), geomean(hwRatios[i][j]))
-			}
-			if n := len(hwRatios[0][0]); n > 0 {
-				fmt.Fprintf(b, "| ACS-HW above ACS-SW, both as the paper configures them (simulator) | %s | ACS-HW (one host thread) over ACS-SW (N=32, K=4, sync): %s | %s |\n",
-					dev, hwCell(0, 0), verdict(hwWins[0][0] == n))
-			}
-			if n := len(hwRatios[1][1]); n > 0 {
-				fmt.Fprintf(b, "| ACS-HW above ACS-SW, the best variant of each beyond the paper (simulator) | %s | best ACS-HW over best ACS-SW: %s; ACS-HW with one host thread over best ACS-SW: %s | %s |\n",
-					dev, hwCell(1, 1), hwCell(0, 1), verdict(hwWins[1][1] == n))
-			}
-		}
-	}
-	if !gpu {
-		fmt.Fprintf(b, "| ACS-SW >= %.2fx over one stream on rl-physics (GPU) | - | no GPU results in this report yet | not measured |\n", targetSWOverSerial)
-		fmt.Fprintf(b, "| ACS-SW >= %.2fx on average over the three families (GPU) | - | no GPU results in this report yet | not measured |\n", targetSWAverage)
-	}
-	if !sim {
-		b.WriteString("| ACS-HW above ACS-SW (simulator) | - | no simulator results in this report | not measured |\n")
-	}
-	b.WriteString("\n")
-
-	races, rows, errs := 0, 0, 0
-	for _, r := range sets {
-		for _, row := range r.Rows {
-			if row.Races != nil {
-				rows++
-				races += *row.Races
-			}
-			errs += len(row.Errors)
-		}
-	}
-	fmt.Fprintf(b, "Race checker: %d races over %d simulator rows. Rows with errors: %d (listed under the raw results).\n\n", races, rows, errs)
 }
 
 func writeSet(b *bytes.Buffer, r *experiments.Results, file string) {

@@ -70,13 +70,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	if err := writeSearchTimes(&b, in.Sets[0], in.Files[0]); err != nil {
 		return err
 	}
-	for i, r := range in.Sets {
-		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
-		raw := string(experiments.Markdown(r, false))
-		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
-		raw = strings.Replace(raw, "# ", "### ", 1)
-		b.WriteString(raw + "\n")
-	}
+	experiments.WriteTableLinks(&b, in)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -106,84 +100,107 @@ var (
 )
 
 func writeDevice(b *bytes.Buffer, file string, r *experiments.Results, dev string) {
-	sp := map[[2]string]float64{}
-	chosen := map[string]string{}
-	var wls []string
-	name := dev
-	for _, row := range r.Rows {
-		if row.Device != dev {
-			continue
-		}
-		if row.DeviceName != "" {
-			name = fmt.Sprintf("%s (%s)", dev, row.DeviceName)
-		}
-		if len(wls) == 0 || wls[len(wls)-1] != row.Workload {
-			wls = append(wls, row.Workload)
-		}
-		v := math.NaN()
-		if row.Speedup != nil && len(row.Errors) == 0 {
-			v = *row.Speedup
-		}
-		sp[[2]string{row.Workload, row.Scheduler}] = v
-		if row.Scheduler == "autograph" && row.SchedulerStats != nil {
-			st := row.SchedulerStats
-			switch st["chosen_seed"] {
-			case 1:
-				chosen[row.Workload] = "Nimble seed"
-			case 2:
-				chosen[row.Workload] = "one-stream seed"
-			default:
-				chosen[row.Workload] = fmt.Sprintf("search #%d", int(st["chosen_rank"])+1)
-			}
-			chosen[row.Workload] += fmt.Sprintf(" (%d streams, %d waits; %d search states)", int(st["streams"]), int(st["waits"]), int(st["states"]))
-		}
-	}
-	get := func(wl, s string) float64 {
-		if v, ok := sp[[2]string{wl, s}]; ok {
-			return v
-		}
-		return math.NaN()
-	}
-	fmt.Fprintf(b, "## %s: %s\n\n### Targets\n\nAutoGraph over the best of Nimble, IOS and Taskflow (all as graphs): target at least 1.26x on one model, never below 1.00x.\n\n", file, name)
+	t := deviceTable(r, dev)
+	fmt.Fprintf(b, "## %s: %s\n\n### Targets\n\nAutoGraph over the best of Nimble, IOS and Taskflow (all as graphs): target at least 1.26x on one model, never below 1.00x.\n\n", file, t.name)
 	b.WriteString("| model | best baseline | its speedup over serial+graph | autograph (alpha 2) | autograph / best | schedule autograph kept | best alpha of the sweep | its ratio / best |\n|---|---|---|---|---|---|---|---|\n")
-	for _, wl := range wls {
-		bestName, best := "—", math.NaN()
-		for _, s := range baselines {
-			if v := get(wl, s); !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
-				bestName, best = s, v
-			}
-		}
-		ag := get(wl, "autograph")
-		aName, aBest := "—", math.NaN()
-		for _, s := range alphas {
-			if v := get(wl, s); !math.IsNaN(v) && (math.IsNaN(aBest) || v > aBest) {
-				aName, aBest = s, v
-			}
-		}
-		ch := chosen[wl]
+	for _, wl := range t.wls {
+		bestName, best := t.bestOf(wl, baselines)
+		ag := t.get(wl, "autograph")
+		aName, aBest := t.bestOf(wl, alphas)
+		ch := t.chosen[wl]
 		if ch == "" {
 			ch = "—"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, bestName, fx(best), fx(ag), fx(ag/best), ch, aName, fx(aBest/best))
 	}
 	b.WriteString("\n")
-	table := func(title string, cols []string) {
-		fmt.Fprintf(b, "### %s\n\n| model |", title)
-		for _, c := range cols {
-			fmt.Fprintf(b, " %s |", c)
+	t.write(b, "Speedup over serial+graph", []string{"nimble+graph", "taskflow+graph", "ios", "kesco+graph", "autograph"})
+	t.write(b, "Alpha sweep (speedup over serial+graph; autograph = alpha 2)", alphas)
+	writeFailed(b, r, dev)
+}
+
+// speedups is one device's speedups by model and scheduler, with the
+// schedule AutoGraph kept for each model.
+type speedups struct {
+	name   string
+	wls    []string
+	sp     map[[2]string]float64
+	chosen map[string]string
+}
+
+func deviceTable(r *experiments.Results, dev string) *speedups {
+	t := &speedups{name: dev, sp: map[[2]string]float64{}, chosen: map[string]string{}}
+	for _, row := range r.Rows {
+		if row.Device != dev {
+			continue
 		}
-		b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
-		for _, wl := range wls {
-			fmt.Fprintf(b, "| %s |", wl)
-			for _, c := range cols {
-				fmt.Fprintf(b, " %s |", fx(get(wl, c)))
-			}
-			b.WriteString("\n")
+		if row.DeviceName != "" {
+			t.name = fmt.Sprintf("%s (%s)", dev, row.DeviceName)
+		}
+		if len(t.wls) == 0 || t.wls[len(t.wls)-1] != row.Workload {
+			t.wls = append(t.wls, row.Workload)
+		}
+		v := math.NaN()
+		if row.Speedup != nil && len(row.Errors) == 0 {
+			v = *row.Speedup
+		}
+		t.sp[[2]string{row.Workload, row.Scheduler}] = v
+		if row.Scheduler == "autograph" && row.SchedulerStats != nil {
+			t.chosen[row.Workload] = chosenSchedule(row.SchedulerStats)
+		}
+	}
+	return t
+}
+
+// chosenSchedule says which candidate AutoGraph kept, from its counters.
+func chosenSchedule(st map[string]float64) string {
+	var s string
+	switch st["chosen_seed"] {
+	case 1:
+		s = "Nimble seed"
+	case 2:
+		s = "one-stream seed"
+	default:
+		s = fmt.Sprintf("search #%d", int(st["chosen_rank"])+1)
+	}
+	return s + fmt.Sprintf(" (%d streams, %d waits; %d search states)", int(st["streams"]), int(st["waits"]), int(st["states"]))
+}
+
+func (t *speedups) get(wl, s string) float64 {
+	if v, ok := t.sp[[2]string{wl, s}]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// bestOf is the scheduler of names with the highest speedup on wl.
+func (t *speedups) bestOf(wl string, names []string) (string, float64) {
+	bestName, best := "—", math.NaN()
+	for _, s := range names {
+		if v := t.get(wl, s); !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
+			bestName, best = s, v
+		}
+	}
+	return bestName, best
+}
+
+func (t *speedups) write(b *bytes.Buffer, title string, cols []string) {
+	fmt.Fprintf(b, "### %s\n\n| model |", title)
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	for _, wl := range t.wls {
+		fmt.Fprintf(b, "| %s |", wl)
+		for _, c := range cols {
+			fmt.Fprintf(b, " %s |", fx(t.get(wl, c)))
 		}
 		b.WriteString("\n")
 	}
-	table("Speedup over serial+graph", []string{"nimble+graph", "taskflow+graph", "ios", "kesco+graph", "autograph"})
-	table("Alpha sweep (speedup over serial+graph; autograph = alpha 2)", alphas)
+	b.WriteString("\n")
+}
+
+func writeFailed(b *bytes.Buffer, r *experiments.Results, dev string) {
 	var bad []string
 	for _, row := range r.Rows {
 		if row.Device == dev && (len(row.Errors) > 0 || (row.Races != nil && *row.Races > 0)) {

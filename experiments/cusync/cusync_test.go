@@ -71,10 +71,11 @@ func TestRunAndReportOnSimulator(t *testing.T) {
 	var page bytes.Buffer
 	require.NoError(t, report(&page, &experiments.ReportInput{Sets: []*experiments.Results{res}, Files: []string{"out.json"}}))
 	s := page.String()
-	for _, want := range []string{"## gpt3", "## resnet38", "| gpt3 T=768 | 1.09 + 2.18 |", "wait kernel false: `deadlock at", "| gpt3 T=768 | h100 | strided |",
+	for _, want := range []string{"## gpt3", "## resnet38", "| gpt3 T=768 | 1.09 + 2.18 |", "wait kernel false: `deadlock at",
 		"- h100: 1 fallbacks (1.000x - 1.000x); synchronized: gpt3 T=768 1."} {
 		assert.True(t, strings.Contains(s, want), "report lacks %q", want)
 	}
+	assert.Regexp(t, `\| gpt3 T=768 \|[^\n]*\| error \|`, s, "strided's error shows in GPT-3's table")
 }
 
 func TestMedian(t *testing.T) {

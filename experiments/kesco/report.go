@@ -78,14 +78,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	if err := writePruning(&b, in.Sets[0], in.Files[0]); err != nil {
 		return err
 	}
-	for i, r := range in.Sets {
-		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
-		raw := string(experiments.Markdown(r, false))
-		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
-		raw = strings.Replace(raw, "# ", "### ", 1)
-		b.WriteString(raw)
-		b.WriteString("\n")
-	}
+	experiments.WriteTableLinks(&b, in)
 	_, err := w.Write(b.Bytes())
 	return err
 }

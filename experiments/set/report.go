@@ -77,6 +77,7 @@ Regenerate:
 	for i, r := range in.Sets {
 		writeResults(&b, r, in.Files[i], in.Dir)
 	}
+	experiments.WriteTableLinks(&b, in)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -146,124 +147,116 @@ func writeResults(b *bytes.Buffer, r *experiments.Results, file, dir string) {
 			}
 		}
 		fmt.Fprintf(b, "From `%s` (seed %d, %d measured repetitions); raw results: [%s](%s).%s\n\n", r.Source, r.Seed, r.Repetitions, filepath.Base(file), rel, interleaved)
-		type key struct {
-			workload string
-			b        int
-		}
-		// variants maps a SET variant (the experiment entry's name less
-		// its "-b" suffix: "set", "setplus", "setring") to its row; the
-		// paper's SET is the plain set(b=N) whatever its entry's name.
-		type cmp struct {
-			variants        map[string]*experiments.Row
-			queue, batching *experiments.Row
-		}
-		pairs := map[key]*cmp{}
-		titles := map[string]string{}
-		variants := []string{}
-		var keys []key
-		var wl []string
-		seen := map[string]bool{}
-		for i := range r.Rows {
-			row := &r.Rows[i]
-			if row.Device != dev {
-				continue
-			}
-			if !seen[row.Workload] {
-				seen[row.Workload] = true
-				wl = append(wl, row.Workload)
-			}
-			k := key{row.Workload, workersOf(row.SchedulerDesc)}
-			if pairs[k] == nil {
-				pairs[k] = &cmp{variants: map[string]*experiments.Row{}}
-				if k.b > 0 {
-					keys = append(keys, k)
-				}
-			}
-			switch row.Kind {
-			case "set":
-				v := strings.TrimSuffix(row.Scheduler, fmt.Sprintf("-%d", k.b))
-				if row.SchedulerDesc == fmt.Sprintf("set(b=%d)", k.b) {
-					v = paperSET
-				}
-				if _, seen := titles[v]; !seen {
-					titles[v] = variantTitle(v, row.SchedulerDesc)
-					variants = append(variants, v)
-				}
-				pairs[k].variants[v] = row
-			case "queue":
-				pairs[k].queue = row
-			case "batching":
-				pairs[k].batching = row
-			}
-		}
-		timed := false
-		for i := range r.Rows {
-			if _, ok := r.Rows[i].SchedulerStats["t_ideal_s"]; ok && r.Rows[i].Device == dev {
-				timed = true
-			}
-		}
-		if timed {
+		c := compare(r, dev)
+		if c.timed {
+			// Timing events perturb these runs: the model, no speedup tables.
 			writeModel(b, r, dev)
+			continue
 		}
-		// Headline: SET (and SET with depth) against Queue and Batching
-		// at the same b.
-		sort.SliceStable(variants, func(i, j int) bool { return variants[i] == paperSET && variants[j] != paperSET })
-		for _, v := range variants {
-			if timed {
-				break // timing events perturb these runs: no speedup tables
-			}
-			fmt.Fprintf(b, "### %s against Queue and Batching (same b)\n\n", titles[v])
-			b.WriteString("| workload | b | set jobs/s | vs queue | vs batching | share set | share queue | share batching | sched us/job set | queue | batching |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-			var vsQ, vsB []float64
-			var shS, shQ, shB []float64
-			for _, k := range keys {
-				c := pairs[k]
-				set := c.variants[v]
-				if set == nil || c.queue == nil || c.batching == nil || !ok(set) || !ok(c.queue) || !ok(c.batching) {
-					continue
-				}
-				ts, tq, tb := median(set.MakespansNS), median(c.queue.MakespansNS), median(c.batching.MakespansNS)
-				sq, sb := tq/ts, tb/ts
-				vsQ, vsB = append(vsQ, sq), append(vsB, sb)
-				a, q, bt := set.SchedulerStats["schedule_share"], c.queue.SchedulerStats["schedule_share"], c.batching.SchedulerStats["schedule_share"]
-				shS, shQ, shB = append(shS, a), append(shQ, q), append(shB, bt)
-				fmt.Fprintf(b, "| %s | %d | %s | %.2fx | %.2fx | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", k.workload, k.b,
-					si(float64(set.Throughput.Jobs)/(ts/1e9)), sq, sb, a, q, bt, perJob(set), perJob(c.queue), perJob(c.batching))
-			}
-			if len(vsQ) > 0 {
-				fmt.Fprintf(b, "| **mean** (%d pairs) | | | **%.3fx** | **%.3fx** | **%.3f** | **%.3f** | **%.3f** | | | |\n", len(vsQ), mean(vsQ), mean(vsB), mean(shS), mean(shQ), mean(shB))
-				fmt.Fprintf(b, "| geometric mean | | | %.3fx | %.3fx | | | | | | |\n", geomean(vsQ), geomean(vsB))
-				fmt.Fprintf(b, "| min .. max | | | %.2f .. %.2fx | %.2f .. %.2fx | | | | | | |\n", minOf(vsQ), maxOf(vsQ), minOf(vsB), maxOf(vsB))
-			}
-			b.WriteString("\n")
-		}
-		// Every row, by workload.
-		for _, w := range wl {
-			fmt.Fprintf(b, "### %s\n\n", w)
-			b.WriteString("| scheduler | T_measured (ms) | jobs/s | throughput | t_schedule (ms) | t_wait (ms) | share | syncs | steals | node updates (skipped) | races | outputs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-			for i := range r.Rows {
-				row := &r.Rows[i]
-				if row.Device != dev || row.Workload != w {
-					continue
-				}
-				if !ok(row) {
-					fmt.Fprintf(b, "| %s | error: %s | | | | | | | | | | |\n", row.SchedulerDesc, strings.ReplaceAll(strings.Join(row.Errors, "; "), "|", "/"))
-					continue
-				}
-				t := median(row.MakespansNS)
-				jps := float64(row.Throughput.Jobs) / (t / 1e9)
-				m := row.SchedulerStats
-				races := "-"
-				if row.Races != nil {
-					races = strconv.Itoa(*row.Races)
-				}
-				fmt.Fprintf(b, "| %s | %.3f | %s | %s%s/s | %.3f | %.3f | %.3f | %.0f | %.0f | %.0f (%.0f) | %s | %s |\n",
-					row.SchedulerDesc, t/1e6, si(jps), si(jps*row.Throughput.UnitsPerJob), row.Throughput.Unit, m["t_schedule_s"]*1e3, m["t_wait_s"]*1e3,
-					m["schedule_share"], m["syncs"], m["steals"], m["node_updates"], m["node_updates_skipped"], races, row.Outputs)
-			}
-			b.WriteString("\n")
+		for _, v := range c.variants {
+			c.writeHeadline(b, v)
 		}
 	}
+}
+
+// key is a workload at a number of workers b.
+type key struct {
+	workload string
+	b        int
+}
+
+// pair is the schedulers compared at one key: each SET variant (the
+// entry's name less its "-b" suffix: "set", "setplus", "setring"; the
+// paper's SET is the plain set(b=N) whatever its entry's name), Queue and
+// Batching.
+type pair struct {
+	variants        map[string]*experiments.Row
+	queue, batching *experiments.Row
+}
+
+// comparison is one device's pairs, its SET variants (the paper's first)
+// with their titles, and whether its rows recorded timing events.
+type comparison struct {
+	pairs    map[key]*pair
+	keys     []key
+	variants []string
+	titles   map[string]string
+	timed    bool
+}
+
+func compare(r *experiments.Results, dev string) *comparison {
+	c := &comparison{pairs: map[key]*pair{}, titles: map[string]string{}}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Device != dev {
+			continue
+		}
+		if _, ok := row.SchedulerStats["t_ideal_s"]; ok {
+			c.timed = true
+		}
+		k := key{row.Workload, workersOf(row.SchedulerDesc)}
+		if c.pairs[k] == nil {
+			c.pairs[k] = &pair{variants: map[string]*experiments.Row{}}
+			if k.b > 0 {
+				c.keys = append(c.keys, k)
+			}
+		}
+		c.add(c.pairs[k], k, row)
+	}
+	sort.SliceStable(c.variants, func(i, j int) bool { return c.variants[i] == paperSET && c.variants[j] != paperSET })
+	return c
+}
+
+func (c *comparison) add(p *pair, k key, row *experiments.Row) {
+	switch row.Kind {
+	case "set":
+		v := strings.TrimSuffix(row.Scheduler, fmt.Sprintf("-%d", k.b))
+		if isPaperSET(row.SchedulerDesc, k.b) {
+			v = paperSET
+		}
+		if _, seen := c.titles[v]; !seen {
+			c.titles[v] = variantTitle(v, row.SchedulerDesc)
+			c.variants = append(c.variants, v)
+		}
+		p.variants[v] = row
+	case "queue":
+		p.queue = row
+	case "batching":
+		p.batching = row
+	}
+}
+
+// isPaperSET: SET as the paper runs it at b workers (warm or not: the
+// runner's warm run makes warm only cover execs the jobs never reach).
+func isPaperSET(desc string, b int) bool {
+	return desc == fmt.Sprintf("set(b=%d)", b) || desc == fmt.Sprintf("set(b=%d,warm)", b)
+}
+
+// writeHeadline is a SET variant against Queue and Batching at the same b.
+func (c *comparison) writeHeadline(b *bytes.Buffer, v string) {
+	fmt.Fprintf(b, "### %s against Queue and Batching (same b)\n\n", c.titles[v])
+	b.WriteString("| workload | b | set jobs/s | vs queue | vs batching | share set | share queue | share batching | sched us/job set | queue | batching |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var vsQ, vsB, shS, shQ, shB []float64
+	for _, k := range c.keys {
+		p := c.pairs[k]
+		set := p.variants[v]
+		if set == nil || p.queue == nil || p.batching == nil || !ok(set) || !ok(p.queue) || !ok(p.batching) {
+			continue
+		}
+		ts, tq, tb := median(set.MakespansNS), median(p.queue.MakespansNS), median(p.batching.MakespansNS)
+		sq, sb := tq/ts, tb/ts
+		vsQ, vsB = append(vsQ, sq), append(vsB, sb)
+		a, q, bt := set.SchedulerStats["schedule_share"], p.queue.SchedulerStats["schedule_share"], p.batching.SchedulerStats["schedule_share"]
+		shS, shQ, shB = append(shS, a), append(shQ, q), append(shB, bt)
+		fmt.Fprintf(b, "| %s | %d | %s | %.2fx | %.2fx | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", k.workload, k.b,
+			si(float64(set.Throughput.Jobs)/(ts/1e9)), sq, sb, a, q, bt, perJob(set), perJob(p.queue), perJob(p.batching))
+	}
+	if len(vsQ) > 0 {
+		fmt.Fprintf(b, "| **mean** (%d pairs) | | | **%.3fx** | **%.3fx** | **%.3f** | **%.3f** | **%.3f** | | | |\n", len(vsQ), mean(vsQ), mean(vsB), mean(shS), mean(shQ), mean(shB))
+		fmt.Fprintf(b, "| geometric mean | | | %.3fx | %.3fx | | | | | | |\n", geomean(vsQ), geomean(vsB))
+		fmt.Fprintf(b, "| min .. max | | | %.2f .. %.2fx | %.2f .. %.2fx | | | | | | |\n", minOf(vsQ), maxOf(vsQ), minOf(vsB), maxOf(vsB))
+	}
+	b.WriteString("\n")
 }
 
 // paperSET is the variant name of the paper's SET.
