@@ -33,6 +33,11 @@ type Paper struct {
 	Probes func(device string) ([]Probe, error)
 	// Report writes the paper's page.
 	Report func(w io.Writer, in *ReportInput) error
+	// OnlyApplicable leaves unrun the rows whose scheduler needs what the
+	// workload or device does not offer (sched.Missing), saying what in
+	// Row.NotApplicable, so that one matrix of every scheduler by every
+	// workload runs only where a scheduler applies.
+	OnlyApplicable bool
 }
 
 // ReportInput is what a paper's report reads: results files of its runs

@@ -20,6 +20,7 @@ type graphParams struct {
 	PerStep bool `yaml:"per_step"`
 	Strict  bool `yaml:"strict"`
 	NoPrune bool `yaml:"no_prune"`
+	Prune   bool `yaml:"prune"`
 }
 
 func graphFactory(policy graph.Policy, streams bool, kescoOpts bool) SchedulerFactory {
@@ -34,14 +35,17 @@ func graphFactory(policy graph.Policy, streams bool, kescoOpts bool) SchedulerFa
 		if !kescoOpts && (p.Strict || p.NoPrune) {
 			return nil, fmt.Errorf("strict and no_prune apply only to kesco")
 		}
-		return graph.New(graph.Options{Policy: policy, Streams: p.Streams, Graph: p.Graph, PerStep: p.PerStep, Strict: p.Strict, NoPrune: p.NoPrune})
+		if p.Prune && policy != graph.PolicyTaskflow && policy != graph.PolicyNimble {
+			return nil, fmt.Errorf("prune applies only to taskflow and nimble (kesco prunes unless no_prune)")
+		}
+		return graph.New(graph.Options{Policy: policy, Streams: p.Streams, Graph: p.Graph, PerStep: p.PerStep, Strict: p.Strict, NoPrune: p.NoPrune, Prune: p.Prune})
 	}
 }
 
 func init() {
-	RegisterScheduler("taskflow", "Taskflow round-robin by BFS level over the transitive reduction, events only across streams (params: streams=4, graph, per_step)",
+	RegisterScheduler("taskflow", "Taskflow round-robin by BFS level over the transitive reduction, events only across streams (params: streams=4, graph, per_step, prune: KeSCo's sync pruning)",
 		graphFactory(graph.PolicyTaskflow, true, false))
-	RegisterScheduler("nimble", "Nimble: one stream per path of a minimum path cover of the transitive reduction, an event after every node (params: graph, per_step)",
+	RegisterScheduler("nimble", "Nimble: one stream per path of a minimum path cover of the transitive reduction, an event after every node (params: graph, per_step, prune: KeSCo's sync pruning, events only where waited on)",
 		graphFactory(graph.PolicyNimble, false, false))
 	RegisterScheduler("kesco", "KeSCo distributor with sync pruning, streams capped at the graph width (params: streams=8, graph, per_step, strict, no_prune)",
 		graphFactory(graph.PolicyKeSCo, true, true))

@@ -125,6 +125,10 @@ type Row struct {
 	// Errors lists everything that went wrong: a failed run, outputs that
 	// differ from the serial schedule's, a failed reference check.
 	Errors []string `json:"errors,omitempty"`
+	// NotApplicable lists what the scheduler needs that the workload or
+	// the device does not offer (sched.Missing); such a row is not run,
+	// in a paper's run that asks for applicable rows only.
+	NotApplicable []string `json:"not_applicable,omitempty"`
 }
 
 // Throughput is a row's work in jobs and in the workload's own unit.

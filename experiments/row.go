@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -61,6 +62,9 @@ func (j *job) start(dev device.Device, ref *reference, sink timelineSink) *rowRu
 	}
 	if s, err := j.scheduler(); err == nil {
 		r.row.SchedulerDesc = s.Name()
+		if r.notApplicable(s, prog, dev) {
+			return r
+		}
 	}
 	r.computes = ref != nil
 	switch {
@@ -76,6 +80,24 @@ func (j *job) start(dev device.Device, ref *reference, sink timelineSink) *rowRu
 	r.tracer, _ = dev.(device.Tracer)
 	r.trace = r.tracer != nil && sink != nil
 	return r
+}
+
+// notApplicable stops a row of a paper that runs applicable rows only
+// when s needs what prog or dev does not offer.
+func (r *rowRun) notApplicable(s sched.Scheduler, prog *workloads.Program, dev device.Device) bool {
+	if r.j.paper == nil || !r.j.paper.OnlyApplicable {
+		return false
+	}
+	devOffers, err := DeviceOffers(dev)
+	if err != nil {
+		r.fail("%v", err)
+		return true
+	}
+	for _, t := range Applies(s, prog, devOffers) {
+		r.row.NotApplicable = append(r.row.NotApplicable, string(t))
+	}
+	r.stopped = len(r.row.NotApplicable) > 0
+	return r.stopped
 }
 
 func (r *rowRun) fail(format string, a ...any) {

@@ -131,6 +131,9 @@ func (p *printer) printRow(r, base *Row) {
 	if r.Races != nil && *r.Races > 0 && len(r.RaceExamples) > 0 {
 		note = "RACE: " + r.RaceExamples[0]
 	}
+	if len(r.NotApplicable) > 0 {
+		note = "n/a: needs " + strings.Join(r.NotApplicable, ", ")
+	}
 	if len(r.Errors) > 0 {
 		note = "ERROR: " + r.Errors[0]
 		if len(r.Errors) > 1 {

@@ -19,6 +19,10 @@ const (
 	// dependency DAG follows. Every program offers it; a scheduler that
 	// declares no needs needs only this.
 	TraitOps Trait = "ops"
+	// TraitWholeProgram: every step's operations are known before the
+	// program runs (not workloads.Program.Dynamic), so a strategy may plan
+	// or capture the whole program ahead.
+	TraitWholeProgram Trait = "whole-program"
 	// TraitStaticSteps: every step is the same operations on the same
 	// buffers, so one captured graph replays any step.
 	TraitStaticSteps Trait = "static-steps"
@@ -80,6 +84,9 @@ func DeviceTraits(h device.Host) []Trait {
 // access sets (every trait but tile pairs and the device's).
 func ProgramTraits(p *workloads.Program) []Trait {
 	out := []Trait{TraitOps}
+	if !p.Dynamic {
+		out = append(out, TraitWholeProgram)
+	}
 	if ok, _ := StaticProgram(p); ok {
 		out = append(out, TraitStaticSteps)
 	}

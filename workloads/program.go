@@ -118,6 +118,12 @@ type Program struct {
 	// by name) against a CPU reference. It is only meaningful on a device
 	// that computes (a GPU); the simulator moves no data.
 	Check func(outputs map[string][]byte) error
+	// Dynamic marks a program whose steps are chosen at run time from
+	// earlier steps' results (the contact kernels of a physics step, the
+	// branch an input takes): it is recorded whole, but a runtime could
+	// plan only the step at hand, so strategies that plan or capture the
+	// whole program ahead do not apply (sched.TraitWholeProgram).
+	Dynamic bool
 
 	// initMu guards inits: each device buffer's initial contents, made by
 	// its Init once per program and reused by every Bind and Reset (a

@@ -16,6 +16,7 @@ import (
 	_ "github.com/gpusched/gpusched/experiments/imported"
 	_ "github.com/gpusched/gpusched/experiments/kesco"
 	_ "github.com/gpusched/gpusched/experiments/set"
+	_ "github.com/gpusched/gpusched/experiments/tournament"
 )
 
 const paperUsage = `NAME run FILE [-o DIR] [-j N] [--timelines] [--shard I/N] [--resume] | NAME report -o OUT.md [--notes FILE] RESULTS.json...`

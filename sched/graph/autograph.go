@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -129,6 +130,37 @@ func (st *state) clone() *state {
 // its predecessors, in this partition or earlier ones, are done), pruned by
 // a critical-path lower bound, keeping the TopK completions by mixed cost.
 func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions, from *state) ([]*state, int) {
+	ps := newPartSearch(red, part, cost, o, from)
+	ps.dfs(0, from.used, from.waits, from.cp)
+	return ps.top, ps.states
+}
+
+// partSearch is one partition's search in progress: the partition's nodes
+// and their longest paths to its end, the schedule being extended, and the
+// TopK completions found so far.
+type partSearch struct {
+	red     *DAG
+	part    []int
+	cost    []float64
+	o       SearchOptions
+	tailLen []float64 // longest path from node i to the partition's end, including i
+	w       float64   // one wait's cost
+	total   float64   // operations' costs, this partition's included
+	st      *state
+	top     []*state
+	states  int
+}
+
+// choice is one stream a node may go to: its finish there, the waits it
+// adds and the mixed cost that orders the choices.
+type choice struct {
+	s   int
+	f   float64
+	nw  int
+	key float64
+}
+
+func newPartSearch(red *DAG, part []int, cost []float64, o SearchOptions, from *state) *partSearch {
 	m := len(part)
 	local := map[int]int{}
 	for i, v := range part {
@@ -144,7 +176,7 @@ func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions, from
 			}
 		}
 	}
-	tailLen := make([]float64, m) // longest path from i to the partition's end, including i
+	tailLen := make([]float64, m)
 	for i := m - 1; i >= 0; i-- {
 		t := 0.0
 		for _, j := range succs[i] {
@@ -152,88 +184,91 @@ func searchPartition(red *DAG, part []int, cost []float64, o SearchOptions, from
 		}
 		tailLen[i] = t + cost[part[i]]
 	}
-	w := float64(o.WaitCost.Nanoseconds())
-	total := from.total + partTotal
-	st := from.clone()
-	var top []*state
-	states := 0
-	worst := func() float64 {
-		if len(top) < o.TopK {
-			return math.Inf(1)
-		}
-		return top[len(top)-1].cost
+	return &partSearch{red: red, part: part, cost: cost, o: o, tailLen: tailLen,
+		w: float64(o.WaitCost.Nanoseconds()), total: from.total + partTotal, st: from.clone()}
+}
+
+// worst is the mixed cost a completion must beat to be kept.
+func (ps *partSearch) worst() float64 {
+	if len(ps.top) < ps.o.TopK {
+		return math.Inf(1)
 	}
-	type choice struct {
-		s   int
-		f   float64
-		nw  int
-		key float64
+	return ps.top[len(ps.top)-1].cost
+}
+
+// keep records the completed schedule if it is among the TopK.
+func (ps *partSearch) keep(used, waits int, curCP float64) {
+	c := ps.o.Alpha*curCP + ps.total + float64(waits)*ps.w
+	if c >= ps.worst() {
+		return
 	}
-	var choices []choice
-	var dfs func(i, used, waits int, curCP float64)
-	dfs = func(i, used, waits int, curCP float64) {
-		states++
-		if i == m {
-			c := o.Alpha*curCP + total + float64(waits)*w
-			if c < worst() {
-				done := st.clone()
-				done.used, done.waits, done.cp, done.total, done.cost = used, waits, curCP, total, c
-				top = append(top, done)
-				sort.SliceStable(top, func(a, b int) bool { return top[a].cost < top[b].cost })
-				if len(top) > o.TopK {
-					top = top[:o.TopK]
-				}
-			}
-			return
-		}
-		// Lower bound: every remaining node starts no earlier than its
-		// assigned predecessors finish.
-		lb := curCP
-		for j := i; j < m; j++ {
-			ready := 0.0
-			for _, u := range red.Pred[part[j]] {
-				if st.stream[u] >= 0 {
-					ready = max(ready, st.finish[u])
-				}
-			}
-			lb = max(lb, ready+tailLen[j])
-		}
-		if o.Alpha*lb+total+float64(waits)*w >= worst() || states > o.Budget {
-			return
-		}
-		v := part[i]
-		// Streams to try: every stream in use and one new one, cheapest
-		// first by the mixed cost of placing v there (so the first descent
-		// is a greedy list schedule and the bound prunes early).
-		choices = choices[:0]
-		for s := 0; s < min(used+1, o.MaxStreams); s++ {
-			start, nw := st.streamEnd[s], 0
-			for _, u := range red.Pred[v] {
-				start = max(start, st.finish[u])
-				if st.stream[u] != s {
-					nw++
-				}
-			}
-			f := start + cost[v]
-			choices = append(choices, choice{s, f, nw, o.Alpha*max(curCP, f) + float64(nw)*w})
-		}
-		sort.SliceStable(choices, func(a, b int) bool { return choices[a].key < choices[b].key })
-		mine := append([]choice(nil), choices...)
-		for _, ch := range mine {
-			s, f := ch.s, ch.f
-			saved := st.streamEnd[s]
-			st.stream[v], st.finish[v], st.streamEnd[s] = s, f, f
-			nu := used
-			if s == used {
-				nu++
-			}
-			dfs(i+1, nu, waits+ch.nw, max(curCP, f))
-			st.streamEnd[s] = saved
-			st.stream[v], st.finish[v] = -1, 0
-		}
+	done := ps.st.clone()
+	done.used, done.waits, done.cp, done.total, done.cost = used, waits, curCP, ps.total, c
+	ps.top = append(ps.top, done)
+	sort.SliceStable(ps.top, func(a, b int) bool { return ps.top[a].cost < ps.top[b].cost })
+	if len(ps.top) > ps.o.TopK {
+		ps.top = ps.top[:ps.o.TopK]
 	}
-	dfs(0, from.used, from.waits, from.cp)
-	return top, states
+}
+
+// bound is a lower bound on the critical path of any completion from node
+// i on: every remaining node starts no earlier than its assigned
+// predecessors finish.
+func (ps *partSearch) bound(i int, curCP float64) float64 {
+	lb := curCP
+	for j := i; j < len(ps.part); j++ {
+		ready := 0.0
+		for _, u := range ps.red.Pred[ps.part[j]] {
+			if ps.st.stream[u] >= 0 {
+				ready = max(ready, ps.st.finish[u])
+			}
+		}
+		lb = max(lb, ready+ps.tailLen[j])
+	}
+	return lb
+}
+
+// choices are the streams to try for node v: every stream in use and one
+// new one, cheapest first by the mixed cost of placing v there (so the
+// first descent is a greedy list schedule and the bound prunes early).
+func (ps *partSearch) choices(v, used int, curCP float64) []choice {
+	var out []choice
+	for s := 0; s < min(used+1, ps.o.MaxStreams); s++ {
+		start, nw := ps.st.streamEnd[s], 0
+		for _, u := range ps.red.Pred[v] {
+			start = max(start, ps.st.finish[u])
+			if ps.st.stream[u] != s {
+				nw++
+			}
+		}
+		f := start + ps.cost[v]
+		out = append(out, choice{s, f, nw, ps.o.Alpha*max(curCP, f) + float64(nw)*ps.w})
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].key < out[b].key })
+	return out
+}
+
+func (ps *partSearch) dfs(i, used, waits int, curCP float64) {
+	ps.states++
+	if i == len(ps.part) {
+		ps.keep(used, waits, curCP)
+		return
+	}
+	if ps.o.Alpha*ps.bound(i, curCP)+ps.total+float64(waits)*ps.w >= ps.worst() || ps.states > ps.o.Budget {
+		return
+	}
+	v := ps.part[i]
+	for _, ch := range ps.choices(v, used, curCP) {
+		saved := ps.st.streamEnd[ch.s]
+		ps.st.stream[v], ps.st.finish[v], ps.st.streamEnd[ch.s] = ch.s, ch.f, ch.f
+		nu := used
+		if ch.s == used {
+			nu++
+		}
+		ps.dfs(i+1, nu, waits+ch.nw, max(curCP, ch.f))
+		ps.st.streamEnd[ch.s] = saved
+		ps.st.stream[v], ps.st.finish[v] = -1, 0
+	}
 }
 
 // SearchResult is what AutoGraph's search produced.
@@ -325,6 +360,9 @@ type AutoGraph struct {
 	// LastSearch is the last Prepare's search result (for reports).
 	LastSearch *SearchResult
 }
+
+// Needs implements sched.Needer: the search plans the whole program.
+func (a *AutoGraph) Needs() []sched.Trait { return wholeProgram }
 
 // NewAutoGraph returns an AutoGraph scheduler.
 func NewAutoGraph(o SearchOptions) (*AutoGraph, error) {

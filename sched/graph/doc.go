@@ -32,11 +32,16 @@
 //     foreign stream, none when the stream already waited on that node or a
 //     later one of its stream). Plan.WaitsRemoved counts what pruning saved.
 //
+// Options.Prune gives the taskflow and nimble assignments KeSCo's sync
+// pruning (the events recorded only where waited on).
+//
 // Scheduler runs any policy plain (launches, records and waits) or captured
 // (Options.Graph: fork by waiting on an event of the origin stream, join
 // back at the end, instantiate once in Prepare for the whole program, or per
 // step in Run with Options.PerStep). Stats() reports streams, waits,
-// waits_removed, cross_edges, events and graph_nodes.
+// waits_removed, cross_edges, events and graph_nodes. A whole-program plan
+// (and AutoGraph's, IOS's, MultiProcess's) needs every step known ahead
+// (sched.TraitWholeProgram), which a Dynamic program does not offer.
 //
 // GrCUDA is the runtime counterpart, GrCUDA's stream policy (Parravicini et
 // al., IPDPS 2021): the DAG is discovered kernel by kernel at run time with

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -71,115 +72,14 @@ func IOSStages(d *DAG, cost []time.Duration, o IOSOptions) ([][][]int, error) {
 	return stages, nil
 }
 
+// iosPartition is IOS's dynamic program over one partition: the cheapest
+// sequence of stages that completes the partition, memoized by the set of
+// operations done.
 func iosPartition(red *DAG, part []int, cost []time.Duration, o IOSOptions) [][][]int {
-	m := len(part)
-	local := map[int]int{}
-	for i, v := range part {
-		local[v] = i
-	}
-	predMask := make([]uint32, m)
-	succs := make([][]int, m)
-	for i, v := range part {
-		for _, u := range red.Pred[v] {
-			if j, ok := local[u]; ok {
-				predMask[i] |= 1 << j
-				succs[j] = append(succs[j], i)
-			}
-		}
-	}
-	full := uint32(1)<<m - 1
-	type choice struct {
-		cost   float64
-		groups [][]int // local indices
-	}
-	memo := map[uint32]choice{}
-	var best func(done uint32) choice
-	best = func(done uint32) choice {
-		if done == full {
-			return choice{}
-		}
-		if c, ok := memo[done]; ok {
-			return c
-		}
-		var ready []int
-		for i := 0; i < m && len(ready) < iosReadyLimit; i++ {
-			if done&(1<<i) == 0 && predMask[i]&^done == 0 {
-				ready = append(ready, i)
-			}
-		}
-		// The chain a group may grow from each ready operation.
-		chains := make([][]int, len(ready))
-		for k, r := range ready {
-			c := []int{r}
-			have := done | 1<<r
-			for len(c) < o.MaxGroupOps {
-				next := -1
-				for _, x := range succs[c[len(c)-1]] {
-					if have&(1<<x) == 0 && predMask[x]&^have == 0 {
-						next = x
-						break
-					}
-				}
-				if next < 0 {
-					break
-				}
-				c = append(c, next)
-				have |= 1 << next
-			}
-			chains[k] = c
-		}
-		res := choice{cost: math.Inf(1)}
-		pick := make([]int, len(ready)) // 0: not in the stage, 1: alone, 2: its whole chain
-		var rec func(k, groups int)
-		rec = func(k, groups int) {
-			if k == len(ready) {
-				if groups == 0 {
-					return
-				}
-				var gs [][]int
-				stageMask := uint32(0)
-				longest := 0.0
-				for j, p := range pick {
-					if p == 0 {
-						continue
-					}
-					g := chains[j][:1]
-					if p == 2 {
-						g = chains[j]
-					}
-					t := 0.0
-					for _, x := range g {
-						t += float64(cost[part[x]].Nanoseconds())
-						stageMask |= 1 << x
-					}
-					longest = max(longest, t)
-					gs = append(gs, g)
-				}
-				c := longest + float64(o.StageCost.Nanoseconds()) + best(done|stageMask).cost
-				if c < res.cost {
-					res = choice{cost: c, groups: gs}
-				}
-				return
-			}
-			pick[k] = 0
-			rec(k+1, groups)
-			if groups < o.MaxGroups {
-				pick[k] = 1
-				rec(k+1, groups+1)
-				if len(chains[k]) > 1 {
-					pick[k] = 2
-					rec(k+1, groups+1)
-				}
-			}
-			pick[k] = 0
-		}
-		rec(0, 0)
-		memo[done] = res
-		return res
-	}
+	ip := newIOSPart(red, part, cost, o)
 	var stages [][][]int
-	for done := uint32(0); done != full; {
-		c := best(done)
+	for done := uint32(0); done != ip.full; {
+		c := ip.best(done)
 		var st [][]int
 		for _, g := range c.groups {
 			var gg []int
@@ -192,6 +92,150 @@ func iosPartition(red *DAG, part []int, cost []time.Duration, o IOSOptions) [][]
 		stages = append(stages, st)
 	}
 	return stages
+}
+
+// iosPart is one partition's dynamic program: operations by local index,
+// their predecessors as a bit mask, their successors, and the memo.
+type iosPart struct {
+	part     []int
+	cost     []time.Duration
+	o        IOSOptions
+	predMask []uint32
+	succs    [][]int
+	full     uint32
+	memo     map[uint32]stageChoice
+}
+
+// stageChoice is the best completion from a set of done operations: its
+// cost and its first stage's groups (local indices).
+type stageChoice struct {
+	cost   float64
+	groups [][]int
+}
+
+func newIOSPart(red *DAG, part []int, cost []time.Duration, o IOSOptions) *iosPart {
+	m := len(part)
+	ip := &iosPart{part: part, cost: cost, o: o, predMask: make([]uint32, m), succs: make([][]int, m),
+		full: uint32(1)<<m - 1, memo: map[uint32]stageChoice{}}
+	local := map[int]int{}
+	for i, v := range part {
+		local[v] = i
+	}
+	for i, v := range part {
+		for _, u := range red.Pred[v] {
+			if j, ok := local[u]; ok {
+				ip.predMask[i] |= 1 << j
+				ip.succs[j] = append(ip.succs[j], i)
+			}
+		}
+	}
+	return ip
+}
+
+// best is the cheapest completion once the operations in done are.
+func (ip *iosPart) best(done uint32) stageChoice {
+	if done == ip.full {
+		return stageChoice{}
+	}
+	if c, ok := ip.memo[done]; ok {
+		return c
+	}
+	var ready []int
+	for i := 0; i < len(ip.part) && len(ready) < iosReadyLimit; i++ {
+		if done&(1<<i) == 0 && ip.predMask[i]&^done == 0 {
+			ready = append(ready, i)
+		}
+	}
+	chains := make([][]int, len(ready))
+	for k, r := range ready {
+		chains[k] = ip.chain(r, done)
+	}
+	st := &stageSearch{ip: ip, done: done, chains: chains, pick: make([]int, len(ready)), res: stageChoice{cost: math.Inf(1)}}
+	st.rec(0, 0)
+	ip.memo[done] = st.res
+	return st.res
+}
+
+// chain is the chain a group may grow from ready operation r: each next
+// operation the first successor whose predecessors are all done, up to
+// MaxGroupOps operations.
+func (ip *iosPart) chain(r int, done uint32) []int {
+	c := []int{r}
+	have := done | 1<<r
+	for len(c) < ip.o.MaxGroupOps {
+		next := -1
+		for _, x := range ip.succs[c[len(c)-1]] {
+			if have&(1<<x) == 0 && ip.predMask[x]&^have == 0 {
+				next = x
+				break
+			}
+		}
+		if next < 0 {
+			break
+		}
+		c = append(c, next)
+		have |= 1 << next
+	}
+	return c
+}
+
+// stageSearch enumerates the next stage: each ready operation left out,
+// alone, or with its whole chain, at most MaxGroups groups.
+type stageSearch struct {
+	ip     *iosPart
+	done   uint32
+	chains [][]int
+	pick   []int // 0: not in the stage, 1: alone, 2: its whole chain
+	res    stageChoice
+}
+
+func (st *stageSearch) rec(k, groups int) {
+	if k == len(st.chains) {
+		if groups > 0 {
+			st.score()
+		}
+		return
+	}
+	st.pick[k] = 0
+	st.rec(k+1, groups)
+	if groups < st.ip.o.MaxGroups {
+		st.pick[k] = 1
+		st.rec(k+1, groups+1)
+		if len(st.chains[k]) > 1 {
+			st.pick[k] = 2
+			st.rec(k+1, groups+1)
+		}
+	}
+	st.pick[k] = 0
+}
+
+// score costs the stage picked: its longest group, the stage's cost and
+// the best completion after it.
+func (st *stageSearch) score() {
+	ip := st.ip
+	var gs [][]int
+	stageMask := uint32(0)
+	longest := 0.0
+	for j, p := range st.pick {
+		if p == 0 {
+			continue
+		}
+		g := st.chains[j][:1]
+		if p == 2 {
+			g = st.chains[j]
+		}
+		t := 0.0
+		for _, x := range g {
+			t += float64(ip.cost[ip.part[x]].Nanoseconds())
+			stageMask |= 1 << x
+		}
+		longest = max(longest, t)
+		gs = append(gs, g)
+	}
+	c := longest + float64(ip.o.StageCost.Nanoseconds()) + ip.best(st.done|stageMask).cost
+	if c < st.res.cost {
+		st.res = stageChoice{cost: c, groups: gs}
+	}
 }
 
 // stagePlan turns stages into a plan: group g of a stage on stream g, and a
@@ -244,6 +288,9 @@ type IOS struct {
 	inner      *Scheduler
 	stats      map[string]float64
 }
+
+// Needs implements sched.Needer: the stages plan the whole program.
+func (s *IOS) Needs() []sched.Trait { return wholeProgram }
 
 // NewIOS returns an IOS scheduler.
 func NewIOS(o IOSOptions) (*IOS, error) {

@@ -29,7 +29,7 @@ type MultiProcess struct {
 
 // Needs implements sched.Needer: tasks that may run concurrently.
 func (*MultiProcess) Needs() []sched.Trait {
-	return []sched.Trait{sched.TraitIndependentSteps}
+	return []sched.Trait{sched.TraitIndependentSteps, sched.TraitWholeProgram}
 }
 
 type task struct {

@@ -226,90 +226,116 @@ func KeSCo(full *DAG, opt KeSCoOptions) (*Plan, error) {
 	if opt.Strict {
 		name = fmt.Sprintf("kesco-strict(s=%d)", streams)
 	}
-	p := newPlan(name, full.N(), streams)
-	unassignedSucc := make([]int, full.N())
-	for v := range red.Succ {
-		unassignedSucc[v] = len(red.Succ[v])
-	}
-	level := make([]int, full.N())
-	for l, lv := range levels {
-		for _, v := range lv {
-			level[v] = l
-		}
-	}
-	rr := 0
-	usedInLevel := make([]bool, streams)
-	nextFree := func() int {
-		for k := 0; k < streams; k++ {
-			s := (rr + k) % streams
-			if !usedInLevel[s] {
-				rr = s + 1
-				return s
-			}
-		}
-		s := rr % streams
-		rr++
-		return s
-	}
+	k := newDistributor(newPlan(name, full.N(), streams), red, levels, opt.Strict)
 	for _, lv := range levels {
-		clear(usedInLevel)
+		clear(k.usedInLevel)
 		for _, v := range lv {
-			preds := red.Pred[v]
-			var s int
-			switch len(preds) {
-			case 0:
-				s = rr % streams
-				rr++
-			case 1:
-				s = p.Stream[preds[0]]
-				if !opt.Strict && usedInLevel[s] {
-					s = nextFree()
-				}
-			default:
-				if opt.Strict {
-					best := preds[0]
-					for _, u := range preds[1:] {
-						if unassignedSucc[u] < unassignedSucc[best] {
-							best = u
-						}
-					}
-					s = p.Stream[best]
-					break
-				}
-				// Among the parents whose stream this level has not used
-				// yet: the fewest unscheduled successors, then the deepest
-				// (the parent on the longest path, so chains keep their
-				// stream), then program order.
-				best := -1
-				for _, u := range preds {
-					if usedInLevel[p.Stream[u]] {
-						continue
-					}
-					if best < 0 || unassignedSucc[u] < unassignedSucc[best] ||
-						(unassignedSucc[u] == unassignedSucc[best] && level[u] > level[best]) {
-						best = u
-					}
-				}
-				if best >= 0 {
-					s = p.Stream[best]
-				} else {
-					s = nextFree()
-				}
-			}
-			p.Stream[v] = s
-			usedInLevel[s] = true
-			for _, u := range preds {
-				unassignedSucc[u]--
-			}
-			p.Order = append(p.Order, v)
+			k.place(v)
 		}
 	}
 	if opt.NoPrune {
-		p.waitAllCross(full)
-		return p, nil
+		k.p.waitAllCross(full)
+		return k.p, nil
 	}
-	p.prune(full)
-	return p, nil
+	k.p.prune(full)
+	return k.p, nil
+}
+
+// distributor is KeSCo's stream assignment in progress, level by level.
+type distributor struct {
+	p              *Plan
+	red            *DAG
+	strict         bool
+	unassignedSucc []int  // per node, successors not yet placed
+	level          []int  // per node, its BFS level
+	rr             int    // the next stream round-robin
+	usedInLevel    []bool // streams the current level has taken
+}
+
+func newDistributor(p *Plan, red *DAG, levels [][]int, strict bool) *distributor {
+	k := &distributor{p: p, red: red, strict: strict, unassignedSucc: make([]int, red.N()),
+		level: make([]int, red.N()), usedInLevel: make([]bool, p.Streams)}
+	for v := range red.Succ {
+		k.unassignedSucc[v] = len(red.Succ[v])
+	}
+	for l, lv := range levels {
+		for _, v := range lv {
+			k.level[v] = l
+		}
+	}
+	return k
+}
+
+// nextFree is the next stream round-robin that the level has not used
+// (any, round-robin, if it used them all).
+func (k *distributor) nextFree() int {
+	streams := k.p.Streams
+	for i := 0; i < streams; i++ {
+		s := (k.rr + i) % streams
+		if !k.usedInLevel[s] {
+			k.rr = s + 1
+			return s
+		}
+	}
+	s := k.rr % streams
+	k.rr++
+	return s
+}
+
+// place puts node v on its stream and issues it.
+func (k *distributor) place(v int) {
+	preds := k.red.Pred[v]
+	var s int
+	switch len(preds) {
+	case 0:
+		s = k.rr % k.p.Streams
+		k.rr++
+	case 1:
+		s = k.p.Stream[preds[0]]
+		if !k.strict && k.usedInLevel[s] {
+			s = k.nextFree()
+		}
+	default:
+		s = k.fromParents(preds)
+	}
+	k.p.Stream[v] = s
+	k.usedInLevel[s] = true
+	for _, u := range preds {
+		k.unassignedSucc[u]--
+	}
+	k.p.Order = append(k.p.Order, v)
+}
+
+// fromParents is the stream of a node with several parents: strictly, the
+// parent's with the fewest unscheduled successors (ties to the first);
+// otherwise, among the parents whose stream this level has not used yet,
+// the fewest unscheduled successors, then the deepest (the parent on the
+// longest path, so chains keep their stream), then program order; or the
+// next free stream if the level used every parent's.
+func (k *distributor) fromParents(preds []int) int {
+	if k.strict {
+		best := preds[0]
+		for _, u := range preds[1:] {
+			if k.unassignedSucc[u] < k.unassignedSucc[best] {
+				best = u
+			}
+		}
+		return k.p.Stream[best]
+	}
+	best := -1
+	for _, u := range preds {
+		if k.usedInLevel[k.p.Stream[u]] {
+			continue
+		}
+		if best < 0 || k.unassignedSucc[u] < k.unassignedSucc[best] ||
+			(k.unassignedSucc[u] == k.unassignedSucc[best] && k.level[u] > k.level[best]) {
+			best = u
+		}
+	}
+	if best < 0 {
+		return k.nextFree()
+	}
+	return k.p.Stream[best]
 }
 
 // prune sets the plan's waits from the cross-stream edges of full with

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -43,6 +44,12 @@ type Options struct {
 	// Strict and NoPrune tune the kesco policy (see KeSCoOptions).
 	Strict  bool
 	NoPrune bool
+	// Prune applies KeSCo's sync pruning to the taskflow or nimble
+	// assignment: a node waits only on the last predecessor on each
+	// foreign stream that its stream has not already waited past, and
+	// only the events waited on are recorded (Nimble records one after
+	// every node).
+	Prune bool
 }
 
 // BuildPlan computes the policy's plan for d.
@@ -50,18 +57,30 @@ func BuildPlan(d *DAG, opt Options) (*Plan, error) {
 	switch opt.Policy {
 	case PolicySerial:
 		return Serial(d)
-	case PolicyTaskflow:
-		red, err := d.TransitiveReduction()
-		if err != nil {
-			return nil, err
+	case PolicyTaskflow, PolicyNimble:
+		p, err := assign(d, opt)
+		if err != nil || !opt.Prune {
+			return p, err
 		}
-		return Taskflow(red, opt.streams())
-	case PolicyNimble:
-		return Nimble(d)
+		p.prune(d)
+		p.Policy += "+prune"
+		return p, nil
 	case PolicyKeSCo:
 		return KeSCo(d, KeSCoOptions{Streams: opt.streams(), Strict: opt.Strict, NoPrune: opt.NoPrune})
 	}
 	return nil, fmt.Errorf("graph: unknown policy %q (known: serial, taskflow, nimble, kesco)", opt.Policy)
+}
+
+// assign is the taskflow or nimble plan of d, unpruned.
+func assign(d *DAG, opt Options) (*Plan, error) {
+	if opt.Policy == PolicyNimble {
+		return Nimble(d)
+	}
+	red, err := d.TransitiveReduction()
+	if err != nil {
+		return nil, err
+	}
+	return Taskflow(red, opt.streams())
 }
 
 func (o Options) streams() int {
@@ -86,6 +105,9 @@ func (o Options) Validate() error {
 	}
 	if (o.Strict || o.NoPrune) && o.Policy != PolicyKeSCo {
 		return fmt.Errorf("graph: strict and no_prune apply only to the kesco policy, not %s", o.Policy)
+	}
+	if o.Prune && o.Policy != PolicyTaskflow && o.Policy != PolicyNimble {
+		return fmt.Errorf("graph: prune applies only to the taskflow and nimble policies (kesco prunes unless no_prune), not %s", o.Policy)
 	}
 	return nil
 }
@@ -115,6 +137,17 @@ type scope struct {
 	lo, hi int
 	plan   *Plan
 }
+
+// Needs implements sched.Needer: a plan of the whole program needs every
+// step known ahead; a plan per step needs nothing more than the steps.
+func (s *Scheduler) Needs() []sched.Trait {
+	if s.opt.PerStep {
+		return nil
+	}
+	return wholeProgram
+}
+
+var wholeProgram = []sched.Trait{sched.TraitWholeProgram}
 
 // New returns a scheduler with the given options.
 func New(opt Options) (*Scheduler, error) {
@@ -147,6 +180,9 @@ func (s *Scheduler) Name() string {
 			b.WriteString(",no-prune")
 		}
 		b.WriteString(")")
+	}
+	if s.opt.Prune {
+		b.WriteString("+prune")
 	}
 	if s.opt.Graph {
 		b.WriteString("+graph")

@@ -36,7 +36,12 @@ func Dynamic(p DynamicParams, seed int64) (*workloads.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return n.Finish()
+	prog, err := n.Finish()
+	if err != nil {
+		return nil, err
+	}
+	prog.Dynamic = true // each input's branch is chosen from its own activations
+	return prog, nil
 }
 
 func dynamicNet(p DynamicParams, seed int64) (*nn.Net, error) {

@@ -1,0 +1,163 @@
+package tournament
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
+)
+
+// HeatmapFile is the figure Report writes beside the page.
+const HeatmapFile = "tournament-heatmap.svg"
+
+const intro = `# The tournament
+
+Every scheduler that applies, on a representative workload of every
+family, and gpusched's own portfolio scheduler (sched/portfolio). Whether
+a scheduler applies is computed, not listed: each scheduler says what it
+needs (sched.Needer: independent jobs, tile pairs, every step known ahead,
+a hardware dependency queue) and the program and device say what they
+offer (sched.ProgramTraits, tile pairs, sched.DeviceTraits); the runner
+leaves the other cells unrun (n/a). Every scheduler is timed on its second
+run after Prepare (sched.Warm), outputs compared with serial's bit for bit
+on the GPU. Speedups are over serial: on the GPU the median of the
+round-by-round ratios with its sign-test 95% interval, on the simulator
+(deterministic) the ratio of makespans. The portfolio predicts every
+applicable candidate schedule on the simulator, checks the best few on the
+device and keeps the fastest; "portfolio model" keeps the model's pick
+unchecked; one with model auto-datasheet keeps the pick of the
+datasheet-only config, which shows what calibration buys the selection.
+`
+
+// Report writes docs/results/tournament.md from the tournament's results
+// files (the GPU's and the simulator's), and the heatmap beside it.
+func Report(w io.Writer, in *experiments.ReportInput) error {
+	var ms []*matrix
+	var files []string
+	for i, r := range in.Sets {
+		for _, m := range matrices(r) {
+			ms = append(ms, m)
+			files = append(files, in.Files[i])
+		}
+	}
+	// GPU first, then the simulators, each in file order.
+	order := make([]int, len(ms))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ms[order[a]].gpu && !ms[order[b]].gpu })
+	var panels []panel
+	b := &strings.Builder{}
+	b.WriteString(intro)
+	writeCommands(b, in)
+	fmt.Fprintf(b, "\n![speedup over serial, GPU and simulator side by side](%s)\n", HeatmapFile)
+	for _, i := range order {
+		m := ms[i]
+		panels = append(panels, m.panel(m.deviceTitle()))
+		writeMatrix(b, m, in.Sets[setOf(in, files[i])], relPath(in.Dir, files[i]))
+	}
+	b.WriteString("\n## The portfolio against each workload's winner\n")
+	for _, i := range order {
+		writePortfolio(b, ms[i])
+	}
+	writeSensitivity(b, ms, order)
+	svg, err := heatmapSVG("Speedup over serial; rows: workloads, columns: schedulers", panels)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(in.Dir, HeatmapFile), svg, 0o644); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+func setOf(in *experiments.ReportInput, file string) int {
+	for i, f := range in.Files {
+		if f == file {
+			return i
+		}
+	}
+	return 0
+}
+
+func relPath(dir, file string) string {
+	if r, err := filepath.Rel(dir, file); err == nil {
+		return r
+	}
+	return file
+}
+
+func writeCommands(b *strings.Builder, in *experiments.ReportInput) {
+	b.WriteString("\n```sh\ngpusched paper tournament run configs/experiments/tournament-sim.yaml -o results/tournament-sim\n")
+	b.WriteString("bash scripts/gpu/tournament.sh     # on a GPU host: gpusched paper tournament run configs/experiments/tournament-gpu.yaml\n")
+	fmt.Fprintf(b, "gpusched paper tournament report -o docs/results/tournament.md %s\n```\n", strings.Join(in.Files, " "))
+}
+
+// writeMatrix writes one device's table: a cell per workload and
+// scheduler, the winner in bold and named in the last column.
+func writeMatrix(b *strings.Builder, m *matrix, r *experiments.Results, file string) {
+	fmt.Fprintf(b, "\n## %s\n\n", m.deviceTitle())
+	fmt.Fprintf(b, "From [%s](%s), experiment %s, %d repetitions per row", filepath.Base(file), file, r.Experiment, r.Repetitions)
+	for _, p := range r.Provenance {
+		if p.GPU != nil {
+			fmt.Fprintf(b, "; %s, driver %s, CUDA %s, %s", p.GPU.Name, p.GPU.Driver, p.GPU.CUDA, p.Date)
+		}
+		if p.Commit != "" {
+			fmt.Fprintf(b, "; gpusched %s", p.Commit)
+		}
+	}
+	b.WriteString(".\n\n| workload |")
+	for _, c := range m.cols {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString(" winner |\n|---|")
+	b.WriteString(strings.Repeat("--:|", len(m.cols)))
+	b.WriteString("---|\n")
+	for i, w := range m.rows {
+		fmt.Fprintf(b, "| %s |", w)
+		win := m.winner(i)
+		for j := range m.cols {
+			fmt.Fprintf(b, " %s |", cellText(m.cell[i][j], j == win))
+		}
+		if win >= 0 {
+			fmt.Fprintf(b, " %s |\n", m.cols[win])
+		} else {
+			b.WriteString(" - |\n")
+		}
+	}
+}
+
+// cellText is a row's speedup with its interval, "n/a" where the scheduler
+// does not apply and "error" where the row failed.
+func cellText(r *experiments.Row, win bool) string {
+	switch {
+	case r == nil:
+		return ""
+	case len(r.NotApplicable) > 0:
+		return "n/a"
+	case !ran(r):
+		return "error"
+	}
+	s := fmt.Sprintf("%.2fx", speedup(r))
+	if p := r.PairedSpeedup; p != nil {
+		s += fmt.Sprintf(" [%.2f, %.2f]", p.Lo, p.Hi)
+	}
+	if win {
+		s = "**" + s + "**"
+	}
+	return s
+}
+
+// regret is how much slower row r is than row best, as a fraction.
+func regret(r, best *experiments.Row) float64 {
+	if !ran(r) || !ran(best) {
+		return math.NaN()
+	}
+	return r.Makespan.Median/best.Makespan.Median - 1
+}

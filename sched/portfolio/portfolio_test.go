@@ -1,0 +1,226 @@
+package portfolio
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/synthetic"
+)
+
+// simModel runs a schedule on the simulated H100 as the runner does:
+// Prepare, the warm run, the timed run.
+type simModel struct {
+	calls atomic.Int64
+	// lie, if set, replaces the makespan the simulator predicts.
+	lie func(name string, d time.Duration) time.Duration
+}
+
+func (m *simModel) Estimate(p *workloads.Program, s sched.Scheduler) (Estimate, error) {
+	m.calls.Add(1)
+	d, races, err := measure(p, s)
+	if m.lie != nil {
+		d = m.lie(s.Name(), d)
+	}
+	return Estimate{Makespan: d, Races: races}, err
+}
+
+// measure times s's second run on p on a fresh simulated H100.
+func measure(p *workloads.Program, s sched.Scheduler) (time.Duration, int, error) {
+	dev, err := sim.NewNamed("h100")
+	if err != nil {
+		return 0, 0, err
+	}
+	var span time.Duration
+	err = dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, p)
+		if err != nil {
+			return err
+		}
+		defer in.Release(h)
+		if err := prepare(h, in, s); err != nil {
+			return err
+		}
+		defer cleanup(h, s)
+		if err := sched.Warm(h, s, in); err != nil {
+			return err
+		}
+		t0 := h.Now()
+		if err := s.Run(h, in); err != nil {
+			return err
+		}
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		span = h.Now() - t0
+		return nil
+	})
+	return span, len(dev.Races()), err
+}
+
+func program(t *testing.T) *workloads.Program {
+	t.Helper()
+	p := synthetic.Defaults()
+	p.Layers, p.Width, p.Steps, p.Iters = 4, 5, 2, 64
+	prog, err := synthetic.Generate(p, 2)
+	require.NoError(t, err)
+	return prog
+}
+
+func models(m CostModel) Models {
+	return func(string, device.Info) (CostModel, error) { return m, nil }
+}
+
+// every candidate's measured time on prog, by name.
+func measureAll(t *testing.T, prog *workloads.Program) map[string]time.Duration {
+	t.Helper()
+	out := map[string]time.Duration{}
+	for _, c := range candidates(prog, []sched.Trait{sched.TraitDependencyQueue}) {
+		s, err := c.build()
+		require.NoError(t, err)
+		d, races, err := measure(prog, s)
+		require.NoError(t, err, c.name)
+		require.Zero(t, races, c.name)
+		out[c.name] = d
+	}
+	return out
+}
+
+func fastest(times map[string]time.Duration) time.Duration {
+	best := time.Duration(1 << 62)
+	for _, d := range times {
+		best = min(best, d)
+	}
+	return best
+}
+
+// TestPortfolioPicksTheFastestCandidate: with the simulator itself as the
+// model, the portfolio's timed run is the fastest candidate's, and its
+// stats name the pick at rank 0 with the predicted time it then ran in.
+func TestPortfolioPicksTheFastestCandidate(t *testing.T) {
+	prog := program(t)
+	times := measureAll(t, prog)
+	require.Greater(t, len(times), 15, "the synthetic DAG admits the DAG, runtime and per-step candidates")
+	m := &simModel{}
+	p, err := New(Options{Model: "test", Finalists: 1, Check: 0, Margin: 0}, models(m), nil)
+	require.NoError(t, err)
+	got, races, err := measure(prog, p)
+	require.NoError(t, err)
+	assert.Zero(t, races)
+	assert.Equal(t, fastest(times), got)
+	st := p.Stats()
+	assert.Equal(t, 1.0, st["picked:"+p.Picked()])
+	assert.Equal(t, 0.0, st["picked_rank"])
+	assert.Equal(t, float64(got.Nanoseconds())/1e3, st["predicted_us"])
+	assert.Equal(t, float64(len(times)), st["candidates"])
+}
+
+// TestDeviceCheckOverrulesAWrongModel: a model that ranks the candidates
+// backwards (the fastest predicted slowest) picks the slowest; checking
+// every candidate on the device picks the fastest again.
+func TestDeviceCheckOverrulesAWrongModel(t *testing.T) {
+	prog := program(t)
+	times := measureAll(t, prog)
+	backwards := func(_ string, d time.Duration) time.Duration { return time.Second - d }
+	slowest := time.Duration(0)
+	for _, d := range times {
+		slowest = max(slowest, d)
+	}
+	for _, tc := range []struct {
+		name string
+		opt  Options
+		want time.Duration
+	}{
+		{"model only", Options{Model: "test", Finalists: 1, Check: 0}, slowest},
+		{"every candidate checked", Options{Model: "test", Finalists: 64, Check: 2, Margin: 10}, fastest(times)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(tc.opt, models(&simModel{lie: backwards}), nil)
+			require.NoError(t, err)
+			got, _, err := measure(prog, p)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestRacyCandidatesAreDropped: a candidate the model saw race is never
+// picked, however fast it is predicted.
+func TestRacyCandidatesAreDropped(t *testing.T) {
+	prog := program(t)
+	var racy string
+	m := &raceModel{simModel: &simModel{}, racy: &racy}
+	p, err := New(Options{Model: "test", Finalists: 1, Check: 0}, models(m), nil)
+	require.NoError(t, err)
+	_, _, err = measure(prog, p)
+	require.NoError(t, err)
+	assert.NotEqual(t, racy, p.Picked())
+	assert.Equal(t, 1.0, p.Stats()["candidates_racy"])
+}
+
+// raceModel reports a race, and a makespan of 1 ns, for the first
+// candidate it is asked about.
+type raceModel struct {
+	*simModel
+	once sync.Once
+	racy *string
+}
+
+func (m *raceModel) Estimate(p *workloads.Program, s sched.Scheduler) (Estimate, error) {
+	mine := false
+	m.once.Do(func() { mine, *m.racy = true, s.Name() })
+	if mine {
+		return Estimate{Makespan: 1, Races: 1}, nil
+	}
+	return m.simModel.Estimate(p, s)
+}
+
+// TestMemoRecallsTheSelection: a second Portfolio with the same memo on
+// the same program asks the model nothing and prepares the same pick.
+func TestMemoRecallsTheSelection(t *testing.T) {
+	prog := program(t)
+	m := &simModel{}
+	var memo Memo
+	opt := Options{Model: "test", Finalists: 2, Check: 1, Margin: 0.5}
+	first, err := New(opt, models(m), &memo)
+	require.NoError(t, err)
+	d1, _, err := measure(prog, first)
+	require.NoError(t, err)
+	calls := m.calls.Load()
+	require.Positive(t, calls)
+	second, err := New(opt, models(m), &memo)
+	require.NoError(t, err)
+	d2, _, err := measure(prog, second)
+	require.NoError(t, err)
+	assert.Equal(t, calls, m.calls.Load(), "no estimates for a recalled selection")
+	assert.Equal(t, first.Picked(), second.Picked())
+	assert.Equal(t, d1, d2)
+	assert.Equal(t, 1.0, second.Stats()["cached"])
+	assert.Equal(t, first.Stats()["prepare_us"], second.Stats()["prepare_us"])
+}
+
+func TestOptionsAreChecked(t *testing.T) {
+	m := models(&simModel{})
+	for _, tc := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{Finalists: 3, Check: 3}, "model must name"},
+		{Options{Model: "auto", Finalists: 0}, "finalists must be in [1, 64], got 0"},
+		{Options{Model: "auto", Finalists: 3, Check: -1}, "check must be in [0, 20], got -1"},
+		{Options{Model: "auto", Finalists: 3, Margin: -0.5}, "margin must be in [0, 10], got -0.5"},
+	} {
+		_, err := New(tc.opt, m, nil)
+		assert.ErrorContains(t, err, tc.want)
+	}
+	_, err := New(DefaultOptions(), nil, nil)
+	assert.ErrorContains(t, err, "no cost models")
+}
