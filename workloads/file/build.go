@@ -231,7 +231,7 @@ func (b *builder) copyOp(n *node) (workloads.Op, error) {
 // hostBuffer adds the host memory a copy to (filled) or from (compared)
 // the host uses.
 func (b *builder) hostBuffer(n *node, bytes int64, source bool) int {
-	hs := workloads.HostSpec{Name: hostPre + n.name, Bytes: bytes, Pinned: !n.op.Pageable}
+	hs := workloads.HostSpec{Name: hostPre + n.name, Bytes: bytes, Pinned: !n.op.Pageable || b.opt.PinHost}
 	if source {
 		hs.Init = pattern(hs.Name)
 	} else {

@@ -315,3 +315,14 @@ func TestForwardAfterReordersWithinTheStep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 1, 3, 2, 4}, order[0])
 }
+
+func TestPinHostPinsPageableCopies(t *testing.T) {
+	f := loadExample(t)
+	f.Steps[0].Ops[0].Pageable = true
+	p, err := Program(f, Options{})
+	require.NoError(t, err)
+	assert.False(t, p.Host[0].Pinned, "recorded pageable: replayed pageable")
+	p, err = Program(f, Options{PinHost: true})
+	require.NoError(t, err)
+	assert.True(t, p.Host[0].Pinned)
+}

@@ -31,6 +31,11 @@ type Options struct {
 	// writes), measured on the GPU so that a replayed kernel lasts as long
 	// as the recorded one.
 	OverheadNS int64
+	// PinHost replays copies recorded from or to pageable host memory from
+	// or to pinned memory: a pageable copy synchronizes the host and cannot
+	// be captured into a CUDA graph, so with it recorded as such every
+	// graph-based schedule fails, as it would have for the original.
+	PinHost bool
 }
 
 // node is one operation of the program being built: an operation of the
