@@ -28,8 +28,8 @@ func (m *matrix) judge(i, j int) (verdict, bool) {
 	} else {
 		v.belowSerial = speedup(r) < 1
 	}
-	for k, o := range m.cell[i] {
-		if _, paper := paperKinds[m.kinds[k]]; !paper || !ran(o) {
+	for _, o := range m.cell[i] {
+		if !ran(o) || !paperStrategy(o) {
 			continue
 		}
 		v.papers++
@@ -69,6 +69,10 @@ func writePortfolio(b *strings.Builder, m *matrix) {
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %+.1f%% | %s | %s | %.1f |\n", w, picked(r), cellText(r, false),
 				m.cols[best], cellText(m.cell[i][best], false), 100*v.regret, yes(v.belowSerial), yes(v.beatsPapers),
 				r.SchedulerStats["prepare_us"]/1e3)
+		}
+		if rows == 0 {
+			b.WriteString("\nNo workload ran.\n")
+			continue
 		}
 		fmt.Fprintf(b, "\nTargets on %d workloads: within 3%% of the best other scheduler on %d (%s), never below serial on %d (%s), "+
 			"strictly faster than every paper's strategy on %d (%s: at least a third).\n",

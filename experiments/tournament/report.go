@@ -32,6 +32,11 @@ applicable candidate schedule on the simulator, checks the best few on the
 device and keeps the fastest; "portfolio model" keeps the model's pick
 unchecked; one with model auto-datasheet keeps the pick of the
 datasheet-only config, which shows what calibration buys the selection.
+The papers' own strategies, which the portfolio is to beat on a third of
+the workloads, are KeSCo's streams, AutoGraph, ACS-SW's window, ACS-HW,
+cuSync's tile synchronization and SET as the paper runs it; KeSCo captured
+into a graph, SET's ring and batched variants and ACS-SW's graph dispatch
+are combinations and refinements of gpusched's.
 `
 
 // Report writes docs/results/tournament.md from the tournament's results

@@ -1,6 +1,7 @@
 package portfolio
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -223,4 +224,43 @@ func TestOptionsAreChecked(t *testing.T) {
 	}
 	_, err := New(DefaultOptions(), nil, nil)
 	assert.ErrorContains(t, err, "no cost models")
+}
+
+// failing is a scheduler whose Prepare fails, as a finalist might on the
+// device where the model ran it.
+type failing struct{}
+
+func (failing) Name() string                                   { return "failing" }
+func (failing) Run(device.Host, *workloads.Instance) error     { return nil }
+func (failing) Prepare(device.Host, *workloads.Instance) error { return errors.New("no such luck") }
+func (failing) Cleanup(device.Host) error                      { return nil }
+
+// TestAFinalistThatFailsOnTheDeviceIsPassedOver: the check keeps the
+// finalists that run and counts the one that failed; it fails only when
+// every finalist does.
+func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
+	prog := program(t)
+	cands := []candidate{
+		{"failing", func() (sched.Scheduler, error) { return failing{}, nil }},
+		{"serial", func() (sched.Scheduler, error) { return sched.NewSerial(), nil }},
+	}
+	p, err := New(Options{Model: "test", Finalists: 2, Check: 1}, models(&simModel{}), nil)
+	require.NoError(t, err)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	require.NoError(t, dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		require.NoError(t, err)
+		defer in.Release(h)
+		pick, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
+		require.NoError(t, err)
+		assert.Equal(t, 1, pick)
+		assert.Equal(t, 1, failed)
+		assert.Positive(t, measured)
+		require.NoError(t, cleanup(h, s))
+		_, _, _, failed, err = p.check(h, in, cands, []int{0})
+		assert.ErrorContains(t, err, "every finalist failed on the device: failing: no such luck")
+		assert.Equal(t, 1, failed)
+		return nil
+	}))
 }

@@ -36,9 +36,12 @@ func (p *Portfolio) selectFor(h device.Host, in *workloads.Instance, info device
 		return nil, nil, fmt.Errorf("portfolio: none of %d candidates ran race-free on the model: %w", len(cands), firstErr(preds))
 	}
 	finals := p.finalists(ranked, cands)
-	pick, s, measured, err := p.check(h, in, cands, finals)
+	pick, s, measured, failed, err := p.check(h, in, cands, finals)
 	if err != nil {
 		return nil, nil, err
+	}
+	if failed > 0 {
+		stats["finalists_failed"] = float64(failed)
 	}
 	rankOf := slices.IndexFunc(ranked, func(r predicted) bool { return r.idx == pick })
 	stats["picked:"+cands[pick].name] = 1

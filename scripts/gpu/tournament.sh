@@ -11,12 +11,13 @@
 #                       docs/results/tournament-gpu.json docs/results/tournament-sim.json
 #
 # DEVICE=h100 runs the same binary on the simulated H100 instead (to test
-# this script without a GPU); BIN overrides the binary, LIMIT the seconds.
+# this script without a GPU); BIN overrides the binary, LIMIT the seconds,
+# CFG the experiment file.
 set -u
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-.gpu/gpusched}
 LIMIT=${LIMIT:-420}
-CFG=configs/experiments/tournament-gpu.yaml
+CFG=${CFG:-configs/experiments/tournament-gpu.yaml}
 : "${OUT:?set OUT to the folder that comes back}"
 mkdir -p "$OUT/r"
 if [ -n "${DEVICE:-}" ]; then
@@ -27,8 +28,8 @@ fi
 { date -u; nvidia-smi; nproc; } > "$OUT/r/nvidia-smi.txt" 2>&1
 git log -1 --format='%H %s' > "$OUT/r/commit.txt" 2>/dev/null || echo "no git" > "$OUT/r/commit.txt"
 s=$(date +%s)
-# The results files are written at the end; a run cut short by the limit
-# leaves the rows it measured only in run.log's table (medians, speedups).
+# Rows are saved as they finish (results/journal); a run cut short by the
+# limit keeps them, and the table in run.log.
 timeout "$LIMIT" "$BIN" paper tournament run "$OUT/r/config.yaml" -o "$OUT/r/results" > "$OUT/r/run.log" 2> "$OUT/r/stderr.log"
 rc=$?
 echo "rc=$rc $(( $(date +%s) - s ))s" | tee "$OUT/r/status.txt"
