@@ -83,18 +83,42 @@ type OutputsSpec struct {
 var allFormats = []string{"md", "csv", "json", "svg", "pdf"}
 
 // LoadExperiment reads and strictly decodes an experiment file. Every error
-// names the file and, where it can, the line and field.
+// names the file and, where it can, the line and field. A results file
+// (results.json) stands for the experiment it records: its resolved
+// experiment runs again.
 func LoadExperiment(path string) (*Experiment, error) {
 	data, err := readLimited(path, maxExperimentBytes)
+	isJSON := isJSONObject(data)
+	if err != nil && isJSON {
+		data, err = readLimited(path, maxResultsBytes) // results may be larger
+	}
 	if err != nil {
 		return nil, err
 	}
-	e, err := parseExperiment(data, filepath.Base(path), filepath.Dir(path))
+	name := filepath.Base(path)
+	if isJSON {
+		r, err := ParseResults(data, path)
+		if err != nil {
+			return nil, err
+		}
+		if data, err = r.Resolved.YAML(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		name += " (its resolved experiment)"
+	}
+	e, err := parseExperiment(data, name, filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
 	e.Source = path
 	return e, nil
+}
+
+// isJSONObject reports whether data starts with '{' (after blanks): a
+// results file, not an experiment file.
+func isJSONObject(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // ParseExperiment decodes an experiment from YAML; name is used in errors.

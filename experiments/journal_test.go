@@ -54,3 +54,21 @@ func TestResumeKeepsSavedRows(t *testing.T) {
 	_, err = os.Stat(journal)
 	assert.True(t, os.IsNotExist(err))
 }
+
+// TestResultsRunAgain: a results file stands for the experiment it
+// records, so that the experiment file may go: loaded back, it resolves to
+// the same experiment (the same digest) and runs to the same rows.
+func TestResultsRunAgain(t *testing.T) {
+	e := parseSmall(t, "warmup: 0\n")
+	first, err := Run(e, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, err = Write(dir, first, []string{"json"})
+	require.NoError(t, err)
+	again, err := LoadExperiment(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	second, err := Run(again, RunOptions{Workers: 1})
+	require.NoError(t, err)
+	assert.Equal(t, first.Digest, second.Digest)
+	assert.Equal(t, first.Rows, second.Rows)
+}

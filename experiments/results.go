@@ -222,7 +222,8 @@ func readLimited(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB; not a file gpusched reads", path, limit>>20)
+		// The first bytes still tell a results file from anything else.
+		return data[:min(len(data), 64)], fmt.Errorf("%s: larger than %d MiB; not a file gpusched reads", path, limit>>20)
 	}
 	return data, nil
 }
