@@ -73,6 +73,14 @@ func TestProfilingTheSimulatorGivesBackItsTimes(t *testing.T) {
 	}
 	same(measured, 0.03)
 	same([]*workloads.Program{profileProgram("unmeasured", []int{100, 200, 800}, 2.5)}, 0.10)
+
+	// The simulator's kernels run at its peak rates: the fitted achieved
+	// fractions come out near 1.
+	f := &Fitted{Config: cfg, Comments: map[string]string{}}
+	f.fitFractions(prof)
+	assert.InDelta(t, 1, f.Config.SM.FlopsFraction, 0.12)
+	assert.InDelta(t, 1, f.Config.SM.BandwidthFraction, 0.12)
+	assert.Contains(t, f.Comments["sm.achieved_flops_fraction"], "over the 2 profiled kernels")
 }
 
 func TestForcedOccupancies(t *testing.T) {
