@@ -57,6 +57,7 @@ fi
 
 files=(configs/experiments/*-gpu*.yaml)
 for f in configs/experiments/fidelity-*.yaml; do
+    case " ${files[*]} " in *" $f "*) continue ;; esac
     [ -e "$f" ] && files+=("$f")
 done
 printf '%s\n' "${files[@]}" >"$work/profile-files.txt"
