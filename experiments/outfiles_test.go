@@ -84,3 +84,31 @@ func TestOutDirStaysUnderResults(t *testing.T) {
 		assert.False(t, strings.HasPrefix(rel, ".."), "%s leaves results/: %s", name, dir)
 	}
 }
+
+// TestRunWritesEveryFileOnce: workloads whose names coincide after
+// sanitizing ("Small", "small", two non-Latin names) get files of their
+// own, plots and timelines alike.
+func TestRunWritesEveryFileOnce(t *testing.T) {
+	src := strings.Replace(small, `  - name: dag
+    family: synthetic
+    params: {layers: 3, width: 4, steps: 2, iters: 8192, max_blocks: 16}`, `  - {name: Small, family: synthetic, params: {layers: 2, width: 2, steps: 1, iters: 64, max_blocks: 4}}
+  - {name: small, family: synthetic, params: {layers: 2, width: 3, steps: 1, iters: 64, max_blocks: 4}}
+  - {name: 小, family: synthetic, params: {layers: 2, width: 2, steps: 1, iters: 64, max_blocks: 4}}
+  - {name: 大, family: synthetic, params: {layers: 3, width: 2, steps: 1, iters: 64, max_blocks: 4}}`, 1)
+	e, err := ParseExperiment([]byte(src), "names.yaml")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	res, err := Run(e, RunOptions{Workers: 2, TimelineDir: filepath.Join(dir, "timelines")})
+	require.NoError(t, err)
+	files, err := Write(dir, res, []string{"svg"})
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, f := range files {
+		assert.False(t, seen[f], "%s written twice", f)
+		seen[f] = true
+	}
+	assert.Len(t, files, 2*4, "a speedup and a utilization plot per workload")
+	timelines, err := os.ReadDir(filepath.Join(dir, "timelines"))
+	require.NoError(t, err)
+	assert.Len(t, timelines, len(res.Rows), "a timeline per row")
+}

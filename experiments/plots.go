@@ -46,7 +46,23 @@ func Charts(r *Results) []Chart {
 	for _, p := range utilPlots(r) {
 		out = append(out, Chart{Name: p.file, Workload: p.workload, Alt: "SM utilization over time: " + p.title, Chart: utilChart(p)})
 	}
+	uniqueChartNames(out)
 	return out
+}
+
+// uniqueChartNames gives charts whose names coincide after sanitizing
+// (workloads "Small" and "small", two non-Latin names) a hash of what
+// they show, so that no chart's files overwrite another's.
+func uniqueChartNames(charts []Chart) {
+	count := map[string]int{}
+	for _, c := range charts {
+		count[c.Name]++
+	}
+	for i := range charts {
+		if c := &charts[i]; count[c.Name] > 1 {
+			c.Name += "-" + hash8(c.Alt)
+		}
+	}
 }
 
 // Plots renders Charts(r) in each of formats (svg, pdf).

@@ -277,3 +277,30 @@ func TestCalibrateTheSimulator(t *testing.T) {
 	assert.Equal(t, 2, status)
 	assert.Contains(t, errOut, "ends in .yaml")
 }
+
+// TestPaperReportRefusals: a paper's report writes only where -o says,
+// and reads only results of that paper's runs, with rows.
+func TestPaperReportRefusals(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "acs.md")
+	for _, tt := range []struct {
+		args   []string
+		status int
+		stderr string
+	}{
+		{[]string{"paper", "acs", "report", "../../docs/results/acs-sim.json"}, 2, "-o OUT.md is required"},
+		{[]string{"paper", "acs", "report", "-o", out, "../../docs/results/kesco-sim.json"}, 1, "results of gpusched paper kesco"},
+		{[]string{"paper", "acs", "report", "-o", out, writeExp(t, "null")}, 1, "no schema_version"},
+		{[]string{"paper", "nope", "run", "x.yaml"}, 2, `no paper "nope"`},
+	} {
+		status, _, errOut := gpusched(t, tt.args...)
+		assert.Equal(t, tt.status, status, "%v: %s", tt.args, errOut)
+		assert.Contains(t, errOut, tt.stderr, "%v", tt.args)
+	}
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
+	status, stdout, errOut := gpusched(t, "paper", "acs", "report", "-o", out, "../../docs/results/acs-gpu-lanes.json")
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, stdout, "wrote "+out)
+	_, err = os.Stat(filepath.Join(filepath.Dir(out), "tables", "acs-gpu-lanes.md"))
+	assert.NoError(t, err, "every row in a table beside the page")
+}
