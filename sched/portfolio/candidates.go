@@ -1,6 +1,8 @@
 package portfolio
 
 import (
+	"strings"
+
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/sched/acs"
 	"github.com/gpusched/gpusched/sched/graph"
@@ -12,8 +14,9 @@ import (
 // candidate is one schedule the portfolio may pick: built afresh by build
 // for every estimate and for the device, so that no state is shared.
 type candidate struct {
-	name  string
-	build func() (sched.Scheduler, error)
+	name   string
+	family string // familyOf: the device check covers each family's best
+	build  func() (sched.Scheduler, error)
 }
 
 // Candidates lists the schedules the portfolio considers for p on a device
@@ -39,13 +42,43 @@ func candidates(p *workloads.Program, dev []sched.Trait) []candidate {
 			return
 		}
 		seen[s.Name()] = true
-		out = append(out, candidate{s.Name(), build})
+		out = append(out, candidate{s.Name(), familyOf(s), build})
 	}
 	for _, b := range builders(len(p.Steps), jobs(p)) {
 		s, err := b()
 		add(s, err, b)
 	}
 	return out
+}
+
+// familyOf groups a candidate with those that issue work the same way:
+// one stream, several streams issued directly, a captured graph, a search,
+// a runtime that discovers dependencies, processes, a job pipeline, tile
+// synchronization. A cost model tends to err alike within a family, so the
+// device check takes each family's best prediction.
+func familyOf(s sched.Scheduler) string {
+	switch s := s.(type) {
+	case *sched.Serial:
+		return "one stream"
+	case *sched.RoundRobin:
+		return "streams"
+	case *sched.GraphOnce, *sched.GraphPerStep:
+		return "graph"
+	case *graph.Scheduler:
+		if strings.Contains(s.Name(), "+graph") {
+			return "graph"
+		}
+		return "streams"
+	case *graph.AutoGraph, *graph.IOS:
+		return "search"
+	case *graph.MultiProcess:
+		return "processes"
+	case *tilesync.Scheduler:
+		return "tiles"
+	case *pipeline.Synchronous, *pipeline.Graph, *pipeline.Batching, *pipeline.Queue, *pipeline.SET:
+		return "pipeline"
+	}
+	return "runtime" // ACS-SW, ACS-HW, GrCUDA
 }
 
 // jobs is the number of steps, which a pipeline runs as jobs.

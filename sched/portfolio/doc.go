@@ -12,9 +12,12 @@
 // programs chosen at run time). A CostModel predicts each candidate's
 // timed run as the runner measures it; candidates that fail or race are
 // dropped. The best predicted (those within Margin of the best, at most
-// Finalists, and serial as a floor) are then prepared on the device, run
-// once and timed Check times each, all alike; the fastest median is kept
-// and Run launches it. With Check 0 the model's pick is kept unchecked.
+// Finalists) and the best prediction of each other family of candidates
+// (one stream, streams, graphs, searches, runtimes, processes, pipelines,
+// tile sync: a model tends to misjudge a way of issuing work as a whole;
+// serial is the floor) are then prepared on the device, run once and timed
+// Check times each, all alike; the fastest median is kept and Run
+// launches it. With Check 0 the model's pick is kept unchecked.
 //
 // The cost model is injected (Models), so that sched/* does not import
 // the simulator: the experiments registry wires device/sim with the config

@@ -241,8 +241,8 @@ func (failing) Cleanup(device.Host) error                      { return nil }
 func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
 	prog := program(t)
 	cands := []candidate{
-		{"failing", func() (sched.Scheduler, error) { return failing{}, nil }},
-		{"serial", func() (sched.Scheduler, error) { return sched.NewSerial(), nil }},
+		{"failing", "runtime", func() (sched.Scheduler, error) { return failing{}, nil }},
+		{"serial", "one stream", func() (sched.Scheduler, error) { return sched.NewSerial(), nil }},
 	}
 	p, err := New(Options{Model: "test", Finalists: 2, Check: 1}, models(&simModel{}), nil)
 	require.NoError(t, err)
@@ -263,4 +263,21 @@ func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
 		assert.Equal(t, 1, failed)
 		return nil
 	}))
+}
+
+// TestFinalistsCoverEveryFamily: the best predictions within the margin,
+// then each other family's best, in prediction order; unchecked, only the
+// best.
+func TestFinalistsCoverEveryFamily(t *testing.T) {
+	cands := []candidate{{name: "a", family: "graph"}, {name: "b", family: "graph"}, {name: "c", family: "streams"},
+		{name: "serial", family: "one stream"}, {name: "d", family: "streams"}, {name: "e", family: "runtime"}}
+	us := func(i int, d time.Duration) predicted {
+		return predicted{idx: i, est: Estimate{Makespan: d * time.Microsecond}}
+	}
+	ranked := []predicted{us(1, 10), us(0, 10), us(4, 12), us(2, 30), us(5, 31), us(3, 100)}
+	p, err := New(Options{Model: "test", Finalists: 3, Check: 1, Margin: 0.1}, models(&simModel{}), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 0, 4, 5, 3}, p.finalists(ranked, cands), "b and a within 10%, then d, e and serial for their families")
+	p.opt.Check = 0
+	assert.Equal(t, []int{1}, p.finalists(ranked, cands))
 }

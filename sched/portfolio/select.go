@@ -119,7 +119,10 @@ func firstErr(preds []predicted) error {
 }
 
 // finalists are the best predictions within Margin of the best, at most
-// Finalists of them, and, when they are checked on the device, serial.
+// Finalists of them, and, when they are checked on the device, the best
+// prediction of every other family of candidates (familyOf), serial among
+// them: a model that misjudges a whole way of issuing work still has that
+// way's best checked on the device.
 func (p *Portfolio) finalists(ranked []predicted, cands []candidate) []int {
 	limit := float64(ranked[0].est.Makespan) * (1 + p.opt.Margin)
 	var out []int
@@ -132,8 +135,13 @@ func (p *Portfolio) finalists(ranked []predicted, cands []candidate) []int {
 	if p.opt.Check == 0 {
 		return out[:1]
 	}
+	covered := map[string]bool{}
+	for _, i := range out {
+		covered[cands[i].family] = true
+	}
 	for _, r := range ranked {
-		if cands[r.idx].name == "serial" && !slices.Contains(out, r.idx) {
+		if f := cands[r.idx].family; !covered[f] {
+			covered[f] = true
 			out = append(out, r.idx)
 		}
 	}
