@@ -32,6 +32,12 @@ applicable candidate schedule on the simulator, checks the best few on the
 device and keeps the fastest; "portfolio model" keeps the model's pick
 unchecked; one with model auto-datasheet keeps the pick of the
 datasheet-only config, which shows what calibration buys the selection.
+On the simulator the portfolio's prepare column is the simulated time of
+its device check (the selection's own host time is left out so that the
+results stay byte-identical); on the GPU it is the wall time of the whole
+selection. On the simulator, models of other GPUs (a100, h200) stand in for
+an inaccurate simulator: the simulated H100 is the truth their picks are
+measured on.
 The papers' own strategies, which the portfolio is to beat on a third of
 the workloads, are KeSCo's streams, AutoGraph, ACS-SW's window, ACS-HW,
 cuSync's tile synchronization and SET as the paper runs it; KeSCo captured
