@@ -16,13 +16,21 @@ var ErrNoDevice = errors.New("no CUDA device")
 
 // DeadlockError ends a run in which work remains and nothing can progress.
 // Each entry of Waiting names one thing that waits and what it waits on.
+// Livelock marks the variant in which host threads do not block but poll
+// (StreamQuery, Query, a queue's Len) on work nothing can complete; their
+// entries come first.
 type DeadlockError struct {
-	At      string   // simulated or wall time of detection
-	Waiting []string // "stream 3 waits on event 7 (never recorded)", "host thread main blocked in StreamSynchronize(stream 3)" ...
+	At       string   // simulated or wall time of detection
+	Waiting  []string // "stream 3 waits on event 7 (never recorded)", "host thread main blocked in StreamSynchronize(stream 3)" ...
+	Livelock bool
 }
 
 func (e *DeadlockError) Error() string {
-	return fmt.Sprintf("deadlock at %s: %s", e.At, strings.Join(e.Waiting, "; "))
+	what := "deadlock"
+	if e.Livelock {
+		what = "livelock"
+	}
+	return fmt.Sprintf("%s at %s: %s", what, e.At, strings.Join(e.Waiting, "; "))
 }
 
 // APIError is a failed driver call: which call, and CUDA's name for the error.

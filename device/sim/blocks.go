@@ -215,12 +215,12 @@ func (d *Device) schedulePass() {
 		sm := &d.sms[b.sm]
 		dur := d.blockDur(b.k, sm)
 		if d.cost.blockDispatch > 0 {
-			start += Time(b.n) * d.cost.blockDispatch
+			start = addTime(start, mulTime(int64(b.n), d.cost.blockDispatch))
 		}
 		if b.block >= 0 {
 			d.blockStarted(b.k, b.sm, b.block, start, dur)
 		} else {
-			d.schedule(start+dur, evBatchDone, b.sm, b.n, b.k)
+			d.schedule(addTime(start, dur), evBatchDone, b.sm, b.n, b.k)
 		}
 	}
 	if d.cost.blockDispatch > 0 {
@@ -454,7 +454,7 @@ func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
 			d.startPosts(k, int(b))
 		}
 	}
-	d.schedule(start+dur, evBlockDone, sm, b, k)
+	d.schedule(addTime(start, dur), evBlockDone, sm, b, k)
 }
 
 // startPosts makes block b's posts at the start of its work.

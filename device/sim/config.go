@@ -205,8 +205,8 @@ const maxSMs = 1 << 16
 // ParseConfig decodes a device config strictly: every field must be
 // present (except the optional ones, tagged omitempty, which default to
 // 0), no unknown field may appear, and the values must be consistent
-// (device.Info.Check, non-negative costs, positive rates). Errors name
-// source, line and field.
+// and in range (Config.check, configcheck.go). Errors name source, line
+// and field.
 func ParseConfig(data []byte, source string) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -215,7 +215,8 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
 		return nil, fmt.Errorf("%s: empty device config", source)
 	}
-	if err := checkFields(root.Content[0], reflect.TypeOf(Config{}), "", source); err != nil {
+	lines := map[string]int{}
+	if err := checkFields(root.Content[0], reflect.TypeOf(Config{}), "", source, lines); err != nil {
 		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -225,6 +226,9 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	if err := c.check(); err != nil {
+		if line := errorLine(err, lines); line > 0 {
+			return nil, fmt.Errorf("%s:%d: %w", source, line, err)
+		}
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return &c, nil
@@ -233,14 +237,18 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 // checkFields walks a YAML mapping against a struct type (or a sequence
 // against a slice of structs): every field the struct declares must be
 // present, unless its tag has omitempty (an optional field, 0 when
-// absent), and every key must be a field.
-func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
+// absent), and every key must be a field. It records the line of every
+// value under its dotted path in lines.
+func checkFields(n *yaml.Node, t reflect.Type, path, source string, lines map[string]int) error {
+	if path != "" {
+		lines[path] = n.Line
+	}
 	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("%s:%d: %s must be a list", source, n.Line, path)
 		}
 		for i, item := range n.Content {
-			if err := checkFields(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), source); err != nil {
+			if err := checkFields(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), source, lines); err != nil {
 				return err
 			}
 		}
@@ -286,7 +294,7 @@ func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
 			}
 			return fmt.Errorf("%s:%d: missing field %s", source, n.Line, full)
 		}
-		if err := checkFields(v, f.Type, full, source); err != nil {
+		if err := checkFields(v, f.Type, full, source, lines); err != nil {
 			return err
 		}
 	}
@@ -301,82 +309,6 @@ func checkFields(n *yaml.Node, t reflect.Type, path, source string) error {
 		}
 	}
 	return nil
-}
-
-func (c *Config) check() error {
-	if c.Name == "" {
-		return fmt.Errorf("name must not be empty")
-	}
-	if err := c.Info.Check(); err != nil {
-		return err
-	}
-	// Bounds of what the simulator can hold (it keeps state per SM) and
-	// time (durations saturate at about 13 days).
-	if c.Info.SMs > maxSMs {
-		return fmt.Errorf("device %q: sms is %d; the simulator handles at most %d", c.Name, c.Info.SMs, maxSMs)
-	}
-	if c.Info.ClockHz < 1e6 {
-		return fmt.Errorf("device %q: clock_hz %d is below 1 MHz", c.Name, c.Info.ClockHz)
-	}
-	nonneg := func(v float64, name string) error {
-		if v < 0 || v != v {
-			return fmt.Errorf("device %q: %s must not be negative, got %g", c.Name, name, v)
-		}
-		return nil
-	}
-	for _, s := range []struct {
-		v    any
-		path string
-	}{{c.Host, "host"}, {c.FrontEnd, "front_end"}} {
-		rv := reflect.ValueOf(s.v)
-		for i := 0; i < rv.NumField(); i++ {
-			key := strings.Split(rv.Type().Field(i).Tag.Get("yaml"), ",")[0]
-			if err := nonneg(rv.Field(i).Float(), s.path+"."+key); err != nil {
-				return err
-			}
-		}
-	}
-	pos := func(v float64, name string) error {
-		if !(v > 0) {
-			return fmt.Errorf("device %q: %s must be positive, got %g", c.Name, name, v)
-		}
-		return nil
-	}
-	for _, p := range []struct {
-		v    float64
-		name string
-	}{
-		{c.SM.FlopsPerCycle, "sm.flops_per_cycle"}, {float64(c.SM.SaturationWarps), "sm.saturation_warps"},
-		{c.SM.MaxSMBandwidth, "sm.max_sm_bandwidth"}, {float64(c.SM.SMMemSaturationWarps), "sm.sm_mem_saturation_warps"},
-		{c.Copy.HtoDGBps, "copy.htod_gbps"}, {c.Copy.DtoHGBps, "copy.dtoh_gbps"}, {c.Copy.PageableGBps, "copy.pageable_gbps"},
-	} {
-		if err := pos(p.v, p.name); err != nil {
-			return err
-		}
-	}
-	if err := c.checkFractions(); err != nil {
-		return err
-	}
-	if f := c.Host.DriverLockFraction; f > 1 {
-		return fmt.Errorf("device %q: host.driver_lock_fraction must be between 0 and 1, got %g", c.Name, f)
-	}
-	if err := nonneg(c.Copy.LatencyNs, "copy.latency_ns"); err != nil {
-		return err
-	}
-	if c.DQ.Enabled {
-		for _, p := range []struct {
-			v    int
-			name string
-		}{{c.DQ.Slots, "dependency_queue.slots"}, {c.DQ.StaleList, "dependency_queue.stale_list"}} {
-			if p.v <= 0 {
-				return fmt.Errorf("device %q: %s must be positive when the queue is enabled, got %d", c.Name, p.name, p.v)
-			}
-		}
-	}
-	if c.DQ.InsertCycles < 0 || c.DQ.CompleteCycles < 0 {
-		return fmt.Errorf("device %q: dependency_queue cycles must not be negative", c.Name)
-	}
-	return nonneg(c.DQ.DispatchNs, "dependency_queue.dispatch_ns")
 }
 
 // Marshal writes c as YAML that ParseConfig reads back (without the

@@ -22,6 +22,9 @@ type options struct {
 	noOrder bool // the overlap sweep only, no ordering check
 	profile *Profile
 	noProf  bool // WithProfile(nil): no profile, whatever the config names
+	// The livelock watchdog's budgets (watchdog.go); 0: the defaults.
+	livePolls int
+	liveSpan  Time
 }
 
 // WithPolicy sets the block scheduler's policy (default PriorityLeftover).
@@ -113,6 +116,9 @@ type Device struct {
 	seq     uint64
 	heap    eventHeap
 	killing bool
+	stop    error // ends the Run at the engine's next turn (stopRun)
+	// activity counts what may change what a poll sees (watchdog.go).
+	activity uint64
 
 	// Host threads.
 	threads  []*thread
@@ -294,6 +300,8 @@ func (d *Device) reset() {
 	d.now, d.seq = 0, 0
 	d.heap = d.heap[:0]
 	d.killing = false
+	d.stop = nil
+	d.activity = 0
 	d.threads = d.threads[:0]
 	d.live, d.current, d.lockFree = 0, nil, 0
 	d.minDirty, d.minTh = true, nil
@@ -376,6 +384,10 @@ func (d *Device) loop() (err error) {
 		}
 	}()
 	for {
+		if d.stop != nil {
+			d.killAll()
+			return d.stop
+		}
 		if d.passPend && (len(d.heap) == 0 || d.heap[0].t > d.now) {
 			d.schedulePass()
 			continue
@@ -384,6 +396,7 @@ func (d *Device) loop() (err error) {
 		if len(d.heap) > 0 && (th == nil || d.heap[0].t <= th.clock) {
 			ev := d.heap.pop()
 			d.now = ev.t
+			d.progress()
 			d.handle(ev)
 			continue
 		}
@@ -463,6 +476,7 @@ func (d *Device) spawn(name string, fn func(device.Host) error, at Time) *thread
 	}
 	d.threads = append(d.threads, th)
 	d.live++
+	d.progress()
 	d.minDirty = true
 	go th.main()
 	return th
@@ -493,6 +507,9 @@ func (d *Device) wakeAfter(th *thread, at, cost Time) {
 	th.state = thRunnable
 	th.blockedIn = ""
 	d.minDirty = true
+	if th.clock > horizon {
+		d.hostPastHorizon(th, "waking up", d.cost.wakeup)
+	}
 }
 
 // runAhead is how many calls a lone host thread makes before it lets the
@@ -527,6 +544,8 @@ type thread struct {
 	// Results handed over by whoever woke the thread.
 	qv  any
 	qok bool
+	// The livelock watchdog's view of its polls (watchdog.go).
+	poll pollState
 }
 
 func (th *thread) main() {
@@ -537,6 +556,7 @@ func (th *thread) main() {
 		}
 		th.state = thFinished
 		d.live--
+		d.progress()
 		d.minDirty = true
 		d.back <- struct{}{}
 	}()
@@ -625,6 +645,10 @@ func (th *thread) charge(cost Time, call string) {
 		panic(fmt.Sprintf("host thread %s's Host used outside that thread (from a host callback or another goroutine): %s", th.name, call))
 	}
 	th.order()
+	if !th.poll.polling {
+		d.progress()
+	}
+	th.poll.lenZeros = 0
 	// The call's unlocked part runs at once; its locked part waits for the
 	// driver lock.
 	start := th.clock
@@ -635,5 +659,8 @@ func (th *thread) charge(cost Time, call string) {
 	}
 	if d.tr.on {
 		d.tr.hostCall(th.id, call, start, th.clock, d.cmdSeq+1)
+	}
+	if th.clock > horizon {
+		d.hostPastHorizon(th, call, cost)
 	}
 }

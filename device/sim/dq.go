@@ -89,7 +89,7 @@ func (h *dqHost) DQSubmit(l *device.Launch, deps []uint64) (uint64, error) {
 func (h *dqHost) DQDone(id uint64) bool {
 	th := h.thread
 	d := th.d
-	th.charge(d.cost.dqPoll, "DQDone")
+	th.chargePoll(d.cost.dqPoll, "DQDone")
 	th.catchUp()
 	if id > 0 && id < uint64(len(d.dq.done)) && d.dq.done[id] {
 		if d.hb.on {
@@ -97,6 +97,7 @@ func (h *dqHost) DQDone(id uint64) bool {
 		}
 		return true
 	}
+	th.failedPoll(pollTarget{"DQDone(%d)", int64(id), ""})
 	return false
 }
 

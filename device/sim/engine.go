@@ -9,9 +9,29 @@ import (
 type Time int64
 
 // maxTime bounds every duration the simulator computes (about 13 days):
-// durations saturate there instead of overflowing, so absurd figures make
-// absurdly long runs, never wrapped-around times.
+// durations and products saturate there instead of overflowing. No
+// saturated figure is ever reported: it is past the horizon, so the Run
+// ends in a *HorizonError (horizon.go).
 const maxTime = Time(1) << 60
+
+// addTime and mulTime are a+b and n*t for non-negative operands,
+// saturated at maxTime.
+func addTime(a, b Time) Time {
+	if a >= maxTime-b {
+		return maxTime
+	}
+	return a + b
+}
+
+func mulTime(n int64, t Time) Time {
+	if n <= 0 || t <= 0 {
+		return 0
+	}
+	if n >= int64(maxTime/t) {
+		return maxTime
+	}
+	return Time(n) * t
+}
 
 // nsTime converts nanoseconds (a config figure, a block's work) to Time,
 // rounded and saturated at maxTime.
@@ -112,8 +132,13 @@ func (h *eventHeap) pop() event {
 	return top
 }
 
-// schedule adds an event at time t.
+// schedule adds an event at time t. A time past the horizon ends the Run
+// with a *HorizonError naming the command that produced it.
 func (d *Device) schedule(t Time, kind evKind, a, b int32, cmd *command) {
+	if t > horizon || t < 0 {
+		d.pastHorizon(t, kind, a, cmd)
+		return
+	}
 	d.seq++
 	d.heap.push(event{t: t, seq: d.seq, kind: kind, a: a, b: b, cmd: cmd})
 }

@@ -221,7 +221,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	}
 	gr := g.(*graph)
 	n := len(gr.nodes)
-	th.charge(d.cost.instBase+Time(n)*d.cost.instNode, "cuGraphInstantiate")
+	th.charge(addTime(d.cost.instBase, mulTime(int64(n), d.cost.instNode)), "cuGraphInstantiate")
 	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
 	x.launchCost = d.cost.graphLaunch
 	track := d.cost.graphKernelChange > 0
@@ -239,9 +239,9 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		}
 		// Host-function nodes cost what kernel nodes do.
 		if nd.kind == cmdCopy {
-			x.launchCost += d.cost.graphCopyLaunch
+			x.launchCost = addTime(x.launchCost, d.cost.graphCopyLaunch)
 		} else {
-			x.launchCost += d.cost.graphNodeLaunch
+			x.launchCost = addTime(x.launchCost, d.cost.graphNodeLaunch)
 		}
 		x.npred[i] = int32(len(nd.deps))
 		for _, p := range nd.deps {
@@ -251,7 +251,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	if d.cost.graphBranchLaunch > 0 {
 		// Computed only when charged: a config without
 		// graph_launch_branch_ns runs exactly as before the field.
-		x.launchCost += Time(dagWidth(x.succ)) * d.cost.graphBranchLaunch
+		x.launchCost = addTime(x.launchCost, mulTime(int64(dagWidth(x.succ)), d.cost.graphBranchLaunch))
 	}
 	return x, nil
 }
@@ -270,7 +270,7 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 			Msg: "launching a graph into a capturing stream (child graphs) is not modelled"}
 	}
 	x := gx.(*graphExec)
-	th.charge(x.launchCost+Time(x.kernelChanges())*d.cost.graphKernelChange, "cuGraphLaunch")
+	th.charge(addTime(x.launchCost, mulTime(int64(x.kernelChanges()), d.cost.graphKernelChange)), "cuGraphLaunch")
 	k := d.newCommand(cmdGraph)
 	k.gx = x
 	k.gr = &graphRun{x: x, nodes: x.nodes, cmd: k}

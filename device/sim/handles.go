@@ -164,8 +164,10 @@ type queue struct {
 // putTime is when a Put or Close from the current context takes effect:
 // the calling host thread's clock, or engine time in a callback.
 func (d *Device) putTime() Time {
+	d.progress()
 	if th := d.current; th != nil {
 		th.order()
+		th.poll.lenZeros = 0
 		return th.clock
 	}
 	return d.now
@@ -233,7 +235,15 @@ func (q *queue) Close() {
 	q.waiters = nil
 }
 
-func (q *queue) Len() int { return len(q.items) - q.head }
+// Len is the number of values waiting. Read by a host thread, it counts
+// toward the livelock watchdog (watchdog.go).
+func (q *queue) Len() int {
+	n := len(q.items) - q.head
+	if th := q.d.current; th != nil && q.run == q.d.run {
+		th.queueLen(q, n)
+	}
+	return n
+}
 
 func (q *queue) take() (any, vclock) {
 	v := q.items[q.head]

@@ -16,8 +16,16 @@ func (th *thread) Name() string { return th.name }
 func (th *thread) Now() time.Duration { return th.clock.Duration() }
 
 func (th *thread) Spend(dur time.Duration) {
-	if dur > 0 {
+	if dur <= 0 {
+		return
+	}
+	if dur > Horizon {
+		th.clock = maxTime
+	} else {
 		th.clock += fromDuration(dur)
+	}
+	if th.clock > horizon {
+		th.d.hostPastHorizon(th, "Spend", nsTime(float64(dur)))
 	}
 }
 
@@ -39,7 +47,7 @@ func (th *thread) Malloc(bytes int64) (device.Buffer, error) {
 	if bytes <= 0 {
 		return device.Buffer{}, &device.APIError{Call: "cuMemAlloc", Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("size %d", bytes)}
 	}
-	if d.memUsed+bytes > d.info.MemoryBytes {
+	if bytes > d.info.MemoryBytes-d.memUsed { // memUsed+bytes could overflow
 		return device.Buffer{}, &device.APIError{Call: "cuMemAlloc", Code: "CUDA_ERROR_OUT_OF_MEMORY",
 			Msg: fmt.Sprintf("%d bytes requested, %d of %d in use", bytes, d.memUsed, d.info.MemoryBytes)}
 	}
@@ -313,9 +321,10 @@ func (th *thread) Query(e device.Event) (bool, error) {
 		return false, &device.APIError{Call: "cuEventQuery", Code: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
 			Msg: fmt.Sprintf("event %d was recorded in an active capture", ev.id)}
 	}
-	th.charge(d.cost.query, "cuEventQuery")
+	th.chargePoll(d.cost.query, "cuEventQuery")
 	th.catchUp()
 	if !ev.done(ev.issued) {
+		th.failedPoll(pollTarget{"Query(event %d)", int64(ev.id), ""})
 		return false, nil
 	}
 	if d.hb.on && ev.issued > 0 {
@@ -333,9 +342,10 @@ func (th *thread) StreamQuery(s device.Stream) (bool, error) {
 	if st.capture != nil {
 		return false, captureUnsupported("cuStreamQuery", st)
 	}
-	th.charge(d.cost.query, "cuStreamQuery")
+	th.chargePoll(d.cost.query, "cuStreamQuery")
 	th.catchUp()
 	if st.pending != 0 {
+		th.failedPoll(pollTarget{"StreamQuery(stream %d)", int64(st.id), ""})
 		return false, nil
 	}
 	if d.hb.on {
@@ -451,7 +461,9 @@ func (th *thread) Get(q device.Queue) (any, bool) {
 		return nil, false
 	}
 	th.catchUp()
-	if qq.Len() > 0 {
+	d.progress()
+	th.poll.lenZeros = 0
+	if len(qq.items) > qq.head {
 		v, vc := qq.take()
 		if d.hb.on {
 			th.vc.join(vc)

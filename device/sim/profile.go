@@ -190,7 +190,7 @@ func ParseProfile(data []byte, source string) (*Profile, error) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
 		return nil, fmt.Errorf("%s: empty profile", source)
 	}
-	if err := checkFields(root.Content[0], reflect.TypeOf(Profile{}), "", source); err != nil {
+	if err := checkFields(root.Content[0], reflect.TypeOf(Profile{}), "", source, map[string]int{}); err != nil {
 		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))

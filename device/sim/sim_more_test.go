@@ -561,9 +561,9 @@ func TestBlockDispatchTime(t *testing.T) {
 	}
 }
 
-func TestWorkMustBeFiniteAndDurationsSaturate(t *testing.T) {
+func TestWorkMustBeFiniteAndDurationsEndAtTheHorizon(t *testing.T) {
 	d := newH100(t)
-	require.NoError(t, d.Run(func(h device.Host) error {
+	err := d.Run(func(h device.Host) error {
 		s, _ := h.NewStream(device.StreamOptions{})
 		for _, w := range []device.Work{{Cycles: -1}, {Flops: math.NaN()}, {Bytes: math.Inf(1)}} {
 			l := spinLaunch(1, 32, time.Microsecond)
@@ -572,13 +572,19 @@ func TestWorkMustBeFiniteAndDurationsSaturate(t *testing.T) {
 			require.ErrorAs(t, h.Launch(s, l), &le, "%+v", w)
 			assert.Contains(t, le.Rule, "finite, non-negative")
 		}
-		// An absurd but finite figure saturates instead of wrapping around.
+		// An absurd but finite figure ends the Run at the horizon, naming
+		// the kernel and the figure, instead of a saturated or wrapped time.
 		l := spinLaunch(1, 32, time.Microsecond)
 		l.Work = device.Work{Cycles: 1e300}
 		require.NoError(t, h.Launch(s, l))
 		return h.Synchronize()
-	}))
-	assert.Equal(t, maxTime.Duration(), d.Stats().DeviceTime)
+	})
+	var he *HorizonError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, `kernel "spin" on stream 0`, he.What)
+	assert.Equal(t, "info.clock_hz", he.Field)
+	assert.Contains(t, he.Cause, "1e+300 cycles of work per block")
+	assert.Contains(t, he.At, "more than")
 }
 
 func TestPutOnClosedQueueFailsTheThread(t *testing.T) {
