@@ -236,15 +236,19 @@ func (e *Experiment) line(key string) int { return e.lines[key] }
 // check validates what decoding cannot: required fields, unique names,
 // registered families and kinds, loadable devices, parameters. Its errors
 // are LineErrors wherever a line is known.
+// MaxRepetitions bounds repetitions and warmup: a typo such as 1e9 would
+// run on for days (the committed experiments use at most 60).
+const MaxRepetitions = 10000
+
 func (e *Experiment) check() error {
 	if e.Name == "" {
 		return lineErr(1, "missing field \"name\"")
 	}
-	if e.Repetitions <= 0 {
-		return lineErr(e.line("repetitions"), "field \"repetitions\" must be at least 1, got %d", e.Repetitions)
+	if e.Repetitions <= 0 || e.Repetitions > MaxRepetitions {
+		return lineErr(e.line("repetitions"), "field \"repetitions\" must be at least 1 and at most %d (experiments.MaxRepetitions), got %d", MaxRepetitions, e.Repetitions)
 	}
-	if e.Warmup != nil && *e.Warmup < 0 {
-		return lineErr(e.line("warmup"), "field \"warmup\" must not be negative, got %d", *e.Warmup)
+	if e.Warmup != nil && (*e.Warmup < 0 || *e.Warmup > MaxRepetitions) {
+		return lineErr(e.line("warmup"), "field \"warmup\" must not be negative nor above %d (experiments.MaxRepetitions), got %d", MaxRepetitions, *e.Warmup)
 	}
 	if len(e.Workloads) == 0 {
 		return lineErr(e.line("workloads"), "field \"workloads\" must list at least one workload (families: %s)", strings.Join(Workloads(), ", "))

@@ -72,6 +72,9 @@ func NewWorkload(name string, params *yaml.Node, seed int64) (*workloads.Program
 		return nil, fmt.Errorf("unknown workload family %q (known: %s)", name, strings.Join(Workloads(), ", "))
 	}
 	p, err := r.f(params, seed)
+	if err == nil {
+		err = p.Validate() // the program limits, before anything runs
+	}
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", name, err)
 	}

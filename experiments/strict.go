@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -84,6 +85,9 @@ func checkKnownFields(node *yaml.Node, t reflect.Type, path string) error {
 	}
 	if t == nodeType || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return nil // decoded as given, or by the type itself
+	}
+	if node.Kind == yaml.ScalarNode {
+		return checkNumber(node, t.Kind(), path)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -179,4 +183,28 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// checkNumber rejects numbers yaml.v3 would decode silently into wrong
+// values: NaN and infinities into a float, a fraction truncated into an
+// int (width: 1.5 became 1), and a negative cost (a *_ns field).
+func checkNumber(node *yaml.Node, kind reflect.Kind, path string) error {
+	isFloat := kind == reflect.Float32 || kind == reflect.Float64
+	isInt := kind >= reflect.Int && kind <= reflect.Uint64
+	if !isFloat && !(isInt && node.ShortTag() == "!!float") {
+		return nil
+	}
+	var x float64
+	if err := node.Decode(&x); err != nil {
+		return nil // a type error; Decode reports it with its line
+	}
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return &LineError{Line: node.Line, Msg: fmt.Sprintf("%s is %s; it must be a finite number", path, node.Value)}
+	case isInt && x != math.Trunc(x):
+		return &LineError{Line: node.Line, Msg: fmt.Sprintf("%s is %s; it must be a whole number", path, node.Value)}
+	case strings.HasSuffix(path, "_ns") && x < 0:
+		return &LineError{Line: node.Line, Msg: fmt.Sprintf("%s is %s; a cost must not be negative", path, node.Value)}
+	}
+	return nil
 }

@@ -161,11 +161,15 @@ func (p *Program) NumOps() int {
 	return n
 }
 
-// Validate checks that every operation refers to existing buffers within
-// their sizes. It does not apply device limits (device.ValidateLaunch does).
+// Validate checks the program against the limits (limits.go) and that
+// every operation refers to existing buffers within their sizes. It does
+// not apply device limits (device.ValidateLaunch does).
 func (p *Program) Validate() error {
 	if len(p.Steps) == 0 {
 		return fmt.Errorf("program %q has no steps", p.Name)
+	}
+	if err := p.checkLimits(); err != nil {
+		return err
 	}
 	for i, b := range p.Buffers {
 		if b.Bytes <= 0 {

@@ -24,6 +24,26 @@ func DefaultDynamic(variant string) DynamicParams {
 	return DynamicParams{Variant: variant, Inputs: 8, Scale: 1}
 }
 
+// Limits of the generators, besides the program limits of workloads (which
+// the nn builder checks as the network grows): inputs are generated on
+// the host before the network is built. The committed experiments use at
+// most 8 inputs and BERT at 128 tokens, 1 layer.
+const (
+	MaxInputs = 1024
+	MaxSeqLen = 1 << 16
+	MaxLayers = 1024
+)
+
+// checkInputs bounds the inputs and the host memory their images take.
+func checkInputs(inputs, channels, side int) error {
+	if inputs > MaxInputs {
+		return fmt.Errorf("dnn: inputs must be at most %d (dnn.MaxInputs), got %d", MaxInputs, inputs)
+	}
+	f := workloads.F
+	return workloads.Product(f("inputs", inputs), f("channels", channels), f("side", side), f("side", side), f("bytes per float", 4)).
+		Check("bytes of input images", workloads.MaxHostBytes, "workloads.MaxHostBytes")
+}
+
 // DynamicVariants lists the dynamic networks.
 var DynamicVariants = []string{"instanas", "routing", "condconv"}
 
@@ -61,6 +81,9 @@ func dynamicNet(p DynamicParams, seed int64) (*nn.Net, error) {
 		body = func(n *nn.Net, x nn.Tensor, _ []float32) (nn.Tensor, error) { return condconv(n, z, x), nil }
 	default:
 		return nil, fmt.Errorf("dnn: unknown dynamic variant %q (known: %v)", p.Variant, DynamicVariants)
+	}
+	if err := checkInputs(p.Inputs, 3, side); err != nil {
+		return nil, err
 	}
 	n := nn.New(fmt.Sprintf("%s/s%d", p.Variant, p.Scale), seed)
 	imgs := textures(seed, p.Inputs)

@@ -130,4 +130,8 @@ func TestDynamicErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown dynamic variant")
 	_, err = Dynamic(DynamicParams{Variant: "routing", Inputs: 0, Scale: 1}, 1)
 	assert.ErrorContains(t, err, "inputs")
+	// Issue 23: a billion inputs allocated their images before anything
+	// was checked.
+	_, err = Dynamic(DynamicParams{Variant: "routing", Inputs: 1e9, Scale: 1}, 1)
+	assert.ErrorContains(t, err, "inputs must be at most 1024 (dnn.MaxInputs), got 1000000000")
 }

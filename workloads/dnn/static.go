@@ -107,11 +107,18 @@ func staticNet(p StaticParams, seed int64) (*nn.Net, error) {
 		if p.SeqLen < 1 || p.Layers < 1 {
 			return nil, fmt.Errorf("dnn: bert needs seq_len (%d) and layers (%d) of at least 1", p.SeqLen, p.Layers)
 		}
+		if p.SeqLen > MaxSeqLen || p.Layers > MaxLayers || p.Inputs > MaxInputs {
+			return nil, fmt.Errorf("dnn: bert's seq_len (%d), layers (%d) and inputs (%d) must be at most %d, %d and %d (dnn.MaxSeqLen, MaxLayers, MaxInputs)",
+				p.SeqLen, p.Layers, p.Inputs, MaxSeqLen, MaxLayers, MaxInputs)
+		}
 		return bert(p, z, seed)
 	default:
 		return nil, fmt.Errorf("dnn: unknown static model %q (known: %v)", p.Model, StaticModels)
 	}
 	side := z.res(m.hw, m.lo)
+	if err := checkInputs(p.Inputs, m.c, side); err != nil {
+		return nil, err
+	}
 	n := nn.New(fmt.Sprintf("%s/s%d", p.Model, p.Scale), seed)
 	in := n.Input("input", images(seed, p.Inputs*m.c*side*side), p.Inputs, m.c, side, side)
 	for i := 0; i < p.Inputs; i++ {

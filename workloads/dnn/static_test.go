@@ -158,6 +158,9 @@ func TestStaticErrors(t *testing.T) {
 		{StaticParams{Model: "resnext-50", Inputs: 0, Scale: 1}, "inputs"},
 		{StaticParams{Model: "resnext-50", Inputs: 1, Scale: 0}, "scale"},
 		{StaticParams{Model: "bert", Inputs: 1, Scale: 1, SeqLen: 0, Layers: 1}, "seq_len"},
+		// Issue 23: sizes bounded before anything is built.
+		{StaticParams{Model: "resnext-50", Inputs: 1e9, Scale: 1}, "(dnn.MaxInputs)"},
+		{StaticParams{Model: "bert", Inputs: 1, Scale: 1, SeqLen: 1 << 40, Layers: 1}, "must be at most 65536, 1024 and 1024"},
 	} {
 		_, err := Static(tc.p, 1)
 		assert.ErrorContains(t, err, tc.want)

@@ -92,6 +92,25 @@ func jobRand(seed int64, j int) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), uint64(j)*0x9e3779b97f4a7c15+1))
 }
 
+// plan is what build lays out for jobs jobs of shape s: per job a copy
+// in, its kernels and a copy out, its input, output and scratch buffers;
+// on the host the input and output slots and the references.
+func (s jobShape) plan(jobs int, inB, outB int64) workloads.Plan {
+	f := workloads.F
+	scratch := make([]int, len(s.scratch))
+	perJob := workloads.Product(workloads.Factor{Name: "input bytes", N: s.inBytes}).Plus(workloads.Product(workloads.Factor{Name: "output bytes", N: s.outBytes}))
+	for _, b := range s.scratch {
+		perJob = perJob.Plus(workloads.Product(workloads.Factor{Name: "scratch bytes", N: b}))
+	}
+	hostPerJob := workloads.Product(workloads.Factor{Name: "input slot", N: inB}).Plus(workloads.Product(workloads.Factor{Name: "output slot and reference", N: 2 * outB}))
+	return workloads.Plan{
+		Ops:         workloads.Product(f("jobs", jobs), f("operations per job", 2+len(s.kernels(0, 1, scratch)))),
+		Buffers:     workloads.Product(f("jobs", jobs), f("buffers per job", 2+len(s.scratch))),
+		DeviceBytes: perJob.Times(f("jobs", jobs)),
+		HostBytes:   hostPerJob.Times(f("jobs", jobs)),
+	}
+}
+
 // build lays out a program of jobs copies of shape s.
 func build(s jobShape, jobs int, seed int64) (*workloads.Program, func(j int) []byte, error) {
 	if err := loadKernels(); err != nil {
@@ -101,6 +120,9 @@ func build(s jobShape, jobs int, seed int64) (*workloads.Program, func(j int) []
 		return nil, nil, fmt.Errorf("%s: jobs is %d; it must be between %d and %d", s.name, jobs, MinJobs, MaxJobs)
 	}
 	inB, outB := alignUp(s.inBytes), alignUp(s.outBytes)
+	if err := s.plan(jobs, inB, outB).Check(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", s.name, err)
+	}
 	p := &workloads.Program{
 		Name: s.name,
 		Host: []workloads.HostSpec{

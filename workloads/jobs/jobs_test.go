@@ -282,6 +282,14 @@ func TestBadParametersAreErrors(t *testing.T) {
 			_, e := Hotspot(HotspotParams{Jobs: 4, Size: 1, Iterations: 2}, 1)
 			return e
 		}(), "size is 1"},
+		// Issue 23: sizes within each parameter's range whose product is
+		// not; refused before any buffer is laid out.
+		{"knn scratch", func() error {
+			_, e := KNN(KNNParams{Jobs: 4, Points: 1 << 20, Queries: 65535, Dims: 1, K: 1}, 1)
+			return e
+		}(), "bytes of device memory, above the limit of 137438953472 (workloads.MaxDeviceBytes)"},
+		{"sobel memory", func() error { _, e := Sobel(SobelParams{Jobs: 4096, Size: 4096}, 1); return e }(),
+			"(input bytes = 67108864 + output bytes = 67108864) x jobs 4096 = 549755813888 bytes of device memory, above the limit of 137438953472 (workloads.MaxDeviceBytes)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

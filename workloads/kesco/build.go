@@ -263,9 +263,13 @@ type Params struct {
 // the eight-wide M1 layer can fill the GPU.
 const DefaultBlocks = 16
 
+// MaxScale bounds Scale: data sizes grow with it (M1 at scale 1 holds
+// 420 MB), and the program limits of workloads bound the total.
+const MaxScale = 64
+
 func (p Params) validate() error {
-	if p.Scale <= 0 || math.IsNaN(p.Scale) || math.IsInf(p.Scale, 0) {
-		return fmt.Errorf("scale must be a positive number, got %v", p.Scale)
+	if !(p.Scale > 0 && p.Scale <= MaxScale) {
+		return fmt.Errorf("scale must be a number in (0, %d] (kesco.MaxScale), got %v", MaxScale, p.Scale)
 	}
 	if p.Blocks < 0 {
 		return fmt.Errorf("blocks must not be negative, got %d", p.Blocks)
@@ -326,8 +330,11 @@ func Mix(p MixParams, seed int64) (*workloads.Program, error) {
 	if p.Tasks < 1 || p.Tasks > 1024 {
 		return nil, fmt.Errorf("kesco mix: tasks must be in [1, 1024], got %d", p.Tasks)
 	}
-	if p.Large < 0 || p.Small < 0 || p.Large+p.Small == 0 {
-		return nil, fmt.Errorf("kesco mix: ratio %d:%d must be non-negative and not 0:0", p.Large, p.Small)
+	if p.Large < 0 || p.Small < 0 || p.Large+p.Small == 0 || p.Large > 1<<20 || p.Small > 1<<20 {
+		return nil, fmt.Errorf("kesco mix: ratio %d:%d must be of non-negative numbers up to %d, not 0:0", p.Large, p.Small, 1<<20)
+	}
+	if err := (Params{Scale: p.Scale, Blocks: p.Blocks}).validate(); err != nil {
+		return nil, fmt.Errorf("kesco mix: %w", err)
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d6978))
 	nLarge := int(math.Round(float64(p.Tasks*p.Large) / float64(p.Large+p.Small)))

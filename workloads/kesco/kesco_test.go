@@ -163,13 +163,23 @@ func TestParamErrors(t *testing.T) {
 	_, err := New("VECTOR", Params{Scale: 1}, 1)
 	require.ErrorContains(t, err, `unknown benchmark "VECTOR"`)
 	_, err = New("VEC", Params{}, 1)
-	require.ErrorContains(t, err, "scale must be a positive number")
+	require.ErrorContains(t, err, "scale must be a number in (0, 64] (kesco.MaxScale), got 0")
+	// Issue 23: NaN, infinite and huge scales, and a ratio whose sum
+	// overflowed.
+	for _, s := range []float64{math.NaN(), math.Inf(1), 1e300} {
+		_, err = New("M1", Params{Scale: s}, 1)
+		require.ErrorContains(t, err, "(kesco.MaxScale)")
+	}
+	_, err = Mix(MixParams{Tasks: 4, Large: math.MaxInt, Small: 1, Scale: 1}, 1)
+	require.ErrorContains(t, err, "must be of non-negative numbers up to 1048576")
+	_, err = Mix(MixParams{Tasks: 4, Large: 1, Small: 1, Scale: math.NaN()}, 1)
+	require.ErrorContains(t, err, "kesco mix: scale must be")
 	_, err = New("VEC", Params{Scale: 1, Blocks: -2}, 1)
 	require.ErrorContains(t, err, "blocks must not be negative")
 	_, err = Mix(MixParams{Tasks: 0, Large: 1, Small: 1, Scale: 1}, 1)
 	require.ErrorContains(t, err, "tasks must be in")
 	_, err = Mix(MixParams{Tasks: 4, Scale: 1}, 1)
-	require.ErrorContains(t, err, "ratio 0:0")
+	require.ErrorContains(t, err, "ratio 0:0 must be")
 }
 
 func TestMix(t *testing.T) {

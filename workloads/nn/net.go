@@ -134,6 +134,9 @@ type Net struct {
 	live    *Memory
 	liveAt  workloads.Ref // next op the live memory has not run
 	done    bool
+	// Totals checked against the program limits as the net grows, so that
+	// an oversized model fails before it is built (workloads/limits.go).
+	ops, bufBytes int64
 }
 
 // New starts a network program named name; seed fixes every weight.
@@ -220,6 +223,10 @@ func (n *Net) buffer(name string, elems int) (int, bool) {
 		n.lastUse[b] = step
 		return b, true
 	}
+	if n.bufBytes += int64(elems) * 4; n.bufBytes > workloads.MaxDeviceBytes {
+		n.failf("buffer %s: the activations need more than %d bytes of device memory (workloads.MaxDeviceBytes)", name, int64(workloads.MaxDeviceBytes))
+		return 0, false
+	}
 	b := len(n.prog.Buffers)
 	n.prog.Buffers = append(n.prog.Buffers, workloads.BufferSpec{Name: name, Bytes: int64(elems) * 4})
 	n.byName[name] = b
@@ -233,10 +240,8 @@ func (n *Net) Activation(name string, shape ...int) Tensor {
 	if !n.ok() {
 		return Tensor{}
 	}
-	for _, d := range shape {
-		if d <= 0 {
-			return n.failf("activation %s has shape %v", name, shape)
-		}
+	if err := checkShape(shape); err != nil {
+		return n.failf("activation %s has shape %v: %v", name, shape, err)
 	}
 	t := Tensor{Shape: append([]int(nil), shape...)}
 	b, ok := n.buffer(name, t.Numel())
@@ -245,6 +250,19 @@ func (n *Net) Activation(name string, shape ...int) Tensor {
 	}
 	t.Buf = b
 	return t
+}
+
+// checkShape requires positive dimensions whose product (the elements)
+// fits the program's device memory limit, computed without overflow.
+func checkShape(shape []int) error {
+	dims := make([]workloads.Factor, len(shape))
+	for i, d := range shape {
+		if d <= 0 {
+			return fmt.Errorf("dimension %d is %d", i, d)
+		}
+		dims[i] = workloads.F(fmt.Sprintf("dim%d", i), d)
+	}
+	return workloads.Product(dims...).Check("elements", workloads.MaxDeviceBytes/4, "workloads.MaxDeviceBytes")
 }
 
 // Input creates a buffer named name of shape filled with data at bind time.
@@ -280,10 +298,8 @@ func (n *Net) Weight(name string, init Init, shape ...int) Tensor {
 		return Tensor{}
 	}
 	t := Tensor{Shape: append([]int(nil), shape...)}
-	for _, d := range shape {
-		if d <= 0 {
-			return n.failf("weight %s has shape %v", name, shape)
-		}
+	if err := checkShape(shape); err != nil {
+		return n.failf("weight %s has shape %v: %v", name, shape, err)
 	}
 	if i, ok := n.wByName[name]; ok {
 		w := n.weights[i]
@@ -302,6 +318,9 @@ func (n *Net) Weight(name string, init Init, shape ...int) Tensor {
 	n.wByName[name] = len(n.weights)
 	n.weights = append(n.weights, w)
 	n.wElems += w.n
+	if int64(n.wElems)*4 > workloads.MaxDeviceBytes {
+		return n.failf("weight %s: the weights need more than %d bytes of device memory (workloads.MaxDeviceBytes)", name, int64(workloads.MaxDeviceBytes))
+	}
 	n.prog.Buffers[0].Bytes = int64(n.wElems) * 4
 	t.Off = w.off
 	return t
@@ -372,6 +391,10 @@ func (n *Net) kernel(name string) *device.Kernel {
 // launch appends one kernel op with its CPU reference.
 func (n *Net) launch(name, kernel string, grid, block device.Dim3, args []workloads.ArgSpec, flops, bytes float64, ref hostOp) {
 	if !n.ok() {
+		return
+	}
+	if n.ops++; n.ops > workloads.MaxOps {
+		n.failf("more than %d operations (workloads.MaxOps)", workloads.MaxOps)
 		return
 	}
 	k := n.kernel(kernel)

@@ -38,12 +38,59 @@ func DefaultParams() Params {
 		DT: 0.01, Damping: 0.999, ActionScale: 0.2, Drop: 0.1, Block: 64, Order: "phase"}
 }
 
+// Limits of the generator, besides the program limits of workloads: it
+// simulates the whole batch on the host first (warmup and program steps,
+// every solver iteration), so the host's work is bounded too. The
+// committed experiments use 128 environments x 28 steps x 4 iterations.
+const (
+	MaxEnvs = 1 << 20
+	// MaxEnvSteps bounds envs x (warmup + steps) x iterations.
+	MaxEnvSteps = 1 << 22
+	// maxFixedKernels and maxIterKernels bound the kernels one group issues per step:
+	// actuate, integrate, broadphase, clear, velocity and observe, one
+	// narrow-phase kernel per contact type, and per iteration one solve per
+	// contact type, apply and the rods.
+	maxFixedKernels = 6 + numContactTypes
+	maxIterKernels  = numContactTypes + 2
+)
+
+// plan is what generate builds and simulates: at most maxFixedKernels +
+// iterations x maxIterKernels kernels per group and step.
+func (p *Params) plan() (workloads.Plan, workloads.Size) {
+	f := workloads.F
+	perGroup := workloads.Product(f("iterations", p.Iterations), f("kernels per iteration", maxIterKernels)).
+		Plus(workloads.Product(f("kernels per step", maxFixedKernels)))
+	ops := perGroup.Times(f("groups", p.Envs/p.EnvsPerGroup)).Times(f("steps", p.Steps))
+	work := workloads.Product(f("envs", p.Envs), f("warmup+steps", p.Warmup+p.Steps), f("iterations", p.Iterations))
+	return workloads.Plan{Ops: ops}, work
+}
+
 func (p *Params) check() error {
 	if _, err := newTemplate(p.Env); err != nil {
 		return err
 	}
 	if err := checkLayout(p.Envs, p.EnvsPerGroup); err != nil {
 		return err
+	}
+	if err := p.checkRanges(); err != nil {
+		return err
+	}
+	plan, work := p.plan()
+	if err := work.Check("environment-steps of host simulation", MaxEnvSteps, "rl.MaxEnvSteps"); err != nil {
+		return err
+	}
+	return plan.Check()
+}
+
+func (p *Params) checkRanges() error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case p.Envs > MaxEnvs:
+		return fmt.Errorf("envs must be at most %d (rl.MaxEnvs), got %d", MaxEnvs, p.Envs)
+	case p.Steps > MaxEnvSteps || p.Warmup > MaxEnvSteps || p.Iterations > MaxEnvSteps:
+		return fmt.Errorf("steps (%d), warmup (%d) and iterations (%d) must each be at most %d (rl.MaxEnvSteps)", p.Steps, p.Warmup, p.Iterations, MaxEnvSteps)
+	case !finite(p.ActionScale) || !finite(p.Drop):
+		return fmt.Errorf("action_scale (%g) and drop (%g) must be finite numbers", p.ActionScale, p.Drop)
 	}
 	switch {
 	case p.Steps <= 0:

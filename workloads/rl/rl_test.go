@@ -248,6 +248,15 @@ func TestParamErrors(t *testing.T) {
 		{"block", func(p *Params) { p.Block = 100 }, "block must be a multiple of 32"},
 		{"order", func(p *Params) { p.Order = "random" }, "order must be phase or group"},
 		{"iterations", func(p *Params) { p.Iterations = -1 }, "iterations must be positive"},
+		// Issue 23: NaN and sizes that ran the host simulation for hours.
+		{"drop NaN", func(p *Params) { p.Drop = math.NaN() }, "drop (NaN) must be finite"},
+		{"action_scale Inf", func(p *Params) { p.ActionScale = math.Inf(1) }, "action_scale (+Inf)"},
+		{"damping NaN", func(p *Params) { p.Damping = math.NaN() }, "damping must be in (0, 1], got NaN"},
+		{"steps 1e9", func(p *Params) { p.Steps = 1e9 }, "at most 4194304 (rl.MaxEnvSteps)"},
+		{"host work", func(p *Params) { p.Envs, p.EnvsPerGroup, p.Steps = 1<<16, 1<<16, 100 },
+			"envs x warmup+steps x iterations = 65536 x 120 x 4 = 31457280 environment-steps of host simulation, above the limit of 4194304 (rl.MaxEnvSteps)"},
+		{"kernels", func(p *Params) { p.Envs, p.EnvsPerGroup, p.Steps, p.Warmup, p.Iterations = 4096, 1, 1000, 0, 1 },
+			"operations, above the limit of 1048576 (workloads.MaxOps)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

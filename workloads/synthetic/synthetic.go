@@ -55,7 +55,55 @@ func Defaults() Params {
 	return Params{Layers: 8, Width: 8, FanIn: 2, MinBlocks: 4, MaxBlocks: 64, Threads: 128, Iters: 256, Steps: 4, Skip: 0.2}
 }
 
+// IterLimit bounds iters and max_iters: the kernel's dependent chain per
+// element (8 cycles a step: 4 ms per kernel at 2 GHz) and the CPU
+// reference's, which runs it for every element. The committed experiments
+// use 4096.
+const IterLimit = 1 << 20
+
 func (p Params) check() error {
+	if err := p.checkRanges(); err != nil {
+		return err
+	}
+	// A buffer's elements are indexed with the kernel's int32 arguments.
+	elems := workloads.Product(workloads.F("max_blocks", p.MaxBlocks), workloads.F("threads", p.Threads))
+	if err := elems.Check("elements in one buffer", math.MaxInt32, "synth_node's int32 element count"); err != nil {
+		return err
+	}
+	return p.plan().Check()
+}
+
+// plan is what Generate builds: per step one operation per node (and a
+// download per last-layer node), one device buffer per node and input, at
+// most max_blocks x threads floats (or copy_bytes) each; on the host the
+// inputs' and uploads' data and the CPU reference, each at most as large.
+func (p Params) plan() workloads.Plan {
+	f := workloads.F
+	nodes := workloads.Product(f("layers", p.Layers), f("width", p.Width))
+	if len(p.Widths) > 0 {
+		nodes = workloads.Product(f("widths[0]", p.Widths[0]))
+		for i, w := range p.Widths[1:] {
+			nodes = nodes.Plus(workloads.Product(f(fmt.Sprintf("widths[%d]", i+1), w)))
+		}
+	}
+	ops := nodes
+	if p.Downloads {
+		ops = ops.Plus(workloads.Product(f("downloads", p.width(p.Layers))))
+	}
+	ops = ops.Times(f("steps", p.Steps))
+	buffers := nodes.Plus(workloads.Product(f("inputs", p.Width))).Times(f("device and host", 2))
+	perBuffer := max(int64(p.MaxBlocks)*int64(p.Threads)*4, p.CopyBytes)
+	bytes := buffers.Times(workloads.Factor{Name: "bytes per buffer", N: perBuffer})
+	return workloads.Plan{
+		Ops: ops, Buffers: buffers,
+		GridBlocks:  workloads.Product(f("max_blocks", p.MaxBlocks)),
+		Blocks:      ops.Times(f("max_blocks", p.MaxBlocks)),
+		DeviceBytes: bytes,
+		HostBytes:   bytes.Times(f("copies (data and reference)", 2)),
+	}
+}
+
+func (p Params) checkRanges() error {
 	switch {
 	case p.Layers < 1:
 		return fmt.Errorf("layers must be at least 1, got %d", p.Layers)
@@ -67,11 +115,11 @@ func (p Params) check() error {
 		return fmt.Errorf("need 1 <= min_blocks <= max_blocks, got %d and %d", p.MinBlocks, p.MaxBlocks)
 	case p.Threads < 32 || p.Threads > 1024 || p.Threads%32 != 0:
 		return fmt.Errorf("threads must be a multiple of 32 from 32 to 1024, got %d", p.Threads)
-	case p.Iters < 0:
-		return fmt.Errorf("iters must not be negative, got %d", p.Iters)
+	case p.Iters < 0 || p.Iters > IterLimit:
+		return fmt.Errorf("iters must be between 0 and %d (synthetic.IterLimit), got %d", IterLimit, p.Iters)
 	case p.Steps < 1:
 		return fmt.Errorf("steps must be at least 1, got %d", p.Steps)
-	case p.Skip < 0 || p.Skip > 1 || math.IsNaN(p.Skip):
+	case !(p.Skip >= 0 && p.Skip <= 1): // NaN fails too
 		return fmt.Errorf("skip must be a probability, got %g", p.Skip)
 	}
 	return p.checkMix()
@@ -88,8 +136,8 @@ func (p Params) checkMix() error {
 		}
 	}
 	switch {
-	case p.MaxIters != 0 && p.MaxIters < p.Iters:
-		return fmt.Errorf("max_iters must be 0 (every node runs iters) or at least iters (%d), got %d", p.Iters, p.MaxIters)
+	case p.MaxIters != 0 && (p.MaxIters < p.Iters || p.MaxIters > IterLimit):
+		return fmt.Errorf("max_iters must be 0 (every node runs iters) or from iters (%d) to %d (synthetic.IterLimit), got %d", p.Iters, IterLimit, p.MaxIters)
 	case p.Copies < 0 || p.Copies > 1 || math.IsNaN(p.Copies):
 		return fmt.Errorf("copies must be a probability, got %g", p.Copies)
 	case p.CopyBytes < 0 || p.CopyBytes%4 != 0 || p.CopyBytes > math.MaxInt32:
@@ -295,11 +343,13 @@ func op(prog *workloads.Program, name string, ins []int, nd node, p Params) work
 // thread (about 4 cycles each: the FMA pipeline latency, since one element
 // per thread leaves no independent work to hide it), plus the loads and the
 // store of one element per thread.
+// The figures are computed in float64, so no int product can overflow.
 func Work(threads, nin, iters int) device.Work {
+	t := float64(threads)
 	return device.Work{
 		Cycles: 600 + 8*float64(iters), // ~600 cycles of load latency; mul and add are two dependent ops of ~4 cycles
-		Flops:  float64(threads * (2*iters + 2*nin)),
-		Bytes:  float64(threads * 4 * (nin + 1)),
+		Flops:  t * (2*float64(iters) + 2*float64(nin)),
+		Bytes:  t * 4 * float64(nin+1),
 	}
 }
 

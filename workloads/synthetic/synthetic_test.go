@@ -99,10 +99,39 @@ func TestBadParams(t *testing.T) {
 		{func(p *Params) { p.MinBlocks, p.MaxBlocks = 10, 5 }, "min_blocks"},
 		{func(p *Params) { p.Layers = 0 }, "layers"},
 		{func(p *Params) { p.Skip = 2 }, "skip"},
+		{func(p *Params) { p.Skip = math.NaN() }, "skip must be a probability, got NaN"},
 	} {
 		p := Defaults()
 		tc.mut(&p)
 		_, err := Generate(p, 1)
 		assert.ErrorContains(t, err, tc.want)
 	}
+}
+
+// Issue 23: width 1e9 or max_blocks 1e11 grew memory to 5 GB, iters 1e14
+// wrapped the kernel's int32 argument and Work's int products. Each is
+// now an error naming the parameters and the limit, found before
+// anything is built.
+func TestHostileSizesFailBeforeBuilding(t *testing.T) {
+	for _, tc := range []struct {
+		mut  func(*Params)
+		want string
+	}{
+		{func(p *Params) { p.Width = 1e9 }, "(layers x width = 8 x 1000000000) x steps 4 = 32000000000 operations, above the limit of 1048576 (workloads.MaxOps)"},
+		{func(p *Params) { p.MaxBlocks = 1e11 }, "max_blocks x threads = 100000000000 x 128 = 12800000000000 elements in one buffer, above the limit of 2147483647 (synth_node's int32 element count)"},
+		{func(p *Params) { p.MaxBlocks, p.Width, p.Threads = 1<<22, 64, 256 }, "bytes of device memory, above the limit of 137438953472 (workloads.MaxDeviceBytes)"},
+		{func(p *Params) { p.Iters = 1e14 }, "iters must be between 0 and 1048576 (synthetic.IterLimit), got 100000000000000"},
+		{func(p *Params) { p.Layers, p.Width, p.Steps = 1<<40, 1<<40, 1<<40 }, "overflows 64 bits as operations"},
+	} {
+		p := Defaults()
+		tc.mut(&p)
+		var err error
+		allocs := testing.AllocsPerRun(1, func() { _, err = Generate(p, 1) })
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		assert.Less(t, allocs, 100.0, "the program must not be built")
+	}
+	// The work figures of the largest iters are exact and positive.
+	w := Work(1024, 4, IterLimit)
+	assert.Equal(t, 1024*(2*float64(IterLimit)+8), w.Flops)
 }

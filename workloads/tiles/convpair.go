@@ -74,6 +74,12 @@ func (p *ConvPairParams) resolve() (Tile, error) {
 	case p.CheckRows < 1:
 		return Tile{}, fmt.Errorf("check_rows must be at least 1, got %d", p.CheckRows)
 	}
+	f := workloads.F
+	act := workloads.Product(f("batch", p.Batch), f("size", p.Size), f("size", p.Size), f("channels", p.Channels))
+	weights := workloads.Product(f("3x3", 9), f("channels", p.Channels), f("channels", p.Channels))
+	if err := tensorPlan(p.Steps, act, weights, act, weights, act).Check(); err != nil {
+		return Tile{}, err
+	}
 	if p.Tile == "" || p.Tile == "auto" {
 		return AutoConvTile(p.Batch*p.Size*p.Size, p.Channels), nil
 	}

@@ -86,10 +86,36 @@ func (p *MLPParams) resolve() (Tile, error) {
 	case p.CheckRows < 1:
 		return Tile{}, fmt.Errorf("check_rows must be at least 1, got %d", p.CheckRows)
 	}
+	f := workloads.F
+	n1 := f("ff", p.FF)
+	if p.Model == "llama" {
+		n1 = f("2 ff", 2*p.FF)
+	}
+	if err := tensorPlan(p.Steps,
+		workloads.Product(f("tokens", p.Tokens), f("hidden", p.Hidden)), workloads.Product(f("hidden", p.Hidden), n1),
+		workloads.Product(f("tokens", p.Tokens), n1), workloads.Product(f("ff", p.FF), f("hidden", p.Hidden)),
+		workloads.Product(f("tokens", p.Tokens), f("hidden", p.Hidden))).Check(); err != nil {
+		return Tile{}, err
+	}
 	if p.Tile == "" || p.Tile == "auto" {
 		return AutoTile(p.Tokens), nil
 	}
 	return ParseTile(p.Tile)
+}
+
+// tensorPlan is a program of steps pairs of kernels over half-precision
+// tensors of the given elements, every one initialized on the host.
+func tensorPlan(steps int, elems ...workloads.Size) workloads.Plan {
+	var bytes workloads.Size
+	for i, e := range elems {
+		b := e.Times(workloads.F("bytes per half", 2))
+		if i == 0 {
+			bytes = b
+		} else {
+			bytes = bytes.Plus(b)
+		}
+	}
+	return workloads.Plan{Ops: workloads.Product(workloads.F("steps", steps), workloads.F("kernels per step", 2)), DeviceBytes: bytes, HostBytes: bytes}
 }
 
 // MLP is a built MLP block: its two stages and the program.

@@ -307,3 +307,17 @@ func TestGeneratedInputsDeterministic(t *testing.T) {
 	}
 	assert.Less(t, math.Abs(sum/100), 0.2, "roughly centred")
 }
+
+// Issue 23: sizes whose products overflowed int or asked for terabytes
+// fail before anything is built, naming the parameters and the limit.
+func TestHostileSizesFail(t *testing.T) {
+	_, err := NewMLP(MLPParams{Model: "gpt3", Tokens: 1 << 40, Steps: 1, CheckRows: 1}, 1)
+	assert.ErrorContains(t, err, "tokens x hidden = 1099511627776 x 12288")
+	assert.ErrorContains(t, err, "(workloads.MaxDeviceBytes)")
+	_, err = NewMLP(MLPParams{Model: "llama", Tokens: 1, FF: 1 << 62, Hidden: 1 << 62, Steps: 1, CheckRows: 1}, 1)
+	assert.ErrorContains(t, err, "overflows 64 bits")
+	_, err = NewMLP(MLPParams{Model: "gpt3", Tokens: 16, Steps: 1 << 30, CheckRows: 1, NoData: true}, 1)
+	assert.ErrorContains(t, err, "steps x kernels per step = 1073741824 x 2 = 2147483648 operations, above the limit of 1048576 (workloads.MaxOps)")
+	_, err = NewConvPair(ConvPairParams{Channels: 64, Size: 1 << 20, Batch: 8, Tile: "auto", Steps: 1, CheckRows: 1}, 1)
+	assert.ErrorContains(t, err, "batch x size x size x channels = 8 x 1048576 x 1048576 x 64")
+}
