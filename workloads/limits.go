@@ -43,8 +43,10 @@ type Size struct {
 	overflow bool
 }
 
-// Product multiplies factors with overflow checking. A negative factor
-// makes the product negative (a generator's own checks reject those).
+// Product multiplies factors with overflow checking. Sizes are not
+// negative: generators reject negative parameters before they plan (a
+// negative factor gives a negative product, and an intermediate overflow
+// is then not always a final one).
 func Product(factors ...Factor) Size {
 	names := make([]string, len(factors))
 	vals := make([]string, len(factors))
@@ -61,6 +63,9 @@ func Product(factors ...Factor) Size {
 }
 
 func (s Size) times(n int64) Size {
+	if n == 0 {
+		return Size{Expr: s.Expr} // anything times 0, however large, is 0
+	}
 	if s.overflow {
 		return s
 	}

@@ -46,6 +46,10 @@ const (
 	MaxEnvs = 1 << 20
 	// MaxEnvSteps bounds envs x (warmup + steps) x iterations.
 	MaxEnvSteps = 1 << 22
+	// MaxActionScale (m/s) and MaxDrop (m) keep the bodies within
+	// float32's useful range (the defaults are 0.2 and 0.1); at 1e300 the
+	// host reference's velocities become infinite.
+	MaxActionScale, MaxDrop = 100.0, 100.0
 	// maxFixedKernels and maxIterKernels bound the kernels one group issues per step:
 	// actuate, integrate, broadphase, clear, velocity and observe, one
 	// narrow-phase kernel per contact type, and per iteration one solve per
@@ -89,8 +93,8 @@ func (p *Params) checkRanges() error {
 		return fmt.Errorf("envs must be at most %d (rl.MaxEnvs), got %d", MaxEnvs, p.Envs)
 	case p.Steps > MaxEnvSteps || p.Warmup > MaxEnvSteps || p.Iterations > MaxEnvSteps:
 		return fmt.Errorf("steps (%d), warmup (%d) and iterations (%d) must each be at most %d (rl.MaxEnvSteps)", p.Steps, p.Warmup, p.Iterations, MaxEnvSteps)
-	case !finite(p.ActionScale) || !finite(p.Drop):
-		return fmt.Errorf("action_scale (%g) and drop (%g) must be finite numbers", p.ActionScale, p.Drop)
+	case !finite(p.ActionScale) || !finite(p.Drop) || p.ActionScale > MaxActionScale || p.Drop > MaxDrop:
+		return fmt.Errorf("action_scale (%g) and drop (%g) must be finite, at most %g m/s and %g m (rl.MaxActionScale, MaxDrop)", p.ActionScale, p.Drop, MaxActionScale, MaxDrop)
 	}
 	switch {
 	case p.Steps <= 0:

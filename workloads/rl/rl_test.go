@@ -251,6 +251,7 @@ func TestParamErrors(t *testing.T) {
 		// Issue 23: NaN and sizes that ran the host simulation for hours.
 		{"drop NaN", func(p *Params) { p.Drop = math.NaN() }, "drop (NaN) must be finite"},
 		{"action_scale Inf", func(p *Params) { p.ActionScale = math.Inf(1) }, "action_scale (+Inf)"},
+		{"action_scale 1e300", func(p *Params) { p.ActionScale = 1e300 }, "at most 100 m/s and 100 m (rl.MaxActionScale, MaxDrop)"},
 		{"damping NaN", func(p *Params) { p.Damping = math.NaN() }, "damping must be in (0, 1], got NaN"},
 		{"steps 1e9", func(p *Params) { p.Steps = 1e9 }, "at most 4194304 (rl.MaxEnvSteps)"},
 		{"host work", func(p *Params) { p.Envs, p.EnvsPerGroup, p.Steps = 1<<16, 1<<16, 100 },
