@@ -79,11 +79,11 @@ func TestGraphDispatchRaceFreeOnTheACSWorkloads(t *testing.T) {
 	// conflicting kernels overlap or go unordered, and every kernel runs
 	// exactly once.
 	names, progs := acsSimPrograms(t)
-	for _, cfg := range []string{"h100", "rtx3070"} {
+	for _, cfg := range simConfigs() {
 		dev, err := sim.NewNamed(cfg)
 		require.NoError(t, err)
 		for _, wl := range names {
-			for _, p := range graphVariants() {
+			for _, p := range raceCases(graphVariants()) {
 				t.Run(fmt.Sprintf("%s/%s/%s", cfg, wl, p.Name()), func(t *testing.T) {
 					s, err := NewSW(p)
 					require.NoError(t, err)

@@ -168,7 +168,7 @@ func TestEveryVariantIsRaceFreeOnTheSimulator(t *testing.T) {
 	instanas, err := dnn.Dynamic(dp, 1)
 	require.NoError(t, err)
 	progs := map[string]*workloads.Program{"rl-physics": smallRL(t), "rl-physics-group-order": rlGroup, "synthetic": smallSynthetic(t), "instanas": instanas}
-	for _, cfg := range []string{"rtx3070", "h100"} {
+	for _, cfg := range simConfigs() {
 		dev, err := sim.NewNamed(cfg)
 		require.NoError(t, err)
 		for _, wl := range []string{"rl-physics", "rl-physics-group-order", "synthetic", "instanas"} {
@@ -500,7 +500,7 @@ func TestEventWaitsRaceFreeOnFullPrograms(t *testing.T) {
 		}),
 		with(func(q *Params) { q.InFlight = 4; q.Waits = true; q.Dispatch = DispatchShared }),
 	} {
-		for _, cfg := range []string{"rtx3070", "h100"} {
+		for _, cfg := range simConfigs() {
 			dev, err := sim.NewNamed(cfg)
 			require.NoError(t, err)
 			for name, prog := range map[string]*workloads.Program{"ant-group-order": rlGroup, "instanas": instanas} {

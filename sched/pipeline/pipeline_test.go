@@ -14,11 +14,12 @@ import (
 	"github.com/gpusched/gpusched/workloads/jobs"
 )
 
-// testWorkloads are the six job workloads at sizes a test can afford.
+// testWorkloads are the six job workloads at sizes a test can afford
+// (under the race detector, every other one: sobel, bp, knn).
 func testWorkloads(t *testing.T, n int) []*jobs.Workload {
 	t.Helper()
 	var out []*jobs.Workload
-	for _, build := range []func() (*jobs.Workload, error){
+	for _, build := range raceCases([]func() (*jobs.Workload, error){
 		func() (*jobs.Workload, error) { return jobs.Sobel(jobs.SobelParams{Jobs: n, Size: 64}, 1) },
 		func() (*jobs.Workload, error) {
 			return jobs.SSSP(jobs.SSSPParams{Jobs: n, Vertices: 1024, Degree: 4, Iterations: 4}, 1)
@@ -33,7 +34,7 @@ func testWorkloads(t *testing.T, n int) []*jobs.Workload {
 		func() (*jobs.Workload, error) {
 			return jobs.Hotspot(jobs.HotspotParams{Jobs: n, Size: 32, Iterations: 2}, 1)
 		},
-	} {
+	}) {
 		w, err := build()
 		require.NoError(t, err)
 		out = append(out, w)

@@ -242,8 +242,8 @@ func TestSETBatchedRunsEveryWorkloadWithoutRaces(t *testing.T) {
 	const n = 29 // a short tail chunk for every J below
 	for _, w := range testWorkloads(t, n) {
 		perChunk := float64(hostCopies(w.Program))
-		for _, b := range []int{1, 2, 3} {
-			for _, J := range []int{2, 4, 8} {
+		for _, b := range raceCases([]int{1, 2, 3}) {
+			for _, J := range raceCases([]int{2, 4, 8}) {
 				for _, unbalanced := range []bool{false, true} {
 					if unbalanced && b == 1 {
 						continue
@@ -288,7 +288,7 @@ func TestSETBatched32JobsPerLaunch(t *testing.T) {
 	const n, J = 70, 32
 	for _, w := range testWorkloads(t, n) {
 		perChunk := float64(hostCopies(w.Program))
-		for _, b := range []int{2, 3} {
+		for _, b := range raceCases([]int{3, 2}) {
 			for _, threaded := range []bool{false, true} {
 				for _, unbalanced := range []bool{false, true} {
 					s := newBatchSET(t, b, 2, J, threaded)
@@ -385,7 +385,7 @@ func TestSETBatchedStealsWholeChunks(t *testing.T) {
 		{name: "dispatcher, ring 3, coalesce 2, most to the last worker", jobs: 29, b: 3, ring: 3, J: 2, coalesce: 2, dealTo: func(c int) int { return min(c%4, 2) }, wantSteals: true},
 		{name: "dispatcher, round-robin", jobs: 37, b: 3, ring: 1, J: 4, coalesce: 1},
 	}
-	for _, tt := range tests {
+	for _, tt := range raceCases(tests) {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := jobs.Hotspot(jobs.HotspotParams{Jobs: tt.jobs, Size: 256, Iterations: 4}, 1)
 			require.NoError(t, err)

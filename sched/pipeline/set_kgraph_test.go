@@ -63,7 +63,7 @@ func TestSETStreamCopiesRunsWithoutRaces(t *testing.T) {
 		{name: "threaded, depth 4, coalesce 2, all to worker 1", jobs: 30, b: 4, depth: 4, coales: 2, threaded: true, dealTo: func(int) int { return 1 }},
 		{name: "threaded, depth 2, most to the last worker", jobs: 29, b: 3, depth: 2, coales: 2, threaded: true, dealTo: func(j int) int { return min(j%4, 2) }},
 	}
-	for _, tt := range tests {
+	for _, tt := range raceCases(tests) {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := jobs.Hotspot(jobs.HotspotParams{Jobs: tt.jobs, Size: 256, Iterations: 4}, 1)
 			require.NoError(t, err)

@@ -42,7 +42,7 @@ func TestSETJobsPerLaunchRunsWithoutRaces(t *testing.T) {
 		{name: "dispatcher, ring 2, J 32", jobs: 75, b: 2, depth: 2, ring: 2, coalesce: 1, perLaunch: 32},
 		{name: "threaded, ring 2, J 32, all to worker 0", jobs: 75, b: 3, depth: 2, ring: 2, coalesce: 1, perLaunch: 32, threaded: true, dealTo: func(int) int { return 0 }},
 	}
-	for _, tt := range tests {
+	for _, tt := range raceCases(tests) {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := jobs.Hotspot(jobs.HotspotParams{Jobs: tt.jobs, Size: 256, Iterations: 4}, 1)
 			require.NoError(t, err)
