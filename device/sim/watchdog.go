@@ -96,7 +96,7 @@ func (th *thread) failedPoll(what pollTarget) {
 	p.polls++
 	p.activity, p.what = d.activity, what
 	if p.polls >= d.livePolls() || th.clock-p.since >= d.liveSpan() {
-		d.livelock()
+		d.livelock(th)
 	}
 }
 
@@ -113,7 +113,7 @@ func (th *thread) queueLen(q *queue, n int) {
 	p.lenZeros++
 	p.what = pollTarget{format: "Len(queue %q)", queue: q.name}
 	if p.lenZeros >= th.d.livePolls() {
-		th.d.livelock()
+		th.d.livelock(th)
 	}
 }
 
@@ -131,10 +131,11 @@ func (d *Device) liveSpan() Time {
 	return fromDuration(DefaultLivelockSpan)
 }
 
-// livelock ends the Run: the pollers, then what the device waits for.
-func (d *Device) livelock() {
+// livelock ends the Run at poller th's clock: the pollers, then what the
+// device waits for.
+func (d *Device) livelock(th *thread) {
 	e := d.deadlock()
-	e.Livelock = true
+	e.At, e.Livelock = th.clock.Duration().String(), true
 	var polling []string
 	for _, th := range d.threads {
 		p := &th.poll
