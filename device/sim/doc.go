@@ -33,6 +33,10 @@
 // overlapped in time or that nothing orders (vector clocks over streams,
 // events, host synchronization, queues, graph edges and cuSync counters;
 // WithRaceMode), deadlocks (a *device.DeadlockError naming what waits),
+// livelocks (host threads polling work nothing can complete: the same
+// error marked Livelock, past WithLivelockBudget's budgets), times past
+// the Horizon of one simulated day (a *HorizonError naming the command
+// and the config field behind it; no time is ever saturated or wrapped),
 // and launches the device could not run. It moves no data: kernels compute
 // nothing (Program.Check is for GPUs). WithTrace records a Chrome trace
 // (WriteTrace) that Perfetto opens.
