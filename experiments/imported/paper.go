@@ -8,8 +8,8 @@
 //	bash scripts/gpu/imported-replay.sh       # on the GPU host
 //	gpusched paper imported report -o docs/results/imported.md docs/results/imported-sim.json docs/results/imported-gpu.json
 //
-// report reads PyTorch's times from the capture's summary beside the page
-// (imported-capture.json).
+// report reads PyTorch's times from the capture's summary under the page's folder
+// (raw/imported-capture.json).
 package imported
 
 import "github.com/gpusched/gpusched/experiments"

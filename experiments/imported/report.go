@@ -65,7 +65,7 @@ func (t table) median(w, s string) (float64, bool) {
 }
 
 // captureFile is the capture summary's name beside the page.
-const captureFile = "imported-capture.json"
+const captureFile = "raw/imported-capture.json"
 
 func report(w io.Writer, in *experiments.ReportInput) error {
 	var c capture

@@ -73,4 +73,6 @@ for x in imported imported-graph; do
 	tail -4 "$R/$x.log"
 done
 log done
+rm -rf "$R/w"
+find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
 tar czf "$OUT/imp.tgz" -C "$OUT" imp && rm -rf "$R"

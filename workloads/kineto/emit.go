@@ -1,7 +1,9 @@
 package kineto
 
 import (
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpusched/gpusched/workloads/file"
@@ -16,8 +18,9 @@ func (im *importer) emit(d file.Device, opt Options, w window) *file.File {
 	}
 	f := &file.File{Format: file.Format, Name: name, Device: d,
 		Source: &file.Source{Tool: "kineto", Trace: baseIfSet(opt.TracePath), ET: baseIfSet(opt.ETPath), Iteration: opt.Iteration, Note: w.name}}
-	if opt.Iteration < 0 {
-		f.Source.Iteration = 0
+	f.Source.Iteration = 0
+	if m := profilerStep.FindStringSubmatch(w.name); m != nil {
+		f.Source.Iteration, _ = strconv.Atoi(m[1])
 	}
 	step := file.Step{Name: w.name}
 	for _, o := range im.ops {
@@ -35,16 +38,7 @@ func baseIfSet(p string) string {
 	if p == "" {
 		return ""
 	}
-	return baseName(p) + extOf(p)
-}
-
-func extOf(p string) string {
-	for _, e := range []string{".json.gz", ".json"} {
-		if len(p) > len(e) && p[len(p)-len(e):] == e {
-			return e
-		}
-	}
-	return ""
+	return filepath.Base(p)
 }
 
 func (im *importer) fileOp(o *opInfo) file.Op {
