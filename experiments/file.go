@@ -129,6 +129,12 @@ func ParseExperiment(data []byte, name string) (*Experiment, error) {
 	return parseExperiment(data, name, "")
 }
 
+// ParseExperimentIn is ParseExperiment for a file that lives in dir: its
+// file-path parameters (RegisterPathParams) are taken relative to dir.
+func ParseExperimentIn(data []byte, name, dir string) (*Experiment, error) {
+	return parseExperiment(data, name, dir)
+}
+
 // parseExperiment is ParseExperiment with file-path parameters taken
 // relative to dir (RegisterPathParams).
 func parseExperiment(data []byte, name, dir string) (*Experiment, error) {

@@ -57,7 +57,7 @@ func reduce(t *testing.T, path string) *experiments.Experiment {
 	}
 	cut, err := yaml.Marshal(&doc)
 	require.NoError(t, err)
-	e, err := experiments.ParseExperiment(cut, filepath.Base(path))
+	e, err := experiments.ParseExperimentIn(cut, filepath.Base(path), filepath.Dir(path))
 	require.NoError(t, err)
 	e.Repetitions = 1
 	zero := 0

@@ -11,7 +11,8 @@
 #   3. configs/experiments/imported-gpu.yaml (every model under serial,
 #      serial+graph and the multi-stream strategies) and imported-graph-gpu.yaml
 #      (the graph-replay traces, serial and serial+graph), with the measured
-#      overhead_ns, on DEVICE.
+#      overhead_ns, on DEVICE; and imported-graph-gpu.yaml again with
+#      overhead_ns 0 (how the replay's time moves with it).
 #
 # Everything lands in $OUT/imp.tgz. Binaries, built here:
 #
@@ -22,7 +23,7 @@
 # usage: bash scripts/gpu/imported-replay.sh [DEVICE] [SECONDS]
 #   DEVICE: cuda (default), or a simulator config (h100) for a dry run of the
 #   same steps, which uses $OVERHEAD_NS (default 0) instead of step 1.
-#   SECONDS: the budget for step 3's two experiments (default 420).
+#   SECONDS: the budget for step 3's experiments (default 420).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 : "${OUT:?set OUT to the output folder}"
@@ -61,16 +62,23 @@ for t in workloads/kineto/testdata/pytorch/*.trace.json.gz; do
 	fi
 done
 
-for x in imported imported-graph; do
+# The graph-replay traces also run with overhead_ns 0: with the measured
+# value's rows, how the replay's time moves with the overhead.
+for run in imported:$O imported-graph:$O imported-graph:0; do
+	x=${run%:*}
+	o=${run#*:}
+	name=$x
+	[ "$run" = imported-graph:0 ] && name=imported-graph-o0
+	[ "$run" = imported-graph:0 ] && [ "$O" = 0 ] && continue
 	left=$((BUDGET - ($(date +%s) - start)))
-	[ "$x" = imported ] && left=$((left * 4 / 5))
-	log "$x on $DEV ($left s)"
-	cfg=configs/experiments/$x-run.yaml
-	sed -e "s/overhead_ns: [0-9]*/overhead_ns: $O/" -e "s/^devices: .*/devices: [$DEV]/" "configs/experiments/$x-gpu.yaml" > "$cfg"
-	timeout "$left" "$B/gpusched" paper imported run "$cfg" -o "$R/$x" > "$R/$x.log" 2>&1
-	echo "rc=$?" | tee -a "$R/$x.log"
+	[ "$x" = imported ] && left=$((left * 3 / 4))
+	log "$name on $DEV, overhead_ns $o ($left s)"
+	cfg=configs/experiments/$name-run.yaml
+	sed -e "s/overhead_ns: [0-9]*/overhead_ns: $o/" -e "s/^devices: .*/devices: [$DEV]/" -e "s/^name: .*/name: $name/" "configs/experiments/$x-gpu.yaml" > "$cfg"
+	timeout "$left" "$B/gpusched" paper imported run "$cfg" -o "$R/$name" > "$R/$name.log" 2>&1
+	echo "rc=$?" | tee -a "$R/$name.log"
 	rm -f "$cfg"
-	tail -4 "$R/$x.log"
+	tail -4 "$R/$name.log"
 done
 log done
 rm -rf "$R/w"
