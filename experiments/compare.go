@@ -82,14 +82,16 @@ func (c *Comparison) Print(w io.Writer) error {
 	if err := printAligned(w, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "A = %s, B = %s; B/A below 1 means B is faster.\n", c.A, c.B)
+	var b strings.Builder
+	fmt.Fprintf(&b, "A = %s, B = %s; B/A below 1 means B is faster.\n", c.A, c.B)
 	if len(c.OnlyA) > 0 {
-		fmt.Fprintf(w, "only in A: %s\n", strings.Join(c.OnlyA, "; "))
+		fmt.Fprintf(&b, "only in A: %s\n", strings.Join(c.OnlyA, "; "))
 	}
 	if len(c.OnlyB) > 0 {
-		fmt.Fprintf(w, "only in B: %s\n", strings.Join(c.OnlyB, "; "))
+		fmt.Fprintf(&b, "only in B: %s\n", strings.Join(c.OnlyB, "; "))
 	}
-	return nil
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func fmtUS(v float64) string {

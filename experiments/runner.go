@@ -162,6 +162,9 @@ func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, error) {
 		}
 	}
 	out.finish()
+	if firstErr == nil {
+		firstErr = out.err
+	}
 	return rows, firstErr
 }
 
@@ -312,8 +315,11 @@ func runSimRow(j *job, sink timelineSink) Row {
 		row.Errors = append(row.Errors, err.Error())
 		return row
 	}
-	defer dev.Close()
-	return j.execute(dev, nil, sink)
+	row := j.execute(dev, nil, sink)
+	if err := dev.Close(); err != nil {
+		row.Errors = append(row.Errors, fmt.Sprintf("close %s: %v", j.device, err))
+	}
+	return row
 }
 
 // runGPURows measures GPU rows one at a time on one opened device. The
@@ -332,7 +338,14 @@ func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan
 		}
 		return
 	}
-	defer dev.Close()
+	// Rows are reported done as they finish; a failure to close the
+	// device after the last can only be reported on stderr's side: the
+	// rows were measured and checked.
+	defer func() {
+		if err := dev.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "gpusched: close %s: %v\n", CUDADevice, err) //nolint:errcheck // best effort on stderr
+		}
+	}()
 	runInterleaved(dev, jobs, idx, rows, sink, done, func(j *job) *reference { return serialReference(dev, j) })
 }
 

@@ -33,14 +33,14 @@ func init() {
 type racy struct{}
 
 func (racy) Name() string { return "racy" }
-func (racy) Run(h device.Host, in *workloads.Instance) error {
+func (racy) Run(h device.Host, in *workloads.Instance) (err error) {
 	var streams [2]device.Stream
 	for i := range streams {
 		s, err := h.NewStream(device.StreamOptions{})
 		if err != nil {
 			return err
 		}
-		defer h.Destroy(s)
+		defer func() { err = errors.Join(err, h.Destroy(s)) }()
 		streams[i] = s
 	}
 	for k := 0; k < in.N(); k++ {
@@ -319,7 +319,7 @@ func TestOutputMismatchIsAnError(t *testing.T) {
 	j := jobs[1] // round-robin
 	dev, err := openSim("h100", false)
 	require.NoError(t, err)
-	defer dev.Close()
+	defer func() { require.NoError(t, dev.Close()) }()
 
 	prog, _, err := j.program()
 	require.NoError(t, err)
@@ -380,7 +380,7 @@ func TestRunOnceCleansUpAfterAFailure(t *testing.T) {
 	require.NoError(t, err)
 	dev, err := openSim("h100", false)
 	require.NoError(t, err)
-	defer dev.Close()
+	defer func() { require.NoError(t, dev.Close()) }()
 	s := &preparedFailure{}
 	_, err = runOnce(dev, prog, s, false)
 	require.Error(t, err)
@@ -404,7 +404,7 @@ func TestInterleavedRowsOnTheSimulator(t *testing.T) {
 	require.NoError(t, err)
 	dev, err := openSim("h100", false)
 	require.NoError(t, err)
-	defer dev.Close()
+	defer func() { require.NoError(t, dev.Close()) }()
 	rows := make([]Row, len(jobs))
 	done := make(chan int, len(jobs))
 	runInterleaved(dev, jobs, []int{0, 1}, rows, nil, done, func(*job) *reference { return nil })

@@ -67,6 +67,35 @@ var (
 
 // checkKnownFields reports the first mapping key under node that t does not
 // declare, with its line, the path to it and the fields t does declare.
+// checkStructFields checks a mapping against struct type t's fields.
+func checkStructFields(node *yaml.Node, t reflect.Type, path string) error {
+	if node.Kind != yaml.MappingNode {
+		return nil // a type error; Decode reports it with its line
+	}
+	fields, open := yamlFields(t)
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		key, val := node.Content[i], node.Content[i+1]
+		if key.Kind == yaml.AliasNode || key.Value == "<<" {
+			continue // merge keys are expanded by the decoder
+		}
+		f, ok := fields[key.Value]
+		if !ok {
+			if open {
+				continue
+			}
+			known := "it takes no fields"
+			if len(fields) > 0 {
+				known = "known fields: " + strings.Join(sortedKeys(fields), ", ")
+			}
+			return &LineError{Line: key.Line, Msg: fmt.Sprintf("unknown field %q in %s (%s)", key.Value, path, known)}
+		}
+		if err := checkKnownFields(val, f, path+"."+key.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func checkKnownFields(node *yaml.Node, t reflect.Type, path string) error {
 	if node == nil {
 		return nil
@@ -91,30 +120,7 @@ func checkKnownFields(node *yaml.Node, t reflect.Type, path string) error {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if node.Kind != yaml.MappingNode {
-			return nil // a type error; Decode reports it with its line
-		}
-		fields, open := yamlFields(t)
-		for i := 0; i+1 < len(node.Content); i += 2 {
-			key, val := node.Content[i], node.Content[i+1]
-			if key.Kind == yaml.AliasNode || key.Value == "<<" {
-				continue // merge keys are expanded by the decoder
-			}
-			f, ok := fields[key.Value]
-			if !ok {
-				if open {
-					continue
-				}
-				known := "it takes no fields"
-				if len(fields) > 0 {
-					known = "known fields: " + strings.Join(sortedKeys(fields), ", ")
-				}
-				return &LineError{Line: key.Line, Msg: fmt.Sprintf("unknown field %q in %s (%s)", key.Value, path, known)}
-			}
-			if err := checkKnownFields(val, f, path+"."+key.Value); err != nil {
-				return err
-			}
-		}
+		return checkStructFields(node, t, path)
 	case reflect.Slice, reflect.Array:
 		if node.Kind != yaml.SequenceNode {
 			return nil

@@ -11,6 +11,7 @@ import (
 // soon as a row and its group's baseline are both done, and keeps a
 // progress bar on a terminal.
 type printer struct {
+	err       error // the first failed write
 	w, bar    io.Writer
 	jobs      []*job
 	done      []bool
@@ -63,12 +64,12 @@ func newPrinter(opt RunOptions, jobs []*job) *printer {
 		for i, c := range p.cols {
 			titles[i] = c.title
 		}
-		fmt.Fprintln(p.w, p.line(titles))
+		p.print(p.w, "%s\n", p.line(titles))
 		rule := make([]string, len(p.cols))
 		for i, c := range p.cols {
 			rule[i] = strings.Repeat("-", c.width)
 		}
-		fmt.Fprintln(p.w, p.line(rule))
+		p.print(p.w, "%s\n", p.line(rule))
 	}
 	p.drawBar()
 	return p
@@ -142,7 +143,7 @@ func (p *printer) printRow(r, base *Row) {
 	}
 	cells = append(cells, note)
 	p.clearBar()
-	fmt.Fprintln(p.w, p.line(cells))
+	p.print(p.w, "%s\n", p.line(cells))
 }
 
 func (p *printer) drawBar() {
@@ -157,7 +158,7 @@ func (p *printer) drawBar() {
 		left := elapsed / time.Duration(p.completed) * time.Duration(len(p.jobs)-p.completed)
 		eta = "ETA " + clock(left)
 	}
-	fmt.Fprintf(p.bar, "\r\033[K[%s%s] %d/%d rows, %s elapsed, %s", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
+	p.print(p.bar, "\r\033[K[%s%s] %d/%d rows, %s elapsed, %s", strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
 		p.completed, len(p.jobs), clock(elapsed), eta)
 }
 
@@ -172,11 +173,19 @@ func clock(d time.Duration) string {
 
 func (p *printer) clearBar() {
 	if p.bar != nil {
-		fmt.Fprint(p.bar, "\r\033[K")
+		p.print(p.bar, "\r\033[K")
 	}
 }
 
 func (p *printer) finish() { p.clearBar() }
+
+// print writes to the table or the bar, keeping the first error (a closed
+// pipe), which the run returns.
+func (p *printer) print(w io.Writer, format string, a ...any) {
+	if _, err := fmt.Fprintf(w, format, a...); err != nil && p.err == nil {
+		p.err = err
+	}
+}
 
 func fmtMakespan(s *Summary) string {
 	if s == nil || s.N == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,16 +26,20 @@ func progressTo(stderr io.Writer) io.Writer {
 // report prints where results went and turns failed rows into an error.
 func report(res *experiments.Results, files []string, stdout, stderr io.Writer) error {
 	if len(files) > 0 {
-		fmt.Fprintf(stdout, "\nwrote %s\n", summarizeFiles(files))
+		if _, err := fmt.Fprintf(stdout, "\nwrote %s\n", summarizeFiles(files)); err != nil {
+			return err
+		}
 	}
 	failed := res.Failed()
 	if len(failed) == 0 {
 		return nil
 	}
+	var b strings.Builder
 	for _, r := range failed {
-		fmt.Fprintf(stderr, "row %s / %s / %s: %s\n", r.Workload, r.Scheduler, r.Device, strings.Join(r.Errors, "; "))
+		fmt.Fprintf(&b, "row %s / %s / %s: %s\n", r.Workload, r.Scheduler, r.Device, strings.Join(r.Errors, "; "))
 	}
-	return fmt.Errorf("%d of %d rows failed", len(failed), len(res.Rows))
+	_, err := io.WriteString(stderr, b.String())
+	return errors.Join(fmt.Errorf("%d of %d rows failed", len(failed), len(res.Rows)), err)
 }
 
 // summarizeFiles lists the written files, counting plots rather than

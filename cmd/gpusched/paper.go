@@ -25,11 +25,15 @@ const paperUsage = `NAME run FILE [-o DIR] [-j N] [--timelines] [--shard I/N] [-
 // hooks) and its report.
 func cmdPaper(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "usage: gpusched paper "+paperUsage+"\n\nPapers:")
+		var b strings.Builder
+		b.WriteString("usage: gpusched paper " + paperUsage + "\n\nPapers:\n")
 		for _, p := range experiments.Papers() {
-			fmt.Fprintf(stdout, "  %-10s %s\n             configs: %s\n", p.Name, p.Title, strings.Join(p.Configs, ", "))
+			fmt.Fprintf(&b, "  %-10s %s\n             configs: %s\n", p.Name, p.Title, strings.Join(p.Configs, ", "))
 		}
-		fmt.Fprintf(stdout, "\nrun takes gpusched run's arguments; report needs -o.\n\nexample:\n  %s\n", examples["paper"])
+		fmt.Fprintf(&b, "\nrun takes gpusched run's arguments; report needs -o.\n\nexample:\n  %s\n", examples["paper"])
+		if _, err := io.WriteString(stdout, b.String()); err != nil {
+			return err
+		}
 		if len(args) == 0 {
 			return usagef("name a paper and run or report")
 		}
@@ -99,8 +103,8 @@ func paperReport(p *experiments.Paper, args []string, stdout, stderr io.Writer) 
 	if err := experiments.WriteFile(*out, page.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s (%d lines)\n", *out, bytes.Count(page.Bytes(), []byte("\n")))
-	return nil
+	_, err = fmt.Fprintf(stdout, "wrote %s (%d lines)\n", *out, bytes.Count(page.Bytes(), []byte("\n")))
+	return err
 }
 
 // writeTables writes each results file's full table of rows under

@@ -166,7 +166,8 @@ func onInterrupt(dir string, stderr io.Writer) func() {
 	go func() {
 		select {
 		case sig := <-ch:
-			fmt.Fprintf(stderr, "\ngpusched: %v: the finished rows are saved in %s; rerun with --resume to run the rest\n",
+			// The process ends here; stderr is where the user looks.
+			_, _ = fmt.Fprintf(stderr, "\ngpusched: %v: the finished rows are saved in %s; rerun with --resume to run the rest\n",
 				sig, filepath.Join(dir, experiments.JournalFile))
 			os.Exit(130)
 		case <-done:

@@ -179,56 +179,73 @@ func collect(r *experiments.Results) (devices []string, families map[string][]st
 			st := &familyStats{}
 			stats[[2]string{dev, fam}] = st
 			for _, wl := range distinct(r.Rows, func(row *experiments.Row) string { return row.Workload }) {
-				var sw, hw [2]float64 // [as the paper, best variant]
-				var bestRow *experiments.Row
-				seen := false
-				for i := range r.Rows {
-					row := &r.Rows[i]
-					if row.Device != dev || row.Workload != wl || row.Family != fam {
-						continue
-					}
-					seen = true
-					s, ok := speedup(row)
-					if !ok {
-						continue
-					}
-					switch row.Kind {
-					case "acs-sw":
-						if s > sw[1] {
-							sw[1], bestRow = s, row
-						}
-						if row.SchedulerDesc == paperSW {
-							sw[0] = s
-							st.paper = append(st.paper, s)
-							st.paperRows = append(st.paperRows, row)
-						}
-					case "acs-hw":
-						hw[1] = max(hw[1], s)
-						if row.SchedulerDesc == paperHW {
-							hw[0] = s
-						}
-					}
-				}
-				if !seen || sw[1] == 0 {
-					continue
-				}
-				st.best = append(st.best, sw[1])
-				st.bestRows = append(st.bestRows, bestRow)
-				for i := range hw {
-					for j := range sw {
-						if hw[i] == 0 || sw[j] == 0 {
-							continue
-						}
-						st.hw[i][j] = append(st.hw[i][j], hw[i]/sw[j])
-						if hw[i] > sw[j] {
-							st.wins[i][j]++
-						}
-					}
-				}
+				st.add(workloadSpeedups(r, dev, fam, wl))
 			}
 		}
 	}
 	return devices, families, stats
+}
+
+// speedupsOf are one workload's ACS speedups over serial: [0] as the paper
+// configures ACS, [1] the best variant, with the ACS-SW rows behind them.
+type speedupsOf struct {
+	sw, hw            [2]float64
+	paperRow, bestRow *experiments.Row
+	seen              bool
+}
+
+func workloadSpeedups(r *experiments.Results, dev, fam, wl string) speedupsOf {
+	var w speedupsOf
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Device != dev || row.Workload != wl || row.Family != fam {
+			continue
+		}
+		w.seen = true
+		s, ok := speedup(row)
+		if !ok {
+			continue
+		}
+		switch row.Kind {
+		case "acs-sw":
+			if s > w.sw[1] {
+				w.sw[1], w.bestRow = s, row
+			}
+			if row.SchedulerDesc == paperSW {
+				w.sw[0], w.paperRow = s, row
+			}
+		case "acs-hw":
+			w.hw[1] = max(w.hw[1], s)
+			if row.SchedulerDesc == paperHW {
+				w.hw[0] = s
+			}
+		}
+	}
+	return w
+}
+
+// add counts one workload into its family's statistics.
+func (st *familyStats) add(w speedupsOf) {
+	if w.paperRow != nil {
+		st.paper = append(st.paper, w.sw[0])
+		st.paperRows = append(st.paperRows, w.paperRow)
+	}
+	if !w.seen || w.sw[1] == 0 {
+		return
+	}
+	st.best = append(st.best, w.sw[1])
+	st.bestRows = append(st.bestRows, w.bestRow)
+	for i := range w.hw {
+		for j := range w.sw {
+			if w.hw[i] == 0 || w.sw[j] == 0 {
+				continue
+			}
+			st.hw[i][j] = append(st.hw[i][j], w.hw[i]/w.sw[j])
+			if w.hw[i] > w.sw[j] {
+				st.wins[i][j]++
+			}
+		}
+	}
 }
 
 // topRow is the row with the largest speedup.

@@ -268,10 +268,10 @@ const paperSET = "set"
 // SET+ by their roles, any other by its parameters (its desc with b left
 // out).
 func variantTitle(v, desc string) string {
-	switch {
-	case v == paperSET:
+	switch v {
+	case paperSET:
 		return "SET (the paper's: one job in flight per worker)"
-	case v == "setplus":
+	case "setplus":
 		return "SET+ (gpusched's refinement: a host thread per worker, several jobs in flight per worker, coalesced callbacks)"
 	}
 	params := strings.TrimSuffix(bParam.ReplaceAllString(desc, "b"), ")")
