@@ -154,6 +154,9 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 		bytes = copyBytes(n.op, b.sizes)
 	}
 	d := &b.f.Device
+	// The GPU block spins for its share of the recorded time less the
+	// replay's own overhead; the simulated block lasts the spin plus that
+	// overhead, which is what the replayed block takes on the GPU.
 	spin := d.spinNS(n, bytes, b.opt.OverheadNS)
 	seen := min(len(args), seenArgs)
 	descOff := int64(len(b.words) * 4)
@@ -180,7 +183,7 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	}
 	op := workloads.Op{Name: n.name, Kind: workloads.OpKernel, Kernel: ReplayKernel, Args: specs,
 		Grid: device.D1(1), Block: device.D1(threadsOf(n)), SharedMem: d.paddedShared(n),
-		Work: device.Work{Cycles: float64(spin) * float64(d.ClockHz) / 1e9}}
+		Work: device.Work{Cycles: float64(spin+b.opt.OverheadNS) * float64(d.ClockHz) / 1e9}}
 	if n.kind == "kernel" {
 		op.Grid = device.Dim3{X: n.op.Grid.X, Y: n.op.Grid.Y, Z: n.op.Grid.Z}
 		op.Block = device.Dim3{X: n.op.Block.X, Y: n.op.Block.Y, Z: n.op.Block.Z}

@@ -16,8 +16,9 @@
 // launch of the replay kernel (workloads/kernels/replay.cu) with the
 // original's grid and block, shared memory padded so that as many blocks
 // fit on an SM of the recorded device as did of the original's, each block
-// resident for the recorded duration over the original's waves (Cycles at
-// the recorded clock for the simulator), and the recorded accesses as its
+// resident for the recorded duration over the original's waves less the
+// replay's measured overhead (the simulator's Cycles, at the recorded clock,
+// put that overhead back), and the recorded accesses as its
 // arguments; copies stay copies. Dependencies are what the accesses imply,
 // as for every program; `after` edges are realized as accesses too (a
 // kernel reads its predecessor's signature). The replay kernel hashes

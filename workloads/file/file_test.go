@@ -105,11 +105,13 @@ func TestMultiWaveKernelSpinsPerWave(t *testing.T) {
 	p, err := Program(f, Options{OverheadNS: 500})
 	require.NoError(t, err)
 	assert.Equal(t, uint64(12000/3-500), opNamed(t, p, "conv1").Args[3].Bits)
+	assert.InDelta(t, 12000/3*1.98, opNamed(t, p, "conv1").Work.Cycles, 1e-6, "the simulated block lasts spin + overhead: the recorded time per wave")
 	assert.Equal(t, uint64(8000-500), opNamed(t, p, "conv2").Args[3].Bits)
 	f.Steps[0].Ops[3].DurationNS = 300
 	p, err = Program(f, Options{OverheadNS: 500})
 	require.NoError(t, err)
 	assert.Equal(t, uint64(0), opNamed(t, p, "add").Args[3].Bits, "spin never goes negative")
+	assert.InDelta(t, 500*1.98, opNamed(t, p, "add").Work.Cycles, 1e-6, "a kernel shorter than the overhead lasts the overhead")
 }
 
 // flat returns the program's operations in program order with a name index.
