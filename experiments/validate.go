@@ -24,6 +24,11 @@ type ValidateOptions struct {
 	// Root is the directory the experiment files named by results are
 	// looked up from (default: the working directory).
 	Root string
+	// SchedulerDefaults sets parameters of every scheduler entry of a kind
+	// that does not set them itself, to simulate what an older GPU run ran
+	// (set.warm=false for SET rows measured before SET warmed its execs):
+	// kind -> parameter -> value.
+	SchedulerDefaults map[string]map[string]string
 	// Keep, if set, selects the GPU rows to validate (the others are not
 	// simulated); nil keeps every row.
 	Keep func(*Row) bool
@@ -128,6 +133,7 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 	if err != nil {
 		return nil, err
 	}
+	notes = append(notes, sub.applyDefaults(opt.SchedulerDefaults)...)
 	src.Notes = append(src.Notes, notes...)
 	run := opt.Run
 	run.Sweep = gpu.Sweep
@@ -153,7 +159,8 @@ func keepRows(r *Results, keep func(*Row) bool) *Results {
 }
 
 // experimentOf is the experiment that wrote gpu: the named file, else the
-// results' own record of it (the resolved experiment).
+// results' own record of it (the resolved experiment), with only the
+// workloads and schedulers of gpu's rows.
 func experimentOf(gpu *Results, file string) (*Experiment, error) {
 	if file != "" {
 		return LoadExperiment(file)
@@ -161,7 +168,25 @@ func experimentOf(gpu *Results, file string) (*Experiment, error) {
 	if gpu.Resolved == nil {
 		return nil, fmt.Errorf("the results record no experiment; give its file with --experiment")
 	}
-	return experimentFromResolved(gpu.Resolved)
+	r := *gpu.Resolved
+	if len(r.Sweep) == 0 { // build only what the rows ran (a sweep may rename schedulers: all of it)
+		used := map[string]bool{r.Baseline: true}
+		for i := range gpu.Rows {
+			used["w\x00"+gpu.Rows[i].Workload], used[gpu.Rows[i].Scheduler] = true, true
+		}
+		r.Workloads, r.Schedulers = nil, nil
+		for _, w := range gpu.Resolved.Workloads {
+			if used["w\x00"+w.Name] {
+				r.Workloads = append(r.Workloads, w)
+			}
+		}
+		for _, sc := range gpu.Resolved.Schedulers {
+			if used[sc.Name] {
+				r.Schedulers = append(r.Schedulers, sc)
+			}
+		}
+	}
+	return experimentFromResolved(&r)
 }
 
 // experimentFromResolved rebuilds the experiment a results file records,
@@ -258,6 +283,46 @@ func simSubset(e *Experiment, gpu *Results, configOf map[string]string) (*Experi
 	zero := 0
 	sub.Repetitions, sub.Warmup = 1, &zero
 	return &sub, notes, nil
+}
+
+// applyDefaults sets defaults[kind][param] on every scheduler entry of
+// that kind whose parameters leave it out, and says where it did.
+func (e *Experiment) applyDefaults(defaults map[string]map[string]string) []string {
+	var notes []string
+	e.Schedulers = append([]SchedulerSpec(nil), e.Schedulers...) // entries may be shared with another experiment
+	for i := range e.Schedulers {
+		s := &e.Schedulers[i]
+		params := defaults[s.Kind]
+		if len(params) == 0 {
+			continue
+		}
+		n := cloneNode(&s.Params)
+		var set []string
+		for _, k := range sortedKeys(params) {
+			if !hasKey(n, k) {
+				setParam(n, []string{k}, params[k], s.Line)
+				set = append(set, k+"="+params[k])
+			}
+		}
+		if len(set) > 0 {
+			s.Params = *n
+			notes = append(notes, fmt.Sprintf("scheduler %s simulated with %s", s.Name, strings.Join(set, ", ")))
+		}
+	}
+	return notes
+}
+
+// hasKey reports whether mapping n has key k.
+func hasKey(n *yaml.Node, k string) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultSimConfig is the built-in simulator config of a GPU model: the

@@ -92,6 +92,7 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 		sims[joinKey(s, s.Device)] = s
 	}
 	params := workloadParams(e, gpu)
+	commit := buildOf(gpu)
 	src.Rows = len(gpu.Rows)
 	for i := range gpu.Rows {
 		g := &gpu.Rows[i]
@@ -109,7 +110,7 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 		if !ok { // nothing says what the workload is: its name
 			wl = "name " + g.Workload
 		}
-		vr.identity = strings.Join([]string{g.Family, wl, g.Kind, g.SchedulerDesc, vr.Point, g.DeviceName, fmt.Sprint(gpu.Seed)}, "\x00")
+		vr.identity = strings.Join([]string{g.Family, wl, g.Kind, g.SchedulerDesc, vr.Point, g.DeviceName, fmt.Sprint(gpu.Seed), commit}, "\x00")
 		s := sims[joinKey(g, cfg)]
 		vr.Problems = mismatches(g, s, gpu.Migrated != "")
 		if s != nil && s.Makespan != nil && s.Makespan.N > 0 {
@@ -254,6 +255,19 @@ func canonical(n *yaml.Node) string {
 		return "?"
 	}
 	return string(b)
+}
+
+// buildOf is the commit of the gpusched that measured r, where its
+// provenance records one (and one only): a rerun must be of the same code.
+func buildOf(r *Results) string {
+	c := ""
+	for _, p := range r.Provenance {
+		if p.Commit == "" || (c != "" && p.Commit != c) {
+			return ""
+		}
+		c = p.Commit
+	}
+	return c
 }
 
 // canonicalMap is a parameters map as JSON with sorted keys.

@@ -90,7 +90,9 @@ func (v *Validation) Page(in PageInput) []byte {
 	fmt.Fprintf(&b, "Errors are (simulated − GPU) / GPU, of the median makespan. Pairs: scheduler pairs of one workload more than %.0f%% apart on the GPU, "+
 		"and whether the simulator orders them the same way, ties them (within %.0f%%) or reverses them. Best agrees: workloads where the GPU's fastest scheduler "+
 		"is among the simulator's fastest (within the tie); regret: how much slower, on the GPU, the worst of the simulator's picks ran than the GPU's best. "+
-		"GPU spread: the range of a row's repetitions over their median; rerun MAPE: another GPU run of the same rows against this one. "+
+		"GPU spread: the range of a row's repetitions over their median; rerun MAPE: the same rows (workload, scheduler and their parameters, GPU, seed, "+
+		"and the gpusched commit where the files record one) measured in another results file, against this one (files converted from the earlier formats "+
+		"record no commit, so their reruns may include code changes). "+
 		"Errors below the GPU's spread mean nothing.\n\n", v.Options.Separation*100, v.Options.Tie*100)
 	fmt.Fprintf(&b, "Targets (issue #18), on every paper and DAG shape with the default configs: makespan MAPE at most %.0f%%, median speedup error at most %.0f%%, "+
 		"at least %.0f%% of clearly separated pairs ordered right, the same best scheduler on every workload (\"targets met\" counts them).\n\n",

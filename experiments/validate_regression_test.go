@@ -21,7 +21,7 @@ func TestFidelityRegression(t *testing.T) {
 	require.NoError(t, err)
 	for i := range checks {
 		c := &checks[i]
-		v, _, err := ValidateFiles([]string{c.Results}, ValidateOptions{Keep: c.Keep})
+		v, _, err := ValidateFiles([]string{c.Results}, ValidateOptions{Keep: c.Keep, SchedulerDefaults: c.SchedulerDefaults})
 		require.NoError(t, err, c.Name)
 		for _, r := range v.Rows {
 			assert.False(t, r.Excluded, "%s: %s: %s", c.Name, r.Label(), strings.Join(r.Problems, "; "))

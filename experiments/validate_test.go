@@ -229,3 +229,44 @@ func TestDefaultSimConfig(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no built-in simulator config")
 }
+
+func TestRerunsNeedTheSameBuild(t *testing.T) {
+	a, b, simRes := handResults(), handResults(), handResults()
+	a.Provenance = []Provenance{{Gpusched: "devel", Commit: "abc"}}
+	b.Provenance = []Provenance{{Gpusched: "devel", Commit: "def"}}
+	cfg := func(*Row) string { return "h100" }
+	v := newValidation(fidelity.DefaultOptions())
+	v.add(nil, simRes, a, Source{GPU: "a.json"}, cfg)
+	v.add(nil, simRes, b, Source{GPU: "b.json"}, cfg)
+	v.finish()
+	assert.Equal(t, 0, v.Total.RerunRows, "other code, not a rerun")
+	b.Provenance[0].Commit = "abc"
+	v = newValidation(fidelity.DefaultOptions())
+	v.add(nil, simRes, a, Source{GPU: "a.json"}, cfg)
+	v.add(nil, simRes, b, Source{GPU: "b.json"}, cfg)
+	v.finish()
+	assert.Equal(t, 10, v.Total.RerunRows)
+}
+
+func TestSchedulerDefaults(t *testing.T) {
+	dir := t.TempDir()
+	path := writeGPUResults(t, dir, small)
+	// The GPU ran round-robin(k=4); a default that the entry sets is not
+	// applied, so the rows still join.
+	v, _, err := ValidateFiles([]string{path}, ValidateOptions{SchedulerDefaults: map[string]map[string]string{"round-robin": {"k": "2"}}})
+	require.NoError(t, err)
+	assert.False(t, v.Rows[1].Excluded, "%v", v.Rows[1].Problems)
+	assert.Empty(t, v.Sources[0].Notes)
+	// Without k in the entry, the default applies and the scheduler
+	// differs from what the GPU ran.
+	noK := strings.Replace(small, "  - kind: round-robin\n    params: {k: 4}\n", "  - kind: round-robin\n    name: round-robin(k=4)\n", 1)
+	yml := filepath.Join(dir, "nok.yaml")
+	require.NoError(t, os.WriteFile(yml, []byte(noK), 0o644))
+	v, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: yml, SchedulerDefaults: map[string]map[string]string{"round-robin": {"k": "4"}}})
+	require.NoError(t, err)
+	assert.False(t, v.Rows[1].Excluded, "k=4 by default, as the GPU ran: %v", v.Rows[1].Problems)
+	assert.Contains(t, v.Sources[0].Notes, "scheduler round-robin(k=4) simulated with k=4")
+	v, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: yml, SchedulerDefaults: map[string]map[string]string{"round-robin": {"k": "2"}}})
+	require.NoError(t, err)
+	assert.True(t, v.Rows[1].Excluded)
+}

@@ -17,6 +17,7 @@ type validateFlags struct {
 	workloads, schedulers     string
 	page, limits              string
 	args                      []string
+	defaults                  schedulerDefaults
 	jobs                      int
 	rows                      bool
 	opt                       fidelity.Options
@@ -34,6 +35,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.schedulers, "schedulers", "", "results files only: validate only these schedulers (comma-separated names)")
 	fs.StringVar(&f.page, "page", "", "results files only: write the fidelity page (Markdown) here, and its rows beside it as NAME-rows.csv")
 	fs.StringVar(&f.limits, "limits", "", "with --page: the regression checks to report (docs/results/fidelity-regression.yaml)")
+	f.defaults = schedulerDefaults{}
+	fs.Var(f.defaults, "scheduler-default", "results files only: KIND.PARAM=VALUE simulates every KIND entry that leaves PARAM out with VALUE, "+
+		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
 	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU)")
 	fs.BoolVar(&f.rows, "rows", false, "also print the per-row table")
 	f.opt = fidelity.DefaultOptions()
@@ -65,7 +69,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 // validateResults simulates committed GPU results: no GPU needed.
 func validateResults(paths []string, f *validateFlags, stdout, stderr io.Writer) error {
 	opt := experiments.ValidateOptions{Run: experiments.RunOptions{Workers: f.jobs, Progress: progressTo(stderr)},
-		Sim: f.sim, Experiment: f.experiment, Fidelity: f.opt, Keep: keepNamed(f.workloads, f.schedulers)}
+		Sim: f.sim, Experiment: f.experiment, Fidelity: f.opt, Keep: keepNamed(f.workloads, f.schedulers), SchedulerDefaults: f.defaults}
 	v, sims, err := experiments.ValidateFiles(paths, opt)
 	if err != nil {
 		return err
@@ -88,6 +92,32 @@ func validateResults(paths []string, f *validateFlags, stdout, stderr io.Writer)
 		}
 	}
 	return writeValidation(v, f.out, stdout)
+}
+
+// schedulerDefaults is the --scheduler-default flag: kind -> param -> value.
+type schedulerDefaults map[string]map[string]string
+
+func (d schedulerDefaults) String() string {
+	var out []string
+	for k, ps := range d {
+		for p, v := range ps {
+			out = append(out, k+"."+p+"="+v)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func (d schedulerDefaults) Set(s string) error {
+	kp, v, ok := strings.Cut(s, "=")
+	kind, param, ok2 := strings.Cut(kp, ".")
+	if !ok || !ok2 || kind == "" || param == "" || v == "" {
+		return fmt.Errorf("want KIND.PARAM=VALUE (for example set.warm=false), got %q", s)
+	}
+	if d[kind] == nil {
+		d[kind] = map[string]string{}
+	}
+	d[kind][param] = v
+	return nil
 }
 
 // writePage writes the fidelity page and its rows.
