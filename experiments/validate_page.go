@@ -187,8 +187,8 @@ func (v *Validation) pageChecks(b *strings.Builder, in PageInput) {
 func (v *Validation) pageSources(b *strings.Builder, in PageInput) {
 	b.WriteString("\n## How this page is made\n\n")
 	fmt.Fprintf(b, "    %s\n\n", in.Command)
-	b.WriteString("No GPU is needed: each results file's experiment (configs/experiments, named in the file) runs again on the simulator, restricted to the file's rows, " +
-		"one repetition (the simulator is deterministic). ")
+	b.WriteString("No GPU is needed: the experiment each results file records (its resolved experiment) runs again on the simulator, restricted to the file's rows, " +
+		"at the file's seed and sweep, one repetition (the simulator is deterministic). ")
 	if in.RowsCSV != "" {
 		fmt.Fprintf(b, "Every joined row, with its errors and problems: %s. ", in.RowsCSV)
 	}
