@@ -54,7 +54,7 @@ func candidates(p *workloads.Program, dev []sched.Trait) []candidate {
 // familyOf groups a candidate with those that issue work the same way:
 // one stream, several streams issued directly, a captured graph, a search,
 // a runtime that discovers dependencies, processes, a job pipeline, tile
-// synchronization. A cost model tends to err alike within a family, so the
+// synchronization, a hardware dependency queue. A cost model tends to err alike within a family, so the
 // device check takes each family's best prediction.
 func familyOf(s sched.Scheduler) string {
 	switch s := s.(type) {
@@ -77,8 +77,10 @@ func familyOf(s sched.Scheduler) string {
 		return "tiles"
 	case *pipeline.Synchronous, *pipeline.Graph, *pipeline.Batching, *pipeline.Queue, *pipeline.SET:
 		return "pipeline"
+	case *acs.HW:
+		return "hardware queue"
 	}
-	return "runtime" // ACS-SW, ACS-HW, GrCUDA
+	return "runtime" // ACS-SW, GrCUDA
 }
 
 // jobs is the number of steps, which a pipeline runs as jobs.

@@ -14,7 +14,7 @@
 // dropped. The best predicted (those within Margin of the best, at most
 // Finalists) and the best prediction of each other family of candidates
 // (one stream, streams, graphs, searches, runtimes, processes, pipelines,
-// tile sync: a model tends to misjudge a way of issuing work as a whole;
+// tile sync, a hardware queue: a model tends to misjudge a way of issuing work as a whole;
 // serial is the floor) are then prepared on the device, run once and timed
 // Check times each, all alike; the fastest median is kept and Run
 // launches it. With Check 0 the model's pick is kept unchecked.

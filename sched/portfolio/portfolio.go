@@ -41,10 +41,11 @@ type Options struct {
 	Margin float64 `yaml:"margin"`
 }
 
-// DefaultOptions: the device's own simulator config, the 3 best
-// predictions within 10% checked 3 times each.
+// DefaultOptions: the device's own simulator config, the 4 best
+// predictions within 15% (and each other family's best) checked 3 times
+// each.
 func DefaultOptions() Options {
-	return Options{Model: "auto", Finalists: 3, Check: 3, Margin: 0.10}
+	return Options{Model: "auto", Finalists: 4, Check: 3, Margin: 0.15}
 }
 
 func (o Options) validate() error {
