@@ -34,7 +34,8 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 	t.Run("handoff and busy streams", func(t *testing.T) {
 		base, err := sim.LoadConfig("h100-datasheet")
 		require.NoError(t, err)
-		base.Host.HandoffNs, base.Host.BusyStreamNs = 25000, 40
+		base.Host.HandoffNs, base.Host.BusyStreamNs, base.Host.CallbackHandoffNs = 25000, 40, 70000
+		base.FrontEnd.BlockDispatchNs = 0.6 // full waves of empty blocks bound by the distributor
 		recovers(t, base)
 	})
 }
@@ -61,6 +62,7 @@ func recovers(t *testing.T, base *sim.Config) {
 		"front_end.launch_latency_ns": base.FrontEnd.LaunchLatencyNs, "front_end.back_to_back_ns": base.FrontEnd.BackToBackNs,
 		"front_end.graph_launch_latency_ns": base.FrontEnd.GraphLaunchLatencyNs, "front_end.graph_node_ns": base.FrontEnd.GraphNodeNs,
 		"front_end.callback_ns": base.FrontEnd.CallbackNs, "front_end.min_block_ns": base.FrontEnd.MinBlockNs,
+		"front_end.block_dispatch_ns": base.FrontEnd.BlockDispatchNs, "host.callback_handoff_ns": base.Host.CallbackHandoffNs,
 		"copy.latency_ns": base.Copy.LatencyNs, "copy.htod_gbps": base.Copy.HtoDGBps, "copy.dtoh_gbps": base.Copy.DtoHGBps,
 		"copy.pageable_gbps": base.Copy.PageableGBps, "info.mem_bandwidth": base.Info.MemBandwidth,
 		"sm.max_sm_bandwidth": base.SM.MaxSMBandwidth, "sm.sm_mem_saturation_warps": float64(base.SM.SMMemSaturationWarps),
@@ -68,6 +70,9 @@ func recovers(t *testing.T, base *sim.Config) {
 	}
 	if base.Host.HandoffNs == 0 {
 		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost
+	}
+	if base.Host.CallbackHandoffNs == 0 {
+		want["host.callback_handoff_ns"] = want["host.handoff_ns"]
 	}
 	for field, w := range want {
 		m, ok := rep.Get(field)

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/gpusched/gpusched/device/sim"
 )
@@ -11,6 +12,7 @@ import (
 // the report's (the measured device's, with its measured memory
 // bandwidth). notes say what was clamped and what was kept.
 func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err error) {
+	rep, kept, notes := upgrade(rep)
 	out := *base
 	out.Info = rep.Info
 	set := map[string]*float64{
@@ -28,9 +30,11 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		"front_end.launch_latency_ns": &out.FrontEnd.LaunchLatencyNs, "front_end.back_to_back_ns": &out.FrontEnd.BackToBackNs,
 		"front_end.graph_launch_latency_ns": &out.FrontEnd.GraphLaunchLatencyNs, "front_end.graph_node_ns": &out.FrontEnd.GraphNodeNs,
 		"front_end.callback_ns": &out.FrontEnd.CallbackNs, "front_end.min_block_ns": &out.FrontEnd.MinBlockNs,
-		"copy.latency_ns": &out.Copy.LatencyNs, "copy.htod_gbps": &out.Copy.HtoDGBps, "copy.dtoh_gbps": &out.Copy.DtoHGBps,
+		"front_end.block_dispatch_ns": &out.FrontEnd.BlockDispatchNs,
+		"copy.latency_ns":             &out.Copy.LatencyNs, "copy.htod_gbps": &out.Copy.HtoDGBps, "copy.dtoh_gbps": &out.Copy.DtoHGBps,
 		"copy.pageable_gbps": &out.Copy.PageableGBps, "info.mem_bandwidth": &out.Info.MemBandwidth, "host.handoff_ns": &out.Host.HandoffNs, "host.busy_stream_ns": &out.Host.BusyStreamNs,
-		"sm.max_sm_bandwidth": &out.SM.MaxSMBandwidth,
+		"host.callback_handoff_ns": &out.Host.CallbackHandoffNs,
+		"sm.max_sm_bandwidth":      &out.SM.MaxSMBandwidth,
 	}
 	setInt := map[string]*int{"sm.sm_mem_saturation_warps": &out.SM.SMMemSaturationWarps}
 	seen := map[string]bool{}
@@ -60,7 +64,7 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		seen[m.Field] = true
 	}
 	for f := range set {
-		if !seen[f] {
+		if !seen[f] && !kept[f] {
 			return nil, nil, fmt.Errorf("calibrate: no measurement for %s", f)
 		}
 	}
@@ -73,4 +77,51 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		"Not measured, kept from the base config: sm.flops_per_cycle, sm.saturation_warps, dependency_queue (ACS-HW is proposed hardware), host.dq_submit_ns, host.dq_poll_ns.",
 		"info is what the device reports, except mem_bandwidth, which is measured.")
 	return &out, notes, nil
+}
+
+// upgrade reads a report written before some measurements existed as
+// today's: a report that timed only full waves of empty blocks (its
+// "shortest block lifetime" was such a wave, bound by the block
+// distributor) gives the dispatch time per block from it, and keeps
+// front_end.min_block_ns from the base config; measurements of optional
+// fields that did not exist yet keep the base's values. kept lists the
+// fields left to the base.
+func upgrade(rep *Report) (*Report, map[string]bool, []string) {
+	kept := map[string]bool{}
+	var notes []string
+	if _, ok := rep.byName("block dispatch time per block"); ok {
+		return rep, kept, nil
+	}
+	out := *rep
+	out.Measurements = append([]Measurement(nil), rep.Measurements...)
+	for _, f := range []string{"host.handoff_ns", "host.callback_handoff_ns", "host.busy_stream_ns"} {
+		if _, ok := out.Get(f); !ok {
+			kept[f] = true
+		}
+	}
+	wave, okW := out.byName("shortest block lifetime")
+	rate, okR := out.byName("block dispatch rate")
+	if !okW || !okR {
+		kept["front_end.min_block_ns"], kept["front_end.block_dispatch_ns"] = true, true
+		return &out, kept, []string{"no block dispatch measurement: front_end.min_block_ns and block_dispatch_ns kept from the base config"}
+	}
+	blocks := math.Round(rate.Value * wave.Value / 1e9)
+	d := Measurement{Name: "block dispatch time per block", Field: "front_end.block_dispatch_ns", Unit: "ns",
+		Method: fmt.Sprintf("a full wave of %.0f empty blocks (the report's shortest block lifetime) over its blocks", blocks)}
+	for _, r := range wave.Rounds {
+		d.Rounds = append(d.Rounds, r/blocks)
+	}
+	sorted := append([]float64(nil), d.Rounds...)
+	sort.Float64s(sorted)
+	d.Value, d.Min, d.Max = median(sorted), sorted[0], sorted[len(sorted)-1]
+	for i := range out.Measurements {
+		if out.Measurements[i].Name == "shortest block lifetime" {
+			out.Measurements[i].Field = ""
+		}
+	}
+	out.Measurements = append(out.Measurements, d)
+	kept["front_end.min_block_ns"] = true
+	notes = append(notes, fmt.Sprintf("this report timed only full waves of empty blocks (%.0f ns for %.0f): that is the block distributor's time "+
+		"(front_end.block_dispatch_ns %.2f ns per block); front_end.min_block_ns is kept from the base config", wave.Value, blocks, d.Value))
+	return &out, kept, notes
 }

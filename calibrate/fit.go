@@ -47,6 +47,12 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 			return nil, fmt.Errorf("profile: %w", err)
 		}
 		cfg.Profile = prof
+		// The simulator must floor and dispatch blocks as the profile's
+		// models were fitted to.
+		cfg.FrontEnd.MinBlockNs, cfg.FrontEnd.BlockDispatchNs = prof.MinBlockNs, prof.BlockDispatchNs
+		for _, field := range []string{"front_end.min_block_ns", "front_end.block_dispatch_ns"} {
+			f.Comments[field] = "the kernel profile's, which its block models were fitted with"
+		}
 		f.fitFractions(prof)
 	}
 	return f, nil
@@ -190,10 +196,10 @@ func (f *Fitted) fitFractions(prof *sim.Profile) {
 		var pts []point
 		for _, pt := range k.Points {
 			wb := float64(blockWarps(pt.Threads))
-			flopRate := sm.FlopsPerCycle / cycle * wb / max(wb, float64(sm.SaturationWarps))                    // flops per ns
-			byteRate := sm.MaxSMBandwidth * wb / max(wb, float64(sm.SMMemSaturationWarps)) / 1e9                // bytes per ns
-			lone := k.Model.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes})             //
-			pts = append(pts, point{pt.Cycles * cycle, pt.Flops / flopRate, pt.Bytes / byteRate, max(lone, 1)}) //
+			flopRate := sm.FlopsPerCycle / cycle * wb / max(wb, float64(sm.SaturationWarps))                             // flops per ns
+			byteRate := sm.MaxSMBandwidth * wb / max(wb, float64(sm.SMMemSaturationWarps)) / 1e9                         // bytes per ns
+			lone := k.Model.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes}, beyondL2(prof, &pt)) //
+			pts = append(pts, point{pt.Cycles * cycle, pt.Flops / flopRate, pt.Bytes / byteRate, max(lone, 1)})          //
 		}
 		kernels = append(kernels, pts)
 	}

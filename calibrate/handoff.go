@@ -71,7 +71,7 @@ func (c *calibrator) callbackWake(h device.Host) error {
 			wake = append(wake, ns(h.Now()-t0)-c.launchNs-c.latencyNs-ns(wakeD)-c.callbackNs)
 		}
 	}
-	c.record("callback to host thread hand-off", "", "ns",
+	c.record("callback to host thread hand-off", "host.callback_handoff_ns", "ns",
 		"Host.Now from launching a 50 us spin kernel and a host function that Puts to a queue to the Get's return, "+
 			"less launch cost, latency, 50 us and the callback duration", wake)
 	return h.StreamSynchronize(t.s)

@@ -269,36 +269,83 @@ func (c *calibrator) callbacks(h device.Host) error {
 	return nil
 }
 
+// blockDispatch times waves of empty blocks: padded to one block per SM
+// (the shortest block's lifetime: front_end.min_block_ns) and at full
+// occupancy (32-thread blocks, as many per SM as fit). When a full wave
+// takes longer than a one-per-SM wave, the block distributor bounds it:
+// its time per block is front_end.block_dispatch_ns; otherwise that is 0
+// (not seen).
 func (c *calibrator) blockDispatch(h device.Host) error {
 	t, err := newTimedStream(h)
 	if err != nil {
 		return err
 	}
-	perSM, _ := c.info.Occupancy(c.emptyLaunch(1))
-	wave := perSM * c.info.SMs
-	const k1, k2 = 2, 16
-	l1, l2 := c.emptyLaunch(k1*wave), c.emptyLaunch(k2*wave)
-	var block, rate []float64
-	for r := 0; r < c.rounds+1; r++ {
-		y1, err := t.elapsed(h, func() error { return h.Launch(t.s, l1) })
-		if err != nil {
-			return err
-		}
-		y2, err := t.elapsed(h, func() error { return h.Launch(t.s, l2) })
-		if err != nil {
-			return err
-		}
-		if r == 0 {
-			continue
-		}
-		perWave := (y2 - y1) / (k2 - k1)
-		block = append(block, perWave)
-		rate = append(rate, float64(wave)/perWave*1e9)
+	lone, full, wave, err := c.emptyWaves(h, t)
+	if err != nil {
+		return err
 	}
+	var rate, dispatch []float64
+	for i := range full {
+		rate = append(rate, float64(wave)/full[i]*1e9)
+		dispatch = append(dispatch, dispatchPerBlock(lone[i], full[i], wave))
+	}
+	c.record("shortest block lifetime", "front_end.min_block_ns", "ns",
+		fmt.Sprintf("empty blocks padded to one per SM: time per wave of %d, over 2 and 16 waves", c.info.SMs), lone)
 	c.record("block dispatch rate", "", "blocks/s",
-		fmt.Sprintf("empty 32-thread blocks, %d and %d full waves of %d blocks (%d per SM)", k1, k2, wave, perSM), rate)
-	c.record("shortest block lifetime", "front_end.min_block_ns", "ns", "the same: time per full wave", block)
+		fmt.Sprintf("empty 32-thread blocks, 2 and 16 full waves of %d blocks", wave), rate)
+	c.record("block dispatch time per block", "front_end.block_dispatch_ns", "ns",
+		"a full wave's time per block when it exceeds a one-per-SM wave's by 5% (the distributor bounds it), else 0", dispatch)
 	return nil
+}
+
+// emptyWaves is, per round, the time per wave of empty blocks padded to
+// one per SM (lone) and of 32-thread empty blocks at full occupancy
+// (full, wave blocks a wave).
+func (c *calibrator) emptyWaves(h device.Host, t *timedStream) (lone, full []float64, wave int, err error) {
+	one := c.emptyLaunch(1)
+	if dyn, ok := paddedShared(&c.info, one, 1); ok {
+		one.SharedMem = dyn
+	}
+	perSM, _ := c.info.Occupancy(c.emptyLaunch(1))
+	wave = perSM * c.info.SMs
+	if lone, err = c.waveTime(h, t, one, c.info.SMs); err != nil {
+		return nil, nil, 0, err
+	}
+	full, err = c.waveTime(h, t, c.emptyLaunch(1), wave)
+	return lone, full, wave, err
+}
+
+// dispatchPerBlock is the block distributor's time per block: a full
+// wave's time over its blocks when it exceeds a one-per-SM wave's by 5%,
+// else 0 (the distributor is not what bounds it).
+func dispatchPerBlock(lone, full float64, wave int) float64 {
+	if full > 1.05*lone {
+		return full / float64(wave)
+	}
+	return 0
+}
+
+// waveTime is, per round, the time per wave of launches of l (its grid
+// set to 2 and 16 waves of wave blocks): the slope of Elapsed.
+func (c *calibrator) waveTime(h device.Host, t *timedStream, l *device.Launch, wave int) ([]float64, error) {
+	const k1, k2 = 2, 16
+	l1, l2 := *l, *l
+	l1.Grid, l2.Grid = device.D1(k1*wave), device.D1(k2*wave)
+	var out []float64
+	for r := 0; r < c.rounds+1; r++ {
+		y1, err := t.elapsed(h, func() error { return h.Launch(t.s, &l1) })
+		if err != nil {
+			return nil, err
+		}
+		y2, err := t.elapsed(h, func() error { return h.Launch(t.s, &l2) })
+		if err != nil {
+			return nil, err
+		}
+		if r > 0 {
+			out = append(out, (y2-y1)/(k2-k1))
+		}
+	}
+	return out, nil
 }
 
 // streamLaunch reads bytes of src from off with blocks blocks of threads

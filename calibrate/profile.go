@@ -129,10 +129,9 @@ func ProfileKernels(dev device.Device, progs []*workloads.Program, opt ProfileOp
 	sites, kernels, bytes := distinctLaunches(progs)
 	p.sum.Distinct, p.sum.Kernels = len(sites), len(kernels)
 	byProg := p.plan(kernels, bytes)
-	prof := &sim.Profile{Device: info.Name, SMs: info.SMs, Source: opt.Source}
+	prof := &sim.Profile{Device: info.Name, SMs: info.SMs, L2Bytes: info.L2Bytes, Source: opt.Source}
 	if err := dev.Run(func(h device.Host) error {
-		var err error
-		prof.BackToBackNs, prof.MinBlockNs, err = p.overheads(h)
+		err := p.overheads(h, prof)
 		p.spent += h.Now()
 		return err
 	}); err != nil {

@@ -39,6 +39,9 @@ const warpSize = 32
 //     Bytes) that fit within 2 points of percent of the best; with a single
 //     Work size, T is proportional to Flops when the launch does more than
 //     10 flops per byte, else to Bytes (else Cycles, else constant).
+//  4. A launch whose bytes (blocks x Bytes) exceed the effective L2 pays
+//     ns_per_byte_beyond_l2 more per byte; with the device's L2 known, the
+//     effective L2 is fitted (fitL2).
 //
 // The fit error is each point's predicted per-launch time against its
 // median sample.
@@ -55,10 +58,41 @@ func FitProfile(p *sim.Profile) error {
 	if len(slopes) > 0 {
 		p.DefaultWarpSlope = math.Round(max(0, medianOf(slopes))*1e5) / 1e5
 	}
-	for i := range p.Kernels {
-		fitKernel(p, &p.Kernels[i])
-	}
+	fitL2(p)
 	return nil
+}
+
+// fitL2 fits every kernel, and with the device's L2 size known, the
+// effective L2 (how many of a launch's bytes the L2 holds before they
+// come from device memory) among eighths of it up to one and a half L2s:
+// the one with the smallest mean error over the kernels' points.
+func fitL2(p *sim.Profile) {
+	fitAll := func() float64 {
+		e, n := 0.0, 0
+		for i := range p.Kernels {
+			k := &p.Kernels[i]
+			fitKernel(p, k)
+			for j := range k.Points {
+				e += math.Abs(predict(p, &k.Model, &k.Points[j])/k.Points[j].Median() - 1)
+				n++
+			}
+		}
+		return e / float64(max(n, 1))
+	}
+	p.EffectiveL2Bytes = 0
+	if p.L2Bytes <= 0 {
+		fitAll()
+		return
+	}
+	best, bestErr := int64(0), fitAll()
+	for eighths := int64(1); eighths <= 12; eighths++ {
+		p.EffectiveL2Bytes = p.L2Bytes * eighths / 8
+		if e := fitAll(); e < bestErr-1e-4 {
+			best, bestErr = p.EffectiveL2Bytes, e
+		}
+	}
+	p.EffectiveL2Bytes = best
+	fitAll()
 }
 
 // fitKernel fits k's model at every gpu_share from 0 to 1 in tenths and
@@ -125,9 +159,45 @@ func (w wave) effective(share float64, sms int) float64 {
 }
 
 // duration is a point's kernel duration: its median per-launch time less
-// the back-to-back gap, at least one shortest block.
+// the back-to-back gap.
 func duration(p *sim.Profile, pt *sim.ProfilePoint) float64 {
-	return max(pt.Median()-p.BackToBackNs, p.MinBlockNs)
+	return max(pt.Median()-p.BackToBackNs, 0)
+}
+
+// kernelTime is a lone launch's duration in the simulator when its blocks
+// last lone x their wave's factor (at least the shortest block): the sum
+// of its waves plus the last wave's block dispatch, or, when the block
+// distributor bounds it, every block's dispatch plus the last wave.
+func kernelTime(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint, lone float64) float64 {
+	wb := blockWarps(pt.Threads)
+	sum, last, lastN := 0.0, 0.0, 0
+	for _, w := range waves(pt.Grid, pt.PerSM, p.SMs) {
+		last = max(lone*waveFactor(p, m, w, wb), p.MinBlockNs)
+		sum += float64(w.count) * last
+		lastN = w.total
+	}
+	d := p.BlockDispatchNs
+	return max(sum+float64(lastN)*d, float64(pt.Grid)*d+last)
+}
+
+// loneTime is the lone block time that makes kernelTime the point's
+// duration (bisection: kernelTime grows with it); the smallest such time
+// when the shortest block or the dispatch hides it.
+func loneTime(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint) float64 {
+	want := duration(p, pt)
+	lo, hi := 0.0, max(want, 1)
+	for kernelTime(p, m, pt, hi) < want {
+		hi *= 2
+	}
+	for i := 0; i < 60; i++ {
+		mid := (lo + hi) / 2
+		if kernelTime(p, m, pt, mid) < want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }
 
 func blockWarps(threads int) int { return (threads + warpSize - 1) / warpSize }
@@ -192,14 +262,14 @@ func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]
 		return nil
 	}
 	wb := blockWarps(one.Threads)
-	lone := duration(p, one) / float64(sumCounts(waves(one.Grid, 1, p.SMs)))
+	lone := loneTime(p, &sim.BlockModel{}, one)
 	known := map[int]float64{1: 1} // factor by blocks per SM
 	for _, k := range ks[1:] {
 		ws := waves(one.Grid, k, p.SMs)
 		if len(ws) == 0 || ws[0].blocks != k {
 			continue // a single partial wave: k never reached
 		}
-		rest := duration(p, byK[k]) / lone
+		rest := (duration(p, byK[k]) - float64(ws[len(ws)-1].total)*p.BlockDispatchNs) / lone
 		if len(ws) == 2 {
 			rest -= interpolate(known, ws[1].effective(share, p.SMs))
 		}
@@ -220,7 +290,7 @@ func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]
 func loneOf(p *sim.Profile, pts []*sim.ProfilePoint) float64 {
 	for _, pt := range pts {
 		if pt.PerSM == 1 {
-			return duration(p, pt) / float64(sumCounts(waves(pt.Grid, 1, p.SMs)))
+			return loneTime(p, &sim.BlockModel{}, pt)
 		}
 	}
 	return 0
@@ -265,17 +335,6 @@ func curveSlopes(c []sim.CoResidencyPoint) []float64 {
 	return out
 }
 
-// factorSum is the sum over a point's waves of the co-residency factor,
-// under the model and the profile's default slope.
-func factorSum(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint) float64 {
-	wb := blockWarps(pt.Threads)
-	s := 0.0
-	for _, w := range waves(pt.Grid, pt.PerSM, p.SMs) {
-		s += float64(w.count) * waveFactor(p, m, w, wb)
-	}
-	return s
-}
-
 // waveFactor is the co-residency factor of a wave's blocks on its busiest
 // SM.
 func waveFactor(p *sim.Profile, m *sim.BlockModel, w wave, wb int) float64 {
@@ -285,13 +344,8 @@ func waveFactor(p *sim.Profile, m *sim.BlockModel, w wave, wb int) float64 {
 
 // predict is a point's per-launch time under the model.
 func predict(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint) float64 {
-	wb := blockWarps(pt.Threads)
-	lone := m.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes})
-	d := 0.0
-	for _, w := range waves(pt.Grid, pt.PerSM, p.SMs) {
-		d += float64(w.count) * max(lone*waveFactor(p, m, w, wb), p.MinBlockNs)
-	}
-	return p.BackToBackNs + d
+	lone := m.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes}, beyondL2(p, pt))
+	return p.BackToBackNs + kernelTime(p, m, pt, lone)
 }
 
 // fitError compares every point's prediction with its median.

@@ -12,38 +12,29 @@ import (
 	"github.com/gpusched/gpusched/workloads"
 )
 
-// overheads measures what the profile subtracts from its points: the
-// per-launch time of back-to-back one-block empty kernels (the launch gap
-// plus the shortest block) and the shortest block's lifetime (time per
-// full wave of empty blocks, over 2 and 16 waves).
-func (p *profiler) overheads(h device.Host) (b2b, minBlock float64, err error) {
+// overheads measures what the profile subtracts from its points and
+// models as the simulator does: the per-launch time of back-to-back
+// one-block empty kernels (the launch gap plus the shortest block), the
+// shortest block's lifetime (time per wave of empty blocks padded to one
+// per SM) and the block distributor's time per block (full waves of empty
+// blocks, when they take longer).
+func (p *profiler) overheads(h device.Host, prof *sim.Profile) error {
 	t, err := newTimedStream(h)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	empty := p.c.emptyLaunch(1)
-	per, err := p.samples(h, t, empty, 32)
+	per, err := p.samples(h, t, p.c.emptyLaunch(1), 32)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	perSM, _ := p.info.Occupancy(empty)
-	wave := perSM * p.info.SMs
-	var waves []float64
-	for r := 0; r < p.opt.Samples+1; r++ {
-		y2, err := t.elapsed(h, func() error { return h.Launch(t.s, p.c.emptyLaunch(2*wave)) })
-		if err != nil {
-			return 0, 0, err
-		}
-		y16, err := t.elapsed(h, func() error { return h.Launch(t.s, p.c.emptyLaunch(16*wave)) })
-		if err != nil {
-			return 0, 0, err
-		}
-		if r > 0 {
-			waves = append(waves, (y16-y2)/14)
-		}
+	lone, full, wave, err := p.c.emptyWaves(h, t)
+	if err != nil {
+		return err
 	}
-	minBlock = max(0, medianOf(waves))
-	return max(0, medianOf(per)-minBlock), minBlock, nil
+	prof.MinBlockNs = max(0, medianOf(lone))
+	prof.BlockDispatchNs = dispatchPerBlock(prof.MinBlockNs, medianOf(full), wave)
+	prof.BackToBackNs = max(0, medianOf(per)-prof.MinBlockNs)
+	return nil
 }
 
 // program binds prog, runs it once in order on one stream (so that every

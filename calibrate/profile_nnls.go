@@ -7,17 +7,39 @@ import (
 )
 
 // The terms of a block's lone time: a constant, then Cycles, Flops and
-// Bytes per block.
+// Bytes per block, and the Bytes again of a launch whose bytes exceed the
+// L2 cache (the extra cost of device memory). Bytes and that extra form
+// the memory term.
 const (
 	termConst = iota
 	termCycles
 	termFlops
 	termBytes
+	termBeyondL2
 	nTerms
 )
 
-func terms(pt *sim.ProfilePoint) [nTerms]float64 {
-	return [nTerms]float64{1, pt.Cycles, pt.Flops, pt.Bytes}
+func terms(p *sim.Profile, pt *sim.ProfilePoint) [nTerms]float64 {
+	x := [nTerms]float64{1, pt.Cycles, pt.Flops, pt.Bytes, 0}
+	if beyondL2(p, pt) {
+		x[termBeyondL2] = pt.Bytes
+	}
+	return x
+}
+
+// beyondL2 reports whether a point's launch moves more bytes than the L2
+// holds.
+func beyondL2(p *sim.Profile, pt *sim.ProfilePoint) bool {
+	return p.EffectiveL2Bytes > 0 && float64(pt.Grid)*pt.Bytes > float64(p.EffectiveL2Bytes)
+}
+
+// termTime is the time of Work term t (the memory term: Bytes and beyond
+// L2 together) under c.
+func termTime(c, x [nTerms]float64, t int) float64 {
+	if t == termBytes {
+		return c[termBytes]*x[termBytes] + c[termBeyondL2]*x[termBeyondL2]
+	}
+	return c[t] * x[t]
 }
 
 // fitBase fits m's lone-block time against Work to the points
@@ -28,9 +50,9 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 	distinct := map[[nTerms]float64]bool{}
 	for i := range pts {
 		pt := &pts[i]
-		xs = append(xs, terms(pt))
-		ys = append(ys, duration(p, pt)/factorSum(p, m, pt))
-		distinct[terms(pt)] = true
+		xs = append(xs, terms(p, pt))
+		ys = append(ys, max(loneTime(p, m, pt), 1e-3))
+		distinct[terms(p, pt)] = true
 	}
 	var c [nTerms]float64
 	m.Roofline = false
@@ -43,6 +65,7 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 		}
 	}
 	m.Ns, m.NsPerCycle, m.NsPerFlop, m.NsPerByte = c[termConst], c[termCycles], c[termFlops], c[termBytes]
+	m.NsPerByteBeyondL2 = c[termBeyondL2]
 }
 
 // roofline fits lone time = constant + the largest Work term: each point
@@ -61,11 +84,14 @@ func roofline(xs [][nTerms]float64, ys []float64, maxTerms int) [nTerms]float64 
 		for i, x := range xs {
 			parts[i][termConst] = 1
 			parts[i][dom[i]] = x[dom[i]]
+			if dom[i] == termBytes {
+				parts[i][termBeyondL2] = x[termBeyondL2]
+			}
 		}
 		c = bestSubset(parts, ys, maxTerms)
 		changed := false
 		for i, x := range xs {
-			if d := dominant(c, x); d != dom[i] && c[d]*x[d] > 0 {
+			if d := dominant(c, x); d != dom[i] && termTime(c, x, d) > 0 {
 				dom[i], changed = d, true
 			}
 		}
@@ -76,12 +102,12 @@ func roofline(xs [][nTerms]float64, ys []float64, maxTerms int) [nTerms]float64 
 	return c
 }
 
-// dominant is the Work term with the largest time under c (termConst
-// when none has any).
+// dominant is the Work term (cycles, flops or memory) with the largest
+// time under c (termConst when none has any).
 func dominant(c, x [nTerms]float64) int {
 	d, best := termConst, 0.0
-	for t := termCycles; t < nTerms; t++ {
-		if v := c[t] * x[t]; v > best {
+	for t := termCycles; t <= termBytes; t++ {
+		if v := termTime(c, x, t); v > best {
 			d, best = t, v
 		}
 	}
@@ -166,11 +192,11 @@ func rmsRel(xs [][nTerms]float64, ys []float64, c [nTerms]float64, roofline bool
 	s := 0.0
 	for i, x := range xs {
 		pred := 0.0
-		for t := termCycles; t < nTerms; t++ {
+		for t := termCycles; t <= termBytes; t++ {
 			if roofline {
-				pred = max(pred, c[t]*x[t])
+				pred = max(pred, termTime(c, x, t))
 			} else {
-				pred += c[t] * x[t]
+				pred += termTime(c, x, t)
 			}
 		}
 		e := (c[termConst]+pred)/ys[i] - 1

@@ -38,8 +38,31 @@ func profileProgram(name string, grids []int, scale float64) *workloads.Program 
 // times the kernels from the profile, within 3% of what the Work estimate
 // gave; and sizes never measured, within 10%.
 func TestProfilingTheSimulatorGivesBackItsTimes(t *testing.T) {
+	profilesBack(t, 0)
+}
+
+// With a block distributor, the profile measures it and the shortest
+// block apart. (The simulator's Work estimate then times memory-bound
+// blocks by the residency when each pass places them, which staggered
+// starts make uneven: its own times are not what a profile can give back
+// point by point, so this checks the overheads.)
+func TestProfilingMeasuresTheBlockDistributor(t *testing.T) {
 	cfg, err := sim.LoadConfig("h100-datasheet")
 	require.NoError(t, err)
+	cfg.FrontEnd.BlockDispatchNs = 0.6
+	dev, err := sim.New(cfg)
+	require.NoError(t, err)
+	prof, _, err := ProfileKernels(dev, []*workloads.Program{profileProgram("measured", []int{64}, 1)}, ProfileOptions{Samples: 2})
+	require.NoError(t, err)
+	assert.InDelta(t, 0.6, prof.BlockDispatchNs, 0.01)
+	assert.InDelta(t, cfg.FrontEnd.MinBlockNs, prof.MinBlockNs, 132*0.6)
+	assert.InDelta(t, cfg.FrontEnd.BackToBackNs, prof.BackToBackNs, 132*0.6)
+}
+
+func profilesBack(t *testing.T, dispatch float64) {
+	cfg, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.FrontEnd.BlockDispatchNs = dispatch
 	plain, err := sim.New(cfg)
 	require.NoError(t, err)
 	measured := []*workloads.Program{profileProgram("measured", []int{64, 132, 200, 264, 1056}, 1)}
@@ -47,6 +70,9 @@ func TestProfilingTheSimulatorGivesBackItsTimes(t *testing.T) {
 	prof, sum, err := ProfileKernels(plain, measured, opt)
 	require.NoError(t, err)
 	assert.Equal(t, 10, sum.Distinct)
+	assert.InDelta(t, cfg.FrontEnd.MinBlockNs, prof.MinBlockNs, 0.02*cfg.FrontEnd.MinBlockNs+132*dispatch)
+	assert.InDelta(t, dispatch, prof.BlockDispatchNs, 0.02)
+	assert.InDelta(t, cfg.FrontEnd.BackToBackNs, prof.BackToBackNs, 0.02*cfg.FrontEnd.BackToBackNs+132*dispatch)
 	require.Len(t, prof.Kernels, 2)
 	assert.Equal(t, "test.bk", prof.Kernels[0].Kernel)
 	for _, k := range prof.Kernels {

@@ -71,6 +71,10 @@ func cmdProfile(args []string, stdout, stderr io.Writer) error {
 func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("profile fit", stderr)
 	out := fs.String("o", "", "profile to write (required)")
+	b2b := fs.Float64("back-to-back", -1, "set the profile's back_to_back_ns before fitting (e.g. calibrate's front_end.back_to_back_ns); -1 keeps it")
+	minBlock := fs.Float64("min-block", -1, "set the profile's min_block_ns before fitting; -1 keeps it")
+	dispatch := fs.Float64("block-dispatch", -1, "set the profile's block_dispatch_ns before fitting; -1 keeps it")
+	l2 := fs.Int64("l2-bytes", -1, "set the profile's l2_bytes (the device's L2 cache) before fitting; -1 keeps it")
 	files, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -81,6 +85,18 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	prof, err := sim.LoadProfile(files[0], "")
 	if err != nil {
 		return err
+	}
+	if *b2b >= 0 {
+		prof.BackToBackNs = *b2b
+	}
+	if *minBlock >= 0 {
+		prof.MinBlockNs = *minBlock
+	}
+	if *dispatch >= 0 {
+		prof.BlockDispatchNs = *dispatch
+	}
+	if *l2 >= 0 {
+		prof.L2Bytes = *l2
 	}
 	if err := calibrate.FitProfile(prof); err != nil {
 		return err
@@ -119,7 +135,8 @@ func writeFitTable(w io.Writer, prof *sim.Profile) error {
 	for _, k := range prof.Kernels {
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n", k.Kernel, k.Fit.Points, k.Fit.MedianPct, k.Fit.MaxPct, k.Fit.SpreadPct, len(k.Model.CoResidency))
 	}
-	fmt.Fprintf(tw, "back-to-back %.0f ns, shortest block %.0f ns, default warp slope %.4f\t\t\t\t\t\t\n", prof.BackToBackNs, prof.MinBlockNs, prof.DefaultWarpSlope)
+	fmt.Fprintf(tw, "back-to-back %.0f ns, shortest block %.0f ns, block dispatch %.3g ns, default warp slope %.4f\t\t\t\t\t\t\n",
+		prof.BackToBackNs, prof.MinBlockNs, prof.BlockDispatchNs, prof.DefaultWarpSlope)
 	return tw.Flush()
 }
 

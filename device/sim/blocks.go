@@ -553,7 +553,7 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 	w := &k.l.Work
 	if m := k.model; m != nil {
 		f := m.Factor(float64(sm.resWarps), float64(d.gpuWarps)/d.prof.sms, k.res.Warps, d.prof.slope)
-		return max(nsTime(m.Lone(w)*f), d.cost.minBlock)
+		return max(nsTime(m.Lone(w, d.prof.beyondL2(k.total, w))*f), d.cost.minBlock)
 	}
 	ns := 0.0
 	if w.Cycles > 0 {

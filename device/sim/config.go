@@ -87,6 +87,10 @@ type HostCosts struct {
 	// value (an operating-system wake-up, not the GPU's); 0 charges
 	// WakeupNs, as before the field existed.
 	HandoffNs float64 `yaml:"handoff_ns,omitempty"`
+	// CallbackHandoffNs (optional) is the same when a host callback Puts
+	// (the driver's callback thread wakes the waiting thread); 0: as
+	// HandoffNs.
+	CallbackHandoffNs float64 `yaml:"callback_handoff_ns,omitempty"`
 	// BusyStreamNs (optional) is what every launch, event record and
 	// stream wait costs more per other stream with commands pending (the
 	// driver's work grows with the streams in use); 0: nothing, as before

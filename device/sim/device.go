@@ -204,7 +204,7 @@ type costs struct {
 	streamCreate, eventCreate, destroy, malloc, free, allocHost, capture    Time
 	instBase, instNode, graphLaunch, setNode, threadStart, dqSubmit, dqPoll Time
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
-	blockDispatch, handoff, busyStream                                      Time
+	blockDispatch, handoff, cbHandoff, busyStream                           Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	cycle                                                                   float64 // ns per SM cycle
 
@@ -246,7 +246,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 	cyc := 1e9 / float64(cfg.Info.ClockHz)
 	d.cost = costs{
 		launch: nsTime(h.LaunchNs), copyEnqueue: nsTime(h.CopyEnqueueNs), record: nsTime(h.RecordNs), wait: nsTime(h.WaitNs),
-		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), handoff: nsTime(h.HandoffNs), busyStream: nsTime(h.BusyStreamNs), hostFunc: nsTime(h.HostFuncNs),
+		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), handoff: nsTime(h.HandoffNs), cbHandoff: nsTime(h.CallbackHandoffNs), busyStream: nsTime(h.BusyStreamNs), hostFunc: nsTime(h.HostFuncNs),
 		streamCreate: nsTime(h.StreamCreateNs), eventCreate: nsTime(h.EventCreateNs), destroy: nsTime(h.DestroyNs),
 		malloc: nsTime(h.MallocNs), free: nsTime(h.FreeNs), allocHost: nsTime(h.AllocHostNs), capture: nsTime(h.CaptureNs),
 		instBase: nsTime(h.InstantiateBaseNs), instNode: nsTime(h.InstantiatePerNodeNs), graphLaunch: nsTime(h.GraphLaunchNs),
@@ -486,11 +486,16 @@ func (d *Device) spawn(name string, fn func(device.Host) error, at Time) *thread
 func (d *Device) wake(th *thread, at Time) { d.wakeAfter(th, at, d.cost.wakeup) }
 
 // handOff wakes a host thread parked in a Queue Get at time at plus the
-// hand-off cost (the wake-up cost when the config sets none).
-func (d *Device) handOff(th *thread, at Time) {
+// hand-off cost: from a host callback (fromCallback) the callback
+// hand-off, else the thread hand-off; each falls back to the one before
+// it (callback to thread to wake-up) when the config sets none.
+func (d *Device) handOff(th *thread, at Time, fromCallback bool) {
 	c := d.cost.handoff
 	if c == 0 {
 		c = d.cost.wakeup
+	}
+	if fromCallback && d.cost.cbHandoff > 0 {
+		c = d.cost.cbHandoff
 	}
 	d.wakeAfter(th, at, c)
 }

@@ -203,7 +203,7 @@ func (q *queue) Put(v any) {
 		q.waiters = q.waiters[1:]
 		w.qv, w.qok = v, true
 		w.vc.join(vc)
-		d.handOff(w, t)
+		d.handOff(w, t, d.current == nil)
 		return
 	}
 	q.items = append(q.items, v)
@@ -230,7 +230,7 @@ func (q *queue) Close() {
 	for _, w := range q.waiters {
 		w.qv, w.qok = nil, false
 		w.vc.join(q.closeVC)
-		d.handOff(w, t)
+		d.handOff(w, t, d.current == nil)
 	}
 	q.waiters = nil
 }

@@ -33,9 +33,20 @@ type Profile struct {
 	// stream (an empty kernel's per-launch time less MinBlockNs); it is
 	// subtracted from every point to give the kernel's own duration.
 	BackToBackNs float64 `yaml:"back_to_back_ns"`
-	// MinBlockNs is an empty block's lifetime (time per full wave of empty
-	// blocks).
+	// MinBlockNs is an empty block's lifetime (time per wave of empty
+	// blocks padded to one per SM).
 	MinBlockNs float64 `yaml:"min_block_ns"`
+	// L2Bytes (optional) is the measured device's L2 cache, and
+	// EffectiveL2Bytes (optional) how much of it a launch's bytes may take
+	// before they come from device memory, fitted (FitProfile): a launch
+	// whose bytes exceed it pays a model's ns_per_byte_beyond_l2.
+	L2Bytes          int64 `yaml:"l2_bytes,omitempty"`
+	EffectiveL2Bytes int64 `yaml:"effective_l2_bytes,omitempty"`
+	// BlockDispatchNs (optional) is the block distributor's time per
+	// block (a full wave of empty blocks over its blocks, when that wave
+	// takes longer than a one-per-SM wave; 0: not seen). The fit models
+	// it as the simulator does (front_end.block_dispatch_ns).
+	BlockDispatchNs float64 `yaml:"block_dispatch_ns,omitempty"`
 	// DefaultWarpSlope is the co-residency factor's growth per resident
 	// warp beyond a block's own, for kernels whose profile has no
 	// co-residency curve: factor = 1 + slope x (warps - own warps). It is
@@ -60,6 +71,8 @@ type KernelProfile struct {
 //
 //	(ns + ns_per_cycle x Cycles + ns_per_flop x Flops + ns_per_byte x Bytes) x factor(W)
 //
+// (ns_per_byte_beyond_l2 more per byte for a launch whose bytes exceed the
+// L2 cache),
 // or, for a roofline model, the largest of the three Work terms in place
 // of their sum (a block whose arithmetic and memory traffic overlap),
 // where Cycles, Flops and Bytes are the launch's Work per block, and
@@ -71,13 +84,17 @@ type KernelProfile struct {
 // for a kernel limited by its SM (math pipes, shared memory), toward 1 for
 // one limited by what all SMs share (device memory).
 type BlockModel struct {
-	Ns          float64            `yaml:"ns"`
-	NsPerCycle  float64            `yaml:"ns_per_cycle"`
-	NsPerFlop   float64            `yaml:"ns_per_flop"`
-	NsPerByte   float64            `yaml:"ns_per_byte"`
-	Roofline    bool               `yaml:"roofline"`
-	GPUShare    float64            `yaml:"gpu_share"`
-	CoResidency []CoResidencyPoint `yaml:"coresidency"`
+	Ns         float64 `yaml:"ns"`
+	NsPerCycle float64 `yaml:"ns_per_cycle"`
+	NsPerFlop  float64 `yaml:"ns_per_flop"`
+	NsPerByte  float64 `yaml:"ns_per_byte"`
+	// NsPerByteBeyondL2 (optional) is what a byte costs on top of
+	// NsPerByte when the launch's bytes (blocks x Bytes) exceed the
+	// profile's l2_bytes: device memory rather than L2.
+	NsPerByteBeyondL2 float64            `yaml:"ns_per_byte_beyond_l2,omitempty"`
+	Roofline          bool               `yaml:"roofline"`
+	GPUShare          float64            `yaml:"gpu_share"`
+	CoResidency       []CoResidencyPoint `yaml:"coresidency"`
 }
 
 // CoResidencyPoint is a block's duration with Warps resident warps on its
@@ -146,9 +163,13 @@ func medianOf(xs []float64) float64 {
 // KernelKey is a kernel's profile name, module.name.
 func KernelKey(k *device.Kernel) string { return k.Module + "." + k.Name }
 
-// Lone is the model's block duration alone on its SM, in ns.
-func (m *BlockModel) Lone(w *device.Work) float64 {
+// Lone is the model's block duration alone on its SM, in ns, for a block
+// of a launch whose bytes exceed the L2 cache (beyondL2) or not.
+func (m *BlockModel) Lone(w *device.Work, beyondL2 bool) float64 {
 	c, f, b := m.NsPerCycle*w.Cycles, m.NsPerFlop*w.Flops, m.NsPerByte*w.Bytes
+	if beyondL2 {
+		b += m.NsPerByteBeyondL2 * w.Bytes
+	}
 	if m.Roofline {
 		return m.Ns + max(c, f, b)
 	}
@@ -263,7 +284,7 @@ func (p *Profile) check() error {
 	for _, v := range []struct {
 		x    float64
 		name string
-	}{{p.BackToBackNs, "back_to_back_ns"}, {p.MinBlockNs, "min_block_ns"}, {p.DefaultWarpSlope, "default_warp_slope"}} {
+	}{{p.BackToBackNs, "back_to_back_ns"}, {p.MinBlockNs, "min_block_ns"}, {p.BlockDispatchNs, "block_dispatch_ns"}, {p.DefaultWarpSlope, "default_warp_slope"}} {
 		if !finiteNonNeg(v.x) {
 			return pathErrorf(v.name, "must be finite and not negative, got %g", v.x)
 		}
@@ -293,7 +314,7 @@ func (k *KernelProfile) check(at string) error {
 	for _, v := range []struct {
 		x    float64
 		name string
-	}{{m.Ns, "ns"}, {m.NsPerCycle, "ns_per_cycle"}, {m.NsPerFlop, "ns_per_flop"}, {m.NsPerByte, "ns_per_byte"}} {
+	}{{m.Ns, "ns"}, {m.NsPerCycle, "ns_per_cycle"}, {m.NsPerFlop, "ns_per_flop"}, {m.NsPerByte, "ns_per_byte"}, {m.NsPerByteBeyondL2, "ns_per_byte_beyond_l2"}} {
 		if !finiteNonNeg(v.x) {
 			return pathErrorf(at+".model."+v.name, "must be finite and not negative, got %g", v.x)
 		}
@@ -402,6 +423,7 @@ func LoadProfile(nameOrPath, dir string) (*Profile, error) {
 type profileIndex struct {
 	slope   float64
 	sms     float64
+	l2      float64
 	kernels map[kernelName]*BlockModel
 }
 
@@ -411,13 +433,19 @@ func newProfileIndex(p *Profile) *profileIndex {
 	if p == nil {
 		return nil
 	}
-	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), kernels: map[kernelName]*BlockModel{}}
+	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes), kernels: map[kernelName]*BlockModel{}}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		mod, name, _ := strings.Cut(k.Kernel, ".")
 		x.kernels[kernelName{mod, name}] = &k.Model
 	}
 	return x
+}
+
+// beyondL2 reports whether a launch of blocks blocks of Work w moves more
+// bytes than the L2 holds for it (the profile's effective L2).
+func (x *profileIndex) beyondL2(blocks int, w *device.Work) bool {
+	return x.l2 > 0 && float64(blocks)*w.Bytes > x.l2
 }
 
 // model is k's block model, or nil when the profile has none.
