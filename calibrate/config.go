@@ -60,7 +60,7 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 			notes = append(notes, fmt.Sprintf("%s came out %.0f %s (under this method's resolution here); the config uses 0", m.Name, v, m.Unit))
 			v = 0
 		}
-		*p = v
+		*p = sig4(v)
 		seen[m.Field] = true
 	}
 	for f := range set {
@@ -79,31 +79,50 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 	return &out, notes, nil
 }
 
+// laterFields are config fields whose measurements came after the first
+// reports: a report without one keeps the base config's value.
+var laterFields = []string{"host.handoff_ns", "host.callback_handoff_ns", "host.busy_stream_ns",
+	"front_end.min_block_ns", "front_end.block_dispatch_ns"}
+
 // upgrade reads a report written before some measurements existed as
 // today's: a report that timed only full waves of empty blocks (its
 // "shortest block lifetime" was such a wave, bound by the block
-// distributor) gives the dispatch time per block from it, and keeps
-// front_end.min_block_ns from the base config; measurements of optional
-// fields that did not exist yet keep the base's values. kept lists the
-// fields left to the base.
+// distributor) gives the dispatch time per block from it and leaves
+// front_end.min_block_ns to the base config; a callback hand-off reported
+// only sets its field. kept lists the fields left to the base.
 func upgrade(rep *Report) (*Report, map[string]bool, []string) {
-	kept := map[string]bool{}
-	var notes []string
-	if _, ok := rep.byName("block dispatch time per block"); ok {
-		return rep, kept, nil
-	}
 	out := *rep
 	out.Measurements = append([]Measurement(nil), rep.Measurements...)
-	for _, f := range []string{"host.handoff_ns", "host.callback_handoff_ns", "host.busy_stream_ns"} {
+	var notes []string
+	if _, ok := out.byName("block dispatch time per block"); !ok {
+		if d, ok := fullWaveDispatch(&out); ok {
+			out.Measurements = append(out.Measurements, d)
+			notes = append(notes, fmt.Sprintf("this report timed only full waves of empty blocks: that is the block distributor's time "+
+				"(front_end.block_dispatch_ns %.2f ns per block); front_end.min_block_ns is kept from the base config", d.Value))
+		}
+	}
+	for i, m := range out.Measurements {
+		if m.Name == "callback to host thread hand-off" && m.Field == "" { // reported only, then
+			out.Measurements[i].Field = "host.callback_handoff_ns"
+		}
+	}
+	kept := map[string]bool{}
+	for _, f := range laterFields {
 		if _, ok := out.Get(f); !ok {
 			kept[f] = true
 		}
 	}
-	wave, okW := out.byName("shortest block lifetime")
-	rate, okR := out.byName("block dispatch rate")
-	if !okW || !okR {
-		kept["front_end.min_block_ns"], kept["front_end.block_dispatch_ns"] = true, true
-		return &out, kept, []string{"no block dispatch measurement: front_end.min_block_ns and block_dispatch_ns kept from the base config"}
+	return &out, kept, notes
+}
+
+// fullWaveDispatch turns an early report's full-wave "shortest block
+// lifetime" into the dispatch time per block (and makes the lifetime
+// reported only).
+func fullWaveDispatch(rep *Report) (Measurement, bool) {
+	wave, okW := rep.byName("shortest block lifetime")
+	rate, okR := rep.byName("block dispatch rate")
+	if !okW || !okR || wave.Value <= 0 {
+		return Measurement{}, false
 	}
 	blocks := math.Round(rate.Value * wave.Value / 1e9)
 	d := Measurement{Name: "block dispatch time per block", Field: "front_end.block_dispatch_ns", Unit: "ns",
@@ -114,14 +133,20 @@ func upgrade(rep *Report) (*Report, map[string]bool, []string) {
 	sorted := append([]float64(nil), d.Rounds...)
 	sort.Float64s(sorted)
 	d.Value, d.Min, d.Max = median(sorted), sorted[0], sorted[len(sorted)-1]
-	for i := range out.Measurements {
-		if out.Measurements[i].Name == "shortest block lifetime" {
-			out.Measurements[i].Field = ""
+	for i := range rep.Measurements {
+		if rep.Measurements[i].Name == "shortest block lifetime" {
+			rep.Measurements[i].Field = ""
 		}
 	}
-	out.Measurements = append(out.Measurements, d)
-	kept["front_end.min_block_ns"] = true
-	notes = append(notes, fmt.Sprintf("this report timed only full waves of empty blocks (%.0f ns for %.0f): that is the block distributor's time "+
-		"(front_end.block_dispatch_ns %.2f ns per block); front_end.min_block_ns is kept from the base config", wave.Value, blocks, d.Value))
-	return &out, kept, notes
+	return d, true
+}
+
+// sig4 keeps 4 significant digits: no measurement here is better than
+// that (see each one's spread).
+func sig4(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	e := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*e) / e
 }

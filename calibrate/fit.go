@@ -28,10 +28,12 @@ type Fitted struct {
 // of peak that best time its kernels from their Work estimate. Every
 // fitted field gets a comment with its source and its error.
 func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
+	rep, _, upgraded := upgrade(rep)
 	cfg, notes, err := Config(rep, base)
 	if err != nil {
 		return nil, err
 	}
+	notes = append(upgraded, notes...)
 	f := &Fitted{Config: cfg, Comments: map[string]string{}, Notes: notes}
 	for _, m := range rep.Measurements {
 		if m.Field != "" {
@@ -40,6 +42,9 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 		}
 	}
 	if err := f.fitQueues(rep); err != nil {
+		return nil, err
+	}
+	if err := f.fitLockFraction(rep); err != nil {
 		return nil, err
 	}
 	if prof != nil {
@@ -99,6 +104,43 @@ func (f *Fitted) fitQueues(rep *Report) error {
 	f.Config.Info.HardwareQueues = best
 	f.Comments["info.hardware_queues"] = fmt.Sprintf("fitted: the stream concurrency measurements (1 to 32 streams, two issue orders) simulated with 1 to 32 queues; "+
 		"%d fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
+	return nil
+}
+
+// fitLockFraction sets host.driver_lock_fraction to the one (0 to 1 in
+// twentieths) whose simulated launch throughput over 1 to 8 host threads
+// is closest to the measured one (mean absolute log ratio).
+func (f *Fitted) fitLockFraction(rep *Report) error {
+	want := map[string]float64{}
+	for _, threads := range []int{1, 2, 4, 8} {
+		if m, ok := rep.byName(fmt.Sprintf("launch throughput, %d host thread(s)", threads)); ok {
+			want[m.Name] = m.Value
+		}
+	}
+	if len(want) == 0 {
+		f.Notes = append(f.Notes, "no launch throughput measured: host.driver_lock_fraction kept from the base config")
+		return nil
+	}
+	best, bestErr := f.Config.Host.DriverLockFraction, math.Inf(1)
+	for i := 0; i <= 20; i++ {
+		cfg := *f.Config
+		cfg.Host.DriverLockFraction = float64(i) / 20
+		got, err := simulate(&cfg, "launch throughput")
+		if err != nil {
+			return err
+		}
+		e := 0.0
+		for name, w := range want {
+			m, _ := got.byName(name)
+			e += math.Abs(math.Log(m.Value / w))
+		}
+		if e /= float64(len(want)); e < bestErr-1e-9 {
+			best, bestErr = cfg.Host.DriverLockFraction, e
+		}
+	}
+	f.Config.Host.DriverLockFraction = best
+	f.Comments["host.driver_lock_fraction"] = fmt.Sprintf("fitted: the launch throughput measurement (1, 2, 4, 8 host threads) simulated "+
+		"with fractions 0 to 1; %.2f fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
 	return nil
 }
 
@@ -184,7 +226,7 @@ func WriteCheck(w io.Writer, device string, rows []CheckRow) error {
 
 // fitFractions sets the achieved fractions of peak flops and bandwidth
 // that make the Work estimate of a lone block closest to the profiled
-// kernels' lone-block times (each kernel weighs the same: the mean over
+// kernels' lone-block times (each kernel weighs the same: the median over
 // kernels of the median absolute log error over its points), on a
 // logarithmic grid from 0.001 to 1.
 func (f *Fitted) fitFractions(prof *sim.Profile) {
@@ -203,7 +245,8 @@ func (f *Fitted) fitFractions(prof *sim.Profile) {
 		}
 		kernels = append(kernels, pts)
 	}
-	errAt := func(ff, fb float64) (mean, worst float64) {
+	errAt := func(ff, fb float64) (typical, worst float64) {
+		var ks []float64
 		for _, pts := range kernels {
 			var es []float64
 			for _, p := range pts {
@@ -211,10 +254,10 @@ func (f *Fitted) fitFractions(prof *sim.Profile) {
 				es = append(es, math.Abs(math.Log(est/p.t)))
 			}
 			e := medianOf(es)
-			mean += e / float64(len(kernels))
+			ks = append(ks, e)
 			worst = max(worst, e)
 		}
-		return mean, worst
+		return medianOf(ks), worst
 	}
 	grid := func(i int) float64 { return math.Pow(10, -3+float64(i)/20) }
 	bf, bb, best, worst := 1.0, 1.0, math.Inf(1), 0.0
@@ -226,7 +269,7 @@ func (f *Fitted) fitFractions(prof *sim.Profile) {
 		}
 	}
 	f.Config.SM.FlopsFraction, f.Config.SM.BandwidthFraction = round3(bf), round3(bb)
-	how := fmt.Sprintf("over the %d profiled kernels' lone-block times: mean error %.0f%%, worst kernel %.0f%%",
+	how := fmt.Sprintf("over the %d profiled kernels' lone-block times: median kernel's error %.0f%%, worst kernel %.0f%%",
 		len(kernels), 100*(math.Exp(best)-1), 100*(math.Exp(worst)-1))
 	f.Comments["sm.achieved_flops_fraction"] = "fitted: the fraction of peak flops the Work estimate uses, " + how
 	f.Comments["sm.achieved_bandwidth_fraction"] = "fitted: the fraction of peak bandwidth the Work estimate uses, " + how

@@ -287,7 +287,9 @@ func (c *calibrator) blockDispatch(h device.Host) error {
 	var rate, dispatch []float64
 	for i := range full {
 		rate = append(rate, float64(wave)/full[i]*1e9)
-		dispatch = append(dispatch, dispatchPerBlock(lone[i], full[i], wave))
+		d := dispatchPerBlock(lone[i], full[i], wave)
+		dispatch = append(dispatch, d)
+		lone[i] = shortestBlock(lone[i], d, c.info.SMs)
 	}
 	c.record("shortest block lifetime", "front_end.min_block_ns", "ns",
 		fmt.Sprintf("empty blocks padded to one per SM: time per wave of %d, over 2 and 16 waves", c.info.SMs), lone)
@@ -313,6 +315,16 @@ func (c *calibrator) emptyWaves(h device.Host, t *timedStream) (lone, full []flo
 	}
 	full, err = c.waveTime(h, t, c.emptyLaunch(1), wave)
 	return lone, full, wave, err
+}
+
+// shortestBlock is the shortest block's lifetime from a one-per-SM wave's
+// time: the wave's time, unless the distributor's time for the wave's
+// blocks explains it (then the block is shorter than that: 0).
+func shortestBlock(wave, dispatch float64, sms int) float64 {
+	if wave <= 1.05*dispatch*float64(sms) {
+		return 0
+	}
+	return wave
 }
 
 // dispatchPerBlock is the block distributor's time per block: a full

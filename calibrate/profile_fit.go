@@ -120,14 +120,9 @@ func fitKernel(p *sim.Profile, k *sim.KernelProfile) {
 // rounded keeps 4 significant digits of a model's figures (the fit is
 // not better than that), so profiles read well.
 func rounded(m sim.BlockModel) sim.BlockModel {
-	sig := func(x float64) float64 {
-		if x == 0 {
-			return 0
-		}
-		e := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
-		return math.Round(x*e) / e
-	}
+	sig := sig4
 	m.Ns, m.NsPerCycle, m.NsPerFlop, m.NsPerByte = sig(m.Ns), sig(m.NsPerCycle), sig(m.NsPerFlop), sig(m.NsPerByte)
+	m.NsPerByteBeyondL2 = sig(m.NsPerByteBeyondL2)
 	for i := range m.CoResidency {
 		m.CoResidency[i].Factor = sig(m.CoResidency[i].Factor)
 	}

@@ -31,8 +31,8 @@ func (p *profiler) overheads(h device.Host, prof *sim.Profile) error {
 	if err != nil {
 		return err
 	}
-	prof.MinBlockNs = max(0, medianOf(lone))
-	prof.BlockDispatchNs = dispatchPerBlock(prof.MinBlockNs, medianOf(full), wave)
+	prof.BlockDispatchNs = dispatchPerBlock(medianOf(lone), medianOf(full), wave)
+	prof.MinBlockNs = shortestBlock(medianOf(lone), prof.BlockDispatchNs, p.info.SMs)
 	prof.BackToBackNs = max(0, medianOf(per)-prof.MinBlockNs)
 	return nil
 }
