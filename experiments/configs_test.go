@@ -42,6 +42,10 @@ func TestEveryConfigDecodesStrictly(t *testing.T) {
 				cfg, err := sim.LoadConfig(p)
 				require.NoError(t, err)
 				assert.Equal(t, strings.TrimSuffix(filepath.Base(p), filepath.Ext(p)), cfg.Name, "a device config's name is its file name, so it loads by name")
+			case "profiles":
+				prof, err := sim.LoadProfile(p, "")
+				require.NoError(t, err)
+				assert.NotEmpty(t, prof.Kernels)
 			default:
 				t.Fatalf("no decoder for %s: configs/%s/ is not a known kind of config", rel, kind)
 			}

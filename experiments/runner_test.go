@@ -99,7 +99,7 @@ func TestRunSmall(t *testing.T) {
 		assert.Greater(t, *row.SMUtil, 0.0)
 		assert.LessOrEqual(t, *row.SMUtil, 1.0)
 		assert.Len(t, row.Utilization, utilBins)
-		assert.Equal(t, "NVIDIA H100 SXM5 80GB", row.DeviceName)
+		assert.Equal(t, "NVIDIA H100 80GB HBM3", row.DeviceName)
 	}
 	assert.Equal(t, "serial", serial.Scheduler)
 	assert.True(t, serial.Baseline)

@@ -162,7 +162,7 @@ func TestValidateFiles(t *testing.T) {
 		require.NotNil(t, r.MakespanErr)
 		assert.InDelta(t, 0, *r.MakespanErr, 1e-9, "h100 simulated against h100 results")
 	}
-	assert.Equal(t, []string{"NVIDIA H100 SXM5 80GB -> h100"}, v.Sources[0].Sim)
+	assert.Equal(t, []string{"NVIDIA H100 80GB HBM3 -> h100"}, v.Sources[0].Sim)
 	assert.Equal(t, "as recorded in the results", v.Sources[0].ExperimentFile)
 
 	// The experiment file has changed since: round-robin over 3 streams.

@@ -30,7 +30,7 @@ func TestEveryEmbeddedConfigDecodes(t *testing.T) {
 		back.Profile = c.Profile // Marshal writes the profile's name; LoadConfig loads it
 		assert.Equal(t, c, back)
 	}
-	h, err := LoadConfig("h100")
+	h, err := LoadConfig("h100-datasheet")
 	require.NoError(t, err)
 	assert.Equal(t, 132, h.Info.SMs)
 	assert.Equal(t, 8, h.Info.HardwareQueues)

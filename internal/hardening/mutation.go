@@ -262,6 +262,9 @@ func SlowConfig(dev string, factor float64) (*sim.Config, error) {
 	cfg.Copy.DtoHGBps /= factor
 	cfg.Copy.PageableGBps /= factor
 	cfg.FrontEnd.MinBlockNs *= factor
+	// Kernels are timed from their Work, which the slower clock and
+	// bandwidth stretch: a kernel profile's measured times would not be.
+	cfg.Profile, cfg.ProfileName = nil, ""
 	// Room: with the SMs full, a dependent kernel's blocks wait for its
 	// producer's to leave, which orders them by resources, not by the
 	// schedule. A GPU this many times wider lets whatever the schedule

@@ -446,7 +446,7 @@ func TestGraphDispatchWindowOneIsSerialThroughOneNodeGraphs(t *testing.T) {
 	// H100 itself N = 8 took 0.47-0.95x of N = 1's time on the rl-physics
 	// environments).
 	prog := smallRL(t)
-	measured, err := sim.LoadConfig("h100")
+	measured, err := sim.LoadConfig("h100-datasheet")
 	require.NoError(t, err)
 	require.Positive(t, measured.Host.GraphLaunchBranchNs)
 	flat := *measured

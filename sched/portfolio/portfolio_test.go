@@ -36,7 +36,7 @@ func (m *simModel) Estimate(p *workloads.Program, s sched.Scheduler) (Estimate, 
 
 // measure times s's second run on p on a fresh simulated H100.
 func measure(p *workloads.Program, s sched.Scheduler) (time.Duration, int, error) {
-	dev, err := sim.NewNamed("h100")
+	dev, err := sim.NewNamed("h100-datasheet")
 	if err != nil {
 		return 0, 0, err
 	}

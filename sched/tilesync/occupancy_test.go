@@ -153,7 +153,7 @@ func gpt3MLP(t *testing.T, tokens int) *workloads.Program {
 // prepareOnSim binds prog on the simulated H100 and returns Prepare's error.
 func prepareOnSim(t *testing.T, prog *workloads.Program, s *Scheduler) error {
 	t.Helper()
-	dev, err := sim.NewNamed("h100")
+	dev, err := sim.NewNamed("h100-datasheet")
 	require.NoError(t, err)
 	var perr error
 	require.NoError(t, dev.Run(func(h device.Host) error {

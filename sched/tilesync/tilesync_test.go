@@ -105,7 +105,7 @@ func TestNewPairRejects(t *testing.T) {
 }
 
 func h100(t *testing.T) *device.Info {
-	cfg, err := sim.LoadConfig("h100")
+	cfg, err := sim.LoadConfig("h100-datasheet")
 	require.NoError(t, err)
 	return &cfg.Info
 }
@@ -307,7 +307,7 @@ func (h infoHost) DeviceInfo() device.Info { return h.info }
 
 // runOnSim binds prog on a fresh H100 simulator and times one Run of s.
 func runOnSim(t *testing.T, prog *workloads.Program, s *Scheduler) (time.Duration, []device.Race) {
-	dev, err := sim.NewNamed("h100")
+	dev, err := sim.NewNamed("h100-datasheet")
 	require.NoError(t, err)
 	var span time.Duration
 	err = dev.Run(func(h device.Host) error {
