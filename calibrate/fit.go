@@ -80,27 +80,15 @@ func (f *Fitted) fitQueues(rep *Report) error {
 		return nil
 	}
 	// The base config's count first: it stays unless another fits better.
-	qs := []int{f.Config.Info.HardwareQueues}
+	qs := []float64{float64(f.Config.Info.HardwareQueues)}
 	for q := 1; q <= 32; q++ {
-		qs = append(qs, q)
+		qs = append(qs, float64(q))
 	}
-	best, bestErr := 0, math.Inf(1)
-	for _, q := range qs {
-		cfg := *f.Config
-		cfg.Info.HardwareQueues = q
-		got, err := simulate(&cfg, "stream concurrency")
-		if err != nil {
-			return err
-		}
-		e := 0.0
-		for name, w := range want {
-			m, _ := got.byName(name)
-			e += math.Abs(math.Log(m.Value / w))
-		}
-		if e /= float64(len(want)); e < bestErr-1e-9 {
-			best, bestErr = q, e
-		}
+	bestQ, bestErr, err := f.bySimulation("stream concurrency", want, qs, func(c *sim.Config, q float64) { c.Info.HardwareQueues = int(q) })
+	if err != nil {
+		return err
 	}
+	best := int(bestQ)
 	f.Config.Info.HardwareQueues = best
 	f.Comments["info.hardware_queues"] = fmt.Sprintf("fitted: the stream concurrency measurements (1 to 32 streams, two issue orders) simulated with 1 to 32 queues; "+
 		"%d fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
@@ -121,13 +109,31 @@ func (f *Fitted) fitLockFraction(rep *Report) error {
 		f.Notes = append(f.Notes, "no launch throughput measured: host.driver_lock_fraction kept from the base config")
 		return nil
 	}
-	best, bestErr := f.Config.Host.DriverLockFraction, math.Inf(1)
+	var fs []float64
 	for i := 0; i <= 20; i++ {
+		fs = append(fs, float64(i)/20)
+	}
+	best, bestErr, err := f.bySimulation("launch throughput", want, fs, func(c *sim.Config, v float64) { c.Host.DriverLockFraction = v })
+	if err != nil {
+		return err
+	}
+	f.Config.Host.DriverLockFraction = best
+	f.Comments["host.driver_lock_fraction"] = fmt.Sprintf("fitted: the launch throughput measurement (1, 2, 4, 8 host threads) simulated "+
+		"with fractions 0 to 1; %.2f fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
+	return nil
+}
+
+// bySimulation runs a measurement on simulators of the config with each
+// value set, and returns the value whose figures are closest to want
+// (mean absolute log ratio; the first of equals) and that error.
+func (f *Fitted) bySimulation(measurement string, want map[string]float64, values []float64, set func(*sim.Config, float64)) (float64, float64, error) {
+	best, bestErr := values[0], math.Inf(1)
+	for _, v := range values {
 		cfg := *f.Config
-		cfg.Host.DriverLockFraction = float64(i) / 20
-		got, err := simulate(&cfg, "launch throughput")
+		set(&cfg, v)
+		got, err := simulate(&cfg, measurement)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		e := 0.0
 		for name, w := range want {
@@ -135,13 +141,10 @@ func (f *Fitted) fitLockFraction(rep *Report) error {
 			e += math.Abs(math.Log(m.Value / w))
 		}
 		if e /= float64(len(want)); e < bestErr-1e-9 {
-			best, bestErr = cfg.Host.DriverLockFraction, e
+			best, bestErr = v, e
 		}
 	}
-	f.Config.Host.DriverLockFraction = best
-	f.Comments["host.driver_lock_fraction"] = fmt.Sprintf("fitted: the launch throughput measurement (1, 2, 4, 8 host threads) simulated "+
-		"with fractions 0 to 1; %.2f fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
-	return nil
+	return best, bestErr, nil
 }
 
 // simulate runs one named measurement on a simulator of cfg.
