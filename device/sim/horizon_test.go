@@ -139,19 +139,19 @@ func TestSlowCopyPastTheHorizonFails(t *testing.T) {
 }
 
 func TestConfigNumbersMustBeFiniteAndInRange(t *testing.T) {
-	base, err := configs.FS.ReadFile("devices/h100.yaml")
+	base, err := configs.FS.ReadFile("devices/h100-datasheet.yaml")
 	require.NoError(t, err)
 	src := string(base)
 	for _, tc := range []struct{ name, from, to, want string }{
 		// Issue 23: NaN and +Inf passed, and a sign typo ran.
-		{"NaN bandwidth", "mem_bandwidth: 3.35e+12", "mem_bandwidth: .nan", "h100.yaml:32: device \"h100\": info.mem_bandwidth is NaN; it must be a finite number"},
-		{"infinite cost", "launch_ns: 3300 ", "launch_ns: .inf ", "h100.yaml:39: device \"h100\": host.launch_ns is +Inf; it must be a finite number"},
-		{"negative infinity", "back_to_back_ns: 1000", "back_to_back_ns: -.inf", "h100.yaml:93: device \"h100\": front_end.back_to_back_ns is -Inf"},
-		{"sign typo", "max_sm_bandwidth: 1.0e+11", "max_sm_bandwidth: 1.0e-11", "h100.yaml:102: device \"h100\": sm.max_sm_bandwidth is 1e-11 bytes/s, outside the simulator's range"},
-		{"cost past the horizon", "launch_ns: 3300 ", "launch_ns: 1e14 ", "h100.yaml:39: device \"h100\": host.launch_ns is 1e+14 ns, beyond the simulator's horizon of 24h0m0s"},
-		{"copy rate NaN", "htod_gbps: 55", "htod_gbps: .nan", "h100.yaml:107: device \"h100\": copy.htod_gbps is NaN"},
-		{"huge count", "max_blocks_per_sm: 32", "max_blocks_per_sm: 100000000000", "device \"h100\": info.max_blocks_per_sm is 100000000000; the simulator handles at most 2147483647"},
-		{"Info.Check's error gets its line", "sms: 132", "sms: 0", "h100.yaml:12: device \"NVIDIA H100 SXM5 80GB\": sms must be positive"},
+		{"NaN bandwidth", "mem_bandwidth: 3.35e+12", "mem_bandwidth: .nan", "h100.yaml:36: device \"h100-datasheet\": info.mem_bandwidth is NaN; it must be a finite number"},
+		{"infinite cost", "launch_ns: 3300 ", "launch_ns: .inf ", "h100.yaml:43: device \"h100-datasheet\": host.launch_ns is +Inf; it must be a finite number"},
+		{"negative infinity", "back_to_back_ns: 1000", "back_to_back_ns: -.inf", "h100.yaml:97: device \"h100-datasheet\": front_end.back_to_back_ns is -Inf"},
+		{"sign typo", "max_sm_bandwidth: 1.0e+11", "max_sm_bandwidth: 1.0e-11", "h100.yaml:106: device \"h100-datasheet\": sm.max_sm_bandwidth is 1e-11 bytes/s, outside the simulator's range"},
+		{"cost past the horizon", "launch_ns: 3300 ", "launch_ns: 1e14 ", "h100.yaml:43: device \"h100-datasheet\": host.launch_ns is 1e+14 ns, beyond the simulator's horizon of 24h0m0s"},
+		{"copy rate NaN", "htod_gbps: 55", "htod_gbps: .nan", "h100.yaml:111: device \"h100-datasheet\": copy.htod_gbps is NaN"},
+		{"huge count", "max_blocks_per_sm: 32", "max_blocks_per_sm: 100000000000", "device \"h100-datasheet\": info.max_blocks_per_sm is 100000000000; the simulator handles at most 2147483647"},
+		{"Info.Check's error gets its line", "sms: 132", "sms: 0", "h100.yaml:16: device \"NVIDIA H100 SXM5 80GB\": sms must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			edit := strings.Replace(src, tc.from, tc.to, 1)
