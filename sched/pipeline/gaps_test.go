@@ -43,13 +43,10 @@ func TestGapsMeasureTheOverheadModel(t *testing.T) {
 	require.NoError(t, err)
 	queue, err := NewQueue(4)
 	require.NoError(t, err)
-	set, err := NewSET(4, 1)
-	require.NoError(t, err)
-	plus, err := NewSET(4, 4)
-	require.NoError(t, err)
-	plus.Threaded, plus.Coalesce = true, 2
+	set := newSET(t, with(setParams(4, 1), func(p *Params) { p.Gaps = true }))
+	plus := newSET(t, with(setParams(4, 4), func(p *Params) { p.Threaded, p.Coalesce, p.Gaps = true, 2, true }))
 	sync := NewSynchronous()
-	sync.Gaps, batching.Gaps, queue.Gaps, set.Gaps, plus.Gaps = true, true, true, true, true
+	sync.Gaps, batching.Gaps, queue.Gaps = true, true, true
 	for _, s := range []metricser{sync, batching, queue, set, plus} {
 		t.Run(s.Name(), func(t *testing.T) {
 			m, races := runOn(t, w.Program, s)
@@ -68,8 +65,6 @@ func TestGapsMeasureTheOverheadModel(t *testing.T) {
 		})
 	}
 	// Without Gaps the terms are not reported.
-	plain, err := NewSET(4, 1)
-	require.NoError(t, err)
-	m, _ := runOn(t, w.Program, plain)
+	m, _ := runOn(t, w.Program, newSET(t, setParams(4, 1)))
 	assert.NotContains(t, m, "t_ideal_s")
 }

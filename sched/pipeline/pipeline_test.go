@@ -110,31 +110,41 @@ func assertDeterministic(t *testing.T, p *workloads.Program, mk func() metricser
 	assert.Equal(t, ms[0], ms[1])
 }
 
+// setParams is DefaultParams with b workers and depth jobs in flight each,
+// cold (Warm off) unless a test turns it on.
+func setParams(b, depth int) Params {
+	p := DefaultParams()
+	p.Workers, p.Depth, p.Warm = b, depth, false
+	return p
+}
+
+// newSET makes a SET with p.
+func newSET(t *testing.T, p Params) *SET {
+	t.Helper()
+	s, err := New(p)
+	require.NoError(t, err)
+	return s
+}
+
+// with returns p changed by set.
+func with(p Params, set func(p *Params)) Params {
+	set(&p)
+	return p
+}
+
 func allSchedulers(t *testing.T, b int) []metricser {
-	set, err := NewSET(b, 1)
-	require.NoError(t, err)
-	deep, err := NewSET(b, 2)
-	require.NoError(t, err)
-	threaded, err := NewSET(b, 1)
-	require.NoError(t, err)
-	threaded.Threaded = true
-	deepThreaded, err := NewSET(b, 2)
-	require.NoError(t, err)
-	deepThreaded.Threaded = true
-	coalesced, err := NewSET(b, 4)
-	require.NoError(t, err)
-	coalesced.Threaded, coalesced.Coalesce = true, 2
+	set := newSET(t, setParams(b, 1))
+	deep := newSET(t, setParams(b, 2))
+	threaded := newSET(t, with(setParams(b, 1), func(p *Params) { p.Threaded = true }))
+	deepThreaded := newSET(t, with(setParams(b, 2), func(p *Params) { p.Threaded = true }))
+	coalesced := newSET(t, with(setParams(b, 4), func(p *Params) { p.Threaded, p.Coalesce = true, 2 }))
 	batching, err := NewBatching(b)
 	require.NoError(t, err)
 	queue, err := NewQueue(b)
 	require.NoError(t, err)
 	// SET-kgraph: kernel-only graphs, copies on the stream.
-	kgraph, err := NewSET(b, 1)
-	require.NoError(t, err)
-	kgraph.StreamCopies = true
-	kgraphPlus, err := NewSET(b, 4)
-	require.NoError(t, err)
-	kgraphPlus.Threaded, kgraphPlus.Coalesce, kgraphPlus.StreamCopies = true, 2, true
+	kgraph := newKGraphSET(t, b, 1, 1, false)
+	kgraphPlus := newKGraphSET(t, b, 4, 2, true)
 	return append([]metricser{NewSynchronous(), NewGraph(), batching, queue, set, deep, threaded, deepThreaded, coalesced, kgraph, kgraphPlus}, ringSchedulers(t, b)...)
 }
 
@@ -156,10 +166,11 @@ func ringSchedulers(t *testing.T, b int) []metricser {
 		// SET-batch: chunks of consecutive jobs (10 jobs: a short last one).
 		{2, 2, 1, true, 4, true}, {2, 3, 2, false, 3, true},
 	} {
-		s, err := NewSET(b, c.depth)
-		require.NoError(t, err)
-		s.Ring, s.Coalesce, s.Threaded, s.JobsPerLaunch, s.BatchedCopies = c.ring, c.coalesce, c.threaded, c.perLaunch, c.batched
-		out = append(out, s)
+		p := multiParams(b, c.depth, c.ring, c.coalesce, c.perLaunch, c.threaded)
+		if c.batched {
+			p.Copies = CopiesBatched
+		}
+		out = append(out, newSET(t, p))
 	}
 	return out
 }
@@ -193,9 +204,7 @@ func TestEverySchedulerRunsEveryWorkloadWithoutRaces(t *testing.T) {
 func TestSETUpdatesOnlyTheNodesThatChange(t *testing.T) {
 	w, err := jobs.SSSP(jobs.SSSPParams{Jobs: 16, Vertices: 1024, Degree: 4, Iterations: 4}, 1)
 	require.NoError(t, err)
-	s, err := NewSET(4, 1)
-	require.NoError(t, err)
-	m, races := runOn(t, w.Program, s)
+	m, races := runOn(t, w.Program, newSET(t, setParams(4, 1)))
 	require.Empty(t, races)
 	ops := float64(len(w.Program.Steps[0].Ops)) // copy in, init, 4 relax, copy out
 	require.Equal(t, 7.0, ops)
@@ -227,10 +236,8 @@ func TestSETStealsAndRetargetsWithoutRaces(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := jobs.Hotspot(jobs.HotspotParams{Jobs: tt.jobs, Size: 256, Iterations: 4}, 1)
 			require.NoError(t, err)
-			s, err := NewSET(tt.b, 1)
-			require.NoError(t, err)
+			s := newSET(t, with(setParams(tt.b, 1), func(p *Params) { p.Threaded = tt.threaded }))
 			s.dealTo = tt.dealTo
-			s.Threaded = tt.threaded
 			m, races := runOn(t, w.Program, s)
 			assert.Empty(t, races, "stolen jobs run in the thief's buffers")
 			assert.Positive(t, m["steals"], "idle workers take queued jobs from a peer")
@@ -251,8 +258,7 @@ func TestRaceCheckerCatchesSharedWorkerBuffers(t *testing.T) {
 	// Large enough jobs that several are in flight at once.
 	w, err := jobs.Sobel(jobs.SobelParams{Jobs: 8, Size: 512}, 1)
 	require.NoError(t, err)
-	s, err := NewSET(4, 1)
-	require.NoError(t, err)
+	s := newSET(t, setParams(4, 1))
 	s.shareSlots = true
 	_, races := runOn(t, w.Program, s)
 	assert.NotEmpty(t, races)
@@ -263,9 +269,7 @@ func TestSETIsDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	var ms []map[string]float64
 	for i := 0; i < 2; i++ {
-		s, err := NewSET(3, 1)
-		require.NoError(t, err)
-		m, _ := runOn(t, w.Program, s)
+		m, _ := runOn(t, w.Program, newSET(t, setParams(3, 1)))
 		ms = append(ms, m)
 	}
 	assert.Equal(t, ms[0], ms[1])
@@ -344,29 +348,8 @@ func TestAnalyze(t *testing.T) {
 	}
 }
 
-func TestBadParameters(t *testing.T) {
-	_, err := NewSET(0, 1)
-	assert.ErrorContains(t, err, "workers must be between 1 and 64, got 0")
-	_, err = NewSET(2, 0)
-	assert.ErrorContains(t, err, "depth (jobs in flight per worker) must be between 1 and 8, got 0")
-	// Coalescing callbacks needs threaded workers with room for the jobs.
-	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 4, Size: 32}, 1)
-	require.NoError(t, err)
-	for _, s := range []*SET{{B: 2, Depth: 2, Coalesce: 2}, {B: 2, Depth: 1, Coalesce: 2, Threaded: true}} {
-		dev, err := sim.NewNamed("h100")
-		require.NoError(t, err)
-		err = dev.Run(func(h device.Host) error {
-			in, err := workloads.Bind(h, w.Program)
-			if err != nil {
-				return err
-			}
-			defer in.Release(h)
-			return s.Prepare(h, in)
-		})
-		assert.ErrorContains(t, err, "coalesce 2 needs threaded workers")
-		dev.Close()
-	}
-	_, err = NewBatching(65)
+func TestBadBaselineParameters(t *testing.T) {
+	_, err := NewBatching(65)
 	assert.ErrorContains(t, err, "got 65")
 	_, err = NewQueue(-1)
 	assert.ErrorContains(t, err, "got -1")
@@ -375,14 +358,10 @@ func TestBadParameters(t *testing.T) {
 func TestPrepareAndCleanupWithoutRunEndTheHostThreads(t *testing.T) {
 	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 8, Size: 32}, 1)
 	require.NoError(t, err)
-	set, err := NewSET(3, 2)
-	require.NoError(t, err)
-	set.Threaded = true
+	set := newSET(t, with(setParams(3, 2), func(p *Params) { p.Threaded = true }))
 	queue, err := NewQueue(3)
 	require.NoError(t, err)
-	ring, err := NewSET(3, 2)
-	require.NoError(t, err)
-	ring.Threaded, ring.Ring = true, 3
+	ring := newRingSET(t, 3, 2, 3, 1, true)
 	for _, s := range []sched.Preparer{set, queue, ring} {
 		dev, err := sim.NewNamed("h100")
 		require.NoError(t, err)

@@ -32,68 +32,9 @@ import (
 // idles for the callback's host round trip between them. Depth 1 is the
 // paper's SET.
 type SET struct {
-	B     int
-	Depth int
-	// Gaps records timing events around every job to measure the
-	// overhead model's terms (costs two event records per job).
-	Gaps bool
-	gaps gapTimer
-	// Threaded gives every worker its own host thread instead of one
-	// dispatcher for all: each thread waits on its own worker's completion
-	// callbacks, takes from its own queue and steals from its peers', so
-	// the host-side work of B workers runs in parallel (up to the driver
-	// lock). Job queues are then device.Queues, filled and closed before
-	// Run, so a thief's Get never blocks: it returns a job or reports the
-	// queue empty.
-	Threaded bool
-	// Coalesce (Threaded only, at most Depth) enqueues one completion
-	// callback per Coalesce jobs of a worker instead of one per job; it
-	// returns that many slots at once. CUDA runs host callbacks on one
-	// driver thread, so their rate can bound a pipeline of small jobs.
-	Coalesce int
-	// Ring (0: off) gives every worker Ring graph execs of the job shape
-	// instead of one, each updated only once its previous launch has
-	// completed, so dispatching a prepared job is one graph launch and no
-	// update ever touches an exec still in flight (see set_ring.go). Depth
-	// jobs of a worker are in flight at once, Depth <= Ring; Ring > Depth
-	// keeps spare prepared execs. With a ring, Coalesce works with one
-	// dispatcher as well as with Threaded workers.
-	Ring int
-	// JobsPerLaunch (0 or 1: off; Ring only) puts up to that many jobs of
-	// a worker in one graph launch: each of a worker's execs is a chain of
-	// job slots over the worker's private buffers (see set_multi.go), so
-	// the graph launch's host and device cost is paid once per that many
-	// jobs. Depth and Coalesce then count launches, not jobs.
-	JobsPerLaunch int
-	// StreamCopies (SET-kgraph, see set_kgraph.go) puts only the job's
-	// kernels in each worker's graph, captured once over its private
-	// buffers and never updated, and issues the job's host copies as
-	// stream operations around the graph launch.
-	StreamCopies bool
-	// BatchedCopies (SET-batch, with a ring and JobsPerLaunch J >= 2; see
-	// set_batch.go) launches a chunk of up to J consecutive jobs as one
-	// graph: one coalesced copy per host copy of the job covering the
-	// whole chunk, and the chunk's jobs' kernels as parallel branches over
-	// per-slot ranges of per-worker batch buffers.
-	BatchedCopies bool
-	// Branches (BatchedCopies only; 0: one per job; at most JobsPerLaunch)
-	// spreads a chunk's n jobs over min(Branches, n) parallel branches of
-	// its graph (n is below JobsPerLaunch only for the last chunk), in
-	// contiguous runs, the jobs of a branch one after another: fewer,
-	// longer branches trade the chunk's device parallelism for a cheaper
-	// graph launch, if the driver charges a launch by its branches.
-	Branches int
-	// Warm launches every graph exec of every worker once, on the stream
-	// Run launches it on, and waits for those launches before Prepare
-	// returns (set_warm.go), so that one-time costs of an exec's (and a
-	// stream's) first launches are paid outside the timed Run, as in a
-	// pipeline that instantiates its graphs once and runs for long. The
-	// warm launches compute the jobs the execs were captured with into
-	// their host output slots before Run does. The experiments registry
-	// turns it on by default: the runner's warm run (sched.Warm) reaches
-	// only the execs its jobs use.
-	Warm    bool
-	kernels kernelRange // with StreamCopies or BatchedCopies: the job's ops in the graph
+	p       Params      // validated, Depth resolved
+	gaps    gapTimer    // with Params.Gaps: timing events around every job
+	kernels kernelRange // with copies stream or batched: the job's ops in the graph
 	batch   *batchLayout
 	jobsQ   []device.Queue // per worker, when Threaded
 	start   []device.Queue // per worker: Run's go signal
@@ -155,49 +96,21 @@ type worker struct {
 	batch  []*boundJob
 }
 
-// NewSET makes a SET scheduler with b workers, each with up to depth jobs
-// in flight (1: the paper's SET).
-func NewSET(b, depth int) (*SET, error) {
-	if b < 1 || b > 64 {
-		return nil, fmt.Errorf("set: workers must be between 1 and 64, got %d", b)
+// New makes a SET scheduler with parameters p (DefaultParams is the
+// paper's SET).
+func New(p Params) (*SET, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
-	if depth < 1 || depth > 8 {
-		return nil, fmt.Errorf("set: depth (jobs in flight per worker) must be between 1 and 8, got %d", depth)
-	}
-	return &SET{B: b, Depth: depth, retargetCost: 20 * time.Nanosecond}, nil
+	p.Depth = p.depth()
+	return &SET{p: p, retargetCost: 20 * time.Nanosecond}, nil
 }
 
-func (s *SET) Name() string {
-	name := fmt.Sprintf("set(b=%d", s.B)
-	if s.Depth > 1 {
-		name += fmt.Sprintf(",depth=%d", s.Depth)
-	}
-	if s.Ring > 0 {
-		name += fmt.Sprintf(",ring=%d", s.Ring)
-	}
-	if s.Threaded {
-		name += ",threaded"
-	}
-	if s.coalesce() > 1 {
-		name += fmt.Sprintf(",coalesce=%d", s.coalesce())
-	}
-	if s.jobsPerLaunch() > 1 {
-		name += fmt.Sprintf(",jobs=%d", s.jobsPerLaunch())
-	}
-	if s.StreamCopies {
-		name += ",copies=stream"
-	}
-	if s.BatchedCopies {
-		name += ",copies=batched"
-	}
-	if s.BatchedCopies && s.Branches > 0 {
-		name += fmt.Sprintf(",branches=%d", s.Branches)
-	}
-	if s.Warm {
-		name += ",warm"
-	}
-	return name + ")"
-}
+// Name is Params.Name.
+func (s *SET) Name() string { return s.p.Name() }
+
+// Params returns the scheduler's parameters, Depth resolved.
+func (s *SET) Params() Params { return s.p }
 
 // Metrics reports the last Run (see Metrics.Map for the names).
 func (s *SET) Metrics() map[string]float64 { return s.metrics.Map() }
@@ -207,14 +120,8 @@ func (s *SET) Metrics() map[string]float64 { return s.metrics.Map() }
 // it, and deals the jobs, bound to their workers' buffers, into the
 // workers' queues.
 func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
-	if err := s.validateBatchedOptions(); err != nil {
+	if err := s.validateHooks(); err != nil {
 		return err
-	}
-	if err := s.validateRing(); err != nil {
-		return err
-	}
-	if s.Coalesce > 1 && ((!s.Threaded && s.Ring == 0) || s.Coalesce > s.Depth) {
-		return fmt.Errorf("set: coalesce %d needs threaded workers or a ring, and at most depth (%d) jobs in flight", s.Coalesce, s.Depth)
 	}
 	js, err := analyze(in)
 	if err != nil {
@@ -227,18 +134,18 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		return err
 	}
 	s.js, s.bd, s.bufArgs = js, newBinder(js), js.bufferArgs()
-	s.gaps = gapTimer{on: s.Gaps}
+	s.gaps = gapTimer{on: s.p.Gaps}
 	if err := s.gaps.prepare(h, js.jobs()); err != nil {
 		return err
 	}
 	s.free = h.NewQueue("set free workers")
-	for w := 0; w < s.B; w++ {
-		wk := &worker{id: w, victim: (w + 1) % s.B}
+	for w := 0; w < s.p.Workers; w++ {
+		wk := &worker{id: w, victim: (w + 1) % s.p.Workers}
 		s.workers = append(s.workers, wk)
 		if wk.stream, err = h.NewStream(device.StreamOptions{}); err != nil {
 			return fmt.Errorf("set: worker %d: %w", w, err)
 		}
-		if s.Threaded {
+		if s.p.Threaded {
 			wk.free = h.NewQueue(fmt.Sprintf("set worker %d free", w))
 			wk.bd = newBinder(js)
 		}
@@ -257,25 +164,25 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		}
 		wk.done = s.callback(wk)
 	}
-	if s.BatchedCopies {
+	if s.p.Copies == CopiesBatched {
 		if err := s.prepareBatched(h); err != nil {
 			return err
 		}
 		if err := s.warmExecs(h); err != nil {
 			return err
 		}
-		if s.Threaded {
+		if s.p.Threaded {
 			return s.startThreads(h)
 		}
 		return nil
 	}
 	// Deal jobs round-robin, bound to their worker's buffers.
-	per := (js.jobs() + s.B - 1) / s.B
+	per := (js.jobs() + s.p.Workers - 1) / s.p.Workers
 	for _, wk := range s.workers {
 		wk.queue = make([]boundJob, 0, per)
 	}
 	for j := 0; j < js.jobs(); j++ {
-		wk := s.workers[j%s.B]
+		wk := s.workers[j%s.p.Workers]
 		if s.dealTo != nil {
 			wk = s.workers[s.dealTo(j)]
 		}
@@ -291,13 +198,13 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		if len(wk.queue) > 0 {
 			first = wk.queue[0]
 		}
-		if s.StreamCopies {
+		if s.p.Copies == CopiesStream {
 			if err := s.prepareKernelGraph(h, wk, &first); err != nil {
 				return fmt.Errorf("set: worker %d: %w", wk.id, err)
 			}
 			continue
 		}
-		if s.Ring > 0 {
+		if s.p.Ring > 0 {
 			if err := s.prepareRing(h, wk, &first); err != nil {
 				return fmt.Errorf("set: worker %d: %w", wk.id, err)
 			}
@@ -311,26 +218,24 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 	if err := s.warmExecs(h); err != nil {
 		return err
 	}
-	if s.Threaded {
+	if s.p.Threaded {
 		return s.startThreads(h)
 	}
 	return nil
 }
 
-func (s *SET) coalesce() int { return max(s.Coalesce, 1) }
-
 // callback is worker wk's completion callback: it returns the worker to
 // the free pool (the shared one, or the worker's own when Threaded).
 func (s *SET) callback(wk *worker) func() {
-	if s.Ring > 0 && !s.Threaded {
+	if s.p.Ring > 0 && !s.p.Threaded {
 		s.ringCallbacks(wk)
 		return wk.dones[1]
 	}
-	if s.Threaded {
+	if s.p.Threaded {
 		// dones[n] returns n slots.
 		free := wk.free
-		wk.dones = make([]func(), s.coalesce()+1)
-		for n := 1; n <= s.coalesce(); n++ {
+		wk.dones = make([]func(), s.p.Coalesce+1)
+		for n := 1; n <= s.p.Coalesce; n++ {
 			wk.dones[n] = func() { free.Put(n) }
 		}
 		return wk.dones[1]
@@ -406,9 +311,9 @@ func (s *SET) take(wk *worker) (job *boundJob, stolen, ok bool) {
 		wk.head++
 		return &wk.queue[wk.head-1], false, true
 	}
-	for i := 0; i < s.B; i++ {
+	for i := 0; i < s.p.Workers; i++ {
 		v := s.workers[wk.victim]
-		wk.victim = (wk.victim + 1) % s.B
+		wk.victim = (wk.victim + 1) % s.p.Workers
 		if v == wk || v.head == len(v.queue) {
 			continue
 		}
@@ -447,10 +352,10 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 		defer s.Cleanup(h)
 	}
 	s.rearm()
-	if s.Threaded {
+	if s.p.Threaded {
 		return s.runThreaded(h)
 	}
-	if s.Ring > 0 {
+	if s.p.Ring > 0 {
 		return s.runRing(h)
 	}
 	m := &s.metrics
@@ -459,7 +364,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 	if err := s.gaps.begin(h, s.workers[0].stream); err != nil {
 		return err
 	}
-	for d := 0; d < s.Depth; d++ {
+	for d := 0; d < s.p.Depth; d++ {
 		for _, wk := range s.workers {
 			s.free.Put(wk.id)
 		}
@@ -469,7 +374,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 	// complete.
 	launched := 0
 	var stolen boundJob
-	for got := 0; got < m.Jobs+s.B*s.Depth; got++ {
+	for got := 0; got < m.Jobs+s.p.Workers*s.p.Depth; got++ {
 		t := h.Now()
 		v, ok := h.Get(s.free)
 		since(h, t, &m.Wait)
@@ -505,7 +410,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) error {
 // differ), launches it and enqueues the completion callback.
 // done, if not nil, is enqueued behind the job as its completion callback.
 func (s *SET) launch(h device.Host, wk *worker, job *boundJob, m *Metrics, done func()) error {
-	if s.StreamCopies {
+	if s.p.Copies == CopiesStream {
 		return s.launchStreamCopies(h, wk, job, m, done)
 	}
 	if err := s.setNodes(h, wk.exec, &wk.cur, job, m); err != nil {

@@ -95,34 +95,10 @@ type batchCopy struct {
 	label  string
 }
 
-// validateBatchedOptions checks the BatchedCopies option against the
-// others, before anything else is checked, so its errors name it.
-func (s *SET) validateBatchedOptions() error {
-	if !s.BatchedCopies {
-		if s.Branches != 0 {
-			return fmt.Errorf("set: branches is %d but copies are not batched; branches spread a SET-batch chunk's jobs (copies=batched)", s.Branches)
-		}
-		return nil
-	}
-	if s.StreamCopies {
-		return fmt.Errorf("set: batched copies (copies=batched) do not combine with copies on the stream (copies=stream)")
-	}
-	if s.Ring == 0 {
-		return fmt.Errorf("set: batched copies (copies=batched) need a ring (ring 1 or more): a chunk is prepared only into an exec whose last launch has completed, and a worker's execs share its batch buffers in the order of its one stream")
-	}
-	if s.jobsPerLaunch() < 2 {
-		return fmt.Errorf("set: batched copies (copies=batched) need at least 2 jobs per launch (jobs_per_launch), got %d: a chunk of one job is SET-ring", s.jobsPerLaunch())
-	}
-	if s.Branches < 0 || s.Branches > s.jobsPerLaunch() {
-		return fmt.Errorf("set: branches is %d; it must be 0 (one branch per job of a chunk) or 1 (one chain) to jobs_per_launch (%d)", s.Branches, s.jobsPerLaunch())
-	}
-	return nil
-}
-
 // validateBatched checks js's job shape for BatchedCopies and finds its
 // kernel range and batch layout.
 func (s *SET) validateBatched(js *jobSet) error {
-	if !s.BatchedCopies {
+	if s.p.Copies != CopiesBatched {
 		return nil
 	}
 	const what = "batched copies (copies=batched)"
@@ -255,12 +231,12 @@ func sameKernelScalars(js *jobSet, r kernelRange) error {
 
 // chunkSlots is how many job slots a batch buffer holds: J, or fewer when
 // there are fewer jobs.
-func (s *SET) chunkSlots() int { return min(s.jobsPerLaunch(), s.js.jobs()) }
+func (s *SET) chunkSlots() int { return min(s.p.JobsPerLaunch, s.js.jobs()) }
 
 // slotAlloc is the size of a worker's device buffer for slot i: the slot,
 // or under BatchedCopies a batch buffer of chunkSlots strides.
 func (s *SET) slotAlloc(i int) int64 {
-	if s.BatchedCopies {
+	if s.p.Copies == CopiesBatched {
 		return int64(s.chunkSlots()) * s.batch.stride[i]
 	}
 	return s.js.slotBytes[i]
@@ -272,9 +248,9 @@ func (s *SET) prepareBatched(h device.Host) error {
 	if err := s.zeroBatchBuffers(h); err != nil {
 		return err
 	}
-	J, jobs := s.jobsPerLaunch(), s.js.jobs()
+	J, jobs := s.p.JobsPerLaunch, s.js.jobs()
 	for c := 0; c*J < jobs; c++ {
-		wk := s.workers[c%s.B]
+		wk := s.workers[c%s.p.Workers]
 		if s.dealTo != nil {
 			wk = s.workers[s.dealTo(c)]
 		}
@@ -460,10 +436,10 @@ func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int
 
 // chunkBranches is how many parallel branches a chunk of n jobs has.
 func (s *SET) chunkBranches(n int) int {
-	if s.Branches <= 0 || s.Branches > n {
+	if s.p.Branches <= 0 || s.p.Branches > n {
 		return n
 	}
-	return s.Branches
+	return s.p.Branches
 }
 
 // issueSlot issues the kernel range of the job in slot i of wk's batch

@@ -15,9 +15,12 @@ import (
 
 func newBatchSET(t *testing.T, b, ring, perLaunch int, threaded bool) *SET {
 	t.Helper()
-	s := newMultiSET(t, b, ring, ring, 1, perLaunch, threaded)
-	s.BatchedCopies = true
-	return s
+	return newSET(t, batchParams(b, ring, perLaunch, threaded))
+}
+
+// batchParams is SET-batch: a ring of ring execs, chunks of perLaunch jobs.
+func batchParams(b, ring, perLaunch int, threaded bool) Params {
+	return with(multiParams(b, ring, ring, 1, perLaunch, threaded), func(p *Params) { p.Copies = CopiesBatched })
 }
 
 // batchTracker wraps a Host (and the hosts of the threads it starts) and
@@ -292,7 +295,7 @@ func TestSETBatched32JobsPerLaunch(t *testing.T) {
 			for _, threaded := range []bool{false, true} {
 				for _, unbalanced := range []bool{false, true} {
 					s := newBatchSET(t, b, 2, J, threaded)
-					s.Warm = unbalanced // the warm-up on half the cases
+					s.p.Warm = unbalanced // the warm-up on half the cases
 					name := w.Program.Name + "/" + s.Name()
 					if unbalanced {
 						s.dealTo, name = func(int) int { return 0 }, name+"/all to worker 0"
@@ -304,11 +307,11 @@ func TestSETBatched32JobsPerLaunch(t *testing.T) {
 						assert.Empty(t, tr.problems)
 						chunks := (n + J - 1) / J
 						warm := 0
-						if s.Warm {
+						if s.p.Warm {
 							warm = b * 2 * J
 						}
 						assert.Equal(t, chunks+warm, tr.launches, "one graph launch per chunk (and one warm-up per exec)")
-						if !s.Warm {
+						if !s.p.Warm {
 							assertEveryJobOnce(t, tr)
 						}
 						if unbalanced {
@@ -336,7 +339,7 @@ func TestSETBatchedBranches(t *testing.T) {
 	for _, k := range []int{1, 2, 3, 4} {
 		for _, unbalanced := range []bool{false, true} {
 			s := newBatchSET(t, 3, 2, J, false)
-			s.Branches = k
+			s.p.Branches = k
 			name := s.Name()
 			if unbalanced {
 				s.dealTo, name = func(int) int { return 0 }, name+"/all to worker 0"
@@ -364,7 +367,7 @@ func TestSETBatchedBranches(t *testing.T) {
 	}
 	assert.Equal(t, "set(b=3,depth=2,ring=2,jobs=4,copies=batched,branches=1)", func() string {
 		s := newBatchSET(t, 3, 2, J, false)
-		s.Branches = 1
+		s.p.Branches = 1
 		return s.Name()
 	}())
 }
@@ -389,8 +392,8 @@ func TestSETBatchedStealsWholeChunks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := jobs.Hotspot(jobs.HotspotParams{Jobs: tt.jobs, Size: 256, Iterations: 4}, 1)
 			require.NoError(t, err)
-			s := newMultiSET(t, tt.b, tt.ring, tt.ring, tt.coalesce, tt.J, tt.threaded)
-			s.BatchedCopies, s.dealTo, s.Gaps = true, tt.dealTo, tt.gaps
+			s := newSET(t, with(batchParams(tt.b, tt.ring, tt.J, tt.threaded), func(p *Params) { p.Coalesce, p.Gaps = tt.coalesce, tt.gaps }))
+			s.dealTo = tt.dealTo
 			m, races, tr, g := runTracked(t, w.Program, s)
 			assert.Empty(t, races, "stolen chunks run in the thief's batch buffers")
 			assert.Empty(t, g.inFlight)
@@ -492,9 +495,7 @@ func TestSETBatchedPaddedSlots(t *testing.T) {
 	}
 }
 
-func TestSETBatchedBadParameters(t *testing.T) {
-	gemm, err := jobs.GEMM(jobs.GEMMParams{Jobs: 4, Size: 32}, 1)
-	require.NoError(t, err)
+func TestSETBatchedBadPrograms(t *testing.T) {
 	strided := func(j int) int64 { return int64(j) * 256 }
 	tests := []struct {
 		name    string
@@ -502,40 +503,34 @@ func TestSETBatchedBadParameters(t *testing.T) {
 		p       *workloads.Program
 		wantErr string
 	}{
-		{"no ring", &SET{B: 2, Depth: 1, JobsPerLaunch: 4, BatchedCopies: true}, gemm.Program, "batched copies (copies=batched) need a ring (ring 1 or more)"},
-		{"one job per launch", &SET{B: 2, Depth: 1, Ring: 1, BatchedCopies: true}, gemm.Program, "batched copies (copies=batched) need at least 2 jobs per launch (jobs_per_launch), got 1"},
-		{"branches without batched copies", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, Branches: 2}, gemm.Program, "branches is 2 but copies are not batched"},
-		{"negative branches", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, Branches: -1}, gemm.Program, "branches is -1; it must be 0"},
-		{"branches beyond a chunk", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, Branches: 5}, gemm.Program, "branches is 5; it must be 0 (one branch per job of a chunk) or 1 (one chain) to jobs_per_launch (4)"},
-		{"with copies on the stream", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, BatchedCopies: true, StreamCopies: true}, gemm.Program, "do not combine with copies on the stream"},
-		{"the strided hand program runs", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true}, stridedProgram(4, strided, nil), ""},
-		{"host offsets not strided", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
+		{"the strided hand program runs", newBatchSET(t, 2, 1, 2, false), stridedProgram(4, strided, nil), ""},
+		{"host offsets not strided", newBatchSET(t, 2, 1, 2, false),
 			stridedProgram(4, func(j int) int64 { return []int64{0, 256, 768, 512}[j] }, nil),
 			"need every host copy evenly strided over the jobs; hand's operation 0 (in2) is not: job 2's host offset is 768, not 512"},
-		{"host offsets strided downwards", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
+		{"host offsets strided downwards", newBatchSET(t, 2, 1, 2, false),
 			stridedProgram(4, func(j int) int64 { return int64(3-j) * 256 }, nil), "operation 0 (in0) has host stride -256"},
-		{"a stride not a multiple of 256", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
+		{"a stride not a multiple of 256", newBatchSET(t, 2, 1, 2, false),
 			stridedProgram(4, func(j int) int64 { return int64(j) * 320 }, nil), "multiples of 256 bytes, so every slot of a batch buffer starts aligned; hand's operation 0 (in0) has host stride 320"},
-		{"a stride shorter than the buffer", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
+		{"a stride shorter than the buffer", newBatchSET(t, 2, 1, 2, false),
 			stridedProgram(4, strided, func(p *workloads.Program) {
 				for i := range p.Buffers[1:] {
 					p.Buffers[1+i].Bytes = 512
 				}
 			}), "has host stride 256 for a 512-byte buffer"},
-		{"copy-outs interleaved in one host buffer", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
+		{"copy-outs interleaved in one host buffer", newBatchSET(t, 2, 1, 2, false),
 			stridedProgram(4, func(j int) int64 { return int64(j) * 512 }, func(p *workloads.Program) {
 				for j := range p.Steps {
 					p.Steps[j].Ops[0].Copy.Host = 1 // inputs read from between the outputs
 					p.Steps[j].Ops[0].Copy.HostOff += 256
 				}
 			}), "operations 0 and 2 (in0, out0) interleave in host buffer out"},
-		{"per-job kernel scalars", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
+		{"per-job kernel scalars", newBatchSET(t, 2, 1, 2, false),
 			stridedProgram(4, strided, func(p *workloads.Program) {
 				for j := range p.Steps {
 					p.Steps[j].Ops[1].Args = append(p.Steps[j].Ops[1].Args, workloads.Scalar32(int32(j)))
 				}
 			}), "job 1's operation 1 (k) passes argument 3 other than job 0's"},
-		{"a copy out of a shared buffer", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 2, BatchedCopies: true},
+		{"a copy out of a shared buffer", newBatchSET(t, 2, 1, 2, false),
 			stridedProgram(4, strided, func(p *workloads.Program) {
 				for j := range p.Steps {
 					p.Steps[j].Ops = append(p.Steps[j].Ops, workloads.Op{Name: "const out", Kind: workloads.OpCopy,

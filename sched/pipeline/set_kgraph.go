@@ -31,17 +31,11 @@ import (
 // host-to-device copies and its trailing device-to-host copies.
 type kernelRange struct{ lo, hi int }
 
-// validateStreamCopies checks the StreamCopies option against the others
-// and js's job shape, and finds the job's kernel range.
+// validateStreamCopies checks js's job shape for copies on the stream
+// and finds the job's kernel range.
 func (s *SET) validateStreamCopies(js *jobSet) error {
-	if !s.StreamCopies {
+	if s.p.Copies != CopiesStream {
 		return nil
-	}
-	if s.Ring > 0 {
-		return fmt.Errorf("set: copies on the stream (copies=stream) do not combine with a ring of graph execs (ring %d): the kernel graph is never updated, so one exec per worker serves every job", s.Ring)
-	}
-	if s.jobsPerLaunch() > 1 {
-		return fmt.Errorf("set: copies on the stream (copies=stream) do not combine with %d jobs per launch: each job's copies are issued around its own kernel graph launch", s.JobsPerLaunch)
 	}
 	r, err := jobKernelRange(js, "copies on the stream (copies=stream)")
 	if err != nil {
@@ -192,7 +186,7 @@ func (s *SET) issueKernelGraphJob(h device.Host, wk *worker, job *boundJob) erro
 // every buffer pointer it holds, or under StreamCopies only its copies'
 // (its kernels are the thief's graph's, never rewritten).
 func (s *SET) stealCost() time.Duration {
-	if s.StreamCopies {
+	if s.p.Copies == CopiesStream {
 		return time.Duration(s.kernels.lo+s.js.ops-s.kernels.hi) * s.retargetCost
 	}
 	return time.Duration(s.bufArgs) * s.retargetCost

@@ -14,10 +14,14 @@ import (
 
 func newKGraphSET(t *testing.T, b, depth, coalesce int, threaded bool) *SET {
 	t.Helper()
-	s, err := NewSET(b, depth)
-	require.NoError(t, err)
-	s.Coalesce, s.Threaded, s.StreamCopies = coalesce, threaded, true
-	return s
+	return newSET(t, kgraphParams(b, depth, coalesce, threaded))
+}
+
+// kgraphParams is SET-kgraph: copies on the stream.
+func kgraphParams(b, depth, coalesce int, threaded bool) Params {
+	return with(setParams(b, depth), func(p *Params) {
+		p.Coalesce, p.Threaded, p.Copies = coalesce, threaded, CopiesStream
+	})
 }
 
 // copyCounter wraps a Host (and its threads' hosts) and counts the stream
@@ -69,7 +73,7 @@ func TestSETStreamCopiesRunsWithoutRaces(t *testing.T) {
 			require.NoError(t, err)
 			s := newKGraphSET(t, tt.b, tt.depth, tt.coales, tt.threaded)
 			s.dealTo = tt.dealTo
-			s.Gaps = true // every job's timing events must be recorded
+			s.p.Gaps = true // every job's timing events must be recorded
 			m, races, st := runGuarded(t, w.Program, s)
 			assert.Empty(t, races, "a worker's jobs share its buffers in stream order; stolen jobs run in the thief's")
 			assert.Equal(t, tt.jobs, st.launches, "one kernel graph launch per job")
@@ -131,8 +135,7 @@ func TestSETStreamCopiesIssuesTheCopiesOnTheStream(t *testing.T) {
 		// No node is ever updated, where the same SET with the copies in
 		// its graphs updates them per job.
 		kg := s.Metrics()
-		paper := newKGraphSET(t, 4, 2, 1, threaded)
-		paper.StreamCopies = false
+		paper := newSET(t, with(kgraphParams(4, 2, 1, threaded), func(p *Params) { p.Copies = CopiesGraph }))
 		pm, races := runOn(t, w.Program, paper)
 		require.Empty(t, races)
 		assert.Greater(t, kg["t_schedule_s"], 0.0)
@@ -158,9 +161,7 @@ func TestRaceCheckerCatchesKGraphWorkersSharingBuffers(t *testing.T) {
 	}
 }
 
-func TestSETStreamCopiesBadParameters(t *testing.T) {
-	gemm, err := jobs.GEMM(jobs.GEMMParams{Jobs: 4, Size: 32}, 1)
-	require.NoError(t, err)
+func TestSETStreamCopiesBadPrograms(t *testing.T) {
 	copyBetweenKernels := program(func(p *workloads.Program) {
 		for j := range p.Steps {
 			ops := p.Steps[j].Ops
@@ -185,12 +186,9 @@ func TestSETStreamCopiesBadParameters(t *testing.T) {
 		p       *workloads.Program
 		wantErr string
 	}{
-		{"ring", &SET{B: 2, Depth: 1, Ring: 1, StreamCopies: true}, gemm.Program, "do not combine with a ring of graph execs (ring 1)"},
-		{"jobs per launch", &SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 4, StreamCopies: true}, gemm.Program, "ring"},
-		{"coalesce with one dispatcher", &SET{B: 2, Depth: 2, Coalesce: 2, StreamCopies: true}, gemm.Program, "coalesce 2 needs threaded workers"},
-		{"a host copy between kernels", &SET{B: 2, Depth: 1, StreamCopies: true}, copyBetweenKernels, "operation 2 (out) is a DtoH copy between kernels"},
-		{"no kernels", &SET{B: 2, Depth: 1, StreamCopies: true}, noKernels, "need at least one kernel per job"},
-		{"per-job kernel scalars", &SET{B: 1, Depth: 1, StreamCopies: true}, perJobScalar, "job 1's operation 1 (k) has parameters other than job 0's"},
+		{"a host copy between kernels", newKGraphSET(t, 2, 1, 1, false), copyBetweenKernels, "operation 2 (out) is a DtoH copy between kernels"},
+		{"no kernels", newKGraphSET(t, 2, 1, 1, false), noKernels, "need at least one kernel per job"},
+		{"per-job kernel scalars", newKGraphSET(t, 1, 1, 1, false), perJobScalar, "job 1's operation 1 (k) has parameters other than job 0's"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,9 +208,6 @@ func TestSETStreamCopiesBadParameters(t *testing.T) {
 			assert.ErrorContains(t, err, tt.wantErr)
 		})
 	}
-	// Jobs per launch alone (no ring) is named as the stream copies' conflict.
-	err = (&SET{B: 2, Depth: 1, JobsPerLaunch: 4, StreamCopies: true}).validateStreamCopies(&jobSet{})
-	assert.ErrorContains(t, err, "do not combine with 4 jobs per launch")
 }
 
 func TestSETStreamCopiesName(t *testing.T) {

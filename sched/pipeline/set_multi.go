@@ -27,36 +27,14 @@ import (
 // (Ring x J per worker), in exchange for no capture or instantiation
 // inside Run and no partly empty launch at a tail.
 
-// maxJobsPerLaunch bounds a chain or a SET-batch chunk: with a few
-// operations per job, a chain of up to 130 nodes (a chunk: 2 copies and
-// up to 32 x the job's kernels). Every ring position holds an exec per
-// length from 1 to J, all captured in Prepare: 32 per position at most.
-const maxJobsPerLaunch = 32
-
-func (s *SET) jobsPerLaunch() int { return max(s.JobsPerLaunch, 1) }
-
 // takeLimit is how many queue entries one dispatch takes: up to
 // JobsPerLaunch jobs, or under BatchedCopies one chunk (an entry that
 // stands for up to JobsPerLaunch consecutive jobs).
 func (s *SET) takeLimit() int {
-	if s.BatchedCopies {
+	if s.p.Copies == CopiesBatched {
 		return 1
 	}
-	return s.jobsPerLaunch()
-}
-
-// validateJobsPerLaunch checks JobsPerLaunch against the other options.
-func (s *SET) validateJobsPerLaunch() error {
-	if s.JobsPerLaunch < 0 || s.JobsPerLaunch > maxJobsPerLaunch {
-		return fmt.Errorf("set: jobs per launch must be between 1 and %d, got %d", maxJobsPerLaunch, s.JobsPerLaunch)
-	}
-	if s.jobsPerLaunch() > 1 && s.Ring == 0 {
-		return fmt.Errorf("set: %d jobs per launch needs a ring (ring 1 or more): a chain of jobs is prepared only into an exec whose last launch has completed", s.JobsPerLaunch)
-	}
-	if s.unchainedSlots && s.jobsPerLaunch() < 2 {
-		return fmt.Errorf("set: unchainedSlots needs several jobs per launch")
-	}
-	return nil
+	return s.p.JobsPerLaunch
 }
 
 // captureJobs records jobs' commands on st into one graph, job after job,
@@ -146,7 +124,7 @@ func (s *SET) captureJobs(h device.Host, st device.Stream, jobs []*boundJob) (x 
 // slots, each captured with wk's first queued jobs (first where its queue
 // has too few), so wk's first launch needs no node update.
 func (s *SET) prepareMultiRing(h device.Host, wk *worker, first *boundJob) error {
-	J := s.jobsPerLaunch()
+	J := s.p.JobsPerLaunch
 	wk.stolen, wk.batch = make([]boundJob, J), make([]*boundJob, 0, J)
 	shape := make([]*boundJob, J)
 	for i := range shape {
@@ -183,9 +161,9 @@ func (s *SET) takeOwn(wk *worker) {
 // non-empty peer queue, in round-robin order, into wk.batch (one
 // dispatcher).
 func (s *SET) steal(wk *worker) {
-	for i := 0; i < s.B; i++ {
+	for i := 0; i < s.p.Workers; i++ {
 		v := s.workers[wk.victim]
-		wk.victim = (wk.victim + 1) % s.B
+		wk.victim = (wk.victim + 1) % s.p.Workers
 		if v == wk || v.head == len(v.queue) {
 			continue
 		}
@@ -214,9 +192,9 @@ func (s *SET) takeOwnQueued(h device.Host, wk *worker) {
 // stealQueued moves up to takeLimit jobs (or chunks) from the next peer's
 // job queue with jobs left, in round-robin order, into wk.batch (Threaded).
 func (s *SET) stealQueued(h device.Host, wk *worker) {
-	for i := 0; i < s.B; i++ {
+	for i := 0; i < s.p.Workers; i++ {
 		v := wk.victim
-		wk.victim = (wk.victim + 1) % s.B
+		wk.victim = (wk.victim + 1) % s.p.Workers
 		if v == wk.id || s.jobsQ[v].Len() == 0 {
 			continue
 		}

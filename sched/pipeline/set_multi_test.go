@@ -12,11 +12,17 @@ import (
 	"github.com/gpusched/gpusched/workloads/jobs"
 )
 
+// multiParams is SET with a ring of ring execs per worker and perLaunch
+// jobs per launch.
+func multiParams(b, depth, ring, coalesce, perLaunch int, threaded bool) Params {
+	return with(setParams(b, depth), func(p *Params) {
+		p.Ring, p.Coalesce, p.JobsPerLaunch, p.Threaded = ring, coalesce, perLaunch, threaded
+	})
+}
+
 func newMultiSET(t *testing.T, b, depth, ring, coalesce, perLaunch int, threaded bool) *SET {
 	t.Helper()
-	s := newRingSET(t, b, depth, ring, coalesce, threaded)
-	s.JobsPerLaunch = perLaunch
-	return s
+	return newSET(t, multiParams(b, depth, ring, coalesce, perLaunch, threaded))
 }
 
 func TestSETJobsPerLaunchRunsWithoutRaces(t *testing.T) {
@@ -48,7 +54,7 @@ func TestSETJobsPerLaunchRunsWithoutRaces(t *testing.T) {
 			require.NoError(t, err)
 			s := newMultiSET(t, tt.b, tt.depth, tt.ring, tt.coalesce, tt.perLaunch, tt.threaded)
 			s.dealTo = tt.dealTo
-			s.Gaps = true // every job's timing events must be recorded
+			s.p.Gaps = true // every job's timing events must be recorded
 			m, races, st := runGuarded(t, w.Program, s)
 			assert.Empty(t, races, "a chain's slots share the worker's buffers in stream order; stolen jobs run in the thief's")
 			assert.Empty(t, st.inFlight, "chains are prepared into completed execs only")
@@ -116,33 +122,15 @@ func TestRaceCheckerCatchesUnsafeChains(t *testing.T) {
 	}
 }
 
-func TestSETJobsPerLaunchBadParameters(t *testing.T) {
+// TestSETUnchainedSlotsNeedsAChain: the chain's negative control is
+// refused without several jobs per launch.
+func TestSETUnchainedSlotsNeedsAChain(t *testing.T) {
 	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 4, Size: 32}, 1)
 	require.NoError(t, err)
-	tests := []struct {
-		s       *SET
-		wantErr string
-	}{
-		{&SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: -1}, "jobs per launch must be between 1 and 32, got -1"},
-		{&SET{B: 2, Depth: 1, Ring: 1, JobsPerLaunch: 33}, "jobs per launch must be between 1 and 32, got 33"},
-		{&SET{B: 2, Depth: 1, JobsPerLaunch: 4}, "4 jobs per launch needs a ring (ring 1 or more)"},
-		{&SET{B: 2, Depth: 2, JobsPerLaunch: 2, Threaded: true, Coalesce: 2}, "2 jobs per launch needs a ring"},
-		{&SET{B: 2, Depth: 1, Ring: 1, unchainedSlots: true}, "unchainedSlots needs several jobs per launch"},
-	}
-	for _, tt := range tests {
-		dev, err := sim.NewNamed("h100")
-		require.NoError(t, err)
-		err = dev.Run(func(h device.Host) error {
-			in, err := workloads.Bind(h, w.Program)
-			if err != nil {
-				return err
-			}
-			defer in.Release(h)
-			return tt.s.Prepare(h, in)
-		})
-		assert.ErrorContains(t, err, tt.wantErr)
-		dev.Close()
-	}
+	s := newRingSET(t, 2, 1, 1, 1, false)
+	s.unchainedSlots = true
+	_, err = onBound(t, w.Program, func(h device.Host, in *workloads.Instance) error { return s.Prepare(h, in) })
+	assert.ErrorContains(t, err, "unchainedSlots needs several jobs per launch")
 }
 
 func TestSETJobsPerLaunchName(t *testing.T) {

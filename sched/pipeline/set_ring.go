@@ -48,18 +48,16 @@ type ringSlot struct {
 // more jobs of worker have completed.
 type ringDone struct{ worker, n int }
 
-// validateRing checks the Ring option against Depth and Coalesce.
-func (s *SET) validateRing() error {
-	if s.Ring < 0 || s.Ring > 8 {
-		return fmt.Errorf("set: ring (graph execs per worker) must be between 0 (off: one exec per worker) and 8, got %d", s.Ring)
-	}
-	if s.Ring > 0 && s.Depth > s.Ring {
-		return fmt.Errorf("set: depth %d needs a ring of at least %d graph execs per worker, got ring %d: each job in flight holds its own exec", s.Depth, s.Depth, s.Ring)
-	}
-	if s.streamPerExec && s.Ring == 0 {
+// validateHooks checks the tests' negative controls against the
+// parameters.
+func (s *SET) validateHooks() error {
+	if s.streamPerExec && s.p.Ring == 0 {
 		return fmt.Errorf("set: streamPerExec needs a ring")
 	}
-	return s.validateJobsPerLaunch()
+	if s.unchainedSlots && s.p.JobsPerLaunch < 2 {
+		return fmt.Errorf("set: unchainedSlots needs several jobs per launch")
+	}
+	return nil
 }
 
 // prepareRing captures the job shape Ring times for worker wk, every exec
@@ -69,7 +67,7 @@ func (s *SET) validateRing() error {
 // gets a chain of n job slots for every n from 1 to J, captured with wk's
 // first n queued jobs. All execs start free; Run prepares them.
 func (s *SET) prepareRing(h device.Host, wk *worker, first *boundJob) error {
-	if s.jobsPerLaunch() > 1 {
+	if s.p.JobsPerLaunch > 1 {
 		return s.prepareMultiRing(h, wk, first)
 	}
 	wk.stolen, wk.batch = make([]boundJob, 1), make([]*boundJob, 0, 1)
@@ -90,7 +88,7 @@ func (s *SET) prepareRing(h device.Host, wk *worker, first *boundJob) error {
 // calls add(sl, n) for every n from 1 to per to capture position sl's exec
 // for n jobs.
 func (s *SET) makeRing(h device.Host, wk *worker, per int, add func(sl *ringSlot, n int) error) error {
-	wk.ring = make([]*ringSlot, s.Ring)
+	wk.ring = make([]*ringSlot, s.p.Ring)
 	for p := range wk.ring {
 		sl := &ringSlot{stream: wk.stream, jobs: make([]int, per)}
 		if s.streamPerExec && p > 0 {
@@ -120,8 +118,8 @@ func cloneJob(job *boundJob) boundJob {
 // are boxed once here so a callback allocates nothing.
 func (s *SET) ringCallbacks(wk *worker) {
 	free := s.free
-	wk.dones = make([]func(), s.coalesce()+1)
-	for n := 1; n <= s.coalesce(); n++ {
+	wk.dones = make([]func(), s.p.Coalesce+1)
+	for n := 1; n <= s.p.Coalesce; n++ {
 		var msg any = ringDone{worker: wk.id, n: n}
 		wk.dones[n] = func() { free.Put(msg) }
 	}
@@ -138,14 +136,14 @@ func (s *SET) ringCallbacks(wk *worker) {
 func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, threaded bool) error {
 	r := len(wk.ring)
 	for {
-		for wk.inFlight < s.Depth && wk.prepared > 0 {
+		for wk.inFlight < s.p.Depth && wk.prepared > 0 {
 			sl := wk.ring[wk.next]
 			wk.next = (wk.next + 1) % r
 			wk.prepared--
 			wk.inFlight++
 			wk.uncovered++
 			var done func()
-			if wk.uncovered == s.coalesce() {
+			if wk.uncovered == s.p.Coalesce {
 				done, wk.uncovered = wk.dones[wk.uncovered], 0
 			}
 			if err := s.launchSlot(h, sl, m, done); err != nil {
@@ -161,7 +159,7 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 		// Steal only for jobs that can launch now: stolen jobs parked in
 		// a spare exec would wait behind this worker's jobs in flight
 		// while their own worker may be about to run them.
-		steal, deferred := s.ringTake(h, wk, threaded, wk.inFlight+wk.prepared < s.Depth)
+		steal, deferred := s.ringTake(h, wk, threaded, wk.inFlight+wk.prepared < s.p.Depth)
 		if deferred {
 			return nil // Depth launches are in flight: a completion will come
 		}
@@ -189,7 +187,7 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 // the nodes of the exec for that many jobs are updated where they differ.
 // Under BatchedCopies wk.batch holds one chunk instead (set_batch.go).
 func (s *SET) prepareSlot(h device.Host, wk *worker, sl *ringSlot, steal bool, m *Metrics, bd *binder) error {
-	if s.BatchedCopies {
+	if s.p.Copies == CopiesBatched {
 		return s.prepareChunk(h, wk, sl, steal, m)
 	}
 	if steal {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/device"
-	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/jobs"
 )
@@ -93,10 +92,7 @@ func runGuarded(t *testing.T, p *workloads.Program, s *SET) (map[string]float64,
 
 func newRingSET(t *testing.T, b, depth, ring, coalesce int, threaded bool) *SET {
 	t.Helper()
-	s, err := NewSET(b, depth)
-	require.NoError(t, err)
-	s.Ring, s.Coalesce, s.Threaded = ring, coalesce, threaded
-	return s
+	return newSET(t, multiParams(b, depth, ring, coalesce, 1, threaded))
 }
 
 func TestSETRingNeverUpdatesAnExecInFlight(t *testing.T) {
@@ -218,35 +214,6 @@ func TestRaceCheckerCatchesUnorderedRingExecs(t *testing.T) {
 	s.shareSlots = true
 	_, races := runOn(t, w.Program, s)
 	assert.NotEmpty(t, races)
-}
-
-func TestSETRingBadParameters(t *testing.T) {
-	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 4, Size: 32}, 1)
-	require.NoError(t, err)
-	tests := []struct {
-		s       *SET
-		wantErr string
-	}{
-		{&SET{B: 2, Depth: 1, Ring: -1}, "ring (graph execs per worker) must be between 0 (off: one exec per worker) and 8, got -1"},
-		{&SET{B: 2, Depth: 1, Ring: 9}, "must be between 0 (off: one exec per worker) and 8, got 9"},
-		{&SET{B: 2, Depth: 4, Ring: 2}, "depth 4 needs a ring of at least 4 graph execs per worker, got ring 2"},
-		{&SET{B: 2, Depth: 2, Ring: 2, Coalesce: 3}, "coalesce 3 needs threaded workers or a ring, and at most depth (2)"},
-		{&SET{B: 2, Depth: 2, Coalesce: 2}, "coalesce 2 needs threaded workers or a ring"},
-	}
-	for _, tt := range tests {
-		dev, err := sim.NewNamed("h100")
-		require.NoError(t, err)
-		err = dev.Run(func(h device.Host) error {
-			in, err := workloads.Bind(h, w.Program)
-			if err != nil {
-				return err
-			}
-			defer in.Release(h)
-			return tt.s.Prepare(h, in)
-		})
-		assert.ErrorContains(t, err, tt.wantErr)
-		dev.Close()
-	}
 }
 
 func TestSETRingName(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // per worker, blocked until Run signals it (so Run pays for no thread
 // start). A thread serves one Run per signal, until Cleanup releases it.
 func (s *SET) startThreads(h device.Host) error {
-	s.start = make([]device.Queue, s.B)
+	s.start = make([]device.Queue, s.p.Workers)
 	s.doneQ = h.NewQueue("set workers done")
 	for _, wk := range s.workers {
 		s.start[wk.id] = h.NewQueue(fmt.Sprintf("set worker %d start", wk.id))
@@ -35,7 +35,7 @@ func (s *SET) startThreads(h device.Host) error {
 // fillJobQueues gives every worker a job queue holding its dealt jobs,
 // closed, so that a Get on it returns at once when it is empty.
 func (s *SET) fillJobQueues(h device.Host) {
-	s.jobsQ = make([]device.Queue, s.B)
+	s.jobsQ = make([]device.Queue, s.p.Workers)
 	for _, wk := range s.workers {
 		q := h.NewQueue(fmt.Sprintf("set worker %d jobs", wk.id))
 		for i := range wk.queue[:wk.jobs] {
@@ -51,7 +51,7 @@ func (s *SET) fillJobQueues(h device.Host) {
 // one round-robin from a peer, retarget it, launch it; when no queue has a
 // job left, wait for its jobs in flight to complete.
 func (s *SET) workerLoop(h device.Host, wk *worker) error {
-	if s.Ring > 0 {
+	if s.p.Ring > 0 {
 		return s.ringWorkerLoop(h, wk)
 	}
 	m := &wk.metrics
@@ -59,7 +59,7 @@ func (s *SET) workerLoop(h device.Host, wk *worker) error {
 	inFlight, uncovered := 0, 0 // jobs in flight; of them, not yet behind a callback
 	var stolen boundJob
 	for {
-		if inFlight == s.Depth {
+		if inFlight == s.p.Depth {
 			t := h.Now()
 			v, ok := h.Get(wk.free)
 			if !ok {
@@ -83,7 +83,7 @@ func (s *SET) workerLoop(h device.Host, wk *worker) error {
 		inFlight++
 		uncovered++
 		var done func()
-		if uncovered == s.coalesce() {
+		if uncovered == s.p.Coalesce {
 			done, uncovered = wk.dones[uncovered], 0
 		}
 		if err := s.launch(h, wk, job, m, done); err != nil {
@@ -117,9 +117,9 @@ func (s *SET) takeQueued(h device.Host, wk *worker) (job *boundJob, stolen bool)
 	if v, ok := h.Get(s.jobsQ[wk.id]); ok {
 		return v.(*boundJob), false
 	}
-	for i := 0; i < s.B; i++ {
+	for i := 0; i < s.p.Workers; i++ {
 		v := wk.victim
-		wk.victim = (wk.victim + 1) % s.B
+		wk.victim = (wk.victim + 1) % s.p.Workers
 		if v == wk.id || s.jobsQ[v].Len() == 0 {
 			continue
 		}
@@ -133,7 +133,7 @@ func (s *SET) takeQueued(h device.Host, wk *worker) (job *boundJob, stolen bool)
 // runThreaded starts the worker threads' work and waits for them.
 func (s *SET) runThreaded(h device.Host) error {
 	m := &s.metrics
-	*m = Metrics{Jobs: s.js.jobs(), HostThreads: s.B}
+	*m = Metrics{Jobs: s.js.jobs(), HostThreads: s.p.Workers}
 	start := h.Now()
 	if err := s.gaps.begin(h, s.workers[0].stream); err != nil {
 		return err

@@ -43,7 +43,7 @@ import (
 // warmExecs launches every exec of every worker once, on the stream Run
 // launches it on, and waits for them (if Warm is set).
 func (s *SET) warmExecs(h device.Host) error {
-	if !s.Warm {
+	if !s.p.Warm {
 		return nil
 	}
 	var streams []device.Stream
@@ -56,7 +56,7 @@ func (s *SET) warmExecs(h device.Host) error {
 	}
 	for _, wk := range s.workers {
 		switch {
-		case s.StreamCopies:
+		case s.p.Copies == CopiesStream:
 			if err := s.warmJob(h, wk); err != nil {
 				return fmt.Errorf("set: worker %d: warm-up job: %w", wk.id, err)
 			}

@@ -80,14 +80,14 @@ func TestSETWarmLaunchesEveryExecOnceBeforeRun(t *testing.T) {
 	for _, w := range testWorkloads(t, n) {
 		cold, warm := setVariants(t, b), setVariants(t, b)
 		for i := range cold {
-			warm[i].Warm = true
+			warm[i].p.Warm = true
 			t.Run(w.Program.Name+"/"+cold[i].Name(), func(t *testing.T) {
 				mc, racesC, cc := runCounted(t, cold[i], w)
 				mw, racesW, cw := runCounted(t, warm[i], w)
 				require.Empty(t, racesC)
 				assert.Empty(t, racesW, "warm-up launches are synchronized before Run")
 				assert.Equal(t, cc.instantiated, cw.instantiated, "the same execs")
-				if warm[i].StreamCopies {
+				if warm[i].p.Copies == CopiesStream {
 					assert.Equal(t, cc.launches+b, cw.launches, "one warm-up job per worker")
 					assert.Equal(t, cc.copies+b*hostCopies(w.Program), cw.copies, "the warm-up job's copies")
 				} else {
@@ -132,7 +132,7 @@ func TestSETWarmBatchedCoversCapturedChunks(t *testing.T) {
 	for _, threaded := range []bool{false, true} {
 		for _, J := range []int{4, 8} {
 			s := newBatchSET(t, 3, 2, J, threaded)
-			s.Warm = true
+			s.p.Warm = true
 			m, races, tr, g := runTracked(t, w.Program, s)
 			assert.Empty(t, races)
 			assert.Empty(t, g.inFlight)
@@ -157,15 +157,15 @@ func TestRaceCheckerStillCatchesUnsafeSETsWhenWarm(t *testing.T) {
 	require.NoError(t, err)
 	for _, threaded := range []bool{false, true} {
 		s := newBatchSET(t, 2, 2, 4, threaded)
-		s.Warm, s.streamPerExec = true, true
+		s.p.Warm, s.streamPerExec = true, true
 		_, races := runOn(t, w.Program, s)
 		assert.NotEmpty(t, races, "threaded=%v: batch execs on their own streams", threaded)
 		s = newMultiSET(t, 2, 2, 2, 1, 4, threaded)
-		s.Warm, s.unchainedSlots = true, true
+		s.p.Warm, s.unchainedSlots = true, true
 		_, races = runOn(t, w.Program, s)
 		assert.NotEmpty(t, races, "threaded=%v: unchained slots", threaded)
 		s = newRingSET(t, 4, 2, 2, 1, threaded)
-		s.Warm, s.shareSlots = true, true
+		s.p.Warm, s.shareSlots = true, true
 		_, races = runOn(t, w.Program, s)
 		assert.NotEmpty(t, races, "threaded=%v: workers sharing buffers", threaded)
 	}
@@ -175,7 +175,7 @@ func TestSETWarmPrepareAndCleanupWithoutRun(t *testing.T) {
 	w, err := jobs.GEMM(jobs.GEMMParams{Jobs: 7, Size: 32}, 1)
 	require.NoError(t, err)
 	for _, s := range setVariants(t, 3) {
-		s.Warm = true
+		s.p.Warm = true
 		_, err := onBound(t, w.Program, func(h device.Host, in *workloads.Instance) error {
 			if err := s.Prepare(h, in); err != nil {
 				return err

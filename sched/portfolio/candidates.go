@@ -174,16 +174,12 @@ func pipelineBuilders(njobs int) []builder {
 	}
 	set := func(b, ring, perLaunch int, threaded bool) builder {
 		return func() (sched.Scheduler, error) {
-			depth := max(1, ring)
-			s, err := pipeline.NewSET(b, depth)
-			if err != nil {
-				return nil, err
-			}
-			s.Ring, s.JobsPerLaunch, s.Threaded, s.Warm = ring, perLaunch, threaded, true
+			p := pipeline.DefaultParams() // warm
+			p.Workers, p.Depth, p.Ring, p.JobsPerLaunch, p.Threaded = b, max(1, ring), ring, perLaunch, threaded
 			if perLaunch > 1 {
-				s.BatchedCopies, s.Branches = true, 4
+				p.Copies, p.Branches = pipeline.CopiesBatched, 4
 			}
-			return s, nil
+			return pipeline.New(p)
 		}
 	}
 	for _, b := range []int{4, 8} {
