@@ -184,74 +184,86 @@ func (p *Program) Validate() error {
 	for si, s := range p.Steps {
 		for oi, op := range s.Ops {
 			where := fmt.Sprintf("program %q step %d op %d (%s)", p.Name, si, oi, op.Name)
+			var err error
 			switch op.Kind {
 			case OpKernel:
-				if op.Kernel == nil {
-					return fmt.Errorf("%s: no kernel", where)
-				}
-				for ai, a := range op.Args {
-					if a.Buf < 0 {
-						if a.Size != 4 && a.Size != 8 {
-							return fmt.Errorf("%s: scalar argument %d has size %d", where, ai, a.Size)
-						}
-						continue
-					}
-					if a.Buf >= len(p.Buffers) {
-						return fmt.Errorf("%s: argument %d names buffer %d of %d", where, ai, a.Buf, len(p.Buffers))
-					}
-					if a.Mode == 0 {
-						return fmt.Errorf("%s: argument %d has no access mode", where, ai)
-					}
-					size := p.Buffers[a.Buf].Bytes
-					// Off < size and Len <= size-Off: Off+Len could overflow for a huge Len.
-					if a.Off < 0 || a.Len < 0 || a.Off >= size || a.Len > size-a.Off {
-						return fmt.Errorf("%s: argument %d range [%d,+%d) outside buffer %s of %d bytes", where, ai, a.Off, a.Len, p.Buffers[a.Buf].Name, size)
-					}
-				}
+				err = p.validateKernel(where, &op)
 			case OpCopy:
-				c := op.Copy
-				dev := func(idx int, off int64, what string) error {
-					if idx < 0 || idx >= len(p.Buffers) {
-						return fmt.Errorf("%s: copy %s names buffer %d of %d", where, what, idx, len(p.Buffers))
-					}
-					if size := p.Buffers[idx].Bytes; c.Bytes < 0 || off < 0 || off > size || c.Bytes > size-off {
-						return fmt.Errorf("%s: copy %s range [%d,+%d) outside buffer %s", where, what, off, c.Bytes, p.Buffers[idx].Name)
-					}
-					return nil
-				}
-				host := func() error {
-					if c.Host < 0 || c.Host >= len(p.Host) {
-						return fmt.Errorf("%s: copy names host buffer %d of %d", where, c.Host, len(p.Host))
-					}
-					if size := p.Host[c.Host].Bytes; c.Bytes < 0 || c.HostOff < 0 || c.HostOff > size || c.Bytes > size-c.HostOff {
-						return fmt.Errorf("%s: copy host range [%d,+%d) outside host buffer %s", where, c.HostOff, c.Bytes, p.Host[c.Host].Name)
-					}
-					return nil
-				}
-				var err error
-				switch c.Kind {
-				case device.HostToDevice:
-					if err = host(); err == nil {
-						err = dev(c.Dst, c.DstOff, "destination")
-					}
-				case device.DeviceToHost:
-					if err = host(); err == nil {
-						err = dev(c.Src, c.SrcOff, "source")
-					}
-				case device.DeviceToDevice:
-					if err = dev(c.Src, c.SrcOff, "source"); err == nil {
-						err = dev(c.Dst, c.DstOff, "destination")
-					}
-				default:
-					err = fmt.Errorf("%s: unknown copy kind %d", where, c.Kind)
-				}
-				if err != nil {
-					return err
-				}
+				err = p.validateCopy(where, &op.Copy)
 			default:
-				return fmt.Errorf("%s: unknown op kind %d", where, op.Kind)
+				err = fmt.Errorf("%s: unknown op kind %d", where, op.Kind)
+			}
+			if err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// validateKernel checks a kernel operation's kernel and arguments.
+func (p *Program) validateKernel(where string, op *Op) error {
+	if op.Kernel == nil {
+		return fmt.Errorf("%s: no kernel", where)
+	}
+	for ai, a := range op.Args {
+		if a.Buf < 0 {
+			if a.Size != 4 && a.Size != 8 {
+				return fmt.Errorf("%s: scalar argument %d has size %d", where, ai, a.Size)
+			}
+			continue
+		}
+		if a.Buf >= len(p.Buffers) {
+			return fmt.Errorf("%s: argument %d names buffer %d of %d", where, ai, a.Buf, len(p.Buffers))
+		}
+		if a.Mode == 0 {
+			return fmt.Errorf("%s: argument %d has no access mode", where, ai)
+		}
+		size := p.Buffers[a.Buf].Bytes
+		// Off < size and Len <= size-Off: Off+Len could overflow for a huge Len.
+		if a.Off < 0 || a.Len < 0 || a.Off >= size || a.Len > size-a.Off {
+			return fmt.Errorf("%s: argument %d range [%d,+%d) outside buffer %s of %d bytes", where, ai, a.Off, a.Len, p.Buffers[a.Buf].Name, size)
+		}
+	}
+	return nil
+}
+
+// validateCopy checks a copy's buffers and ranges.
+func (p *Program) validateCopy(where string, c *CopySpec) error {
+	dev := func(idx int, off int64, what string) error {
+		if idx < 0 || idx >= len(p.Buffers) {
+			return fmt.Errorf("%s: copy %s names buffer %d of %d", where, what, idx, len(p.Buffers))
+		}
+		if size := p.Buffers[idx].Bytes; c.Bytes < 0 || off < 0 || off > size || c.Bytes > size-off {
+			return fmt.Errorf("%s: copy %s range [%d,+%d) outside buffer %s", where, what, off, c.Bytes, p.Buffers[idx].Name)
+		}
+		return nil
+	}
+	host := func() error {
+		if c.Host < 0 || c.Host >= len(p.Host) {
+			return fmt.Errorf("%s: copy names host buffer %d of %d", where, c.Host, len(p.Host))
+		}
+		if size := p.Host[c.Host].Bytes; c.Bytes < 0 || c.HostOff < 0 || c.HostOff > size || c.Bytes > size-c.HostOff {
+			return fmt.Errorf("%s: copy host range [%d,+%d) outside host buffer %s", where, c.HostOff, c.Bytes, p.Host[c.Host].Name)
+		}
+		return nil
+	}
+	switch c.Kind {
+	case device.HostToDevice:
+		if err := host(); err != nil {
+			return err
+		}
+		return dev(c.Dst, c.DstOff, "destination")
+	case device.DeviceToHost:
+		if err := host(); err != nil {
+			return err
+		}
+		return dev(c.Src, c.SrcOff, "source")
+	case device.DeviceToDevice:
+		if err := dev(c.Src, c.SrcOff, "source"); err != nil {
+			return err
+		}
+		return dev(c.Dst, c.DstOff, "destination")
+	}
+	return fmt.Errorf("%s: unknown copy kind %d", where, c.Kind)
 }

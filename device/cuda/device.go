@@ -195,6 +195,39 @@ func (d *Device) readInfo() error {
 	if err := guard("cuDeviceTotalMem", func() { in.MemoryBytes = d.dev.TotalMem() }); err != nil {
 		return err
 	}
+	if err := d.readLimits(); err != nil {
+		return err
+	}
+	if err := d.readMemory(); err != nil {
+		return err
+	}
+	in.MaxWarpsPerSM = in.MaxThreadsPerSM / in.WarpSize
+	in.RegAllocUnit = 256
+	in.MaxRegsPerThread = 255
+	in.MaxResidentGrids = 128
+	in.HardwareQueues = 8
+	if s := os.Getenv("CUDA_DEVICE_MAX_CONNECTIONS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 32 {
+			return fmt.Errorf("cuda: CUDA_DEVICE_MAX_CONNECTIONS=%q must be an integer from 1 to 32", s)
+		}
+		in.HardwareQueues = n
+	}
+	// Priorities need a current context.
+	if err := guard("cuCtxSetCurrent", func() { cu.CtxSetCurrent(d.ctx) }); err != nil {
+		return err
+	}
+	var least, greatest C.int
+	if err := check("cuCtxGetStreamPriorityRange", C.cuCtxGetStreamPriorityRange(&least, &greatest)); err != nil {
+		return err
+	}
+	in.StreamPriorityLowest, in.StreamPriorityHigh = int(least), int(greatest)
+	return in.Check()
+}
+
+// readLimits reads the SM, block and grid limits into Info.
+func (d *Device) readLimits() error {
+	in := &d.info
 	attrs := []struct {
 		a   C.CUdevice_attribute
 		dst *int
@@ -224,6 +257,13 @@ func (d *Device) readInfo() error {
 		}
 		*a.dst = v
 	}
+	return nil
+}
+
+// readMemory reads the clock, the memory bandwidth and the L2 size into
+// Info.
+func (d *Device) readMemory() error {
+	in := &d.info
 	clockKHz, err := d.attr(C.CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
 	if err != nil {
 		return err
@@ -243,28 +283,7 @@ func (d *Device) readInfo() error {
 		return err
 	}
 	in.L2Bytes = int64(l2)
-	in.MaxWarpsPerSM = in.MaxThreadsPerSM / in.WarpSize
-	in.RegAllocUnit = 256
-	in.MaxRegsPerThread = 255
-	in.MaxResidentGrids = 128
-	in.HardwareQueues = 8
-	if s := os.Getenv("CUDA_DEVICE_MAX_CONNECTIONS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 32 {
-			return fmt.Errorf("cuda: CUDA_DEVICE_MAX_CONNECTIONS=%q must be an integer from 1 to 32", s)
-		}
-		in.HardwareQueues = n
-	}
-	// Priorities need a current context.
-	if err := guard("cuCtxSetCurrent", func() { cu.CtxSetCurrent(d.ctx) }); err != nil {
-		return err
-	}
-	var least, greatest C.int
-	if err := check("cuCtxGetStreamPriorityRange", C.cuCtxGetStreamPriorityRange(&least, &greatest)); err != nil {
-		return err
-	}
-	in.StreamPriorityLowest, in.StreamPriorityHigh = int(least), int(greatest)
-	return in.Check()
+	return nil
 }
 
 // Info implements device.Device.

@@ -79,7 +79,8 @@ func GPUMutationSuite(gpu device.Device, computes bool, simDev string, families 
 		return nil, err
 	}
 	defer probeDev.Close()
-	rep := &Report{Device: fmt.Sprintf("%s (outputs vs serial, %d repeats; sites from %s)", gpu.Info().Name, repeats, simDev), Controls: map[string]int{}}
+	g := &gpuSuite{gpu: gpu, probeDev: probeDev, repeats: repeats,
+		rep: &Report{Device: fmt.Sprintf("%s (outputs vs serial, %d repeats; sites from %s)", gpu.Info().Name, repeats, simDev), Controls: map[string]int{}}}
 	for _, f := range families {
 		prog, err := NewProgram(f.Workload, seed)
 		if err != nil {
@@ -94,69 +95,97 @@ func GPUMutationSuite(gpu device.Device, computes bool, simDev string, families 
 				return nil, fmt.Errorf("family %s: serial outputs fail the CPU reference: %w", f.Name, err)
 			}
 		}
-		for _, ss := range f.Schedulers {
-			s, err := NewScheduler(ss)
-			if err != nil {
-				return nil, err
-			}
-			got, err := RunOutputs(gpu, prog, s)
-			if err != nil {
-				return nil, fmt.Errorf("family %s, scheduler %s, unmutated: %w", f.Name, ss, err)
-			}
-			rep.Controls[f.Name+"/"+ss.String()] = len(differing(want, got))
-		}
-		for _, kind := range mutate.Kinds {
-			cell := &Cell{Mutation: kind, Family: f.Name, Sites: map[string]int{}}
-			for _, ss := range f.Schedulers {
-				inner, err := NewScheduler(ss)
-				if err != nil {
-					return nil, err
-				}
-				probe, err := mutate.New(inner, kind, -1)
-				if err != nil {
-					return nil, err
-				}
-				if _, err := RunOnce(probeDev, prog, probe); err != nil {
-					return nil, fmt.Errorf("family %s, scheduler %s, probe %s: %w", f.Name, ss, kind, err)
-				}
-				sites := probe.Sites()
-				cell.Sites[ss.String()] = len(sites)
-				for _, site := range spread(sites, SitesPerScheduler) {
-					run := Run{Scheduler: ss.String(), Site: site, Why: probe.Why(site)}
-					applied := false
-					for r := 0; r < repeats; r++ {
-						inner, err := NewScheduler(ss)
-						if err != nil {
-							return nil, err
-						}
-						m, err := mutate.New(inner, kind, site)
-						if err != nil {
-							return nil, err
-						}
-						got, err := RunOutputs(gpu, prog, m)
-						if err != nil {
-							run.Err = err
-							break
-						}
-						if m.Applied() > 0 {
-							applied = true
-							run.Detail = m.Detail()
-						}
-						if d := differing(want, got); len(d) > 0 {
-							run.Races++
-							run.Timing = "differing outputs: " + fmt.Sprint(d)
-						}
-					}
-					if !applied && run.Err == nil {
-						// On the GPU the site's condition did not hold
-						// (a stream already idle, say): nothing was broken.
-						run.Detail = "not applied on the GPU (its condition did not hold at run time)"
-					}
-					cell.Runs = append(cell.Runs, run)
-				}
-			}
-			rep.Cells = append(rep.Cells, cell)
+		if err := g.family(f, prog, want); err != nil {
+			return nil, err
 		}
 	}
-	return rep, nil
+	return g.rep, nil
+}
+
+// gpuSuite is one GPUMutationSuite: the GPU, the simulator that finds the
+// sites, and the report so far.
+type gpuSuite struct {
+	gpu      device.Device
+	probeDev *sim.Device
+	repeats  int
+	rep      *Report
+}
+
+// family runs family f's unmutated controls and every mutation kind's
+// sites on the GPU, comparing outputs with the serial schedule's (want).
+func (g *gpuSuite) family(f Family, prog *workloads.Program, want map[string][]byte) error {
+	for _, ss := range f.Schedulers {
+		s, err := NewScheduler(ss)
+		if err != nil {
+			return err
+		}
+		got, err := RunOutputs(g.gpu, prog, s)
+		if err != nil {
+			return fmt.Errorf("family %s, scheduler %s, unmutated: %w", f.Name, ss, err)
+		}
+		g.rep.Controls[f.Name+"/"+ss.String()] = len(differing(want, got))
+	}
+	for _, kind := range mutate.Kinds {
+		cell := &Cell{Mutation: kind, Family: f.Name, Sites: map[string]int{}}
+		for _, ss := range f.Schedulers {
+			inner, err := NewScheduler(ss)
+			if err != nil {
+				return err
+			}
+			probe, err := mutate.New(inner, kind, -1)
+			if err != nil {
+				return err
+			}
+			if _, err := RunOnce(g.probeDev, prog, probe); err != nil {
+				return fmt.Errorf("family %s, scheduler %s, probe %s: %w", f.Name, ss, kind, err)
+			}
+			sites := probe.Sites()
+			cell.Sites[ss.String()] = len(sites)
+			for _, site := range spread(sites, SitesPerScheduler) {
+				run, err := g.site(prog, want, ss, kind, site, probe.Why(site))
+				if err != nil {
+					return err
+				}
+				cell.Runs = append(cell.Runs, run)
+			}
+		}
+		g.rep.Cells = append(g.rep.Cells, cell)
+	}
+	return nil
+}
+
+// site runs scheduler ss with mutation kind at site repeats times on the
+// GPU and counts the repeats whose outputs differ from want.
+func (g *gpuSuite) site(prog *workloads.Program, want map[string][]byte, ss Spec, kind mutate.Kind, site int, why string) (Run, error) {
+	run := Run{Scheduler: ss.String(), Site: site, Why: why}
+	applied := false
+	for r := 0; r < g.repeats; r++ {
+		inner, err := NewScheduler(ss)
+		if err != nil {
+			return run, err
+		}
+		m, err := mutate.New(inner, kind, site)
+		if err != nil {
+			return run, err
+		}
+		got, err := RunOutputs(g.gpu, prog, m)
+		if err != nil {
+			run.Err = err
+			break
+		}
+		if m.Applied() > 0 {
+			applied = true
+			run.Detail = m.Detail()
+		}
+		if d := differing(want, got); len(d) > 0 {
+			run.Races++
+			run.Timing = "differing outputs: " + fmt.Sprint(d)
+		}
+	}
+	if !applied && run.Err == nil {
+		// On the GPU the site's condition did not hold (a stream already
+		// idle, say): nothing was broken.
+		run.Detail = "not applied on the GPU (its condition did not hold at run time)"
+	}
+	return run, nil
 }

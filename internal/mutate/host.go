@@ -391,51 +391,21 @@ func (h *host) Wait(s device.Stream, e device.Event) error {
 	}
 	kindHere := (!capt && (st.kind == DropWait || st.kind == WrongEvent)) || (capt && st.kind == MissingEdge)
 	matters := recorded && rec.stream != s && !rec.empty
-	// WrongEvent's choice: the newest older record of the producer's
-	// stream that precedes at least one of the commands e covers.
 	var alt device.Event
 	if kindHere && st.kind == WrongEvent && recorded {
-		best := -1
-		for ev, r := range st.records {
-			if ev == e || r.stream != rec.stream || r.seq > rec.seq || r.count >= rec.count {
-				continue
-			}
-			if r.seq > best || r.seq == best && ev.ID() < alt.ID() {
-				best, alt = r.seq, ev
-			}
-		}
+		alt = st.olderRecord(e, rec)
 	}
 	st.mu.Unlock()
 	if !kindHere {
-		st.mu.Lock()
-		st.waitJoin(s, e, ord)
-		st.mu.Unlock()
-		return h.in.Wait(s, e)
+		return h.joinWait(s, e, ord)
 	}
 	if matters {
-		inFlight := true
-		if !capt {
-			done, err := h.in.Query(e)
-			if err != nil {
-				return err
-			}
-			inFlight = !done
-		}
-		if inFlight {
-			st.mu.Lock()
-			shadow := st.streamClock(s).copy()
-			if alt != nil {
-				shadow = shadow.join(st.evClock[alt])
-			}
-			st.pending[s] = append(st.pending[s], pendingWait{ordinal: ord, producer: rec.producer, shadow: shadow, capture: capt})
-			st.mu.Unlock()
+		if err := h.shadowWait(s, e, ord, rec, alt, capt); err != nil {
+			return err
 		}
 	}
 	if ord != st.site {
-		st.mu.Lock()
-		st.waitJoin(s, e, ord)
-		st.mu.Unlock()
-		return h.in.Wait(s, e)
+		return h.joinWait(s, e, ord)
 	}
 	switch st.kind {
 	case DropWait, MissingEdge:
@@ -445,6 +415,66 @@ func (h *host) Wait(s device.Stream, e device.Event) error {
 		st.mu.Unlock()
 		return nil
 	}
+	return h.waitWrongEvent(s, e, ord, rec, alt)
+}
+
+// joinWait is a wait left as it is: s is ordered after e's record.
+func (h *host) joinWait(s device.Stream, e device.Event, ord int) error {
+	h.st.mu.Lock()
+	h.st.waitJoin(s, e, ord)
+	h.st.mu.Unlock()
+	return h.in.Wait(s, e)
+}
+
+// olderRecord is WrongEvent's choice for a wait on e (recorded as rec):
+// the newest older record of the producer's stream that precedes at least
+// one of the commands e covers, or nil. Call with st.mu held.
+func (st *state) olderRecord(e device.Event, rec record) device.Event {
+	var alt device.Event
+	best := -1
+	for ev, r := range st.records {
+		if ev == e || r.stream != rec.stream || r.seq > rec.seq || r.count >= rec.count {
+			continue
+		}
+		if r.seq > best || r.seq == best && ev.ID() < alt.ID() {
+			best, alt = r.seq, ev
+		}
+	}
+	return alt
+}
+
+// shadowWait notes a wait of the mutated kind on e while e is still in
+// flight: a pending wait with a shadow clock, s's clock as if the wait were
+// dropped (joined with alt's under WrongEvent), against which what s runs
+// next is compared with e's producer.
+func (h *host) shadowWait(s device.Stream, e device.Event, ord int, rec record, alt device.Event, capt bool) error {
+	st := h.st
+	inFlight := true
+	if !capt {
+		done, err := h.in.Query(e)
+		if err != nil {
+			return err
+		}
+		inFlight = !done
+	}
+	if !inFlight {
+		return nil
+	}
+	st.mu.Lock()
+	shadow := st.streamClock(s).copy()
+	if alt != nil {
+		shadow = shadow.join(st.evClock[alt])
+	}
+	st.pending[s] = append(st.pending[s], pendingWait{ordinal: ord, producer: rec.producer, shadow: shadow, capture: capt})
+	st.mu.Unlock()
+	return nil
+}
+
+// waitWrongEvent applies WrongEvent at its site: s waits on alt, an older
+// event of the producer's stream, or, when there is none, on a fresh event
+// recorded on s itself.
+func (h *host) waitWrongEvent(s device.Stream, e device.Event, ord int, rec record, alt device.Event) error {
+	st := h.st
 	how := ""
 	if alt == nil {
 		fresh, err := h.in.NewEvent(device.EventOptions{DisableTiming: true})

@@ -152,17 +152,22 @@ func (ts *threadState) loopShared() {
 	}
 }
 
+// sharedPart is what one thread tracks during its part of a run.
+type sharedPart struct {
+	mine     []flight  // launched, not known finished, in launch order
+	finished []retired // learned finished, not yet reported
+	launched []*job    // events recorded, not yet reported
+}
+
 // runShared is one thread's part of a run: report what it learned and get
 // its next jobs (itself under the lock, or from the holder), launch them,
 // wait for its oldest kernel, until an assignment says exit.
 func (ts *threadState) runShared(r *sharedRun) error {
-	s, h, t := ts.s, ts.h, ts.t
-	var mine []flight      // launched, not known finished, in launch order
-	var finished []retired // learned finished, not yet reported
-	var launched []*job    // events recorded, not yet reported
+	s, h := ts.s, ts.h
+	var p sharedPart
 	for {
-		rep := &report{thread: t, finished: finished, launched: launched}
-		finished, launched = nil, nil
+		rep := &report{thread: ts.t, finished: p.finished, launched: p.launched}
+		p.finished, p.launched = nil, nil
 		var a *assignment
 		if r.lock.Len() > 0 {
 			h.Get(r.lock)
@@ -173,7 +178,7 @@ func (ts *threadState) runShared(r *sharedRun) error {
 		}
 		if a == nil {
 			var err error
-			if a, err = ts.await(r, &mine, &finished); err != nil {
+			if a, err = ts.await(r, &p.mine, &p.finished); err != nil {
 				return err
 			}
 		}
@@ -181,66 +186,83 @@ func (ts *threadState) runShared(r *sharedRun) error {
 			return nil
 		}
 		for _, j := range a.jobs {
-			if err := ts.launch(j); err != nil {
-				finished = append(finished, retired{j.ops, err})
-				continue
-			}
-			f := flight{j: j, ev: j.event}
-			switch s.p.Completion {
-			case CompletionEvent:
-				if f.ev == nil {
-					f.ev = s.events[t][ts.seq%len(s.events[t])]
-					ts.seq++
-					if err := h.Record(f.ev, ts.stream); err != nil {
-						finished = append(finished, retired{j.ops, err})
-						continue
-					}
-				}
-			case CompletionCallback:
-				wake, msg := r.wake[t], &doneMsg{thread: t, job: j}
-				if err := h.HostFunc(ts.stream, func() { wake.Put(msg) }); err != nil {
-					finished = append(finished, retired{j.ops, err})
-					continue
-				}
-			}
-			if s.p.Waits {
-				launched = append(launched, j)
-			}
-			mine = append(mine, f)
+			ts.launchShared(r, j, &p)
 		}
 		// Report failures, publish recorded events, and take more before
 		// blocking, where there can be more (only this thread's reports
 		// change inflight[t] downwards).
-		if len(finished) > 0 || len(launched) > 0 || (len(a.jobs) > 0 && len(mine) < s.p.InFlight) {
+		if len(p.finished) > 0 || len(p.launched) > 0 || (len(a.jobs) > 0 && len(p.mine) < s.p.InFlight) {
 			continue
 		}
-		if len(mine) == 0 {
+		if len(p.mine) == 0 {
 			continue // nothing launched and nothing in flight: report, get work
 		}
-		switch s.p.Completion {
-		case CompletionSync:
-			err := h.StreamSynchronize(ts.stream)
-			for _, f := range mine {
-				finished = append(finished, retired{f.j.ops, err})
-			}
-			mine = mine[:0]
-		case CompletionEvent:
-			err := h.EventSynchronize(mine[0].ev)
-			finished = append(finished, retired{mine[0].j.ops, err})
-			mine = mine[1:]
-		default:
-			v, ok := h.Get(r.wake[t])
-			if !ok {
-				return fmt.Errorf("acs-sw: thread %d's queue closed during a run", t)
-			}
-			m, isDone := v.(*doneMsg)
-			if !isDone {
-				return fmt.Errorf("acs-sw: thread %d got %T while waiting for a completion (bug)", t, v)
-			}
-			finished = append(finished, retired{m.job.ops, nil})
-			mine = mine[1:] // one stream: callbacks run in launch order
+		if err := ts.waitOldest(r, &p); err != nil {
+			return err
 		}
 	}
+}
+
+// launchShared launches job j with what its completion needs (an event, a
+// callback); a failure becomes a finished job with its error.
+func (ts *threadState) launchShared(r *sharedRun, j *job, p *sharedPart) {
+	s, h, t := ts.s, ts.h, ts.t
+	if err := ts.launch(j); err != nil {
+		p.finished = append(p.finished, retired{j.ops, err})
+		return
+	}
+	f := flight{j: j, ev: j.event}
+	switch s.p.Completion {
+	case CompletionEvent:
+		if f.ev == nil {
+			f.ev = s.events[t][ts.seq%len(s.events[t])]
+			ts.seq++
+			if err := h.Record(f.ev, ts.stream); err != nil {
+				p.finished = append(p.finished, retired{j.ops, err})
+				return
+			}
+		}
+	case CompletionCallback:
+		wake, msg := r.wake[t], &doneMsg{thread: t, job: j}
+		if err := h.HostFunc(ts.stream, func() { wake.Put(msg) }); err != nil {
+			p.finished = append(p.finished, retired{j.ops, err})
+			return
+		}
+	}
+	if s.p.Waits {
+		p.launched = append(p.launched, j)
+	}
+	p.mine = append(p.mine, f)
+}
+
+// waitOldest blocks until the thread's oldest kernel in flight (under
+// completion sync, every one) has finished.
+func (ts *threadState) waitOldest(r *sharedRun, p *sharedPart) error {
+	h, t := ts.h, ts.t
+	switch ts.s.p.Completion {
+	case CompletionSync:
+		err := h.StreamSynchronize(ts.stream)
+		for _, f := range p.mine {
+			p.finished = append(p.finished, retired{f.j.ops, err})
+		}
+		p.mine = p.mine[:0]
+	case CompletionEvent:
+		err := h.EventSynchronize(p.mine[0].ev)
+		p.finished = append(p.finished, retired{p.mine[0].j.ops, err})
+		p.mine = p.mine[1:]
+	default:
+		v, ok := h.Get(r.wake[t])
+		if !ok {
+			return fmt.Errorf("acs-sw: thread %d's queue closed during a run", t)
+		}
+		m, isDone := v.(*doneMsg)
+		if !isDone {
+			return fmt.Errorf("acs-sw: thread %d got %T while waiting for a completion (bug)", t, v)
+		}
+		p.finished = append(p.finished, retired{m.job.ops, nil})
+		p.mine = p.mine[1:] // one stream: callbacks run in launch order
+	}
+	return nil
 }
 
 // await waits for thread t's assignment; completions posted by callbacks

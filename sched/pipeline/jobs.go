@@ -51,79 +51,22 @@ func touched(op *workloads.Op, f func(buf int, write bool)) {
 // inputs shared by all jobs) are left where they are.
 func analyze(in *workloads.Instance) (*jobSet, error) {
 	p := in.Prog
-	name := p.Name
 	if in.Steps() == 0 {
-		return nil, fmt.Errorf("pipeline: program %s has no jobs", name)
+		return nil, fmt.Errorf("pipeline: program %s has no jobs", p.Name)
 	}
-	writer := make([]int, len(p.Buffers))
-	for b := range writer {
-		writer[b] = -1
-	}
-	for j := range p.Steps {
-		for k := range p.Steps[j].Ops {
-			op := &p.Steps[j].Ops[k]
-			var err error
-			touched(op, func(b int, write bool) {
-				if !write || err != nil {
-					return
-				}
-				if w := writer[b]; w >= 0 && w != j {
-					err = fmt.Errorf("pipeline: jobs %d and %d of %s both write buffer %s: jobs are not independent", w, j, name, p.Buffers[b].Name)
-				}
-				writer[b] = j
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
+	writer, err := bufferWriters(p)
+	if err != nil {
+		return nil, err
 	}
 	js := &jobSet{in: in, ops: len(p.Steps[0].Ops), local: make([][]int, len(p.Steps))}
-	// slotIndex[j] maps a buffer to its slot in job j; shape[k][a] is the
-	// slot (or -1-buffer for a shared buffer) that argument a of op k
-	// names in job 0, to which every other job must conform.
+	// shape0[k][a] is the slot (or -1-buffer for a shared buffer) that
+	// argument a of op k names in job 0, to which every other job must
+	// conform.
 	var shape0 [][]int
 	for j := range p.Steps {
-		ops := p.Steps[j].Ops
-		if len(ops) != js.ops {
-			return nil, fmt.Errorf("pipeline: job %d of %s has %d operations, job 0 has %d: jobs must have one shape", j, name, len(ops), js.ops)
-		}
-		slotOf := map[int]int{}
-		var shape [][]int
-		for k := range ops {
-			op := &ops[k]
-			var refs []int
-			var err error
-			touched(op, func(b int, _ bool) {
-				if err != nil {
-					return
-				}
-				switch w := writer[b]; {
-				case w == j:
-					s, ok := slotOf[b]
-					if !ok {
-						s = len(js.local[j])
-						slotOf[b] = s
-						js.local[j] = append(js.local[j], b)
-						if p.Buffers[b].Init != nil {
-							err = fmt.Errorf("pipeline: buffer %s of job %d has initial contents; a job's written buffers must be defined by the job itself so it can run in any buffers", p.Buffers[b].Name, j)
-						}
-					}
-					refs = append(refs, s)
-				case w >= 0:
-					err = fmt.Errorf("pipeline: job %d of %s reads buffer %s, which job %d writes: jobs are not independent", j, name, p.Buffers[b].Name, w)
-				default:
-					refs = append(refs, -1-b)
-				}
-			})
-			if err != nil {
-				return nil, err
-			}
-			shape = append(shape, refs)
-			if j > 0 {
-				if err := sameShape(&p.Steps[0].Ops[k], op); err != nil {
-					return nil, fmt.Errorf("pipeline: job %d of %s differs from job 0 at operation %d (%s): %v", j, name, k, op.Name, err)
-				}
-			}
+		shape, err := js.jobShape(writer, j)
+		if err != nil {
+			return nil, err
 		}
 		if j == 0 {
 			shape0 = shape
@@ -132,23 +75,111 @@ func analyze(in *workloads.Instance) (*jobSet, error) {
 			}
 			continue
 		}
-		if len(js.local[j]) != len(js.slotBytes) {
-			return nil, fmt.Errorf("pipeline: job %d of %s writes %d buffers, job 0 writes %d: jobs must have one shape", j, name, len(js.local[j]), len(js.slotBytes))
-		}
-		for s, b := range js.local[j] {
-			if p.Buffers[b].Bytes != js.slotBytes[s] {
-				return nil, fmt.Errorf("pipeline: job %d of %s: buffer %s has %d bytes, job 0's buffer in its place has %d", j, name, p.Buffers[b].Name, p.Buffers[b].Bytes, js.slotBytes[s])
-			}
-		}
-		for k := range shape {
-			for a := range shape[k] {
-				if shape[k][a] != shape0[k][a] {
-					return nil, fmt.Errorf("pipeline: job %d of %s: operation %d (%s) uses its buffers differently from job 0", j, name, k, ops[k].Name)
-				}
-			}
+		if err := js.conforms(j, shape, shape0); err != nil {
+			return nil, err
 		}
 	}
 	return js, nil
+}
+
+// bufferWriters returns, per buffer of p, the one job that writes it (-1:
+// none), or an error naming two jobs that write the same buffer.
+func bufferWriters(p *workloads.Program) ([]int, error) {
+	writer := make([]int, len(p.Buffers))
+	for b := range writer {
+		writer[b] = -1
+	}
+	for j := range p.Steps {
+		for k := range p.Steps[j].Ops {
+			var err error
+			touched(&p.Steps[j].Ops[k], func(b int, write bool) {
+				if !write || err != nil {
+					return
+				}
+				if w := writer[b]; w >= 0 && w != j {
+					err = fmt.Errorf("pipeline: jobs %d and %d of %s both write buffer %s: jobs are not independent", w, j, p.Name, p.Buffers[b].Name)
+				}
+				writer[b] = j
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return writer, nil
+}
+
+// jobShape finds job j's slots (into js.local[j]) and returns, per
+// operation, the slot (or -1-buffer for a shared buffer) each of its
+// buffer references names; after job 0 it also compares every operation
+// with job 0's.
+func (js *jobSet) jobShape(writer []int, j int) ([][]int, error) {
+	p := js.in.Prog
+	ops := p.Steps[j].Ops
+	if len(ops) != js.ops {
+		return nil, fmt.Errorf("pipeline: job %d of %s has %d operations, job 0 has %d: jobs must have one shape", j, p.Name, len(ops), js.ops)
+	}
+	slotOf := map[int]int{}
+	var shape [][]int
+	for k := range ops {
+		op := &ops[k]
+		var refs []int
+		var err error
+		touched(op, func(b int, _ bool) {
+			if err != nil {
+				return
+			}
+			switch w := writer[b]; {
+			case w == j:
+				s, ok := slotOf[b]
+				if !ok {
+					s = len(js.local[j])
+					slotOf[b] = s
+					js.local[j] = append(js.local[j], b)
+					if p.Buffers[b].Init != nil {
+						err = fmt.Errorf("pipeline: buffer %s of job %d has initial contents; a job's written buffers must be defined by the job itself so it can run in any buffers", p.Buffers[b].Name, j)
+					}
+				}
+				refs = append(refs, s)
+			case w >= 0:
+				err = fmt.Errorf("pipeline: job %d of %s reads buffer %s, which job %d writes: jobs are not independent", j, p.Name, p.Buffers[b].Name, w)
+			default:
+				refs = append(refs, -1-b)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		shape = append(shape, refs)
+		if j > 0 {
+			if err := sameShape(&p.Steps[0].Ops[k], op); err != nil {
+				return nil, fmt.Errorf("pipeline: job %d of %s differs from job 0 at operation %d (%s): %v", j, p.Name, k, op.Name, err)
+			}
+		}
+	}
+	return shape, nil
+}
+
+// conforms checks job j's slots and buffer references (shape) against
+// job 0's (shape0).
+func (js *jobSet) conforms(j int, shape, shape0 [][]int) error {
+	p := js.in.Prog
+	if len(js.local[j]) != len(js.slotBytes) {
+		return fmt.Errorf("pipeline: job %d of %s writes %d buffers, job 0 writes %d: jobs must have one shape", j, p.Name, len(js.local[j]), len(js.slotBytes))
+	}
+	for s, b := range js.local[j] {
+		if p.Buffers[b].Bytes != js.slotBytes[s] {
+			return fmt.Errorf("pipeline: job %d of %s: buffer %s has %d bytes, job 0's buffer in its place has %d", j, p.Name, p.Buffers[b].Name, p.Buffers[b].Bytes, js.slotBytes[s])
+		}
+	}
+	for k := range shape {
+		for a := range shape[k] {
+			if shape[k][a] != shape0[k][a] {
+				return fmt.Errorf("pipeline: job %d of %s: operation %d (%s) uses its buffers differently from job 0", j, p.Name, k, p.Steps[j].Ops[k].Name)
+			}
+		}
+	}
+	return nil
 }
 
 // sameShape reports how op differs from ref in anything but its buffers and

@@ -140,48 +140,66 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 	}
 	s.free = h.NewQueue("set free workers")
 	for w := 0; w < s.p.Workers; w++ {
-		wk := &worker{id: w, victim: (w + 1) % s.p.Workers}
-		s.workers = append(s.workers, wk)
-		if wk.stream, err = h.NewStream(device.StreamOptions{}); err != nil {
-			return fmt.Errorf("set: worker %d: %w", w, err)
+		if err := s.addWorker(h, w); err != nil {
+			return err
 		}
-		if s.p.Threaded {
-			wk.free = h.NewQueue(fmt.Sprintf("set worker %d free", w))
-			wk.bd = newBinder(js)
-		}
-		if s.shareSlots && w > 0 {
-			wk.slots = s.workers[0].slots
-			wk.done = s.callback(wk)
-			continue
-		}
-		for i := range js.slotBytes {
-			n := s.slotAlloc(i)
-			b, err := h.Malloc(n)
-			if err != nil {
-				return fmt.Errorf("set: worker %d: private buffer %d (%d bytes): %w", w, i, n, err)
-			}
-			wk.slots = append(wk.slots, b)
-		}
-		wk.done = s.callback(wk)
 	}
 	if s.p.Copies == CopiesBatched {
-		if err := s.prepareBatched(h); err != nil {
-			return err
-		}
-		if err := s.warmExecs(h); err != nil {
-			return err
-		}
-		if s.p.Threaded {
-			return s.startThreads(h)
-		}
+		err = s.prepareBatched(h)
+	} else {
+		s.dealJobs()
+		err = s.captureWorkers(h)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.warmExecs(h); err != nil {
+		return err
+	}
+	if s.p.Threaded {
+		return s.startThreads(h)
+	}
+	return nil
+}
+
+// addWorker makes worker w: its stream, its private buffers (worker 0's
+// under the shareSlots negative control) and its completion callback.
+func (s *SET) addWorker(h device.Host, w int) error {
+	wk := &worker{id: w, victim: (w + 1) % s.p.Workers}
+	s.workers = append(s.workers, wk)
+	var err error
+	if wk.stream, err = h.NewStream(device.StreamOptions{}); err != nil {
+		return fmt.Errorf("set: worker %d: %w", w, err)
+	}
+	if s.p.Threaded {
+		wk.free = h.NewQueue(fmt.Sprintf("set worker %d free", w))
+		wk.bd = newBinder(s.js)
+	}
+	if s.shareSlots && w > 0 {
+		wk.slots = s.workers[0].slots
+		wk.done = s.callback(wk)
 		return nil
 	}
-	// Deal jobs round-robin, bound to their worker's buffers.
-	per := (js.jobs() + s.p.Workers - 1) / s.p.Workers
+	for i := range s.js.slotBytes {
+		n := s.slotAlloc(i)
+		b, err := h.Malloc(n)
+		if err != nil {
+			return fmt.Errorf("set: worker %d: private buffer %d (%d bytes): %w", w, i, n, err)
+		}
+		wk.slots = append(wk.slots, b)
+	}
+	wk.done = s.callback(wk)
+	return nil
+}
+
+// dealJobs deals the jobs round-robin (or as dealTo says) into the
+// workers' queues, bound to their worker's buffers.
+func (s *SET) dealJobs() {
+	per := (s.js.jobs() + s.p.Workers - 1) / s.p.Workers
 	for _, wk := range s.workers {
 		wk.queue = make([]boundJob, 0, per)
 	}
-	for j := 0; j < js.jobs(); j++ {
+	for j := 0; j < s.js.jobs(); j++ {
 		wk := s.workers[j%s.p.Workers]
 		if s.dealTo != nil {
 			wk = s.workers[s.dealTo(j)]
@@ -190,36 +208,31 @@ func (s *SET) Prepare(h device.Host, in *workloads.Instance) error {
 		s.bd.bind(j, wk.slots, &wk.queue[len(wk.queue)-1])
 	}
 	s.dealt()
+}
+
+// captureWorkers captures every worker's graph (or ring of graphs, or
+// kernel graph) with the worker's first job, or any job: the nodes are
+// updated before every launch.
+func (s *SET) captureWorkers(h device.Host) error {
 	for _, wk := range s.workers {
-		// Capture the shape with the worker's first job (or any job: the
-		// nodes are updated before every launch).
 		first := boundJob{}
 		s.bd.bind(0, wk.slots, &first)
 		if len(wk.queue) > 0 {
 			first = wk.queue[0]
 		}
-		if s.p.Copies == CopiesStream {
-			if err := s.prepareKernelGraph(h, wk, &first); err != nil {
-				return fmt.Errorf("set: worker %d: %w", wk.id, err)
-			}
-			continue
+		var err error
+		switch {
+		case s.p.Copies == CopiesStream:
+			err = s.prepareKernelGraph(h, wk, &first)
+		case s.p.Ring > 0:
+			err = s.prepareRing(h, wk, &first)
+		default:
+			wk.exec, err = s.capture(h, wk.stream, &first)
+			wk.cur = boundJob{job: first.job, launches: append([]device.Launch(nil), first.launches...), copies: append([]device.Copy(nil), first.copies...)}
 		}
-		if s.p.Ring > 0 {
-			if err := s.prepareRing(h, wk, &first); err != nil {
-				return fmt.Errorf("set: worker %d: %w", wk.id, err)
-			}
-			continue
-		}
-		if wk.exec, err = s.capture(h, wk.stream, &first); err != nil {
+		if err != nil {
 			return fmt.Errorf("set: worker %d: %w", wk.id, err)
 		}
-		wk.cur = boundJob{job: first.job, launches: append([]device.Launch(nil), first.launches...), copies: append([]device.Copy(nil), first.copies...)}
-	}
-	if err := s.warmExecs(h); err != nil {
-		return err
-	}
-	if s.p.Threaded {
-		return s.startThreads(h)
 	}
 	return nil
 }

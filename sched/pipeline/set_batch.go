@@ -121,60 +121,30 @@ func (s *SET) validateBatched(js *jobSet) error {
 // operations outside r) and of every slot, and checks that chunks of
 // consecutive jobs can be copied in and out with one copy each.
 func newBatchLayout(js *jobSet, r kernelRange) (*batchLayout, error) {
-	in := js.in
-	name := in.Prog.Name
-	jobs := js.jobs()
-	lo0, _ := in.StepRange(0)
 	l := &batchLayout{nIn: r.lo, stride: make([]int64, len(js.slotBytes)), slotOf: map[int]int{}}
 	for sl, b := range js.local[0] {
 		l.slotOf[b] = sl
 	}
 	copyIn := make([]bool, len(js.slotBytes))
+	lo0, _ := js.in.StepRange(0)
 	for k := 0; k < js.ops; k++ {
 		if k >= r.lo && k < r.hi {
 			continue // the kernel range
 		}
-		op := in.Op(lo0 + k)
-		c := op.Copy
-		dev := c.Dst
-		if c.Kind == device.DeviceToHost {
-			dev = c.Src
+		bc, err := l.hostCopy(js, k)
+		if err != nil {
+			return nil, err
 		}
-		slot, ok := l.slotOf[dev]
-		if !ok {
-			return nil, fmt.Errorf("set: batched copies (copies=batched) need every host copy to touch the job's own device buffer; %s's operation %d (%s) copies out of buffer %s, which no job writes", name, k, op.Name, in.Prog.Buffers[dev].Name)
-		}
-		bc := batchCopy{op: k, slot: slot, base: c.HostOff, bytes: c.Bytes, stride: alignSlot(js.slotBytes[slot]),
-			label: fmt.Sprintf("%s batched %s (operation %d)", name, c.Kind, k)}
-		if jobs > 1 {
-			lo1, _ := in.StepRange(1)
-			bc.stride = in.Op(lo1+k).Copy.HostOff - bc.base
-		}
-		for j := 1; j < jobs; j++ {
-			loj, _ := in.StepRange(j)
-			opj := in.Op(loj + k)
-			if got, want := opj.Copy.HostOff, bc.base+int64(j)*bc.stride; got != want {
-				return nil, fmt.Errorf("set: batched copies (copies=batched) need every host copy evenly strided over the jobs; %s's operation %d (%s) is not: job %d's host offset is %d, not %d (job 0's %d + %d x job 1's stride %d)", name, k, opj.Name, j, got, want, bc.base, j, bc.stride)
-			}
-		}
-		if bc.stride <= 0 {
-			return nil, fmt.Errorf("set: batched copies (copies=batched) need every host copy strided upwards; %s's operation %d (%s) has host stride %d", name, k, op.Name, bc.stride)
-		}
-		if bc.stride%batchAlign != 0 {
-			return nil, fmt.Errorf("set: batched copies (copies=batched) need host strides that are multiples of %d bytes, so every slot of a batch buffer starts aligned; %s's operation %d (%s) has host stride %d", batchAlign, name, k, op.Name, bc.stride)
-		}
-		if bc.stride < js.slotBytes[slot] {
-			return nil, fmt.Errorf("set: batched copies (copies=batched) need every host stride to hold the device buffer it copies; %s's operation %d (%s) has host stride %d for a %d-byte buffer", name, k, op.Name, bc.stride, js.slotBytes[slot])
-		}
-		if st := l.stride[slot]; st != 0 && st != bc.stride {
+		name, op := js.in.Prog.Name, js.in.Op(lo0+k)
+		if st := l.stride[bc.slot]; st != 0 && st != bc.stride {
 			return nil, fmt.Errorf("set: batched copies (copies=batched) need one stride per device buffer; %s's operation %d (%s) has host stride %d, another copy of its buffer %d", name, k, op.Name, bc.stride, st)
 		}
-		l.stride[slot] = bc.stride
-		if c.Kind == device.HostToDevice {
-			if copyIn[slot] {
+		l.stride[bc.slot] = bc.stride
+		if op.Copy.Kind == device.HostToDevice {
+			if copyIn[bc.slot] {
 				return nil, fmt.Errorf("set: batched copies (copies=batched) need at most one host-to-device copy per device buffer (a coalesced copy writes the gaps between slots too); %s's operation %d (%s) is a second", name, k, op.Name)
 			}
-			copyIn[slot] = true
+			copyIn[bc.slot] = true
 		}
 		l.copies = append(l.copies, bc)
 	}
@@ -183,10 +153,60 @@ func newBatchLayout(js *jobSet, r kernelRange) (*batchLayout, error) {
 			l.stride[sl] = alignSlot(js.slotBytes[sl])
 		}
 	}
-	// A coalesced copy-out writes the whole span of its chunk's jobs in
-	// the host buffer: no other host copy may touch that span.
+	if err := l.checkSpans(js); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// hostCopy describes host copy k of js's jobs as a strided batchCopy and
+// checks that its stride can be coalesced.
+func (l *batchLayout) hostCopy(js *jobSet, k int) (batchCopy, error) {
+	in := js.in
+	name := in.Prog.Name
+	jobs := js.jobs()
+	lo0, _ := in.StepRange(0)
+	op := in.Op(lo0 + k)
+	c := op.Copy
+	dev := c.Dst
+	if c.Kind == device.DeviceToHost {
+		dev = c.Src
+	}
+	slot, ok := l.slotOf[dev]
+	if !ok {
+		return batchCopy{}, fmt.Errorf("set: batched copies (copies=batched) need every host copy to touch the job's own device buffer; %s's operation %d (%s) copies out of buffer %s, which no job writes", name, k, op.Name, in.Prog.Buffers[dev].Name)
+	}
+	bc := batchCopy{op: k, slot: slot, base: c.HostOff, bytes: c.Bytes, stride: alignSlot(js.slotBytes[slot]),
+		label: fmt.Sprintf("%s batched %s (operation %d)", name, c.Kind, k)}
+	if jobs > 1 {
+		lo1, _ := in.StepRange(1)
+		bc.stride = in.Op(lo1+k).Copy.HostOff - bc.base
+	}
+	for j := 1; j < jobs; j++ {
+		loj, _ := in.StepRange(j)
+		opj := in.Op(loj + k)
+		if got, want := opj.Copy.HostOff, bc.base+int64(j)*bc.stride; got != want {
+			return batchCopy{}, fmt.Errorf("set: batched copies (copies=batched) need every host copy evenly strided over the jobs; %s's operation %d (%s) is not: job %d's host offset is %d, not %d (job 0's %d + %d x job 1's stride %d)", name, k, opj.Name, j, got, want, bc.base, j, bc.stride)
+		}
+	}
+	switch {
+	case bc.stride <= 0:
+		return batchCopy{}, fmt.Errorf("set: batched copies (copies=batched) need every host copy strided upwards; %s's operation %d (%s) has host stride %d", name, k, op.Name, bc.stride)
+	case bc.stride%batchAlign != 0:
+		return batchCopy{}, fmt.Errorf("set: batched copies (copies=batched) need host strides that are multiples of %d bytes, so every slot of a batch buffer starts aligned; %s's operation %d (%s) has host stride %d", batchAlign, name, k, op.Name, bc.stride)
+	case bc.stride < js.slotBytes[slot]:
+		return batchCopy{}, fmt.Errorf("set: batched copies (copies=batched) need every host stride to hold the device buffer it copies; %s's operation %d (%s) has host stride %d for a %d-byte buffer", name, k, op.Name, bc.stride, js.slotBytes[slot])
+	}
+	return bc, nil
+}
+
+// checkSpans checks that no host copy touches the span a coalesced
+// copy-out writes: the whole range of its chunk's jobs in the host buffer.
+func (l *batchLayout) checkSpans(js *jobSet) error {
+	in := js.in
+	lo0, _ := in.StepRange(0)
 	span := func(bc *batchCopy) (lo, hi int64) {
-		return bc.base, bc.base + int64(jobs-1)*bc.stride + bc.bytes
+		return bc.base, bc.base + int64(js.jobs()-1)*bc.stride + bc.bytes
 	}
 	for a := range l.copies {
 		for b := a + 1; b < len(l.copies); b++ {
@@ -198,11 +218,11 @@ func newBatchLayout(js *jobSet, r kernelRange) (*batchLayout, error) {
 			alo, ahi := span(ca)
 			blo, bhi := span(cb)
 			if alo < bhi && blo < ahi {
-				return nil, fmt.Errorf("set: batched copies (copies=batched) need the host ranges of a written host buffer apart; %s's operations %d and %d (%s, %s) interleave in host buffer %s", name, ca.op, cb.op, in.Op(lo0+ca.op).Name, in.Op(lo0+cb.op).Name, in.Prog.Host[ka.Host].Name)
+				return fmt.Errorf("set: batched copies (copies=batched) need the host ranges of a written host buffer apart; %s's operations %d and %d (%s, %s) interleave in host buffer %s", in.Prog.Name, ca.op, cb.op, in.Op(lo0+ca.op).Name, in.Op(lo0+cb.op).Name, in.Prog.Host[ka.Host].Name)
 			}
 		}
 	}
-	return l, nil
+	return nil
 }
 
 // sameKernelScalars checks that every job's kernels in r pass job 0's

@@ -339,34 +339,11 @@ func findPairs(in *workloads.Instance) []item {
 // Prepare implements sched.Preparer: streams, events, counters, order
 // tables and the synchronized launches, all outside the timed run.
 func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
-	var err error
-	var info *device.Info
-	if ih, ok := h.(device.InfoHost); ok {
-		i := ih.DeviceInfo()
-		info = &i
-	}
-	if info == nil && (s.opt.shaping() || s.opt.TailRowsAt > 0) {
-		return fmt.Errorf("tilesync: blocks_per_sm, producer_alone and tail_rows_at need the device's description (the host does not implement device.InfoHost)")
-	}
-	if info != nil && s.opt.BlocksPerSM > info.MaxBlocksPerSM {
-		return fmt.Errorf("tilesync: blocks_per_sm %d: %s holds at most %d blocks per SM", s.opt.BlocksPerSM, info.Name, info.MaxBlocksPerSM)
-	}
-	lo, hi := 0, 0
-	if info != nil {
-		lo, hi = info.StreamPriorityLowest, info.StreamPriorityHigh
-	} else {
-		hi = -1 // every CUDA GPU since Kepler has at least priorities 0 and -1
-	}
-	if s.prodS, err = h.NewStream(device.StreamOptions{Priority: hi}); err != nil {
+	info, err := s.deviceInfo(h)
+	if err != nil {
 		return err
 	}
-	if s.consS, err = h.NewStream(device.StreamOptions{Priority: lo}); err != nil {
-		return err
-	}
-	if s.evPre, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
-		return err
-	}
-	if s.evC, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+	if err := s.newStreams(h, info); err != nil {
 		return err
 	}
 	if s.isStream() {
@@ -385,74 +362,9 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 		if it.pr == nil {
 			continue
 		}
-		prod, _ := tiles.FromOp(in.Op(it.op))
-		cons, _ := tiles.FromOp(in.Op(it.op + 1))
-		var c Choice
-		if s.auto || s.opt.WaitKernel == "auto" || s.opt.TileOrder == "auto" {
-			if info == nil {
-				return fmt.Errorf("tilesync: the rule needs the device's description (the host does not implement device.InfoHost); give policy, wait_kernel and tile_order explicitly")
-			}
-			if c, err = Choose(info, prod, cons, s.opt.MinGain); err != nil {
-				return err
-			}
-		}
-		if !s.auto {
-			rule := c
-			c.Policy = s.policy
-			if s.fine {
-				c.Policy = Finest(prod, cons)
-			}
-			c.Why = "policy given"
-			if rule.Why != "" {
-				c.Why += fmt.Sprintf("; the rule would pick %s: %s", rule.Policy, rule.Why)
-			}
-		}
-		if s.opt.shaping() {
-			// The rule counted waves at the kernels' own occupancy; padded,
-			// the pair may no longer fit one wave, and without the wait
-			// kernel spinning consumers could then hold every SM.
-			c.WaitKernel = true
-		}
-		if a, on, _ := tri("", s.opt.WaitKernel); !a {
-			c.WaitKernel = on
-		}
-		if a, on, _ := tri("", s.opt.TileOrder); !a {
-			c.TileOrder = on
-		}
-		if s.opt.TailRowsAt > 0 {
-			c.TileOrder = true // New refused tile_order off
-		}
-		c.IndependentFirst = true
-		if a, on, _ := tri("", s.opt.IndependentFirst); !a {
-			c.IndependentFirst = on
-		}
-		if c.Policy == StreamSync {
-			// The rule found nothing to gain: this pair runs stream-ordered.
-			s.choices = append(s.choices, fmt.Sprintf("%s -> %s: stream (%s)", in.Op(it.op).Name, in.Op(it.op+1).Name, c.Why))
-			continue
-		}
-		pair, err := NewPair(c.Policy, prod, cons)
-		if err != nil {
-			return fmt.Errorf("%s -> %s: %w", in.Op(it.op).Name, in.Op(it.op+1).Name, err)
-		}
-		pr := it.pr
-		pr.pair, pr.choice = pair, c
-		choice := fmt.Sprintf("%s -> %s: %s wait=%v order=%v indep=%v (%s)", in.Op(it.op).Name, in.Op(it.op+1).Name,
-			c.Policy, c.WaitKernel, c.TileOrder, c.IndependentFirst, c.Why)
-		if err := s.build(h, in, it.op, pr, waitK); err != nil {
+		if err := s.preparePair(h, info, in, it, waitK); err != nil {
 			return err
 		}
-		if err := s.opt.shapePair(info, &pr.prodL, &pr.consL); err != nil {
-			return fmt.Errorf("tilesync: %s -> %s: %w", in.Op(it.op).Name, in.Op(it.op+1).Name, err)
-		}
-		if s.opt.TailRowsAt > 0 {
-			note, err := s.orderTailRows(h, info, pr)
-			if err != nil {
-				return err
-			}
-			choice += "; " + note
-		}
-		s.choices = append(s.choices, choice)
 	}
 	var items []item
 	for _, it := range s.items {
@@ -464,6 +376,133 @@ func (s *Scheduler) Prepare(h device.Host, in *workloads.Instance) error {
 	}
 	s.items = items
 	return s.padSolo(info, in)
+}
+
+// deviceInfo returns the device's description (nil if the host has none)
+// and checks the options that need it.
+func (s *Scheduler) deviceInfo(h device.Host) (*device.Info, error) {
+	var info *device.Info
+	if ih, ok := h.(device.InfoHost); ok {
+		i := ih.DeviceInfo()
+		info = &i
+	}
+	if info == nil && (s.opt.shaping() || s.opt.TailRowsAt > 0) {
+		return nil, fmt.Errorf("tilesync: blocks_per_sm, producer_alone and tail_rows_at need the device's description (the host does not implement device.InfoHost)")
+	}
+	if info != nil && s.opt.BlocksPerSM > info.MaxBlocksPerSM {
+		return nil, fmt.Errorf("tilesync: blocks_per_sm %d: %s holds at most %d blocks per SM", s.opt.BlocksPerSM, info.Name, info.MaxBlocksPerSM)
+	}
+	return info, nil
+}
+
+// newStreams makes the producer's stream (high priority), the consumer's
+// (low) and the two events between them.
+func (s *Scheduler) newStreams(h device.Host, info *device.Info) error {
+	lo, hi := 0, 0
+	if info != nil {
+		lo, hi = info.StreamPriorityLowest, info.StreamPriorityHigh
+	} else {
+		hi = -1 // every CUDA GPU since Kepler has at least priorities 0 and -1
+	}
+	var err error
+	if s.prodS, err = h.NewStream(device.StreamOptions{Priority: hi}); err != nil {
+		return err
+	}
+	if s.consS, err = h.NewStream(device.StreamOptions{Priority: lo}); err != nil {
+		return err
+	}
+	if s.evPre, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+		return err
+	}
+	s.evC, err = h.NewEvent(device.EventOptions{DisableTiming: true})
+	return err
+}
+
+// preparePair decides how pair it runs and, unless stream-ordered, builds
+// its synchronized launches; it records the choice.
+func (s *Scheduler) preparePair(h device.Host, info *device.Info, in *workloads.Instance, it item, waitK *device.Kernel) error {
+	names := in.Op(it.op).Name + " -> " + in.Op(it.op+1).Name
+	prod, _ := tiles.FromOp(in.Op(it.op))
+	cons, _ := tiles.FromOp(in.Op(it.op + 1))
+	c, err := s.choose(info, prod, cons)
+	if err != nil {
+		return err
+	}
+	if c.Policy == StreamSync {
+		// The rule found nothing to gain: this pair runs stream-ordered.
+		s.choices = append(s.choices, fmt.Sprintf("%s: stream (%s)", names, c.Why))
+		return nil
+	}
+	pair, err := NewPair(c.Policy, prod, cons)
+	if err != nil {
+		return fmt.Errorf("%s: %w", names, err)
+	}
+	pr := it.pr
+	pr.pair, pr.choice = pair, c
+	choice := fmt.Sprintf("%s: %s wait=%v order=%v indep=%v (%s)", names,
+		c.Policy, c.WaitKernel, c.TileOrder, c.IndependentFirst, c.Why)
+	if err := s.build(h, in, it.op, pr, waitK); err != nil {
+		return err
+	}
+	if err := s.opt.shapePair(info, &pr.prodL, &pr.consL); err != nil {
+		return fmt.Errorf("tilesync: %s: %w", names, err)
+	}
+	if s.opt.TailRowsAt > 0 {
+		note, err := s.orderTailRows(h, info, pr)
+		if err != nil {
+			return err
+		}
+		choice += "; " + note
+	}
+	s.choices = append(s.choices, choice)
+	return nil
+}
+
+// choose is the pair's policy, wait kernel, tile order and independent-
+// first setting: the rule's (Choose) where the options ask for it, the
+// options' where they give them.
+func (s *Scheduler) choose(info *device.Info, prod, cons tiles.Stage) (Choice, error) {
+	var c Choice
+	if s.auto || s.opt.WaitKernel == "auto" || s.opt.TileOrder == "auto" {
+		if info == nil {
+			return c, fmt.Errorf("tilesync: the rule needs the device's description (the host does not implement device.InfoHost); give policy, wait_kernel and tile_order explicitly")
+		}
+		var err error
+		if c, err = Choose(info, prod, cons, s.opt.MinGain); err != nil {
+			return c, err
+		}
+	}
+	if !s.auto {
+		rule := c
+		c.Policy = s.policy
+		if s.fine {
+			c.Policy = Finest(prod, cons)
+		}
+		c.Why = "policy given"
+		if rule.Why != "" {
+			c.Why += fmt.Sprintf("; the rule would pick %s: %s", rule.Policy, rule.Why)
+		}
+	}
+	if s.opt.shaping() {
+		// The rule counted waves at the kernels' own occupancy; padded,
+		// the pair may no longer fit one wave, and without the wait
+		// kernel spinning consumers could then hold every SM.
+		c.WaitKernel = true
+	}
+	if a, on, _ := tri("", s.opt.WaitKernel); !a {
+		c.WaitKernel = on
+	}
+	if a, on, _ := tri("", s.opt.TileOrder); !a {
+		c.TileOrder = on
+	}
+	if s.opt.TailRowsAt > 0 {
+		c.TileOrder = true // New refused tile_order off
+	}
+	c.IndependentFirst = true
+	if a, on, _ := tri("", s.opt.IndependentFirst); !a {
+		c.IndependentFirst = on
+	}
+	return c, nil
 }
 
 // padSolo gives every solo kernel its own launch capped at
@@ -582,7 +621,6 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 		return fmt.Errorf("tilesync: Run before Prepare")
 	}
 	s.iter++
-	it32 := device.I32(int32(s.iter))
 	pending := false // a consumer is in flight on consS
 	issued := false  // something was issued on prodS in this run
 	if s.ph != nil {
@@ -609,44 +647,10 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 			issued = true
 			continue
 		}
-		pr := it.pr
-		pr.prodL.Args[tiles.ArgIter] = it32
-		pr.consL.Args[tiles.ArgIter] = it32
-		pr.consSync.Iter = s.iter
-		// The consumer must also see everything issued before its producer
-		// in this run (earlier runs ended synchronized).
-		if issued {
-			if err := h.Record(s.evPre, s.prodS); err != nil {
-				return err
-			}
-			if err := h.Wait(s.consS, s.evPre); err != nil {
-				return err
-			}
-		}
-		issued = true
-		if err := h.Launch(s.prodS, &pr.prodL); err != nil {
+		if err := s.issuePair(h, in, it, issued); err != nil {
 			return err
 		}
-		if err := s.markEnd(h, s.prodS, in, it.op); err != nil {
-			return err
-		}
-		if pr.choice.WaitKernel {
-			pr.waitL.Args[1] = it32
-			pr.waitSync.Iter = s.iter
-			if err := h.Launch(s.consS, &pr.waitL); err != nil {
-				return err
-			}
-		}
-		if err := h.Launch(s.consS, &pr.consL); err != nil {
-			return err
-		}
-		if err := s.markEnd(h, s.consS, in, it.op+1); err != nil {
-			return err
-		}
-		if err := h.Record(s.evC, s.consS); err != nil {
-			return err
-		}
-		pending = true
+		issued, pending = true, true
 	}
 	if pending {
 		if err := h.StreamSynchronize(s.consS); err != nil {
@@ -660,6 +664,47 @@ func (s *Scheduler) Run(h device.Host, in *workloads.Instance) error {
 		return s.ph.end(h)
 	}
 	return nil
+}
+
+// issuePair issues pair it of this run: its producer on prodS, its wait
+// kernel (if any) and consumer on consS behind whatever was issued before
+// (issued), and the event the next operation waits on.
+func (s *Scheduler) issuePair(h device.Host, in *workloads.Instance, it item, issued bool) error {
+	pr := it.pr
+	it32 := device.I32(int32(s.iter))
+	pr.prodL.Args[tiles.ArgIter] = it32
+	pr.consL.Args[tiles.ArgIter] = it32
+	pr.consSync.Iter = s.iter
+	// The consumer must also see everything issued before its producer in
+	// this run (earlier runs ended synchronized).
+	if issued {
+		if err := h.Record(s.evPre, s.prodS); err != nil {
+			return err
+		}
+		if err := h.Wait(s.consS, s.evPre); err != nil {
+			return err
+		}
+	}
+	if err := h.Launch(s.prodS, &pr.prodL); err != nil {
+		return err
+	}
+	if err := s.markEnd(h, s.prodS, in, it.op); err != nil {
+		return err
+	}
+	if pr.choice.WaitKernel {
+		pr.waitL.Args[1] = it32
+		pr.waitSync.Iter = s.iter
+		if err := h.Launch(s.consS, &pr.waitL); err != nil {
+			return err
+		}
+	}
+	if err := h.Launch(s.consS, &pr.consL); err != nil {
+		return err
+	}
+	if err := s.markEnd(h, s.consS, in, it.op+1); err != nil {
+		return err
+	}
+	return h.Record(s.evC, s.consS)
 }
 
 // issueSolo issues a solo operation on the producer's stream.

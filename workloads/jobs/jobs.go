@@ -135,88 +135,108 @@ func build(s jobShape, jobs int, seed int64) (*workloads.Program, func(j int) []
 		},
 	}
 	for j := 0; j < jobs; j++ {
-		in := len(p.Buffers)
-		p.Buffers = append(p.Buffers,
-			workloads.BufferSpec{Name: fmt.Sprintf("in[%d]", j), Bytes: s.inBytes},
-			workloads.BufferSpec{Name: fmt.Sprintf("out[%d]", j), Bytes: s.outBytes})
-		out := in + 1
-		scratch := make([]int, len(s.scratch))
-		for i, b := range s.scratch {
-			scratch[i] = len(p.Buffers)
-			p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: fmt.Sprintf("scratch%d[%d]", i, j), Bytes: b})
-		}
-		ops := []workloads.Op{{
-			Name: fmt.Sprintf("%s[%d] in", s.name, j), Kind: workloads.OpCopy,
-			Copy: workloads.CopySpec{Kind: device.HostToDevice, Dst: in, Host: hostIn, HostOff: int64(j) * inB, Bytes: s.inBytes},
-		}}
-		for _, k := range s.kernels(in, out, scratch) {
-			k.Name = fmt.Sprintf("%s[%d] %s", s.name, j, k.Name)
-			k.Kind = workloads.OpKernel
-			ops = append(ops, k)
-		}
-		ops = append(ops, workloads.Op{
-			Name: fmt.Sprintf("%s[%d] out", s.name, j), Kind: workloads.OpCopy,
-			Copy: workloads.CopySpec{Kind: device.DeviceToHost, Src: out, Host: hostOut, HostOff: int64(j) * outB, Bytes: s.outBytes},
-		})
-		p.Steps = append(p.Steps, workloads.Step{Ops: ops})
+		s.addJob(p, j, inB, outB)
 	}
-	// reference is job j's expected output slot, from its regenerated input.
-	reference := func(j int) []byte {
-		in := make([]byte, s.inBytes)
-		s.input(jobRand(seed, j), in)
-		out := make([]byte, s.outBytes)
-		s.ref(in, out)
-		return out
-	}
-	// all computes every job's reference once, in parallel (jobs are
-	// independent, so the result does not depend on the schedule), and
-	// keeps them: a GPU experiment checks every repetition of every row.
-	var (
-		once sync.Once
-		refs [][]byte
-	)
-	all := func() [][]byte {
-		once.Do(func() {
-			refs = make([][]byte, jobs)
-			var wg sync.WaitGroup
-			next := make(chan int)
-			for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for j := range next {
-						refs[j] = reference(j)
-					}
-				}()
-			}
-			for j := 0; j < jobs; j++ {
-				next <- j
-			}
-			close(next)
-			wg.Wait()
-		})
-		return refs
-	}
-	p.Check = func(outputs map[string][]byte) error {
-		got, ok := outputs["out"]
-		if !ok {
-			return fmt.Errorf("%s: output %q missing", s.name, "out")
-		}
-		if int64(len(got)) != outB*int64(jobs) {
-			return fmt.Errorf("%s: output has %d bytes, want %d", s.name, len(got), outB*int64(jobs))
-		}
-		refs := all()
-		for j := 0; j < jobs; j++ {
-			if err := s.compare(got[int64(j)*outB:int64(j)*outB+s.outBytes], refs[j]); err != nil {
-				return fmt.Errorf("%s: job %d: %w", s.name, j, err)
-			}
-		}
-		return nil
-	}
+	refs := &references{s: &s, seed: seed, jobs: jobs}
+	p.Check = func(outputs map[string][]byte) error { return refs.check(outputs, outB) }
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
-	return p, reference, nil
+	return p, refs.reference, nil
+}
+
+// addJob appends job j to p: its device buffers and its step (copy in from
+// host slot j, the kernels, copy out to host slot j; slots inB and outB
+// bytes apart).
+func (s *jobShape) addJob(p *workloads.Program, j int, inB, outB int64) {
+	in := len(p.Buffers)
+	p.Buffers = append(p.Buffers,
+		workloads.BufferSpec{Name: fmt.Sprintf("in[%d]", j), Bytes: s.inBytes},
+		workloads.BufferSpec{Name: fmt.Sprintf("out[%d]", j), Bytes: s.outBytes})
+	out := in + 1
+	scratch := make([]int, len(s.scratch))
+	for i, b := range s.scratch {
+		scratch[i] = len(p.Buffers)
+		p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: fmt.Sprintf("scratch%d[%d]", i, j), Bytes: b})
+	}
+	ops := []workloads.Op{{
+		Name: fmt.Sprintf("%s[%d] in", s.name, j), Kind: workloads.OpCopy,
+		Copy: workloads.CopySpec{Kind: device.HostToDevice, Dst: in, Host: hostIn, HostOff: int64(j) * inB, Bytes: s.inBytes},
+	}}
+	for _, k := range s.kernels(in, out, scratch) {
+		k.Name = fmt.Sprintf("%s[%d] %s", s.name, j, k.Name)
+		k.Kind = workloads.OpKernel
+		ops = append(ops, k)
+	}
+	ops = append(ops, workloads.Op{
+		Name: fmt.Sprintf("%s[%d] out", s.name, j), Kind: workloads.OpCopy,
+		Copy: workloads.CopySpec{Kind: device.DeviceToHost, Src: out, Host: hostOut, HostOff: int64(j) * outB, Bytes: s.outBytes},
+	})
+	p.Steps = append(p.Steps, workloads.Step{Ops: ops})
+}
+
+// references are the jobs' expected output slots, computed on the CPU.
+type references struct {
+	s    *jobShape
+	seed int64
+	jobs int
+	once sync.Once
+	refs [][]byte
+}
+
+// reference is job j's expected output slot, from its regenerated input.
+func (r *references) reference(j int) []byte {
+	in := make([]byte, r.s.inBytes)
+	r.s.input(jobRand(r.seed, j), in)
+	out := make([]byte, r.s.outBytes)
+	r.s.ref(in, out)
+	return out
+}
+
+// all computes every job's reference once, in parallel (jobs are
+// independent, so the result does not depend on the schedule), and keeps
+// them: a GPU experiment checks every repetition of every row.
+func (r *references) all() [][]byte {
+	r.once.Do(func() {
+		r.refs = make([][]byte, r.jobs)
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range next {
+					r.refs[j] = r.reference(j)
+				}
+			}()
+		}
+		for j := 0; j < r.jobs; j++ {
+			next <- j
+		}
+		close(next)
+		wg.Wait()
+	})
+	return r.refs
+}
+
+// check compares the "out" host buffer (slots outB bytes apart) with the
+// references, job by job.
+func (r *references) check(outputs map[string][]byte, outB int64) error {
+	s := r.s
+	got, ok := outputs["out"]
+	if !ok {
+		return fmt.Errorf("%s: output %q missing", s.name, "out")
+	}
+	if int64(len(got)) != outB*int64(r.jobs) {
+		return fmt.Errorf("%s: output has %d bytes, want %d", s.name, len(got), outB*int64(r.jobs))
+	}
+	refs := r.all()
+	for j := 0; j < r.jobs; j++ {
+		if err := s.compare(got[int64(j)*outB:int64(j)*outB+s.outBytes], refs[j]); err != nil {
+			return fmt.Errorf("%s: job %d: %w", s.name, j, err)
+		}
+	}
+	return nil
 }
 
 // f32 reads element i of a little-endian float32 section starting at off.

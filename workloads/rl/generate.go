@@ -172,9 +172,38 @@ func generate(p Params, seed int64) (*workloads.Program, *referenceOutputs, erro
 		return nil, nil, err
 	}
 	m := newModel(tpl, p.Envs, p.EnvsPerGroup)
+	c := stepConsts{dt: float32(p.DT), gdt: gravity * float32(p.DT), invdt: 1 / float32(p.DT), damp: float32(p.Damping), iterations: p.Iterations}
+	run := runOnHost(p, m, c, seed)
+	lay := layOut(m, run.decisions)
+	e := emitter{m: m, p: p, k: kern, c: c, secs: func(s, g, t int) (section, section, section) {
+		x := lay.secs[s][g][t]
+		return x.list, x.contacts, x.gather
+	}}
+	prog := &workloads.Program{Name: fmt.Sprintf("rl-physics(%s,envs=%d/%d,steps=%d)", p.Env, p.Envs, p.EnvsPerGroup, p.Steps), Buffers: buffers(p, m, run, lay)}
+	for s := 0; s < p.Steps; s++ {
+		prog.Steps = append(prog.Steps, workloads.Step{Ops: e.step(s, run.decisions[s])})
+	}
+	want := &referenceOutputs{pos: run.st.pos, vel: run.st.vel, obs: run.obs, mask: run.masks, pairs: m.pairs() > 0}
+	prog.Check = want.check
+	prog.Dynamic = true // the host picks each step's contact kernels from the last step's state
+	return prog, want, nil
+}
+
+// hostRun is the batch run on the host: the state the program starts
+// from, the actions it applies, and each step's results and decisions
+// (which contact kernels run, over which lists).
+type hostRun struct {
+	init, st  *state // at the program's first step, and after its last
+	acts, obs []float32
+	masks     []uint32
+	decisions [][]*groupStep // per step, per group
+}
+
+// runOnHost runs the warm-up steps and then the program's steps on the
+// host, recording each decision.
+func runOnHost(p Params, m *model, c stepConsts, seed int64) *hostRun {
 	rng := rand.New(rand.NewSource(seed))
 	st := m.initialState(rng, float32(p.Drop))
-	c := stepConsts{dt: float32(p.DT), gdt: gravity * float32(p.DT), invdt: 1 / float32(p.DT), damp: float32(p.Damping), iterations: p.Iterations}
 	nPart := m.gp * m.groups
 	action := func() []float32 {
 		a := make([]float32, 3*nPart)
@@ -190,82 +219,89 @@ func generate(p Params, seed int64) (*workloads.Program, *referenceOutputs, erro
 			m.stepGroup(st, g, act[3*g*m.gp:3*(g+1)*m.gp], c, obsScratch[4*g*m.envsPerGroup:])
 		}
 	}
-	init := &state{pos: append([]float32(nil), st.pos...), prev: append([]float32(nil), st.prev...), vel: append([]float32(nil), st.vel...)}
-
-	// Run the program's steps on the host, recording each decision.
-	acts := make([]float32, 0, 3*nPart*p.Steps)
-	obs := make([]float32, 4*p.Envs*p.Steps)
-	masks := make([]uint32, 0, p.Steps*m.groups*m.pairs())
-	decisions := make([][]*groupStep, p.Steps)
+	r := &hostRun{
+		init:      &state{pos: append([]float32(nil), st.pos...), prev: append([]float32(nil), st.prev...), vel: append([]float32(nil), st.vel...)},
+		st:        st,
+		acts:      make([]float32, 0, 3*nPart*p.Steps),
+		obs:       make([]float32, 4*p.Envs*p.Steps),
+		masks:     make([]uint32, 0, p.Steps*m.groups*m.pairs()),
+		decisions: make([][]*groupStep, p.Steps),
+	}
 	for s := 0; s < p.Steps; s++ {
 		act := action()
-		acts = append(acts, act...)
+		r.acts = append(r.acts, act...)
 		for g := 0; g < m.groups; g++ {
-			gs := m.stepGroup(st, g, act[3*g*m.gp:3*(g+1)*m.gp], c, obs[4*(s*p.Envs+g*m.envsPerGroup):])
-			masks = append(masks, gs.mask...)
-			decisions[s] = append(decisions[s], gs)
+			gs := m.stepGroup(st, g, act[3*g*m.gp:3*(g+1)*m.gp], c, r.obs[4*(s*p.Envs+g*m.envsPerGroup):])
+			r.masks = append(r.masks, gs.mask...)
+			r.decisions[s] = append(r.decisions[s], gs)
 		}
 	}
+	return r
+}
 
-	// Lay out the per-step lists, contacts and gather rows.
-	var lists, gather []int32
-	contactsLen := 0
-	type sections struct{ list, contacts, gather section }
-	secs := make([][][numContactTypes]sections, p.Steps)
+// sections are where a step's group's contact type finds its list, its
+// contacts and its gather rows.
+type sections struct{ list, contacts, gather section }
+
+// listLayout holds every step's contact lists, contacts and gather rows,
+// laid out one after another.
+type listLayout struct {
+	lists, gather []int32
+	contactsLen   int
+	secs          [][][numContactTypes]sections // per step, per group, per type
+}
+
+// layOut lays out the per-step lists, contacts and gather rows.
+func layOut(m *model, decisions [][]*groupStep) *listLayout {
+	l := &listLayout{secs: make([][][numContactTypes]sections, len(decisions))}
 	for s := range decisions {
-		secs[s] = make([][numContactTypes]sections, m.groups)
+		l.secs[s] = make([][numContactTypes]sections, m.groups)
 		for g, gs := range decisions[s] {
 			for t := 0; t < numContactTypes; t++ {
 				if !gs.present(t) {
 					continue
 				}
-				sc := &secs[s][g][t]
-				sc.list = section{len(lists), len(gs.lists[t])}
-				lists = append(lists, gs.lists[t]...)
-				sc.contacts = section{contactsLen, contactFloats * len(gs.lists[t])}
-				contactsLen += contactFloats * len(gs.lists[t])
+				sc := &l.secs[s][g][t]
+				sc.list = section{len(l.lists), len(gs.lists[t])}
+				l.lists = append(l.lists, gs.lists[t]...)
+				sc.contacts = section{l.contactsLen, contactFloats * len(gs.lists[t])}
+				l.contactsLen += contactFloats * len(gs.lists[t])
 				if t >= numClasses {
-					sc.gather = section{len(gather), len(gs.gather[t])}
-					gather = append(gather, gs.gather[t]...)
+					sc.gather = section{len(l.gather), len(gs.gather[t])}
+					l.gather = append(l.gather, gs.gather[t]...)
 				}
 			}
 		}
 	}
+	return l
+}
 
+// buffers are the program's device buffers, in the order of the b*
+// indices, then a delta buffer per contact type.
+func buffers(p Params, m *model, run *hostRun, l *listLayout) []workloads.BufferSpec {
 	f32 := int64(4)
+	nPart := m.gp * m.groups
 	bufs := []workloads.BufferSpec{
-		bPos:      {Name: "pos", Bytes: 3 * f32 * int64(nPart), Init: putF32(init.pos), Output: true},
-		bPrev:     {Name: "prev", Bytes: 3 * f32 * int64(nPart), Init: putF32(init.prev)},
-		bVel:      {Name: "vel", Bytes: 3 * f32 * int64(nPart), Init: putF32(init.vel), Output: true},
+		bPos:      {Name: "pos", Bytes: 3 * f32 * int64(nPart), Init: putF32(run.init.pos), Output: true},
+		bPrev:     {Name: "prev", Bytes: 3 * f32 * int64(nPart), Init: putF32(run.init.prev)},
+		bVel:      {Name: "vel", Bytes: 3 * f32 * int64(nPart), Init: putF32(run.init.vel), Output: true},
 		bInvMass:  {Name: "invmass", Bytes: f32 * int64(m.gp), Init: putF32(m.invmass)},
 		bRadius:   {Name: "radius", Bytes: f32 * int64(m.gp), Init: putF32(m.radius)},
 		bRods:     {Name: "rods", Bytes: 2 * f32 * int64(max(1, len(m.rest))), Init: putI32(m.rods)},
 		bRest:     {Name: "rod_rest", Bytes: f32 * int64(max(1, len(m.rest))), Init: putF32(m.rest)},
 		bPairIdx:  {Name: "pair_idx", Bytes: 4 * f32 * int64(max(1, m.pairs())), Init: putI32(m.pairIdx)},
 		bPairRad:  {Name: "pair_rad", Bytes: 2 * f32 * int64(max(1, m.pairs())), Init: putF32(m.pairRad)},
-		bAct:      {Name: "actions", Bytes: f32 * int64(len(acts)), Init: putF32(acts)},
-		bLists:    {Name: "contact_lists", Bytes: f32 * int64(max(1, len(lists))), Init: putI32(lists)},
-		bContacts: {Name: "contacts", Bytes: f32 * int64(max(1, contactsLen))},
-		bGather:   {Name: "gather", Bytes: f32 * int64(max(1, len(gather))), Init: putI32(gather)},
+		bAct:      {Name: "actions", Bytes: f32 * int64(len(run.acts)), Init: putF32(run.acts)},
+		bLists:    {Name: "contact_lists", Bytes: f32 * int64(max(1, len(l.lists))), Init: putI32(l.lists)},
+		bContacts: {Name: "contacts", Bytes: f32 * int64(max(1, l.contactsLen))},
+		bGather:   {Name: "gather", Bytes: f32 * int64(max(1, len(l.gather))), Init: putI32(l.gather)},
 		bMask:     {Name: "broadphase", Bytes: f32 * int64(max(1, p.Steps*m.groups*m.pairs())), Output: true},
-		bObs:      {Name: "obs", Bytes: f32 * int64(len(obs)), Output: true},
+		bObs:      {Name: "obs", Bytes: f32 * int64(len(run.obs)), Output: true},
 	}
 	for d := 0; d < numContactTypes; d++ {
 		bufs = append(bufs, workloads.BufferSpec{Name: "delta_" + contactTypeNames[d], Bytes: 4 * f32 * int64(nPart)})
 	}
-
-	e := emitter{m: m, p: p, k: kern, c: c, secs: func(s, g, t int) (section, section, section) {
-		x := secs[s][g][t]
-		return x.list, x.contacts, x.gather
-	}}
-	prog := &workloads.Program{Name: fmt.Sprintf("rl-physics(%s,envs=%d/%d,steps=%d)", p.Env, p.Envs, p.EnvsPerGroup, p.Steps), Buffers: bufs}
-	for s := 0; s < p.Steps; s++ {
-		prog.Steps = append(prog.Steps, workloads.Step{Ops: e.step(s, decisions[s])})
-	}
-	want := &referenceOutputs{pos: st.pos, vel: st.vel, obs: obs, mask: masks, pairs: m.pairs() > 0}
-	prog.Check = want.check
-	prog.Dynamic = true // the host picks each step's contact kernels from the last step's state
-	return prog, want, nil
+	return bufs
 }
 
 type kernelSet struct {
@@ -321,119 +357,16 @@ func whole(buf int) workloads.ArgSpec { return workloads.BufArg(buf, device.Read
 
 // step emits step s: phases in Params.Order.
 func (e *emitter) step(s int, gs []*groupStep) []workloads.Op {
-	m, gp := e.m, e.m.gp
-	blocks := func(n int) device.Dim3 { return device.D1((n + e.p.Block - 1) / e.p.Block) }
-	op := func(name string, k *device.Kernel, n int, w perThread, args ...workloads.ArgSpec) workloads.Op {
-		return workloads.Op{Name: name, Kind: workloads.OpKernel, Kernel: k, Grid: blocks(n), Block: device.D1(e.p.Block), Args: args, Work: w.block(e.p.Block)}
-	}
+	x := &stepEmit{e: e, m: e.m, gp: e.m.gp, s: s, gs: gs}
 	// phases[ph](g) appends group g's kernels of phase ph.
-	var phases []func(g int) []workloads.Op
-	phases = append(phases,
-		func(g int) []workloads.Op {
-			actOff := int64(12 * (s*m.groups*gp + g*gp))
-			return []workloads.Op{op(fmt.Sprintf("actuate[s%d,g%d]", s, g), e.k.actuate, 3*gp, wActuate,
-				rng3(bVel, g, gp, device.ReadWrite), workloads.BufRange(bAct, device.Read, actOff, int64(12*gp)), i32(gp))}
-		},
-		func(g int) []workloads.Op {
-			return []workloads.Op{op(fmt.Sprintf("integrate[s%d,g%d]", s, g), e.k.integrate, gp, wIntegrate,
-				rng3(bPos, g, gp, device.ReadWrite), rng3(bPrev, g, gp, device.Write), rng3(bVel, g, gp, device.ReadWrite),
-				i32(gp), workloads.F32Arg(e.c.gdt), workloads.F32Arg(e.c.dt))}
-		},
-		func(g int) []workloads.Op {
-			if m.pairs() == 0 {
-				return nil
-			}
-			off := int64(4 * (s*m.groups + g) * m.pairs())
-			return []workloads.Op{op(fmt.Sprintf("broadphase[s%d,g%d]", s, g), e.k.broad, m.pairs(), wBroad,
-				rng3(bPos, g, gp, device.Read), whole(bPairIdx), whole(bPairRad),
-				workloads.BufRange(bMask, device.Write, off, int64(4*m.pairs())), i32(m.pairs()))}
-		},
-		func(g int) []workloads.Op {
-			if !gs[g].anyContact() {
-				return nil
-			}
-			args := make([]workloads.ArgSpec, 0, numContactTypes+1)
-			for d := 0; d < numContactTypes; d++ {
-				args = append(args, rng4(bDelta0+d, g, gp, device.Write))
-			}
-			return []workloads.Op{op(fmt.Sprintf("clear[s%d,g%d]", s, g), e.k.clear, 4*gp, wClear, append(args, i32(gp))...)}
-		},
-		func(g int) []workloads.Op { // narrow phase, one kernel per present type
-			var ops []workloads.Op
-			for t := 0; t < numContactTypes; t++ {
-				if !gs[g].present(t) {
-					continue
-				}
-				list, cont, _ := e.secs(s, g, t)
-				name := fmt.Sprintf("%s[s%d,g%d]", contactTypeNames[t], s, g)
-				if t < numClasses {
-					ops = append(ops, op(name, e.k.narrow[t], list.n, wNarrowPlane,
-						rng3(bPos, g, gp, device.Read), whole(bRadius), rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Write), i32(list.n)))
-				} else {
-					ops = append(ops, op(name, e.k.narrow[t], list.n, wNarrowSeg,
-						rng3(bPos, g, gp, device.Read), whole(bPairIdx), whole(bPairRad), rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Write), i32(list.n)))
-				}
-			}
-			return ops
-		},
-	)
+	phases := []func(g int) []workloads.Op{x.actuate, x.integrate, x.broadphase, x.clear, x.narrow}
 	for it := 0; it < e.p.Iterations; it++ {
-		phases = append(phases,
-			func(g int) []workloads.Op { // contact solves: independent, each writes its own delta
-				var ops []workloads.Op
-				for t := 0; t < numContactTypes; t++ {
-					if !gs[g].present(t) {
-						continue
-					}
-					list, cont, gath := e.secs(s, g, t)
-					name := fmt.Sprintf("solve_%s[s%d,g%d,i%d]", contactTypeNames[t], s, g, it)
-					if t < numClasses {
-						ops = append(ops, op(name, e.k.solve[t], list.n, wSolvePlane,
-							rng3(bPos, g, gp, device.Read), rng3(bPrev, g, gp, device.Read), whole(bRadius), whole(bInvMass),
-							rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Read), rng4(bDelta0+t, g, gp, device.Write), i32(list.n)))
-					} else {
-						rows := gs[g].rows[t]
-						entries := float64(gath.n-2*rows-1) / float64(rows)
-						ops = append(ops, op(name, e.k.solve[t], rows, wSolveSeg.times(entries),
-							rng3(bPos, g, gp, device.Read), whole(bInvMass), whole(bPairIdx), whole(bPairRad),
-							rngSec(bLists, list, device.Read), rngSec(bGather, gath, device.Read), rngSec(bContacts, cont, device.Read),
-							rng4(bDelta0+t, g, gp, device.Write), i32(rows)))
-					}
-				}
-				return ops
-			},
-			func(g int) []workloads.Op {
-				if !gs[g].anyContact() {
-					return nil
-				}
-				args := []workloads.ArgSpec{rng3(bPos, g, gp, device.ReadWrite)}
-				for d := 0; d < numContactTypes; d++ {
-					args = append(args, rng4(bDelta0+d, g, gp, device.Read))
-				}
-				return []workloads.Op{op(fmt.Sprintf("apply[s%d,g%d,i%d]", s, g, it), e.k.apply, gp, wApply, append(args, i32(gp))...)}
-			},
-			func(g int) []workloads.Op { // the rods, Gauss-Seidel per environment, in place
-				return []workloads.Op{op(fmt.Sprintf("solve_rods[s%d,g%d,i%d]", s, g, it), e.k.rods, m.envsPerGroup, wRods.times(float64(len(m.rest))),
-					rng3(bPos, g, gp, device.ReadWrite), whole(bInvMass), whole(bRods), whole(bRest), i32(m.envsPerGroup), i32(m.per), i32(len(m.rest)))}
-			},
-		)
+		phases = append(phases, x.solve(it), x.apply(it), x.rods(it))
 	}
-	phases = append(phases,
-		func(g int) []workloads.Op {
-			return []workloads.Op{op(fmt.Sprintf("velocity[s%d,g%d]", s, g), e.k.velocity, gp, wVelocity,
-				rng3(bPos, g, gp, device.Read), rng3(bPrev, g, gp, device.Read), rng3(bVel, g, gp, device.Write),
-				i32(gp), workloads.F32Arg(e.c.invdt), workloads.F32Arg(e.c.damp))}
-		},
-		func(g int) []workloads.Op {
-			off := int64(16 * (s*m.envs + g*m.envsPerGroup))
-			return []workloads.Op{op(fmt.Sprintf("observe[s%d,g%d]", s, g), e.k.observe, m.envsPerGroup, wObserve.times(float64(m.per)),
-				rng3(bPos, g, gp, device.Read), rng3(bVel, g, gp, device.Read),
-				workloads.BufRange(bObs, device.Write, off, int64(16*m.envsPerGroup)), i32(m.envsPerGroup), i32(m.per))}
-		},
-	)
+	phases = append(phases, x.velocity, x.observe)
 	var ops []workloads.Op
 	if e.p.Order == "group" {
-		for g := 0; g < m.groups; g++ {
+		for g := 0; g < x.m.groups; g++ {
 			for _, ph := range phases {
 				ops = append(ops, ph(g)...)
 			}
@@ -441,11 +374,151 @@ func (e *emitter) step(s int, gs []*groupStep) []workloads.Op {
 		return ops
 	}
 	for _, ph := range phases {
-		for g := 0; g < m.groups; g++ {
+		for g := 0; g < x.m.groups; g++ {
 			ops = append(ops, ph(g)...)
 		}
 	}
 	return ops
+}
+
+// stepEmit emits the kernels of step s, a phase at a time: each method
+// returns group g's kernels of its phase.
+type stepEmit struct {
+	e  *emitter
+	m  *model
+	gp int // particles per group
+	s  int
+	gs []*groupStep
+}
+
+// op is a kernel over n threads in blocks of Params.Block.
+func (x *stepEmit) op(name string, k *device.Kernel, n int, w perThread, args ...workloads.ArgSpec) workloads.Op {
+	b := x.e.p.Block
+	return workloads.Op{Name: name, Kind: workloads.OpKernel, Kernel: k, Grid: device.D1((n + b - 1) / b), Block: device.D1(b), Args: args, Work: w.block(b)}
+}
+
+func (x *stepEmit) actuate(g int) []workloads.Op {
+	s, gp := x.s, x.gp
+	actOff := int64(12 * (s*x.m.groups*gp + g*gp))
+	return []workloads.Op{x.op(fmt.Sprintf("actuate[s%d,g%d]", s, g), x.e.k.actuate, 3*gp, wActuate,
+		rng3(bVel, g, gp, device.ReadWrite), workloads.BufRange(bAct, device.Read, actOff, int64(12*gp)), i32(gp))}
+}
+
+func (x *stepEmit) integrate(g int) []workloads.Op {
+	s, gp := x.s, x.gp
+	return []workloads.Op{x.op(fmt.Sprintf("integrate[s%d,g%d]", s, g), x.e.k.integrate, gp, wIntegrate,
+		rng3(bPos, g, gp, device.ReadWrite), rng3(bPrev, g, gp, device.Write), rng3(bVel, g, gp, device.ReadWrite),
+		i32(gp), workloads.F32Arg(x.e.c.gdt), workloads.F32Arg(x.e.c.dt))}
+}
+
+func (x *stepEmit) broadphase(g int) []workloads.Op {
+	m, s, gp := x.m, x.s, x.gp
+	if m.pairs() == 0 {
+		return nil
+	}
+	off := int64(4 * (s*m.groups + g) * m.pairs())
+	return []workloads.Op{x.op(fmt.Sprintf("broadphase[s%d,g%d]", s, g), x.e.k.broad, m.pairs(), wBroad,
+		rng3(bPos, g, gp, device.Read), whole(bPairIdx), whole(bPairRad),
+		workloads.BufRange(bMask, device.Write, off, int64(4*m.pairs())), i32(m.pairs()))}
+}
+
+func (x *stepEmit) clear(g int) []workloads.Op {
+	if !x.gs[g].anyContact() {
+		return nil
+	}
+	args := make([]workloads.ArgSpec, 0, numContactTypes+1)
+	for d := 0; d < numContactTypes; d++ {
+		args = append(args, rng4(bDelta0+d, g, x.gp, device.Write))
+	}
+	return []workloads.Op{x.op(fmt.Sprintf("clear[s%d,g%d]", x.s, g), x.e.k.clear, 4*x.gp, wClear, append(args, i32(x.gp))...)}
+}
+
+// narrow is the narrow phase, one kernel per present contact type.
+func (x *stepEmit) narrow(g int) []workloads.Op {
+	s, gp := x.s, x.gp
+	var ops []workloads.Op
+	for t := 0; t < numContactTypes; t++ {
+		if !x.gs[g].present(t) {
+			continue
+		}
+		list, cont, _ := x.e.secs(s, g, t)
+		name := fmt.Sprintf("%s[s%d,g%d]", contactTypeNames[t], s, g)
+		if t < numClasses {
+			ops = append(ops, x.op(name, x.e.k.narrow[t], list.n, wNarrowPlane,
+				rng3(bPos, g, gp, device.Read), whole(bRadius), rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Write), i32(list.n)))
+		} else {
+			ops = append(ops, x.op(name, x.e.k.narrow[t], list.n, wNarrowSeg,
+				rng3(bPos, g, gp, device.Read), whole(bPairIdx), whole(bPairRad), rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Write), i32(list.n)))
+		}
+	}
+	return ops
+}
+
+// solve is iteration it's contact solves: independent, each writes its
+// own delta.
+func (x *stepEmit) solve(it int) func(g int) []workloads.Op {
+	return func(g int) []workloads.Op {
+		s, gp := x.s, x.gp
+		var ops []workloads.Op
+		for t := 0; t < numContactTypes; t++ {
+			if !x.gs[g].present(t) {
+				continue
+			}
+			list, cont, gath := x.e.secs(s, g, t)
+			name := fmt.Sprintf("solve_%s[s%d,g%d,i%d]", contactTypeNames[t], s, g, it)
+			if t < numClasses {
+				ops = append(ops, x.op(name, x.e.k.solve[t], list.n, wSolvePlane,
+					rng3(bPos, g, gp, device.Read), rng3(bPrev, g, gp, device.Read), whole(bRadius), whole(bInvMass),
+					rngSec(bLists, list, device.Read), rngSec(bContacts, cont, device.Read), rng4(bDelta0+t, g, gp, device.Write), i32(list.n)))
+			} else {
+				rows := x.gs[g].rows[t]
+				entries := float64(gath.n-2*rows-1) / float64(rows)
+				ops = append(ops, x.op(name, x.e.k.solve[t], rows, wSolveSeg.times(entries),
+					rng3(bPos, g, gp, device.Read), whole(bInvMass), whole(bPairIdx), whole(bPairRad),
+					rngSec(bLists, list, device.Read), rngSec(bGather, gath, device.Read), rngSec(bContacts, cont, device.Read),
+					rng4(bDelta0+t, g, gp, device.Write), i32(rows)))
+			}
+		}
+		return ops
+	}
+}
+
+// apply is iteration it's sum of the contact deltas into the positions.
+func (x *stepEmit) apply(it int) func(g int) []workloads.Op {
+	return func(g int) []workloads.Op {
+		if !x.gs[g].anyContact() {
+			return nil
+		}
+		args := []workloads.ArgSpec{rng3(bPos, g, x.gp, device.ReadWrite)}
+		for d := 0; d < numContactTypes; d++ {
+			args = append(args, rng4(bDelta0+d, g, x.gp, device.Read))
+		}
+		return []workloads.Op{x.op(fmt.Sprintf("apply[s%d,g%d,i%d]", x.s, g, it), x.e.k.apply, x.gp, wApply, append(args, i32(x.gp))...)}
+	}
+}
+
+// rods is iteration it's rod solve, Gauss-Seidel per environment, in place.
+func (x *stepEmit) rods(it int) func(g int) []workloads.Op {
+	return func(g int) []workloads.Op {
+		m := x.m
+		return []workloads.Op{x.op(fmt.Sprintf("solve_rods[s%d,g%d,i%d]", x.s, g, it), x.e.k.rods, m.envsPerGroup, wRods.times(float64(len(m.rest))),
+			rng3(bPos, g, x.gp, device.ReadWrite), whole(bInvMass), whole(bRods), whole(bRest), i32(m.envsPerGroup), i32(m.per), i32(len(m.rest)))}
+	}
+}
+
+func (x *stepEmit) velocity(g int) []workloads.Op {
+	s, gp := x.s, x.gp
+	return []workloads.Op{x.op(fmt.Sprintf("velocity[s%d,g%d]", s, g), x.e.k.velocity, gp, wVelocity,
+		rng3(bPos, g, gp, device.Read), rng3(bPrev, g, gp, device.Read), rng3(bVel, g, gp, device.Write),
+		i32(gp), workloads.F32Arg(x.e.c.invdt), workloads.F32Arg(x.e.c.damp))}
+}
+
+func (x *stepEmit) observe(g int) []workloads.Op {
+	m, s, gp := x.m, x.s, x.gp
+	off := int64(16 * (s*m.envs + g*m.envsPerGroup))
+	return []workloads.Op{x.op(fmt.Sprintf("observe[s%d,g%d]", s, g), x.e.k.observe, m.envsPerGroup, wObserve.times(float64(m.per)),
+		rng3(bPos, g, gp, device.Read), rng3(bVel, g, gp, device.Read),
+		workloads.BufRange(bObs, device.Write, off, int64(16*m.envsPerGroup)), i32(m.envsPerGroup), i32(m.per))}
 }
 
 func putF32(v []float32) func([]byte) {
