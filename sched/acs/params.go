@@ -82,9 +82,8 @@ type Params struct {
 	// kernels is captured on: min(Lanes, w) chains of consecutive nodes;
 	// 0 is a branch per kernel. A batch's kernels are independent, so a
 	// chain only adds order; it pays where the driver charges a graph
-	// launch per branch (about 0.8 us each on an H100, device/cuda
-	// TestGraphTopologyLaunchCosts) more than the device loses. Needs
-	// dispatch graph.
+	// launch per branch (docs/history/acs.md) more than the device
+	// loses. Needs dispatch graph.
 	Lanes int `yaml:"lanes"`
 	// Handoff is kernel (the paper) or batched: how many kernels and
 	// completions one message between the window thread and a scheduler

@@ -216,7 +216,7 @@ type boundJob struct {
 	job      int
 	launches []device.Launch // valid where the operation is a kernel
 	copies   []device.Copy   // valid where the operation is a copy
-	// n, under BatchedCopies, makes the entry a chunk: the n consecutive
+	// n, under copies batched, makes the entry a chunk: the n consecutive
 	// jobs from job, bound to no buffers (launches and copies unused).
 	n int
 }

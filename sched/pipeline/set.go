@@ -51,7 +51,7 @@ type SET struct {
 	retargetCost time.Duration
 	bufArgs      int // buffer references per job
 	metrics      Metrics
-	// dealTo, if set, names the worker job j (under BatchedCopies, chunk
+	// dealTo, if set, names the worker job j (under copies batched, chunk
 	// j) is dealt to (default j mod B): tests use it to unbalance the
 	// queues so that workers steal.
 	dealTo func(j int) int

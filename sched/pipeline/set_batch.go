@@ -8,10 +8,10 @@ import (
 	"github.com/gpusched/gpusched/workloads"
 )
 
-// SET-batch (the BatchedCopies option, with a ring and JobsPerLaunch J >= 2;
-// see the package doc for why). SET-chain launches J jobs at once but still
-// runs each job's own two copy nodes, one after another, and updates them
-// per job; on the H100 the copy nodes are the costly part of a job graph.
+// SET-batch (copies batched, with a ring and JobsPerLaunch J >= 2; why:
+// docs/history/set.md). SET-chain launches J jobs at once but still runs
+// each job's own two copy nodes, one after another, and updates them per
+// job; on a GPU the copy nodes are the costly part of a job graph.
 // SET-batch instead moves a chunk's inputs in with one copy and its outputs
 // out with one copy, which works because the jobs' host slots are evenly
 // strided: job j's input is at HostOff(0) + j*stride in the pinned host
@@ -95,7 +95,7 @@ type batchCopy struct {
 	label  string
 }
 
-// validateBatched checks js's job shape for BatchedCopies and finds its
+// validateBatched checks js's job shape for copies batched and finds its
 // kernel range and batch layout.
 func (s *SET) validateBatched(js *jobSet) error {
 	if s.p.Copies != CopiesBatched {
@@ -254,7 +254,7 @@ func sameKernelScalars(js *jobSet, r kernelRange) error {
 func (s *SET) chunkSlots() int { return min(s.p.JobsPerLaunch, s.js.jobs()) }
 
 // slotAlloc is the size of a worker's device buffer for slot i: the slot,
-// or under BatchedCopies a batch buffer of chunkSlots strides.
+// or under copies batched a batch buffer of chunkSlots strides.
 func (s *SET) slotAlloc(i int) int64 {
 	if s.p.Copies == CopiesBatched {
 		return int64(s.chunkSlots()) * s.batch.stride[i]

@@ -8,7 +8,7 @@ import (
 	"github.com/gpusched/gpusched/workloads"
 )
 
-// SET-kgraph (the StreamCopies option; see the package doc): each worker's
+// SET-kgraph (copies stream; why: docs/history/set.md): each worker's
 // graph holds only the job's kernels (and any device-to-device copies
 // between them), captured once on the worker's stream over its private
 // buffers. Every job a worker runs uses those same buffers, so the graph's
@@ -183,7 +183,7 @@ func (s *SET) issueKernelGraphJob(h device.Host, wk *worker, job *boundJob) erro
 }
 
 // stealCost is the host bookkeeping charged for retargeting a stolen job:
-// every buffer pointer it holds, or under StreamCopies only its copies'
+// every buffer pointer it holds, or under copies stream only its copies'
 // (its kernels are the thief's graph's, never rewritten).
 func (s *SET) stealCost() time.Duration {
 	if s.p.Copies == CopiesStream {

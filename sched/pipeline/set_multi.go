@@ -8,7 +8,7 @@ import (
 )
 
 // Several jobs per graph launch (the JobsPerLaunch option, with a ring;
-// see the package doc for why). Each of a worker's ring positions holds,
+// why: docs/history/set.md). Each of a worker's ring positions holds,
 // for every n from 1 to J, an exec that is a chain of n job slots captured
 // on the worker's one stream: slot i+1's copy-in depends on slot i's
 // copy-out, so all slots share the worker's private buffers and a slot's
@@ -28,7 +28,7 @@ import (
 // inside Run and no partly empty launch at a tail.
 
 // takeLimit is how many queue entries one dispatch takes: up to
-// JobsPerLaunch jobs, or under BatchedCopies one chunk (an entry that
+// JobsPerLaunch jobs, or under copies batched one chunk (an entry that
 // stands for up to JobsPerLaunch consecutive jobs).
 func (s *SET) takeLimit() int {
 	if s.p.Copies == CopiesBatched {

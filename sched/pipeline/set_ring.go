@@ -7,7 +7,7 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
-// SET's exec ring (the Ring option; see the package doc). Each worker owns
+// SET's exec ring (the Ring option; why: docs/history/set.md). Each worker owns
 // Ring instantiated graphs of the job shape, all over its private buffers
 // and launched on its one stream, used in a fixed cyclic order:
 //
@@ -38,7 +38,7 @@ type ringSlot struct {
 	// stream is the worker's stream, except under the test-only
 	// streamPerExec negative control.
 	stream device.Stream
-	// copies[n-1], under BatchedCopies (set_batch.go), are the parameters
+	// copies[n-1], under copies batched (set_batch.go), are the parameters
 	// the copy nodes of execs[n-1] (an exec for a chunk of n jobs) hold
 	// now, in the order of batchLayout.copies; cur is unused then.
 	copies [][]device.Copy
@@ -185,7 +185,7 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 // into ring position sl, whose launches have all completed: a stolen job
 // is first retargeted into wk's buffers (bd is the caller's scratch), then
 // the nodes of the exec for that many jobs are updated where they differ.
-// Under BatchedCopies wk.batch holds one chunk instead (set_batch.go).
+// Under copies batched wk.batch holds one chunk instead (set_batch.go).
 func (s *SET) prepareSlot(h device.Host, wk *worker, sl *ringSlot, steal bool, m *Metrics, bd *binder) error {
 	if s.p.Copies == CopiesBatched {
 		return s.prepareChunk(h, wk, sl, steal, m)
@@ -212,7 +212,7 @@ func (s *SET) prepareSlot(h device.Host, wk *worker, sl *ringSlot, steal bool, m
 }
 
 // ringTake fills wk.batch with wk's next jobs, up to JobsPerLaunch (under
-// BatchedCopies, one chunk of them; see takeLimit): from
+// copies batched, one chunk of them; see takeLimit): from
 // the front of its own queue, or else, if maySteal, stolen from one peer
 // (steal), which the caller must retarget. deferred means wk's queue is
 // empty and it may not steal now; an empty batch otherwise means no queue

@@ -6,7 +6,7 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
-// Warm execs (the Warm option; see the package doc). A SET pipeline
+// Warm execs (the Warm option; why: docs/history/set.md). A SET pipeline
 // captures and instantiates its workers' graphs once and then runs
 // thousands of jobs through them, so what the paper measures is the
 // steady state. An experiment that makes a fresh scheduler for every

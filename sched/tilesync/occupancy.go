@@ -8,22 +8,15 @@ import (
 
 // Occupancy shaping (Options.BlocksPerSM, Options.ProducerAlone).
 //
-// Batch N's phase times (docs/results/cusync-confirm.md) showed GPT-3's
-// overlapped MLP at T = 768 losing most of its remaining gain in the
-// producer's tail: its last 24 tiles share their SMs with consumer tiles, so
-// they end about 110 us later than in stream order, and the consumer tiles
-// of the last row, which wait for them, start that much later. If
-// co-resident tensor-core tiles share an SM's math pipes, a tile with its
-// SM alone finishes sooner. The only knob a launch has over where its
-// blocks go is its resources, and dynamic shared memory is the one a
+// In stream order a producer's tail tiles share their SMs with consumer
+// tiles; if co-resident tensor-core tiles share an SM's math pipes, a tile
+// with its SM alone finishes sooner. The only knob a launch has over where
+// its blocks go is its resources, and dynamic shared memory is the one a
 // launch sets: padding it keeps other blocks off the SMs a block holds.
-//
-// Measured (batch Q, docs/results/cusync-confirm.md): on an H100 a GEMM
-// tile alone takes about 307 us where two co-resident take 421, so two
-// per SM give 1.46x the throughput of one. The producer alone then needs
-// three rounds for its 288 tiles and the pair gains 1.6% where the default
-// gains 18%; one block per SM is slower still. The options stay for other
-// kernels and devices.
+// On the GPUs measured so far it loses (a tile alone is not twice as fast
+// as beside another, so the producer loses more in its full waves than its
+// tail gains; docs/history/tilesync.md), so the rule does not use it; the
+// options stay for other kernels and devices.
 //
 //   - BlocksPerSM n: every tile kernel the scheduler launches asks for
 //     enough shared memory that at most n of its blocks fit on an SM

@@ -238,12 +238,11 @@ type Choice struct {
 // fraction of the stream-ordered time) for which the rule synchronizes a
 // pair. Synchronization has a price the wave model does not see: the
 // second stream, the wait kernel, the tile-order atomics, the polls, and
-// consumer blocks sharing SMs with the producer's last tiles. On the H200
-// (docs/results/cusync.md, kernels before the per-warp poll with backoff)
-// pairs with no gain to find ran 5 to 19% slower than stream order, and
-// multi-wave pairs realized their estimated gain minus 6 to 14 points,
-// except the largest (GPT-3 T = 768: estimated 14.9%, measured 13.7%).
-// 0.10 keeps the pairs whose estimate clears that overhead.
+// consumer blocks sharing SMs with the producer's last tiles. Measured on
+// a GPU (docs/history/tilesync.md), pairs with no gain to find ran 5 to
+// 19% slower than stream order and multi-wave pairs realized their
+// estimated gain minus 6 to 14 points; 0.10 keeps the pairs whose estimate
+// clears that overhead.
 const DefaultMinGain = 0.10
 
 // WaveCounts is what the rule reads of a pair on a device: SMs, each

@@ -12,22 +12,16 @@ import (
 // In the row order a consumer takes its tiles row by row, so the tiles of
 // the rows that read the producer's last, partial wave (the tail) start
 // after every other consumer tile, and everything they do comes after the
-// tail ends: on GPT-3 at T = 768 (batch N) the pair ends 305 us after the
-// producer, more than a round of consumer tiles. Under TileSync a consumer
-// tile waits for each producer tile just before the reduction slices it
-// needs, and the tail rows' first producer tiles finished in the full
-// waves before the tail: started earlier, their tiles compute those slices
-// while the tail runs and have only the rest left when it ends. The option
-// moves the tail rows' consumer tiles to the start of consumer round r
-// (1: ahead of every other tile), a round being the consumer slots left
-// beside the tail's blocks. Too early and they spin, holding slots other
-// tiles could use; under RowSync they can only spin.
-//
-// Measured (batch R, docs/results/cusync-confirm.md): on an H100, GPT-3 at
-// T = 768 drops from 1.18x to 1.10x with the tail rows in round 1 or 2,
-// the consumer ending 77 us later while the producer ends when it did; the
-// conv pairs are unchanged. The consumer's last phase is bound by its own
-// tile count (576 tiles for 240-264 slots), not by its inputs.
+// tail ends. Under TileSync a consumer tile waits for each producer tile
+// just before the reduction slices it needs, and the tail rows' first
+// producer tiles finished in the full waves before the tail: started
+// earlier, their tiles compute those slices while the tail runs and have
+// only the rest left when it ends. The option moves the tail rows'
+// consumer tiles to the start of consumer round r (1: ahead of every other
+// tile), a round being the consumer slots left beside the tail's blocks.
+// Too early and they spin, holding slots other tiles could use; under
+// RowSync they can only spin. Measured slower than the row order on GPT-3's
+// MLP (docs/history/tilesync.md), so the rule does not use it.
 
 // tailRows reports which producer row tiles the producer's last, partial
 // wave writes, given prodSlots resident producer blocks on the device, with
