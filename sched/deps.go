@@ -57,7 +57,7 @@ func (d *Deps) Add(op int, args []device.Arg, dst []int) []int {
 			// already waits for them.
 			kept := list[:0]
 			for _, e := range list {
-				if !(e.lo >= lo && e.hi <= hi) {
+				if e.lo < lo || e.hi > hi {
 					kept = append(kept, e)
 				}
 			}

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -72,10 +73,7 @@ func CaptureStep(h device.Host, in *workloads.Instance, s int, streams []device.
 		return nil, err
 	}
 	fail := func(err error) (device.Graph, error) {
-		if g, e := h.EndCapture(streams[0]); e == nil && g != nil {
-			h.Destroy(g)
-		}
-		return nil, err
+		return nil, AbortCapture(h, streams[0], err)
 	}
 	if err := Fork(h, streams, pool); err != nil {
 		return fail(err)
@@ -112,9 +110,8 @@ func (g *GraphOnce) Prepare(h device.Host, in *workloads.Instance) error {
 	if err != nil {
 		return err
 	}
-	defer h.Destroy(graph)
 	g.exec, err = h.Instantiate(graph)
-	return err
+	return errors.Join(err, h.Destroy(graph))
 }
 
 func (g *GraphOnce) Cleanup(h device.Host) error {
@@ -133,13 +130,12 @@ func (g *GraphOnce) Cleanup(h device.Host) error {
 	return first
 }
 
-func (g *GraphOnce) Run(h device.Host, in *workloads.Instance) error {
+func (g *GraphOnce) Run(h device.Host, in *workloads.Instance) (err error) {
 	if g.exec == nil {
 		if err := g.Prepare(h, in); err != nil {
-			g.Cleanup(h)
-			return err
+			return errors.Join(err, g.Cleanup(h))
 		}
-		defer g.Cleanup(h)
+		defer JoinCleanup(h, g, &err)
 	}
 	for s := 0; s < in.Steps(); s++ {
 		if err := h.GraphLaunch(g.exec, g.streams[0]); err != nil {
@@ -163,18 +159,18 @@ func (g *GraphPerStep) Cleanup(h device.Host) error {
 	return err
 }
 
-func (g *GraphPerStep) Run(h device.Host, in *workloads.Instance) error {
+func (g *GraphPerStep) Run(h device.Host, in *workloads.Instance) (err error) {
 	if g.streams == nil {
 		if err := g.Prepare(h, in); err != nil {
 			return err
 		}
-		defer g.Cleanup(h)
+		defer JoinCleanup(h, g, &err)
 	}
 	deps := ProgramDeps(in)
 	execs := make([]device.GraphExec, 0, in.Steps())
 	defer func() {
 		for _, x := range execs {
-			h.Destroy(x)
+			err = errors.Join(err, h.Destroy(x))
 		}
 	}()
 	for s := 0; s < in.Steps(); s++ {
@@ -183,8 +179,7 @@ func (g *GraphPerStep) Run(h device.Host, in *workloads.Instance) error {
 			return fmt.Errorf("step %d: %w", s, err)
 		}
 		x, err := h.Instantiate(graph)
-		h.Destroy(graph)
-		if err != nil {
+		if err := errors.Join(err, h.Destroy(graph)); err != nil {
 			return fmt.Errorf("step %d: %w", s, err)
 		}
 		execs = append(execs, x)

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gpusched/gpusched/device"
@@ -178,8 +179,7 @@ func NewStreams(h device.Host, k int) ([]device.Stream, error) {
 	for i := 0; i < k; i++ {
 		s, err := h.NewStream(device.StreamOptions{})
 		if err != nil {
-			DestroyStreams(h, out)
-			return nil, err
+			return nil, errors.Join(err, DestroyStreams(h, out))
 		}
 		out = append(out, s)
 	}

@@ -45,12 +45,12 @@ func (r *RoundRobin) Cleanup(h device.Host) error {
 // Stats reports the number of cross-stream waits of the last run.
 func (r *RoundRobin) Stats() map[string]float64 { return map[string]float64{"waits": float64(r.waits)} }
 
-func (r *RoundRobin) Run(h device.Host, in *workloads.Instance) error {
+func (r *RoundRobin) Run(h device.Host, in *workloads.Instance) (err error) {
 	if r.streams == nil {
 		if err := r.Prepare(h, in); err != nil {
 			return err
 		}
-		defer r.Cleanup(h)
+		defer JoinCleanup(h, r, &err)
 	}
 	assign := make([]int, in.N())
 	for k := range assign {

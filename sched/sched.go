@@ -13,6 +13,8 @@
 package sched
 
 import (
+	"errors"
+
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/workloads"
 )
@@ -34,4 +36,51 @@ type Scheduler interface {
 type Preparer interface {
 	Prepare(h device.Host, in *workloads.Instance) error
 	Cleanup(h device.Host) error
+}
+
+// JoinCleanup calls p.Cleanup(h) and adds its error to *err: for a Run
+// that prepared itself and must release what it prepared without dropping
+// either error,
+//
+//	func (s *S) Run(h device.Host, in *workloads.Instance) (err error) {
+//		if !s.prepared {
+//			if err := s.Prepare(h, in); err != nil {
+//				return errors.Join(err, s.Cleanup(h))
+//			}
+//			defer sched.JoinCleanup(h, s, &err)
+//		}
+//		...
+func JoinCleanup(h device.Host, p Preparer, err *error) {
+	cerr := p.Cleanup(h)
+	switch {
+	case cerr == nil:
+	case *err == nil:
+		*err = cerr
+	default:
+		*err = errors.Join(*err, cerr)
+	}
+}
+
+// AbortCapture ends the stream capture on st after err and destroys the
+// partial graph, returning err joined with any error of the destroy.
+func AbortCapture(h device.Host, st device.Stream, err error) error {
+	if g, e := h.EndCapture(st); e == nil && g != nil {
+		err = errors.Join(err, h.Destroy(g))
+	}
+	return err
+}
+
+// RunOnce runs s on in as a runner does, untimed: Prepare (if s is a
+// Preparer), Run, Synchronize, Cleanup, keeping every error.
+func RunOnce(h device.Host, in *workloads.Instance, s Scheduler) (err error) {
+	if p, ok := s.(Preparer); ok {
+		if err := p.Prepare(h, in); err != nil {
+			return errors.Join(err, p.Cleanup(h))
+		}
+		defer JoinCleanup(h, p, &err)
+	}
+	if err := s.Run(h, in); err != nil {
+		return err
+	}
+	return h.Synchronize()
 }

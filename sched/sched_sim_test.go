@@ -26,12 +26,12 @@ func runOnSim(t *testing.T, s sched.Scheduler, prog *workloads.Program) (time.Du
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		if p, ok := s.(sched.Preparer); ok {
 			if err := p.Prepare(h, in); err != nil {
 				return err
 			}
-			defer p.Cleanup(h)
+			defer func() { assert.NoError(t, p.Cleanup(h)) }()
 		}
 		t0 := h.Now()
 		if err := s.Run(h, in); err != nil {
@@ -95,7 +95,7 @@ func TestGraphOnceNeedsAStaticProgram(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		return once.Run(h, in)
 	})
 	require.Error(t, err)

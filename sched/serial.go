@@ -29,12 +29,12 @@ func (s *Serial) Cleanup(h device.Host) error {
 	return err
 }
 
-func (s *Serial) Run(h device.Host, in *workloads.Instance) error {
+func (s *Serial) Run(h device.Host, in *workloads.Instance) (err error) {
 	if s.stream == nil {
 		if err := s.Prepare(h, in); err != nil {
 			return err
 		}
-		defer s.Cleanup(h)
+		defer JoinCleanup(h, s, &err)
 	}
 	for k := 0; k < in.N(); k++ {
 		if err := in.Issue(h, s.stream, k); err != nil {

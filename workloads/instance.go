@@ -34,8 +34,7 @@ func Bind(h device.Host, p *Program) (*Instance, error) {
 	}
 	in := &Instance{Prog: p}
 	cleanup := func(err error) (*Instance, error) {
-		in.Release(h)
-		return nil, err
+		return nil, errors.Join(err, in.Release(h))
 	}
 	for _, b := range p.Buffers {
 		buf, err := h.Malloc(b.Bytes)
@@ -280,7 +279,7 @@ func (in *Instance) Issue(h device.Host, s device.Stream, k int) error {
 
 // Outputs downloads every device buffer marked Output, and returns host
 // buffers marked Output, by name. It synchronizes the device first.
-func (in *Instance) Outputs(h device.Host) (map[string][]byte, error) {
+func (in *Instance) Outputs(h device.Host) (_ map[string][]byte, err error) {
 	if err := h.Synchronize(); err != nil {
 		return nil, err
 	}
@@ -289,7 +288,7 @@ func (in *Instance) Outputs(h device.Host) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer h.Destroy(s)
+	defer func() { err = errors.Join(err, h.Destroy(s)) }()
 	for i, b := range in.Prog.Buffers {
 		if !b.Output {
 			continue
@@ -299,14 +298,14 @@ func (in *Instance) Outputs(h device.Host) (map[string][]byte, error) {
 			return nil, err
 		}
 		c := device.Copy{Kind: device.DeviceToHost, Src: in.Bufs[i], Host: m, Bytes: b.Bytes, Label: "read " + b.Name}
-		if err := h.Copy(s, &c); err != nil {
-			return nil, err
-		}
-		if err := h.StreamSynchronize(s); err != nil {
-			return nil, err
+		err = h.Copy(s, &c)
+		if err == nil {
+			err = h.StreamSynchronize(s)
 		}
 		out[b.Name] = append([]byte(nil), m.Data...)
-		h.FreeHost(m)
+		if err := errors.Join(err, h.FreeHost(m)); err != nil {
+			return nil, err
+		}
 	}
 	for i, hs := range in.Prog.Host {
 		if hs.Output {
@@ -316,13 +315,25 @@ func (in *Instance) Outputs(h device.Host) (map[string][]byte, error) {
 	return out, nil
 }
 
-// Release frees everything Bind allocated.
-func (in *Instance) Release(h device.Host) {
+// Release frees everything Bind allocated, and reports every error.
+func (in *Instance) Release(h device.Host) error {
+	var errs []error
 	for _, b := range in.Bufs {
-		h.Free(b)
+		errs = append(errs, h.Free(b))
 	}
 	for _, m := range in.Host {
-		h.FreeHost(m)
+		errs = append(errs, h.FreeHost(m))
 	}
 	in.Bufs, in.Host = nil, nil
+	return errors.Join(errs...)
+}
+
+// WithInstance binds p on h, calls f with the instance and releases it,
+// keeping every error.
+func WithInstance(h device.Host, p *Program, f func(in *Instance) error) error {
+	in, err := Bind(h, p)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f(in), in.Release(h))
 }

@@ -89,7 +89,7 @@ func Run(t *testing.T, newDevice func(t *testing.T) device.Device, opts Options)
 func (s *suite) run(t *testing.T, fn func(h device.Host) error) device.Info {
 	t.Helper()
 	dev := s.newDevice(t)
-	defer dev.Close()
+	defer func() { assert.NoError(t, dev.Close()) }()
 	require.NoError(t, dev.Run(fn))
 	return dev.Info()
 }
@@ -125,10 +125,10 @@ func (p *spinner) stamps(buf device.Buffer) (iv [][2]uint64, ok bool) {
 	h := p.h
 	m, err := h.AllocHost(buf.Size, true)
 	require.NoError(p.t, err)
-	defer h.FreeHost(m)
+	defer func() { assert.NoError(p.t, h.FreeHost(m)) }()
 	s, err := h.NewStream(device.StreamOptions{})
 	require.NoError(p.t, err)
-	defer h.Destroy(s)
+	defer func() { assert.NoError(p.t, h.Destroy(s)) }()
 	require.NoError(p.t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: buf, Host: m, Bytes: buf.Size}))
 	require.NoError(p.t, h.StreamSynchronize(s))
 	for i := 0; i+16 <= len(m.Data); i += 16 {
@@ -199,7 +199,7 @@ func streams(t *testing.T, h device.Host, n int) []device.Stream {
 
 func (s *suite) info(t *testing.T) device.Info {
 	dev := s.newDevice(t)
-	defer dev.Close()
+	defer func() { assert.NoError(t, dev.Close()) }()
 	return dev.Info()
 }
 

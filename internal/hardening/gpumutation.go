@@ -2,6 +2,7 @@ package hardening
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -30,22 +31,14 @@ var GPUFamilies = func() []Family {
 func RunOutputs(dev device.Device, prog *workloads.Program, s sched.Scheduler) (map[string][]byte, error) {
 	var out map[string][]byte
 	err := dev.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, prog)
-		if err != nil {
-			return err
-		}
-		defer in.Release(h)
-		if p, ok := s.(sched.Preparer); ok {
-			if err := p.Prepare(h, in); err != nil {
+		return workloads.WithInstance(h, prog, func(in *workloads.Instance) error {
+			if err := sched.RunOnce(h, in, s); err != nil {
 				return err
 			}
-			defer p.Cleanup(h)
-		}
-		if err := s.Run(h, in); err != nil {
+			var err error
+			out, err = in.Outputs(h)
 			return err
-		}
-		out, err = in.Outputs(h)
-		return err
+		})
 	})
 	return out, err
 }
@@ -73,12 +66,12 @@ func differing(want, got map[string][]byte) []string {
 //
 // computes says the device computes (a GPU): the serial outputs are then
 // checked against the program's CPU reference first.
-func GPUMutationSuite(gpu device.Device, computes bool, simDev string, families []Family, repeats int, seed int64) (*Report, error) {
+func GPUMutationSuite(gpu device.Device, computes bool, simDev string, families []Family, repeats int, seed int64) (_ *Report, err error) {
 	probeDev, err := sim.NewNamed(simDev, sim.WithRaceCheck(false))
 	if err != nil {
 		return nil, err
 	}
-	defer probeDev.Close()
+	defer func() { err = errors.Join(err, probeDev.Close()) }()
 	g := &gpuSuite{gpu: gpu, probeDev: probeDev, repeats: repeats,
 		rep: &Report{Device: fmt.Sprintf("%s (outputs vs serial, %d repeats; sites from %s)", gpu.Info().Name, repeats, simDev), Controls: map[string]int{}}}
 	for _, f := range families {

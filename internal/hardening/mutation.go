@@ -25,6 +25,7 @@ package hardening
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -202,21 +203,7 @@ func NewScheduler(s Spec) (sched.Scheduler, error) {
 // Run, Synchronize, Cleanup) and returns the races the simulator saw.
 func RunOnce(dev *sim.Device, prog *workloads.Program, s sched.Scheduler) (int, error) {
 	err := dev.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, prog)
-		if err != nil {
-			return err
-		}
-		defer in.Release(h)
-		if p, ok := s.(sched.Preparer); ok {
-			if err := p.Prepare(h, in); err != nil {
-				return err
-			}
-			defer p.Cleanup(h)
-		}
-		if err := s.Run(h, in); err != nil {
-			return err
-		}
-		return h.Synchronize()
+		return workloads.WithInstance(h, prog, func(in *workloads.Instance) error { return sched.RunOnce(h, in, s) })
 	})
 	return len(dev.Races()), err
 }
@@ -281,7 +268,7 @@ func SlowConfig(dev string, factor float64) (*sim.Config, error) {
 // jitter (the same for a scheduler's probe and its mutated runs); delay,
 // when above 1, stretches the kernel of the producer whose ordering the
 // mutation removes (sched/mutate's delay injection).
-func MutationSuite(dev string, slow float64, jitter uint64, delay float64, families []Family, seed int64) (*Report, error) {
+func MutationSuite(dev string, slow float64, jitter uint64, delay float64, families []Family, seed int64) (_ *Report, err error) {
 	cfg, err := SlowConfig(dev, slow)
 	if err != nil {
 		return nil, err
@@ -290,8 +277,9 @@ func MutationSuite(dev string, slow float64, jitter uint64, delay float64, famil
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	rep := &Report{Device: cfg.Name, Jitter: jitter, Delay: delay, Controls: map[string]int{}}
+	defer func() { err = errors.Join(err, d.Close()) }()
+	m := &simSuite{cfg: cfg, d: d, jitter: jitter, delay: delay,
+		rep: &Report{Device: cfg.Name, Jitter: jitter, Delay: delay, Controls: map[string]int{}}}
 	for _, f := range families {
 		start := time.Now()
 		prog, err := NewProgram(f.Workload, seed)
@@ -307,59 +295,78 @@ func MutationSuite(dev string, slow float64, jitter uint64, delay float64, famil
 			if err != nil {
 				return nil, fmt.Errorf("family %s, scheduler %s, unmutated: %w", f.Name, ss, err)
 			}
-			rep.Controls[f.Name+"/"+ss.String()] = races
+			m.rep.Controls[f.Name+"/"+ss.String()] = races
 		}
 		for _, kind := range mutate.Kinds {
 			cell := &Cell{Mutation: kind, Family: f.Name, Sites: map[string]int{}}
 			for _, ss := range f.Schedulers {
-				inner, err := NewScheduler(ss)
-				if err != nil {
+				if err := m.sites(cell, f, prog, ss, kind); err != nil {
 					return nil, err
-				}
-				probe, err := mutate.New(inner, kind, -1)
-				if err != nil {
-					return nil, err
-				}
-				probe.Jitter = jitter
-				if _, err := RunOnce(d, prog, probe); err != nil {
-					return nil, fmt.Errorf("family %s, scheduler %s, probe %s: %w", f.Name, ss, kind, err)
-				}
-				sites := probe.Sites()
-				cell.Sites[ss.String()] = len(sites)
-				for _, site := range spread(sites, SitesPerScheduler) {
-					inner, err := NewScheduler(ss)
-					if err != nil {
-						return nil, err
-					}
-					m, err := mutate.New(inner, kind, site)
-					if err != nil {
-						return nil, err
-					}
-					m.Jitter = jitter
-					m.DelayCommand, m.DelayFactor = probe.Producer(site), delay
-					races, err := RunOnce(d, prog, m)
-					if m.Applied() == 0 && err == nil {
-						if kind == mutate.EarlyReuse {
-							// The scheduler never names the program's own
-							// buffers (SET retargets jobs to its private
-							// ones): nothing to alias.
-							cell.Sites[ss.String()] = 0
-							break
-						}
-						return nil, fmt.Errorf("family %s, scheduler %s, %s at site %d: the probe's site was never reached", f.Name, ss, kind, site)
-					}
-					run := Run{Scheduler: ss.String(), Site: site, Why: probe.Why(site), Detail: m.Detail(), Races: races, Err: err}
-					if races == 0 && err == nil && run.Why != "" {
-						run.Timing, run.Miss = missTiming(cfg, prog, ss, kind, site, jitter, probe.Producer(site), delay, run.Why)
-					}
-					cell.Runs = append(cell.Runs, run)
 				}
 			}
-			rep.Cells = append(rep.Cells, cell)
+			m.rep.Cells = append(m.rep.Cells, cell)
 		}
-		rep.Elapsed = append(rep.Elapsed, fmt.Sprintf("%s: %d ops, %v", f.Name, prog.NumOps(), time.Since(start).Round(time.Millisecond)))
+		m.rep.Elapsed = append(m.rep.Elapsed, fmt.Sprintf("%s: %d ops, %v", f.Name, prog.NumOps(), time.Since(start).Round(time.Millisecond)))
 	}
-	return rep, nil
+	return m.rep, nil
+}
+
+// simSuite is one MutationSuite: the slowed simulator, the mutations'
+// jitter and delay, and the report so far.
+type simSuite struct {
+	cfg    *sim.Config
+	d      *sim.Device
+	jitter uint64
+	delay  float64
+	rep    *Report
+}
+
+// sites probes scheduler ss's schedule of prog for kind's sites and runs
+// the mutation at up to SitesPerScheduler of them, adding the runs to cell.
+func (m *simSuite) sites(cell *Cell, f Family, prog *workloads.Program, ss Spec, kind mutate.Kind) error {
+	inner, err := NewScheduler(ss)
+	if err != nil {
+		return err
+	}
+	probe, err := mutate.New(inner, kind, -1)
+	if err != nil {
+		return err
+	}
+	probe.Jitter = m.jitter
+	if _, err := RunOnce(m.d, prog, probe); err != nil {
+		return fmt.Errorf("family %s, scheduler %s, probe %s: %w", f.Name, ss, kind, err)
+	}
+	sites := probe.Sites()
+	cell.Sites[ss.String()] = len(sites)
+	for _, site := range spread(sites, SitesPerScheduler) {
+		inner, err := NewScheduler(ss)
+		if err != nil {
+			return err
+		}
+		mut, err := mutate.New(inner, kind, site)
+		if err != nil {
+			return err
+		}
+		mut.Jitter = m.jitter
+		mut.DelayCommand, mut.DelayFactor = probe.Producer(site), m.delay
+		races, err := RunOnce(m.d, prog, mut)
+		if mut.Applied() == 0 && err == nil {
+			if kind == mutate.EarlyReuse {
+				// The scheduler never names the program's own buffers
+				// (SET retargets jobs to its private ones): nothing to
+				// alias.
+				cell.Sites[ss.String()] = 0
+				break
+			}
+			return fmt.Errorf("family %s, scheduler %s, %s at site %d: the probe's site was never reached", f.Name, ss, kind, site)
+		}
+		run := Run{Scheduler: ss.String(), Site: site, Why: probe.Why(site), Detail: mut.Detail(), Races: races, Err: err}
+		if races == 0 && err == nil && run.Why != "" {
+			run.Timing, run.Miss = missTiming(m.cfg, prog, ss, kind, site, m.jitter, probe.Producer(site), m.delay, run.Why)
+		}
+		cell.Runs = append(cell.Runs, run)
+	}
+	return nil
 }
 
 // Table is the catch-rate table in Markdown: one row per mutation, one
@@ -450,7 +457,11 @@ func missTiming(cfg *sim.Config, prog *workloads.Program, ss Spec, kind mutate.K
 	if err != nil {
 		return "", ""
 	}
-	defer d.Close()
+	defer func() {
+		if err := d.Close(); err != nil {
+			timing, miss = "", ""
+		}
+	}()
 	inner, err := NewScheduler(ss)
 	if err != nil {
 		return "", ""

@@ -3,6 +3,7 @@ package hardening
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -144,14 +145,14 @@ func soakOne(dev device.Device, c SoakCase, opt SoakOptions) SoakResult {
 	rounds := (opt.Kernels + kernelsPerRound - 1) / kernelsPerRound
 	every := max(1, rounds/(opt.Samples-1))
 	start := time.Now()
-	err = dev.Run(func(h device.Host) error {
+	err = dev.Run(func(h device.Host) (err error) {
 		wrapped := counting(h, nil)
 		ch := unwrapCounting(wrapped)
 		in, err := workloads.Bind(wrapped, prog)
 		if err != nil {
 			return err
 		}
-		defer in.Release(wrapped)
+		defer func() { err = errors.Join(err, in.Release(wrapped)) }()
 		sample := func(round int) {
 			s := ch.snapshot()
 			s.Round, s.Kernels, s.DeviceFree, s.Wall = round, round*kernelsPerRound, -1, time.Since(start)
@@ -174,7 +175,7 @@ func soakOne(dev device.Device, c SoakCase, opt SoakOptions) SoakResult {
 			if err != nil {
 				return err
 			}
-			if err := soakRound(wrapped, in, s); err != nil {
+			if err := sched.RunOnce(wrapped, in, s); err != nil {
 				return fmt.Errorf("round %d: %w", round, err)
 			}
 			res.Rounds = round
@@ -198,26 +199,6 @@ func soakOne(dev device.Device, c SoakCase, opt SoakOptions) SoakResult {
 	}
 	res.Growth = growth(res.Samples)
 	return res
-}
-
-func soakRound(h device.Host, in *workloads.Instance, s sched.Scheduler) error {
-	if p, ok := s.(sched.Preparer); ok {
-		if err := p.Prepare(h, in); err != nil {
-			return err
-		}
-		if err := s.Run(h, in); err != nil {
-			p.Cleanup(h)
-			return err
-		}
-		if err := h.Synchronize(); err != nil {
-			return err
-		}
-		return p.Cleanup(h)
-	}
-	if err := s.Run(h, in); err != nil {
-		return err
-	}
-	return h.Synchronize()
 }
 
 // growth compares the sample after the first tenth of the rounds with the

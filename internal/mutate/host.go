@@ -48,11 +48,13 @@ func (h *host) NewEvent(opt device.EventOptions) (device.Event, error) { return 
 func (h *host) Destroy(r device.Resource) error {
 	st := h.st
 	st.mu.Lock()
-	switch v := r.(type) {
-	case device.Graph:
-		delete(st.graphs, v)
-	case device.GraphExec:
-		delete(st.execs, v)
+	// Graph and GraphExec have the same methods, so a type switch cannot
+	// tell them apart: r is deleted from both maps (at most one holds it).
+	if g, ok := r.(device.Graph); ok {
+		delete(st.graphs, g)
+	}
+	if x, ok := r.(device.GraphExec); ok {
+		delete(st.execs, x)
 	}
 	st.mu.Unlock()
 	return h.in.Destroy(r)

@@ -39,7 +39,7 @@ func run(t *testing.T, d *sim.Device, s sched.Scheduler) int {
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		return s.Run(h, in)
 	})
 	require.NoError(t, err)

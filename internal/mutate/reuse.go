@@ -22,67 +22,32 @@ type Pair struct {
 // then A.
 func Pairs(in *workloads.Instance) []Pair {
 	p := in.Prog
-	n := in.N()
 	nb := len(in.Bufs)
-	index := map[uint64]int{}
-	for i, b := range in.Bufs {
-		index[b.Addr] = i
-	}
-	first := make([]int, nb)
-	last := make([]int, nb)
-	for i := range first {
-		first[i], last[i] = -1, -1
-	}
-	accessors := make([][]int, nb)
-	pureWholeFirst := make([]bool, nb)
-	for k := 0; k < n; k++ {
-		seen := map[int]bool{}
-		for _, a := range in.Access(k) {
-			b, ok := index[a.Buf.Addr]
-			if !ok {
-				continue
-			}
-			if first[b] < 0 {
-				first[b] = k
-				pureWholeFirst[b] = true
-			}
-			if first[b] == k {
-				whole := a.Off == 0 && (a.Len == 0 || a.Len == a.Buf.Size)
-				if a.Mode != device.Write || !whole {
-					pureWholeFirst[b] = false
-				}
-			}
-			last[b] = k
-			if !seen[b] {
-				seen[b] = true
-				accessors[b] = append(accessors[b], k)
-			}
-		}
-	}
+	u := bufferUses(in)
 	deps := sched.ProgramDeps(in)
 	var out []Pair
 	order := make([]int, 0, nb)
 	for b := 0; b < nb; b++ {
 		spec := p.Buffers[b]
-		if first[b] < 0 || !pureWholeFirst[b] || spec.Output || spec.Init != nil {
+		if u.first[b] < 0 || !u.pureWholeFirst[b] || spec.Output || spec.Init != nil {
 			continue
 		}
 		order = append(order, b)
 	}
 	// By first write, then buffer index: deterministic.
 	for i := 1; i < len(order); i++ {
-		for j := i; j > 0 && first[order[j]] < first[order[j-1]]; j-- {
+		for j := i; j > 0 && u.first[order[j]] < u.first[order[j-1]]; j-- {
 			order[j], order[j-1] = order[j-1], order[j]
 		}
 	}
 	for _, b := range order {
-		f := first[b]
+		f := u.first[b]
 		anc := ancestors(deps, f)
 		for a := 0; a < nb; a++ {
-			if a == b || first[a] < 0 || last[a] >= f || p.Buffers[a].Output || p.Buffers[a].Bytes < p.Buffers[b].Bytes {
+			if a == b || u.first[a] < 0 || u.last[a] >= f || p.Buffers[a].Output || p.Buffers[a].Bytes < p.Buffers[b].Bytes {
 				continue
 			}
-			for _, k := range accessors[a] {
+			for _, k := range u.accessors[a] {
 				if !anc[k] {
 					out = append(out, Pair{A: a, B: b, First: f, Unordered: k})
 					break
@@ -91,6 +56,52 @@ func Pairs(in *workloads.Instance) []Pair {
 		}
 	}
 	return out
+}
+
+// uses is, per buffer of a bound program, the first and last operations
+// that access it (-1: none), every operation that does, and whether its
+// first access is a write of the whole buffer and nothing else.
+type uses struct {
+	first, last    []int
+	accessors      [][]int
+	pureWholeFirst []bool
+}
+
+func bufferUses(in *workloads.Instance) *uses {
+	nb := len(in.Bufs)
+	index := map[uint64]int{}
+	for i, b := range in.Bufs {
+		index[b.Addr] = i
+	}
+	u := &uses{first: make([]int, nb), last: make([]int, nb), accessors: make([][]int, nb), pureWholeFirst: make([]bool, nb)}
+	for i := range u.first {
+		u.first[i], u.last[i] = -1, -1
+	}
+	for k := 0; k < in.N(); k++ {
+		seen := map[int]bool{}
+		for _, a := range in.Access(k) {
+			b, ok := index[a.Buf.Addr]
+			if !ok {
+				continue
+			}
+			if u.first[b] < 0 {
+				u.first[b] = k
+				u.pureWholeFirst[b] = true
+			}
+			if u.first[b] == k {
+				whole := a.Off == 0 && (a.Len == 0 || a.Len == a.Buf.Size)
+				if a.Mode != device.Write || !whole {
+					u.pureWholeFirst[b] = false
+				}
+			}
+			u.last[b] = k
+			if !seen[b] {
+				seen[b] = true
+				u.accessors[b] = append(u.accessors[b], k)
+			}
+		}
+	}
+	return u
 }
 
 // ancestors marks every operation that must complete before op f.

@@ -244,13 +244,12 @@ func (g *graphDispatch) instantiate(h device.Host) (device.GraphExec, error) {
 	}
 	if err != nil {
 		if endErr == nil {
-			h.Destroy(gr)
+			err = errors.Join(err, h.Destroy(gr))
 		}
 		return nil, err
 	}
 	x, err := h.Instantiate(gr)
-	h.Destroy(gr)
-	return x, err
+	return x, errors.Join(err, h.Destroy(gr))
 }
 
 // runGraph is Run under DispatchGraph.

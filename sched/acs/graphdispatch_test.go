@@ -226,7 +226,7 @@ func recordRun(t *testing.T, dev *sim.Device, prog *workloads.Program, s *SW) *b
 		if err != nil {
 			return err
 		}
-		defer in.Release(rec)
+		defer func() { assert.NoError(t, in.Release(rec)) }()
 		if err := s.Prepare(rec, in); err != nil {
 			return err
 		}
@@ -550,7 +550,7 @@ func TestGraphDispatchCacheOutlivesARun(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		if err := s.Prepare(h, in); err != nil {
 			return err
 		}

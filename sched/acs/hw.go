@@ -180,7 +180,7 @@ func (s *HW) Run(h device.Host, in *workloads.Instance) (err error) {
 	var copyStream device.Stream
 	defer func() {
 		if copyStream != nil {
-			h.Destroy(copyStream)
+			err = errors.Join(err, h.Destroy(copyStream))
 		}
 	}()
 	ids := make([]uint64, in.N()) // DQSubmit's id of each submitted kernel

@@ -119,7 +119,7 @@ func run(t *testing.T, dev *sim.Device, prog *workloads.Program, s sched.Schedul
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		prep, _ := s.(sched.Preparer)
 		if prep != nil {
 			if err := prep.Prepare(h, in); err != nil {
@@ -573,7 +573,9 @@ func TestALaunchFailureEndsTheRunWithItsError(t *testing.T) {
 					if err := prep.Cleanup(h); err != nil {
 						return err
 					}
-					in.Release(h)
+					if err := in.Release(h); err != nil {
+						return err
+					}
 				}
 				return nil
 			})

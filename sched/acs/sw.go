@@ -97,8 +97,12 @@ type doneMsg struct {
 	err    error
 }
 
-// exitMsg reports that a scheduler thread has returned.
-type exitMsg struct{ thread int }
+// exitMsg reports that a scheduler thread has returned, with the first
+// error it met releasing graphs (which no job reports).
+type exitMsg struct {
+	thread int
+	err    error
+}
 
 // Prepare creates the streams, events and queues and starts the scheduler
 // threads, which then wait for work: like the paper's thread pool, they
@@ -109,8 +113,7 @@ func (s *SW) Prepare(h device.Host, _ *workloads.Instance) error {
 	}
 	if s.p.Dispatch == DispatchGraph {
 		if err := s.prepareGraph(h); err != nil {
-			s.destroyGraph(h)
-			return err
+			return errors.Join(err, s.destroyGraph(h))
 		}
 		s.started = true
 		return nil
@@ -124,16 +127,14 @@ func (s *SW) Prepare(h device.Host, _ *workloads.Instance) error {
 	for t := 0; t < k; t++ {
 		st, err := h.NewStream(device.StreamOptions{})
 		if err != nil {
-			s.destroy(h)
-			return fmt.Errorf("acs-sw: stream %d: %w", t, err)
+			return errors.Join(fmt.Errorf("acs-sw: stream %d: %w", t, err), s.destroy(h))
 		}
 		s.streams = append(s.streams, st)
 		if s.p.Completion == CompletionEvent || s.p.Waits {
 			for i := 0; i < s.p.InFlight; i++ {
 				ev, err := h.NewEvent(device.EventOptions{DisableTiming: true})
 				if err != nil {
-					s.destroy(h)
-					return fmt.Errorf("acs-sw: event: %w", err)
+					return errors.Join(fmt.Errorf("acs-sw: event: %w", err), s.destroy(h))
 				}
 				s.events[t] = append(s.events[t], ev)
 			}
@@ -164,17 +165,19 @@ func (s *SW) Cleanup(h device.Host) error {
 		}
 		q.Close()
 	}
+	var errs []error
 	for exited := 0; exited < len(s.work); {
 		v, ok := h.Get(s.done)
 		if !ok {
 			return errors.New("acs-sw: completion queue closed while stopping")
 		}
-		if _, ok := v.(exitMsg); ok {
+		if m, ok := v.(exitMsg); ok {
 			exited++
+			errs = append(errs, m.err)
 		}
 	}
 	s.started = false
-	return s.destroy(h)
+	return errors.Join(append(errs, s.destroy(h))...)
 }
 
 func (s *SW) destroy(h device.Host) error {
@@ -307,8 +310,16 @@ type threadState struct {
 	h      device.Host
 	stream device.Stream
 	cache  map[string][]device.GraphExec
-	seq    int  // events recorded (the ring's position)
-	chain  *job // Handoff batched: jobs of the last message not yet taken
+	seq    int   // events recorded (the ring's position)
+	chain  *job  // Handoff batched: jobs of the last message not yet taken
+	err    error // the first error releasing a graph, reported at exit
+}
+
+// keep records err if it is the thread's first.
+func (ts *threadState) keep(err error) {
+	if ts.err == nil {
+		ts.err = err
+	}
 }
 
 func (s *SW) threadMain(t int) func(h device.Host) error {
@@ -317,10 +328,10 @@ func (s *SW) threadMain(t int) func(h device.Host) error {
 		defer func() {
 			for _, xs := range ts.cache {
 				for _, x := range xs {
-					h.Destroy(x)
+					ts.keep(h.Destroy(x))
 				}
 			}
-			s.done.Put(exitMsg{t})
+			s.done.Put(exitMsg{t, ts.err})
 		}()
 		switch {
 		case s.p.Dispatch == DispatchShared:
@@ -356,7 +367,7 @@ func (ts *threadState) next() (*job, bool) {
 			if ts.s.p.GraphCache {
 				ts.cache[r.key] = append(ts.cache[r.key], r.exec)
 			} else {
-				ts.h.Destroy(r.exec)
+				ts.keep(ts.h.Destroy(r.exec))
 			}
 			r.exec = nil
 		}
@@ -519,8 +530,7 @@ func (ts *threadState) issue(j *job) error {
 					err = h.SetCopyNode(x, i, in.CopyCmd(k))
 				}
 				if err != nil {
-					h.Destroy(x)
-					return fmt.Errorf("acs-sw: update cached graph node %d: %w", i, err)
+					return errors.Join(fmt.Errorf("acs-sw: update cached graph node %d: %w", i, err), h.Destroy(x))
 				}
 			}
 			j.exec = x
@@ -532,10 +542,7 @@ func (ts *threadState) issue(j *job) error {
 	}
 	for _, k := range j.ops {
 		if err := in.Issue(h, st, k); err != nil {
-			if g, e2 := h.EndCapture(st); e2 == nil {
-				h.Destroy(g)
-			}
-			return err
+			return sched.AbortCapture(h, st, err)
 		}
 	}
 	g, err := h.EndCapture(st)
@@ -543,8 +550,7 @@ func (ts *threadState) issue(j *job) error {
 		return err
 	}
 	x, err := h.Instantiate(g)
-	h.Destroy(g)
-	if err != nil {
+	if err := errors.Join(err, h.Destroy(g)); err != nil {
 		return err
 	}
 	j.exec = x

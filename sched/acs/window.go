@@ -368,17 +368,17 @@ func (w *window) streamOrdered(k int) (int, bool) {
 func (w *window) finished() bool { return w.done == w.n }
 
 // batch picks the operations one idle thread launches as one graph, up to
-// max: the oldest ready operation, then the pending operations whose
+// most: the oldest ready operation, then the pending operations whose
 // unfinished upstream operations are all in the batch (captured on one
 // stream after them, they wait for them by stream order), then, while more
 // operations are ready than idle threads remain to take them, more ready
 // operations. It does not issue them.
-func (w *window) batch(max, idle int) []int {
+func (w *window) batch(most, idle int) []int {
 	first := w.ready[0]
 	ops := []int{first}
 	in := func(u int) bool { return slices.Contains(ops, u) }
 	for _, p := range w.pending {
-		if len(ops) == max {
+		if len(ops) == most {
 			break
 		}
 		if p <= first {
@@ -397,7 +397,7 @@ func (w *window) batch(max, idle int) []int {
 	}
 	spare := len(w.ready) - idle // ready operations no other idle thread will take
 	for _, r := range w.ready[1:] {
-		if len(ops) == max || spare <= 0 {
+		if len(ops) == most || spare <= 0 {
 			break
 		}
 		ops = append(ops, r)

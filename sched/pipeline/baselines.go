@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gpusched/gpusched/device"
@@ -126,12 +127,12 @@ func identity(n int) []int {
 	return b
 }
 
-func (s *Synchronous) Run(h device.Host, in *workloads.Instance) error {
+func (s *Synchronous) Run(h device.Host, in *workloads.Instance) (err error) {
 	if s.stream == nil {
 		if err := s.Prepare(h, in); err != nil {
 			return err
 		}
-		defer s.Cleanup(h)
+		defer sched.JoinCleanup(h, s, &err)
 	}
 	m := &s.metrics
 	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
@@ -165,12 +166,12 @@ func (s *Synchronous) Run(h device.Host, in *workloads.Instance) error {
 func (g *Graph) Prepare(h device.Host, in *workloads.Instance) error { return g.prepare(h, in) }
 func (g *Graph) Cleanup(h device.Host) error                         { return g.cleanup(h) }
 
-func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
+func (g *Graph) Run(h device.Host, in *workloads.Instance) (err error) {
 	if g.stream == nil {
 		if err := g.Prepare(h, in); err != nil {
 			return err
 		}
-		defer g.Cleanup(h)
+		defer sched.JoinCleanup(h, g, &err)
 	}
 	m := &g.metrics
 	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
@@ -184,10 +185,7 @@ func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
 			return err
 		}
 		if err := issueJob(h, in, g.stream, j); err != nil {
-			if gr, e := h.EndCapture(g.stream); e == nil && gr != nil {
-				h.Destroy(gr)
-			}
-			return err
+			return sched.AbortCapture(h, g.stream, err)
 		}
 		gr, err := h.EndCapture(g.stream)
 		if err != nil {
@@ -195,10 +193,9 @@ func (g *Graph) Run(h device.Host, in *workloads.Instance) error {
 		}
 		x, err := h.Instantiate(gr)
 		if err != nil {
-			h.Destroy(gr)
-			return err
+			return errors.Join(err, h.Destroy(gr))
 		}
-		t = since(h, t, &m.Schedule)
+		since(h, t, &m.Schedule)
 		if err := g.gaps.jobStart(h, g.stream, j); err != nil {
 			return err
 		}
@@ -253,12 +250,12 @@ func (b *Batching) Cleanup(h device.Host) error {
 	return first
 }
 
-func (b *Batching) Run(h device.Host, in *workloads.Instance) error {
+func (b *Batching) Run(h device.Host, in *workloads.Instance) (err error) {
 	if b.streams == nil {
 		if err := b.Prepare(h, in); err != nil {
 			return err
 		}
-		defer b.Cleanup(h)
+		defer sched.JoinCleanup(h, b, &err)
 	}
 	m := &b.metrics
 	*m = Metrics{Jobs: in.Steps(), HostThreads: 1}
@@ -327,10 +324,8 @@ func queueWorker(h device.Host, in *workloads.Instance, jobs device.Queue, st de
 	for first := true; ; first = false {
 		t := h.Now()
 		v, ok := h.Get(jobs)
-		if first {
-			t = h.Now()
-		} else {
-			t = since(h, t, &m.Wait)
+		if !first {
+			since(h, t, &m.Wait)
 		}
 		if !ok {
 			return nil
@@ -385,12 +380,12 @@ func (q *Queue) Cleanup(h device.Host) error {
 	return first
 }
 
-func (q *Queue) Run(h device.Host, in *workloads.Instance) error {
+func (q *Queue) Run(h device.Host, in *workloads.Instance) (err error) {
 	if q.queues == nil {
 		if err := q.Prepare(h, in); err != nil {
 			return err
 		}
-		defer q.Cleanup(h)
+		defer sched.JoinCleanup(h, q, &err)
 	}
 	n := in.Steps()
 	start := h.Now()

@@ -6,15 +6,6 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
-// meter accumulates one host thread's time in scheduling calls (issuing,
-// graph capture, instantiation and updates, host-callback enqueues) and in
-// blocking waits (synchronize calls, waiting for a free worker), each
-// measured with the thread's own clock around the call.
-type meter struct {
-	schedule time.Duration
-	wait     time.Duration
-}
-
 // since adds the time from t0 to now to *d and returns now.
 func since(h device.Host, t0 time.Duration, d *time.Duration) time.Duration {
 	now := h.Now()

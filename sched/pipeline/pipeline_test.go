@@ -85,13 +85,13 @@ func onBound(t *testing.T, p *workloads.Program, f func(h device.Host, in *workl
 	t.Helper()
 	dev, err := sim.NewNamed("h100")
 	require.NoError(t, err)
-	defer dev.Close()
+	defer func() { assert.NoError(t, dev.Close()) }()
 	err = dev.Run(func(h device.Host) error {
 		in, err := workloads.Bind(h, p)
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		return f(h, in)
 	})
 	return dev.Races(), err
@@ -324,7 +324,7 @@ func TestAnalyze(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dev, err := sim.NewNamed("h100")
 			require.NoError(t, err)
-			defer dev.Close()
+			defer func() { assert.NoError(t, dev.Close()) }()
 			var js *jobSet
 			var aerr error
 			require.NoError(t, dev.Run(func(h device.Host) error {
@@ -332,7 +332,7 @@ func TestAnalyze(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				defer in.Release(h)
+				defer func() { assert.NoError(t, in.Release(h)) }()
 				js, aerr = analyze(in)
 				return nil
 			}))
@@ -370,13 +370,13 @@ func TestPrepareAndCleanupWithoutRunEndTheHostThreads(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			defer in.Release(h)
+			defer func() { assert.NoError(t, in.Release(h)) }()
 			if err := s.Prepare(h, in); err != nil {
 				return err
 			}
 			return s.Cleanup(h)
 		})
 		assert.NoError(t, err, "no host thread is left blocked (the simulator would report a deadlock)")
-		dev.Close()
+		assert.NoError(t, dev.Close())
 	}
 }

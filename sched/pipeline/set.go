@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -356,13 +358,12 @@ func (s *SET) rearm() {
 }
 
 // Run dispatches every job and returns when the last one has completed.
-func (s *SET) Run(h device.Host, in *workloads.Instance) error {
+func (s *SET) Run(h device.Host, in *workloads.Instance) (err error) {
 	if s.js == nil || s.js.in != in {
 		if err := s.Prepare(h, in); err != nil {
-			s.Cleanup(h)
-			return err
+			return errors.Join(err, s.Cleanup(h))
 		}
-		defer s.Cleanup(h)
+		defer sched.JoinCleanup(h, s, &err)
 	}
 	s.rearm()
 	if s.p.Threaded {

@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -264,7 +266,7 @@ func (s *SET) slotAlloc(i int) int64 {
 
 // prepareBatched zeroes the workers' batch buffers, deals the chunks and
 // captures every worker's ring of chunk execs.
-func (s *SET) prepareBatched(h device.Host) error {
+func (s *SET) prepareBatched(h device.Host) (err error) {
 	if err := s.zeroBatchBuffers(h); err != nil {
 		return err
 	}
@@ -278,7 +280,7 @@ func (s *SET) prepareBatched(h device.Host) error {
 	}
 	s.dealt()
 	var bc branchCapture
-	defer bc.destroy(h)
+	defer func() { err = errors.Join(err, bc.destroy(h)) }()
 	for _, wk := range s.workers {
 		if err := s.prepareBatchRing(h, wk, &bc); err != nil {
 			return fmt.Errorf("set: worker %d: %w", wk.id, err)
@@ -290,7 +292,7 @@ func (s *SET) prepareBatched(h device.Host) error {
 // zeroBatchBuffers fills every worker's batch buffers with zeros (copies
 // from a zeroed pinned host buffer), so the padding a coalesced copy-out
 // writes back is deterministic.
-func (s *SET) zeroBatchBuffers(h device.Host) error {
+func (s *SET) zeroBatchBuffers(h device.Host) (err error) {
 	var most int64
 	for _, wk := range s.workers {
 		for _, b := range wk.slots {
@@ -301,7 +303,7 @@ func (s *SET) zeroBatchBuffers(h device.Host) error {
 	if err != nil {
 		return fmt.Errorf("set: zeroing the batch buffers: %w", err)
 	}
-	defer h.FreeHost(zero)
+	defer func() { err = errors.Join(err, h.FreeHost(zero)) }()
 	clear(zero.Data)
 	for _, wk := range s.workers {
 		if s.shareSlots && wk.id > 0 {
@@ -350,15 +352,17 @@ func (bc *branchCapture) side(h device.Host, i int) (device.Stream, error) {
 	return bc.sides[i], nil
 }
 
-func (bc *branchCapture) destroy(h device.Host) {
+func (bc *branchCapture) destroy(h device.Host) error {
+	var errs []error
 	for _, st := range bc.sides {
-		h.Destroy(st)
+		errs = append(errs, h.Destroy(st))
 	}
 	for _, e := range []device.Event{bc.fork, bc.join} {
 		if e != nil {
-			h.Destroy(e)
+			errs = append(errs, h.Destroy(e))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // prepareBatchRing gives worker wk Ring positions of execs for chunks of 1
@@ -387,7 +391,7 @@ func (s *SET) prepareBatchRing(h device.Host, wk *worker, bc *branchCapture) err
 // chunk of n jobs from job f: the coalesced copies in, each slot's kernels
 // on a side stream forked after them and joined back, the coalesced
 // copies out. It returns the exec and its copy nodes' parameters.
-func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int, bc *branchCapture) (device.GraphExec, []device.Copy, error) {
+func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int, bc *branchCapture) (_ device.GraphExec, _ []device.Copy, err error) {
 	l := s.batch
 	cur := make([]device.Copy, len(l.copies))
 	for c := range cur {
@@ -397,10 +401,7 @@ func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int
 		return nil, nil, err
 	}
 	fail := func(e error) (device.GraphExec, []device.Copy, error) {
-		if g, ee := h.EndCapture(st); ee == nil && g != nil {
-			h.Destroy(g)
-		}
-		return nil, nil, e
+		return nil, nil, sched.AbortCapture(h, st, e)
 	}
 	for c := 0; c < l.nIn; c++ {
 		if err := h.Copy(st, &cur[c]); err != nil {
@@ -443,7 +444,7 @@ func (s *SET) captureChunk(h device.Host, st device.Stream, wk *worker, f, n int
 	if err != nil {
 		return nil, nil, err
 	}
-	defer h.Destroy(g)
+	defer func() { err = errors.Join(err, h.Destroy(g)) }()
 	if want := len(l.copies) + n*(s.kernels.hi-s.kernels.lo); g.Nodes() != want {
 		return nil, nil, fmt.Errorf("captured graph has %d nodes for a chunk of %d jobs, want %d", g.Nodes(), n, want)
 	}

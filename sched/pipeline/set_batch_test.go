@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -62,12 +63,11 @@ type trackState struct {
 	kernels     int // kernel operations per job
 	// in and out count, per job, the launches that copied its input in
 	// and its output out.
-	in, out                     []int
-	launches                    int
-	copyUpdates, kernelUpdates  int
-	problems                    []string
-	capturingNow                bool
-	perLaunchCopies, maxUpdates int
+	in, out                    []int
+	launches                   int
+	copyUpdates, kernelUpdates int
+	problems                   []string
+	capturingNow               bool
 }
 
 func newTracker(h device.Host, p *workloads.Program) *batchTracker {
@@ -542,8 +542,7 @@ func TestSETBatchedBadPrograms(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			races, err := onBound(t, tt.p, func(h device.Host, in *workloads.Instance) error {
 				if err := tt.s.Prepare(h, in); err != nil {
-					tt.s.Cleanup(h)
-					return err
+					return errors.Join(err, tt.s.Cleanup(h))
 				}
 				if err := tt.s.Run(h, in); err != nil {
 					return err

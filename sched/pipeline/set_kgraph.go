@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -85,14 +87,14 @@ func jobKernelRange(js *jobSet, what string) (kernelRange, error) {
 // dealt to wk has exactly those kernel parameters once bound to wk's
 // buffers, so the graph never needs an update (a workload whose kernels
 // take per-job scalars is refused rather than run wrong).
-func (s *SET) prepareKernelGraph(h device.Host, wk *worker, first *boundJob) error {
+func (s *SET) prepareKernelGraph(h device.Host, wk *worker, first *boundJob) (err error) {
 	in := s.js.in
 	r := s.kernels
 	lo0, _ := in.StepRange(0) // every job has step 0's shape
 	for i := range wk.queue {
 		job := &wk.queue[i]
 		for k := r.lo; k < r.hi; k++ {
-			same := true
+			var same bool
 			if in.Op(lo0+k).Kind == workloads.OpKernel {
 				same = sameLaunch(&job.launches[k], &first.launches[k])
 			} else {
@@ -106,26 +108,14 @@ func (s *SET) prepareKernelGraph(h device.Host, wk *worker, first *boundJob) err
 	if err := h.BeginCapture(wk.stream); err != nil {
 		return err
 	}
-	lo, _ := in.StepRange(first.job)
-	for k := r.lo; k < r.hi; k++ {
-		var err error
-		if in.Op(lo+k).Kind == workloads.OpKernel {
-			err = h.Launch(wk.stream, &first.launches[k])
-		} else {
-			err = h.Copy(wk.stream, &first.copies[k])
-		}
-		if err != nil {
-			if g, ee := h.EndCapture(wk.stream); ee == nil && g != nil {
-				h.Destroy(g)
-			}
-			return err
-		}
+	if err := s.issueOps(h, wk.stream, first, r.lo, r.hi); err != nil {
+		return sched.AbortCapture(h, wk.stream, err)
 	}
 	g, err := h.EndCapture(wk.stream)
 	if err != nil {
 		return err
 	}
-	defer h.Destroy(g)
+	defer func() { err = errors.Join(err, h.Destroy(g)) }()
 	if g.Nodes() != r.hi-r.lo {
 		return fmt.Errorf("captured kernel graph has %d nodes for %d operations", g.Nodes(), r.hi-r.lo)
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,7 +111,7 @@ func TestSETStreamCopiesIssuesTheCopiesOnTheStream(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			defer in.Release(h)
+			defer func() { assert.NoError(t, in.Release(h)) }()
 			// The worker threads start in Prepare: they get the counting
 			// host too. Prepare's capture holds no host copies.
 			counted := &copyCounter{Host: h, copies: &copies}
@@ -130,7 +131,7 @@ func TestSETStreamCopiesIssuesTheCopiesOnTheStream(t *testing.T) {
 		})
 		require.NoError(t, err)
 		assert.Empty(t, dev.Races())
-		dev.Close()
+		assert.NoError(t, dev.Close())
 		assert.Equal(t, 24*per, copies, "threaded=%v: every job's host copies issued on its worker's stream", threaded)
 		// No node is ever updated, where the same SET with the copies in
 		// its graphs updates them per job.
@@ -194,16 +195,14 @@ func TestSETStreamCopiesBadPrograms(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dev, err := sim.NewNamed("h100")
 			require.NoError(t, err)
-			defer dev.Close()
+			defer func() { assert.NoError(t, dev.Close()) }()
 			err = dev.Run(func(h device.Host) error {
 				in, err := workloads.Bind(h, tt.p)
 				if err != nil {
 					return err
 				}
-				defer in.Release(h)
-				err = tt.s.Prepare(h, in)
-				tt.s.Cleanup(h)
-				return err
+				defer func() { assert.NoError(t, in.Release(h)) }()
+				return errors.Join(tt.s.Prepare(h, in), tt.s.Cleanup(h))
 			})
 			assert.ErrorContains(t, err, tt.wantErr)
 		})

@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -52,18 +54,15 @@ func (s *SET) captureJobs(h device.Host, st device.Stream, jobs []*boundJob) (x 
 	defer func() {
 		for _, o := range []device.Event{fork, join} {
 			if o != nil {
-				h.Destroy(o)
+				err = errors.Join(err, h.Destroy(o))
 			}
 		}
 		for _, o := range sides {
-			h.Destroy(o)
+			err = errors.Join(err, h.Destroy(o))
 		}
 	}()
 	fail := func(e error) (device.GraphExec, error) {
-		if g, ee := h.EndCapture(st); ee == nil && g != nil {
-			h.Destroy(g)
-		}
-		return nil, e
+		return nil, sched.AbortCapture(h, st, e)
 	}
 	if s.unchainedSlots {
 		if fork, err = h.NewEvent(device.EventOptions{}); err != nil {
@@ -76,7 +75,6 @@ func (s *SET) captureJobs(h device.Host, st device.Stream, jobs []*boundJob) (x 
 			return fail(err)
 		}
 	}
-	in := s.js.in
 	for i, job := range jobs {
 		on := st
 		if s.unchainedSlots && i > 0 {
@@ -88,17 +86,8 @@ func (s *SET) captureJobs(h device.Host, st device.Stream, jobs []*boundJob) (x 
 				return fail(err)
 			}
 		}
-		lo, _ := in.StepRange(job.job)
-		for k := 0; k < s.js.ops; k++ {
-			var err error
-			if in.Op(lo+k).Kind == workloads.OpKernel {
-				err = h.Launch(on, &job.launches[k])
-			} else {
-				err = h.Copy(on, &job.copies[k])
-			}
-			if err != nil {
-				return fail(err)
-			}
+		if err := s.issueOps(h, on, job, 0, s.js.ops); err != nil {
+			return fail(err)
 		}
 		if on != st {
 			if err := h.Record(join, on); err != nil {
@@ -113,11 +102,30 @@ func (s *SET) captureJobs(h device.Host, st device.Stream, jobs []*boundJob) (x 
 	if err != nil {
 		return nil, err
 	}
-	defer h.Destroy(g)
+	defer func() { err = errors.Join(err, h.Destroy(g)) }()
 	if g.Nodes() != len(jobs)*s.js.ops {
 		return nil, fmt.Errorf("captured graph has %d nodes for %d jobs of %d operations", g.Nodes(), len(jobs), s.js.ops)
 	}
 	return h.Instantiate(g)
+}
+
+// issueOps issues operations lo to hi-1 of job (bound to a worker's
+// buffers) on st.
+func (s *SET) issueOps(h device.Host, st device.Stream, job *boundJob, lo, hi int) error {
+	in := s.js.in
+	first, _ := in.StepRange(job.job)
+	for k := lo; k < hi; k++ {
+		var err error
+		if in.Op(first+k).Kind == workloads.OpKernel {
+			err = h.Launch(st, &job.launches[k])
+		} else {
+			err = h.Copy(st, &job.copies[k])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // prepareMultiRing gives worker wk Ring positions of chains of 1 to J job

@@ -157,7 +157,7 @@ func TestSETJobsPerLaunchPrepareAndCleanupWithoutRun(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			defer in.Release(h)
+			defer func() { assert.NoError(t, in.Release(h)) }()
 			if err := s.Prepare(h, in); err != nil {
 				return err
 			}
@@ -174,6 +174,6 @@ func TestSETJobsPerLaunchPrepareAndCleanupWithoutRun(t *testing.T) {
 			return s.Cleanup(h)
 		})
 		assert.NoError(t, err, "threaded=%v: every exec released and no host thread left blocked", threaded)
-		dev.Close()
+		assert.NoError(t, dev.Close())
 	}
 }

@@ -50,7 +50,7 @@ func (g *inFlightGuard) GraphLaunch(x device.GraphExec, s device.Stream) error {
 	st.pending[x]++
 	st.launches++
 	st.mu.Unlock()
-	return g.Host.HostFunc(s, func() {
+	return g.HostFunc(s, func() {
 		st.mu.Lock()
 		st.pending[x]--
 		st.mu.Unlock()

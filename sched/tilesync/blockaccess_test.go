@@ -12,9 +12,9 @@ import (
 	"github.com/gpusched/gpusched/workloads/tiles"
 )
 
-// racesOnSim runs s twice on prog on a fresh H100 simulator, after break_
+// racesOnSim runs s twice on prog on a fresh H100 simulator, after tamper
 // (if not nil) has tampered with the prepared pairs, and returns the races.
-func racesOnSim(t *testing.T, prog *workloads.Program, s *Scheduler, break_ func(pr *pairRun)) []device.Race {
+func racesOnSim(t *testing.T, prog *workloads.Program, s *Scheduler, tamper func(pr *pairRun)) []device.Race {
 	dev, err := sim.NewNamed("h100")
 	require.NoError(t, err)
 	err = dev.Run(func(h device.Host) error {
@@ -30,8 +30,8 @@ func racesOnSim(t *testing.T, prog *workloads.Program, s *Scheduler, break_ func
 		for _, it := range s.items {
 			if it.pr != nil {
 				synced++
-				if break_ != nil {
-					break_(it.pr)
+				if tamper != nil {
+					tamper(it.pr)
 				}
 			}
 		}
@@ -123,7 +123,7 @@ func TestTileSyncIsRaceFreeAndBrokenPoliciesRace(t *testing.T) {
 		name   string
 		prog   *workloads.Program
 		opt    Options
-		break_ func(pr *pairRun)
+		tamper func(pr *pairRun)
 	}{
 		{"gpt3 row", gpt, given("row"), nil},
 		{"gpt3 tile", gpt, given("tile"), nil},
@@ -143,8 +143,8 @@ func TestTileSyncIsRaceFreeAndBrokenPoliciesRace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(tc.opt)
 			require.NoError(t, err)
-			races := racesOnSim(t, tc.prog, s, tc.break_)
-			if tc.break_ == nil {
+			races := racesOnSim(t, tc.prog, s, tc.tamper)
+			if tc.tamper == nil {
 				assert.Empty(t, races, "synchronized tiles never read rows still being written")
 				return
 			}

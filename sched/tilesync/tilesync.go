@@ -1,6 +1,7 @@
 package tilesync
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -416,7 +417,7 @@ func (s *Scheduler) padSolo(info *device.Info, in *workloads.Instance) error {
 }
 
 // upload allocates a buffer holding data (zeros when data is nil).
-func (s *Scheduler) upload(h device.Host, words int, data []int32) (device.Buffer, error) {
+func (s *Scheduler) upload(h device.Host, words int, data []int32) (_ device.Buffer, err error) {
 	b, err := h.Malloc(int64(4 * words))
 	if err != nil {
 		return b, err
@@ -426,7 +427,7 @@ func (s *Scheduler) upload(h device.Host, words int, data []int32) (device.Buffe
 	if err != nil {
 		return b, err
 	}
-	defer h.FreeHost(m)
+	defer func() { err = errors.Join(err, h.FreeHost(m)) }()
 	clear(m.Data)
 	for i, v := range data {
 		m.Data[4*i], m.Data[4*i+1], m.Data[4*i+2], m.Data[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)

@@ -82,15 +82,15 @@ func TestInstaNASRunsWhatItsControllerChooses(t *testing.T) {
 			ran[op.Name] = true
 		}
 		for c := range instaCells {
-			any := false
+			anyRan := false
 			for m := range instaModules {
 				on := ran[fmt.Sprintf("cell%d/m%d/expand", c, m)]
-				any = any || on
+				anyRan = anyRan || on
 				if probs[c*len(instaModules)+m] > 0.5 {
 					assert.True(t, on, "step %d cell %d module %d has p > 0.5 and must run", step, c, m)
 				}
 			}
-			assert.True(t, any, "every cell runs a module")
+			assert.True(t, anyRan, "every cell runs a module")
 		}
 	}
 }

@@ -161,12 +161,12 @@ func (n *Net) Program() *workloads.Program { return n.prog }
 // Err is the first error recorded by a builder call, if any.
 func (n *Net) Err() error { return n.err }
 
-// Fail records err (the first one wins) and returns it.
-func (n *Net) Fail(err error) error {
+// Fail records err as the net's error unless one is recorded already
+// (the first one wins; Err and Finish report it).
+func (n *Net) Fail(err error) {
 	if n.err == nil {
 		n.err = err
 	}
-	return n.err
 }
 
 func (n *Net) failf(format string, args ...any) Tensor {

@@ -85,28 +85,7 @@ func Conv2DRef(x, w, b, y []float32, s ConvShape, act Act) {
 			xp := x[(g*cinG+ic)*s.H*s.W:]
 			for ky := 0; ky < s.KH; ky++ {
 				for kx := 0; kx < s.KW; kx++ {
-					wv := wp[(ic*s.KH+ky)*s.KW+kx]
-					// Output columns whose input column is in range.
-					ox0 := max(0, ceilDiv(s.PadW-kx, s.Stride))
-					ox1 := min(s.Wo, ceilDiv(s.W+s.PadW-kx, s.Stride))
-					for oy := 0; oy < s.Ho; oy++ {
-						iy := oy*s.Stride - s.PadH + ky
-						if iy < 0 || iy >= s.H {
-							continue
-						}
-						row := xp[iy*s.W : (iy+1)*s.W]
-						o := out[oy*s.Wo : (oy+1)*s.Wo]
-						if s.Stride == 1 && ox0 < ox1 {
-							src, dst := row[ox0-s.PadW+kx:ox1-s.PadW+kx], o[ox0:ox1]
-							for i := range dst {
-								dst[i] += src[i] * wv
-							}
-							continue
-						}
-						for ox := ox0; ox < ox1; ox++ {
-							o[ox] += row[ox*s.Stride-s.PadW+kx] * wv
-						}
-					}
+					convTap(out, xp, s, ky, kx, wp[(ic*s.KH+ky)*s.KW+kx])
 				}
 			}
 		}
@@ -114,6 +93,32 @@ func Conv2DRef(x, w, b, y []float32, s ConvShape, act Act) {
 			out[i] = act.Apply(out[i])
 		}
 	})
+}
+
+// convTap adds kernel tap (ky, kx) of weight wv, over the input plane xp,
+// to every element of the output plane out.
+func convTap(out, xp []float32, s ConvShape, ky, kx int, wv float32) {
+	// Output columns whose input column is in range.
+	ox0 := max(0, ceilDiv(s.PadW-kx, s.Stride))
+	ox1 := min(s.Wo, ceilDiv(s.W+s.PadW-kx, s.Stride))
+	for oy := 0; oy < s.Ho; oy++ {
+		iy := oy*s.Stride - s.PadH + ky
+		if iy < 0 || iy >= s.H {
+			continue
+		}
+		row := xp[iy*s.W : (iy+1)*s.W]
+		o := out[oy*s.Wo : (oy+1)*s.Wo]
+		if s.Stride == 1 && ox0 < ox1 {
+			src, dst := row[ox0-s.PadW+kx:ox1-s.PadW+kx], o[ox0:ox1]
+			for i := range dst {
+				dst[i] += src[i] * wv
+			}
+			continue
+		}
+		for ox := ox0; ox < ox1; ox++ {
+			o[ox] += row[ox*s.Stride-s.PadW+kx] * wv
+		}
+	}
 }
 
 // parallelFor runs body(0..n-1) on all CPUs when the n iterations of about
@@ -212,42 +217,41 @@ const (
 // Pool2DRef is nn_pool2d (average over in-bounds elements only).
 func Pool2DRef(x, y []float32, c, h, w, ho, wo, k, stride, pad int, kind PoolKind) {
 	for ch := 0; ch < c; ch++ {
+		plane := x[ch*h*w : (ch+1)*h*w]
 		for oy := 0; oy < ho; oy++ {
 			for ox := 0; ox < wo; ox++ {
-				acc := float32(0)
-				if kind == MaxPool {
-					acc = -math.MaxFloat32
-				}
-				cnt := 0
-				for ky := 0; ky < k; ky++ {
-					iy := oy*stride - pad + ky
-					if iy < 0 || iy >= h {
-						continue
-					}
-					for kx := 0; kx < k; kx++ {
-						ix := ox*stride - pad + kx
-						if ix < 0 || ix >= w {
-							continue
-						}
-						v := x[(ch*h+iy)*w+ix]
-						if kind == MaxPool {
-							acc = max(acc, v)
-						} else {
-							acc += v
-						}
-						cnt++
-					}
-				}
-				switch {
-				case kind == AvgPool && cnt > 0:
-					acc /= float32(cnt)
-				case cnt == 0:
-					acc = 0
-				}
-				y[(ch*ho+oy)*wo+ox] = acc
+				y[(ch*ho+oy)*wo+ox] = poolWindow(plane, h, w, oy*stride-pad, ox*stride-pad, k, kind)
 			}
 		}
 	}
+}
+
+// poolWindow pools the k x k window of the h x w plane whose top left
+// corner is (y0, x0), over the elements inside the plane (0 if none).
+func poolWindow(plane []float32, h, w, y0, x0, k int, kind PoolKind) float32 {
+	acc := float32(0)
+	if kind == MaxPool {
+		acc = -math.MaxFloat32
+	}
+	cnt := 0
+	for iy := max(y0, 0); iy < min(y0+k, h); iy++ {
+		for ix := max(x0, 0); ix < min(x0+k, w); ix++ {
+			v := plane[iy*w+ix]
+			if kind == MaxPool {
+				acc = max(acc, v)
+			} else {
+				acc += v
+			}
+			cnt++
+		}
+	}
+	switch {
+	case kind == AvgPool && cnt > 0:
+		acc /= float32(cnt)
+	case cnt == 0:
+		acc = 0
+	}
+	return acc
 }
 
 // GlobalAvgPoolRef is nn_global_avgpool.
@@ -321,5 +325,3 @@ func MixRef(src, coef, y []float32, e, n int) {
 		y[i] = acc
 	}
 }
-
-func ceilDivInt(a, b int) int { return ceilDiv(a, b) }

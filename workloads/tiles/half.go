@@ -56,10 +56,10 @@ func (h Half) Float32() float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f:
+	switch exp {
+	case 0x1f:
 		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp == 0:
+	case 0:
 		if man == 0 {
 			return math.Float32frombits(sign)
 		}

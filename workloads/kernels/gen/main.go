@@ -95,7 +95,7 @@ func findNVCC(explicit string) (string, error) {
 	return "", errors.New("nvcc not found (run `make cuda-deps`, or set NVCC)")
 }
 
-func run(dir string, check bool, nvccFlag string) error {
+func run(dir string, check bool, nvccFlag string) (err error) {
 	nvcc, err := findNVCC(nvccFlag)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func run(dir string, check bool, nvccFlag string) error {
 		if outDir, err = os.MkdirTemp("", "gpusched-kernels-check-"); err != nil {
 			return err
 		}
-		defer os.RemoveAll(outDir)
+		defer func() { err = errors.Join(err, os.RemoveAll(outDir)) }()
 	}
 	var mods []module
 	for _, src := range sources {
@@ -185,7 +185,7 @@ func moduleFlags(base string, text []byte) ([]string, error) {
 	return flags, nil
 }
 
-func compile(nvcc, src, outDir string) (module, error) {
+func compile(nvcc, src, outDir string) (_ module, err error) {
 	base := filepath.Base(src)
 	name := strings.TrimSuffix(base, ".cu")
 	if !regexp.MustCompile(`^[a-z][a-z0-9_]*$`).MatchString(name) {
@@ -199,7 +199,7 @@ func compile(nvcc, src, outDir string) (module, error) {
 	if err != nil {
 		return module{}, err
 	}
-	defer os.RemoveAll(work)
+	defer func() { err = errors.Join(err, os.RemoveAll(work)) }()
 	if err := os.WriteFile(filepath.Join(work, base), text, 0o644); err != nil {
 		return module{}, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"runtime"
@@ -24,7 +25,7 @@ const addrNoRandomize = 0x0040000
 // The personality is a property of the calling OS thread and is inherited by
 // the process it forks, so the goroutine stays on its thread while it sets
 // the flag, starts the child, and restores the old value.
-func runFixedLayout(cmd *exec.Cmd) ([]byte, error) {
+func runFixedLayout(cmd *exec.Cmd) (_ []byte, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	old, _, errno := syscall.RawSyscall(syscall.SYS_PERSONALITY, 0xffffffff, 0, 0)
@@ -34,6 +35,10 @@ func runFixedLayout(cmd *exec.Cmd) ([]byte, error) {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PERSONALITY, old|addrNoRandomize, 0, 0); errno != 0 {
 		return nil, fmt.Errorf("personality(ADDR_NO_RANDOMIZE): %v", errno)
 	}
-	defer syscall.RawSyscall(syscall.SYS_PERSONALITY, old, 0, 0)
+	defer func() {
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_PERSONALITY, old, 0, 0); errno != 0 {
+			err = errors.Join(err, fmt.Errorf("personality (restore): %v", errno))
+		}
+	}()
 	return cmd.CombinedOutput()
 }
