@@ -118,7 +118,7 @@ func Devices() ([]Summary, error) {
 }
 
 // Open creates a context on GPU opts.Ordinal and loads opts.Modules.
-func Open(opts Options) (*Device, error) {
+func Open(opts Options) (_ *Device, err error) {
 	n, err := deviceCount()
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func Open(opts Options) (*Device, error) {
 	ok := false
 	defer func() {
 		if !ok {
-			d.Close()
+			err = errors.Join(err, d.Close())
 		}
 	}()
 	if err := d.readInfo(); err != nil {
@@ -413,8 +413,7 @@ func (d *Device) Run(main func(h device.Host) error) error {
 	}
 	r := newRun(d, d.trace.Load())
 	if err := r.begin(); err != nil {
-		r.release()
-		return err
+		return errors.Join(err, r.release())
 	}
 	r.spawn("main", main)
 	r.wg.Wait()

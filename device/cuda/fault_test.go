@@ -134,7 +134,7 @@ func TestInjectedDriverFailuresBecomeAPIErrors(t *testing.T) {
 				t.Skipf("no GPU: %v", err)
 			}
 			require.NoError(t, err)
-			defer d.Close()
+			defer func() { assert.NoError(t, d.Close()) }()
 			var actErr, setupErr error
 			var disarm func()
 			runErr := d.Run(func(h device.Host) error {
@@ -184,7 +184,7 @@ func TestRunSetupFailure(t *testing.T) {
 		t.Skipf("no GPU: %v", err)
 	}
 	require.NoError(t, err)
-	defer d.Close()
+	defer func() { assert.NoError(t, d.Close()) }()
 	disarm, err := injectFault("cuStreamCreate", 1, "CUDA_ERROR_OUT_OF_MEMORY")
 	require.NoError(t, err)
 	defer disarm()

@@ -164,25 +164,25 @@ func (h *host) EndCapture(s device.Stream) (device.Graph, error) {
 }
 
 func (h *host) graphOf(g device.Graph, op string) (*graph, error) {
-	gr, ok := g.(*graph)
-	if !ok || gr == nil {
-		return nil, fmt.Errorf("cuda: %s: %T is not a graph of this device", op, g)
-	}
-	if gr.r != h.r || gr.dead.Load() {
-		return nil, fmt.Errorf("cuda: %s: graph %d was destroyed or belongs to another run", op, gr.id)
-	}
-	return gr, nil
+	return resolve[*graph](h, g, op, "a graph", "graph")
 }
 
 func (h *host) execOf(x device.GraphExec, op string) (*graphExec, error) {
-	ex, ok := x.(*graphExec)
-	if !ok || ex == nil {
-		return nil, fmt.Errorf("cuda: %s: %T is not an instantiated graph of this device", op, x)
+	return resolve[*graphExec](h, x, op, "an instantiated graph", "graph exec")
+}
+
+func (g *graph) owner() (*run, *atomic.Bool) {
+	if g == nil {
+		return nil, nil
 	}
-	if ex.r != h.r || ex.dead.Load() {
-		return nil, fmt.Errorf("cuda: %s: graph exec %d was destroyed or belongs to another run", op, ex.id)
+	return g.r, &g.dead
+}
+
+func (x *graphExec) owner() (*run, *atomic.Bool) {
+	if x == nil {
+		return nil, nil
 	}
-	return ex, nil
+	return x.r, &x.dead
 }
 
 func (h *host) Instantiate(g device.Graph) (device.GraphExec, error) {
@@ -299,9 +299,9 @@ func (h *host) SetKernelNode(x device.GraphExec, i int, l *device.Launch) error 
 
 // kernelNames lists the kernels of the exec's kernel nodes now, in node
 // order, for traces.
-func (ex *graphExec) kernelNames() string {
+func (x *graphExec) kernelNames() string {
 	var b strings.Builder
-	for _, k := range ex.kernels {
+	for _, k := range x.kernels {
 		if k == nil {
 			continue
 		}

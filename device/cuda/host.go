@@ -70,25 +70,53 @@ func (h *host) Go(name string, fn func(h device.Host) error) {
 }
 
 func (h *host) stream(s device.Stream, op string) (*stream, error) {
-	st, ok := s.(*stream)
-	if !ok || st == nil {
-		return nil, fmt.Errorf("cuda: %s: %T is not a stream of this device", op, s)
-	}
-	if st.r != h.r || st.dead.Load() {
-		return nil, fmt.Errorf("cuda: %s: stream %d was destroyed or belongs to another run", op, st.id)
-	}
-	return st, nil
+	return resolve[*stream](h, s, op, "a stream", "stream")
 }
 
 func (h *host) event(e device.Event, op string) (*event, error) {
-	ev, ok := e.(*event)
-	if !ok || ev == nil {
-		return nil, fmt.Errorf("cuda: %s: %T is not an event of this device", op, e)
+	return resolve[*event](h, e, op, "an event", "event")
+}
+
+// handle is a resource of a run: owner reports its run (nil for a nil
+// handle) and whether it was destroyed.
+type handle interface {
+	*stream | *event | *graph | *graphExec
+	ID() int
+	owner() (*run, *atomic.Bool)
+}
+
+func (s *stream) owner() (*run, *atomic.Bool) {
+	if s == nil {
+		return nil, nil
 	}
-	if ev.r != h.r || ev.dead.Load() {
-		return nil, fmt.Errorf("cuda: %s: event %d was destroyed or belongs to another run", op, ev.id)
+	return s.r, &s.dead
+}
+
+func (e *event) owner() (*run, *atomic.Bool) {
+	if e == nil {
+		return nil, nil
 	}
-	return ev, nil
+	return e.r, &e.dead
+}
+
+// resolve finds the resource behind v, a handle of this run of type T:
+// what names T with its article in errors ("a stream"), kind without it.
+func resolve[T handle](h *host, v any, op, what, kind string) (T, error) {
+	t, ok := v.(T)
+	var r *run
+	var dead *atomic.Bool
+	if ok {
+		r, dead = t.owner()
+	}
+	if r == nil {
+		var zero T
+		return zero, fmt.Errorf("cuda: %s: %T is not %s of this device", op, v, what)
+	}
+	if r != h.r || dead.Load() {
+		var zero T
+		return zero, fmt.Errorf("cuda: %s: %s %d was destroyed or belongs to another run", op, kind, t.ID())
+	}
+	return t, nil
 }
 
 // fn resolves a kernel descriptor: a one-entry cache, then this thread's

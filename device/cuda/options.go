@@ -17,7 +17,8 @@ type Options struct {
 	// QueueSpin is how long a host thread's Queue.Get polls an empty queue
 	// before it parks (0 means DefaultQueueSpin, negative parks at once).
 	// Handing work between host threads through a parked thread costs a
-	// futex wake-up (about 25 us on the H100 host); spinning costs a core.
+	// futex wake-up (tens of microseconds; docs/results/gpu-runs.md);
+	// spinning costs a core.
 	QueueSpin time.Duration
 }
 

@@ -26,11 +26,10 @@ type threads struct {
 	deadlock *device.DeadlockError
 	misuse   []string // Puts after Close, reported as Run's error
 	// spin is how long Get polls an empty queue before parking the thread
-	// (0: park at once). Parking and waking a thread is a futex round trip:
-	// on the H100 host we measured a two-thread ping-pong through
-	// sync.Cond at 50 us per round trip, against 1-2 us when both sides
-	// spin (TestHostPrimitiveCosts, docs/results/gpu-runs.md). That is
-	// longer than the kernels whose schedulers hand work between threads
+	// (0: park at once). Parking and waking a thread is a futex round trip,
+	// tens of microseconds where spinning takes one or two
+	// (TestHostPrimitiveCosts; measured in docs/results/gpu-runs.md). That
+	// is longer than the kernels whose schedulers hand work between threads
 	// (ACS-SW's window and scheduler threads, SET's callbacks). A host
 	// thread waits like cuStreamSynchronize does under the default
 	// CU_CTX_SCHED_AUTO: it spins first, then yields.

@@ -412,8 +412,8 @@ func (s *suite) copies(t *testing.T) {
 		}
 		// Touch every buffer once first: on a GPU the first copy into
 		// freshly allocated memory takes tens of microseconds longer
-		// (20-30 us for 16 MiB on an H200, see docs/results/cuda-conformance.md),
-		// which would inflate the one-copy baseline.
+		// (docs/results/cuda-conformance.md), which would inflate the
+		// one-copy baseline.
 		measure(up(0), up(1))
 		measure(down(1))
 		one := measure(up(0))

@@ -251,7 +251,8 @@ var Names = []string{"VEC", "BS", "ML", "HITS", "IMG", "DL", "M1", "M2"}
 // Params size a benchmark.
 type Params struct {
 	// Scale multiplies the data sizes; 1 is the size meant for a GPU run
-	// (tens of milliseconds on an H100 serially); tests use small scales.
+	// (tens of milliseconds serially on a data-centre GPU); tests use
+	// small scales.
 	Scale float64 `yaml:"scale"`
 	// Blocks is the grid of the grid-stride kernels (GrCUDA's
 	// deliberately small grids); 0 means DefaultBlocks.

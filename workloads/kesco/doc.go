@@ -19,7 +19,7 @@
 // on the CPU (ref.go) and compares within tolerances suited to float32.
 // Operations carry their flops and device-memory bytes per block for the
 // simulator. Params.Scale sizes the data: 1 is meant to run for tens of
-// milliseconds serially on an H100; tests use small scales.
+// milliseconds serially on a data-centre GPU; tests use small scales.
 //
 // Mix draws KeSCo's multi-task programs: 16 or 32 tasks from the large set
 // (M1, M2, BS, IMG) and the small set (VEC, ML, DL) at a ratio such as 3:1,

@@ -40,7 +40,7 @@
 // CPU. nn.cu compiles with -fmad=false, so products and sums round as on the
 // CPU; what remains is the GPU's transcendental functions (expf, tanhf, erff:
 // up to 2 ulp in CUDA's math library, against Go's correctly rounded float64
-// ones), compounding through deep input-dependent paths: on an H200 the
+// ones), compounding through deep input-dependent paths: on a GPU the
 // 16-layer dynamic-routing network ended 2.3e-5 off on a 0.038 logit, which a
 // 1e-4 tolerance rejected. NaN or infinite values always fail. Schedules are
 // held to more than this: every scheduler's outputs must equal the serial
