@@ -18,7 +18,7 @@ const (
 	paperHW = "acs-hw(M=64)"
 )
 
-// Targets from REFERENCES.md (ACS).
+// Targets from docs/REFERENCES.md (ACS).
 const (
 	targetSWOverSerial = 1.87 // ACS-SW on real hardware, deep RL
 	targetSWAverage    = 1.56 // average over the three workload families

@@ -18,7 +18,7 @@ import (
 const intro = `# AutoGraph: searched multi-stream schedules of static inference graphs
 
 Reproduction of AutoGraph (Zhao et al., AAAI 2023; the AutoGraph section of
-REFERENCES.md) with gpusched's sched/graph on the batch-1 inference graphs of
+docs/REFERENCES.md) with gpusched's sched/graph on the batch-1 inference graphs of
 workloads/dnn (real kernels of workloads/kernels/nn.cu: convolutions, GEMMs,
 pooling, elementwise, softmax, layer norm), one inference per run.
 

@@ -19,7 +19,7 @@ const intro = `# KeSCo: whole-graph stream assignment of multi-task programs
 
 Reproduction of KeSCo (Lin et al., "KeSCo: Compile-time kernel scheduling for
 multi-task programs", ICCD 2023; HuntKTm, TACO 2025; the KeSCo section of
-REFERENCES.md) with gpusched's sched/graph on the GrCUDA benchmarks of
+docs/REFERENCES.md) with gpusched's sched/graph on the GrCUDA benchmarks of
 workloads/kesco (VEC, BS, ML, HITS, IMG, DL, M1, M2; real CUDA kernels in
 workloads/kernels/kesco.cu, launched with 16 blocks of 256 threads) and KeSCo's
 multi-task mixes (16 or 32 tasks from the large set M1, M2, BS, IMG and the small

@@ -21,7 +21,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	b.WriteString(`# SET: pipelines of many jobs
 
 Reproduction of SET (Li, Huang and Ogras, "stream-event-triggered CUDA-graph
-pipelines", arXiv 2606.05495; the SET section of REFERENCES.md) with gpusched's
+pipelines", arXiv 2606.05495; the SET section of docs/REFERENCES.md) with gpusched's
 sched/pipeline on the jobs workloads of workloads/jobs (Sobel, SSSP, BP, GEMM,
 KNN, Hotspot). Each job copies its input in from pinned host memory, runs its
 kernels and copies its result out into its own slot of a pinned host buffer.

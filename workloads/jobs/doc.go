@@ -1,6 +1,6 @@
 // Package jobs generates the pipeline workloads of SET (Li, Huang and Ogras,
 // "stream-event-triggered CUDA-graph pipelines", arXiv 2606.05495, Euro-Par
-// 2026; see the SET section of REFERENCES.md): many independent jobs of one
+// 2026; see the SET section of docs/REFERENCES.md): many independent jobs of one
 // shape, each of which copies its input in from pinned host memory, runs one
 // or a few kernels, and copies its result out into its own slot of a pinned
 // host output buffer.
