@@ -32,7 +32,7 @@ $(GOLANGCI_LINT):
 # CUDA backend too (build tag cuda; needs cuda.h: make cuda-deps).
 lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI_LINT) run ./...
 
 lint-cuda: $(GOLANGCI_LINT)
