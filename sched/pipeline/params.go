@@ -44,9 +44,9 @@ type Params struct {
 	// Workers is B: each worker owns a stream, private buffers and graphs.
 	Workers int `yaml:"b"`
 	// Depth is how many jobs (with JobsPerLaunch > 1, launches) a worker
-	// keeps in flight on its stream, at most Ring with a ring; 0 is Ring
-	// with a ring and 1 (the paper) without.
-	Depth int `yaml:"depth"`
+	// keeps in flight on its stream, at most Ring with a ring; nil (not
+	// given) is Ring with a ring and 1 (the paper) without.
+	Depth *int `yaml:"depth"`
 	// Ring (0: off) gives every worker that many graph execs, each updated
 	// only once its last launch has completed (set_ring.go).
 	Ring int `yaml:"ring"`
@@ -83,12 +83,12 @@ func DefaultParams() Params {
 	return Params{Workers: 4, Coalesce: 1, JobsPerLaunch: 1, Copies: CopiesGraph, Warm: true}
 }
 
-// depth resolves Depth 0: as many jobs in flight as the ring has execs,
-// or one without a ring.
+// depth resolves Depth: as given, else as many jobs in flight as the ring
+// has execs, or one without a ring.
 func (p *Params) depth() int {
 	switch {
-	case p.Depth != 0:
-		return p.Depth
+	case p.Depth != nil:
+		return *p.Depth
 	case p.Ring > 0:
 		return p.Ring
 	}

@@ -114,7 +114,7 @@ func assertDeterministic(t *testing.T, p *workloads.Program, mk func() metricser
 // cold (Warm off) unless a test turns it on.
 func setParams(b, depth int) Params {
 	p := DefaultParams()
-	p.Workers, p.Depth, p.Warm = b, depth, false
+	p.Workers, p.Depth, p.Warm = b, &depth, false
 	return p
 }
 

@@ -35,6 +35,7 @@ import (
 // paper's SET.
 type SET struct {
 	p       Params      // validated, Depth resolved
+	depth   int         // *p.Depth
 	gaps    gapTimer    // with Params.Gaps: timing events around every job
 	kernels kernelRange // with copies stream or batched: the job's ops in the graph
 	batch   *batchLayout
@@ -104,8 +105,9 @@ func New(p Params) (*SET, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	p.Depth = p.depth()
-	return &SET{p: p, retargetCost: 20 * time.Nanosecond}, nil
+	depth := p.depth()
+	p.Depth = &depth
+	return &SET{p: p, depth: depth, retargetCost: 20 * time.Nanosecond}, nil
 }
 
 // Name is Params.Name.
@@ -378,7 +380,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) (err error) {
 	if err := s.gaps.begin(h, s.workers[0].stream); err != nil {
 		return err
 	}
-	for d := 0; d < s.p.Depth; d++ {
+	for d := 0; d < s.depth; d++ {
 		for _, wk := range s.workers {
 			s.free.Put(wk.id)
 		}
@@ -388,7 +390,7 @@ func (s *SET) Run(h device.Host, in *workloads.Instance) (err error) {
 	// complete.
 	launched := 0
 	var stolen boundJob
-	for got := 0; got < m.Jobs+s.p.Workers*s.p.Depth; got++ {
+	for got := 0; got < m.Jobs+s.p.Workers*s.depth; got++ {
 		t := h.Now()
 		v, ok := h.Get(s.free)
 		since(h, t, &m.Wait)

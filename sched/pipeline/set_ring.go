@@ -136,7 +136,7 @@ func (s *SET) ringCallbacks(wk *worker) {
 func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, threaded bool) error {
 	r := len(wk.ring)
 	for {
-		for wk.inFlight < s.p.Depth && wk.prepared > 0 {
+		for wk.inFlight < s.depth && wk.prepared > 0 {
 			sl := wk.ring[wk.next]
 			wk.next = (wk.next + 1) % r
 			wk.prepared--
@@ -159,7 +159,7 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 		// Steal only for jobs that can launch now: stolen jobs parked in
 		// a spare exec would wait behind this worker's jobs in flight
 		// while their own worker may be about to run them.
-		steal, deferred := s.ringTake(h, wk, threaded, wk.inFlight+wk.prepared < s.p.Depth)
+		steal, deferred := s.ringTake(h, wk, threaded, wk.inFlight+wk.prepared < s.depth)
 		if deferred {
 			return nil // Depth launches are in flight: a completion will come
 		}

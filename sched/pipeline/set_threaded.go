@@ -59,7 +59,7 @@ func (s *SET) workerLoop(h device.Host, wk *worker) error {
 	inFlight, uncovered := 0, 0 // jobs in flight; of them, not yet behind a callback
 	var stolen boundJob
 	for {
-		if inFlight == s.p.Depth {
+		if inFlight == s.depth {
 			t := h.Now()
 			v, ok := h.Get(wk.free)
 			if !ok {

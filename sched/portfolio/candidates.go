@@ -175,7 +175,8 @@ func pipelineBuilders(njobs int) []builder {
 	set := func(b, ring, perLaunch int, threaded bool) builder {
 		return func() (sched.Scheduler, error) {
 			p := pipeline.DefaultParams() // warm
-			p.Workers, p.Depth, p.Ring, p.JobsPerLaunch, p.Threaded = b, max(1, ring), ring, perLaunch, threaded
+			depth := max(1, ring)
+			p.Workers, p.Depth, p.Ring, p.JobsPerLaunch, p.Threaded = b, &depth, ring, perLaunch, threaded
 			if perLaunch > 1 {
 				p.Copies, p.Branches = pipeline.CopiesBatched, 4
 			}
