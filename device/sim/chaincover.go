@@ -26,7 +26,15 @@ func dagWidth(succ [][]int32) int {
 	if n == 0 {
 		return 0
 	}
-	// A topological order (Kahn).
+	order := topoOrder(succ)
+	reach := reachSets(succ, order)
+	return n - reach.maxMatching(order)
+}
+
+// topoOrder is a topological order of the DAG (Kahn's algorithm); it
+// panics if succ has a cycle.
+func topoOrder(succ [][]int32) []int32 {
+	n := len(succ)
 	indeg := make([]int32, n)
 	for _, vs := range succ {
 		for _, v := range vs {
@@ -49,22 +57,45 @@ func dagWidth(succ [][]int32) int {
 	if len(order) != n {
 		panic("sim: dagWidth of a graph with a cycle")
 	}
-	// reach[u] is the set of nodes u reaches, built from the sinks up.
+	return order
+}
+
+// reachBits is the transitive closure of a DAG: row u is the bitset of the
+// nodes u reaches.
+type reachBits struct {
+	words int // uint64 words per row
+	bits  []uint64
+}
+
+func (r reachBits) row(u int32) []uint64 {
+	return r.bits[int(u)*r.words : int(u+1)*r.words]
+}
+
+// reachSets builds the closure from the sinks up, in reverse topological
+// order.
+func reachSets(succ [][]int32, order []int32) reachBits {
+	n := len(succ)
 	words := (n + 63) / 64
-	reach := make([]uint64, n*words)
-	row := func(u int32) []uint64 { return reach[int(u)*words : int(u+1)*words] }
+	r := reachBits{words: words, bits: make([]uint64, n*words)}
 	for i := n - 1; i >= 0; i-- {
 		u := order[i]
-		ru := row(u)
+		ru := r.row(u)
 		for _, v := range succ[u] {
 			ru[v/64] |= 1 << (v % 64)
-			for w, x := range row(v) {
+			for w, x := range r.row(v) {
 				ru[w] |= x
 			}
 		}
 	}
-	// Maximum matching: greedy, then augmenting paths from each left node
-	// left unmatched.
+	return r
+}
+
+// maxMatching is the size of a maximum matching of the bipartite graph
+// linking u (left) to every v (right) u reaches: greedy, then augmenting
+// paths from each left node left unmatched.
+func (r reachBits) maxMatching(order []int32) int {
+	n := len(order)
+	words := r.words
 	matchR := make([]int32, n) // the left node matched to right node v, or -1
 	for v := range matchR {
 		matchR[v] = -1
@@ -76,7 +107,7 @@ func dagWidth(succ [][]int32) int {
 	matched := 0
 	var pending []int32
 	for _, u := range order {
-		ru := row(u)
+		ru := r.row(u)
 		took := false
 		for w := range free {
 			if x := ru[w] & free[w]; x != 0 {
@@ -95,7 +126,7 @@ func dagWidth(succ [][]int32) int {
 	seen := make([]uint64, words)
 	var augment func(u int32) bool
 	augment = func(u int32) bool {
-		ru := row(u)
+		ru := r.row(u)
 		for w := range ru {
 			for x := ru[w] &^ seen[w]; x != 0; x &= x - 1 {
 				b := bits.TrailingZeros64(x)
@@ -118,5 +149,5 @@ func dagWidth(succ [][]int32) int {
 			matched++
 		}
 	}
-	return n - matched
+	return matched
 }
