@@ -113,7 +113,8 @@ func (p *Paper) probe(e *Experiment, res *Results) error {
 }
 
 // CheckReportInput refuses results a paper's report must not read: of
-// another paper's (or of gpusched run's) experiment, or without rows.
+// another paper's experiment, of gpusched run's where the paper's rows
+// differ from run's (sameRowsAsRun), or without rows.
 func (p *Paper) CheckReportInput(in *ReportInput) error {
 	if len(in.Sets) == 0 {
 		return fmt.Errorf("no results files given")
@@ -124,7 +125,7 @@ func (p *Paper) CheckReportInput(in *ReportInput) error {
 		if r.Resolved.Runner != "" {
 			runner = "gpusched paper " + r.Resolved.Runner
 		}
-		if r.Resolved.Runner != p.Name {
+		if r.Resolved.Runner != p.Name && (r.Resolved.Runner != "" || !p.sameRowsAsRun()) {
 			return fmt.Errorf("%s: results of %s (experiment %s), not of gpusched paper %s", name, runner, r.Experiment, p.Name)
 		}
 		if len(r.Rows) == 0 {
@@ -132,6 +133,13 @@ func (p *Paper) CheckReportInput(in *ReportInput) error {
 		}
 	}
 	return nil
+}
+
+// sameRowsAsRun: the paper adds nothing to gpusched run's rows (no facts,
+// probes, applicability filter or GPU warm-up of its own), so its report
+// may read a gpusched run of its experiment files.
+func (p *Paper) sameRowsAsRun() bool {
+	return p.Facts == nil && p.Probes == nil && !p.OnlyApplicable && p.GPUWarmup == 0
 }
 
 // WriteTableLinks links each results file's full table of rows, where the

@@ -6,7 +6,7 @@
 // the paper "autograph":
 //
 //	gpusched paper autograph run configs/experiments/autograph-sim.yaml -o results/autograph-sim
-//	gpusched paper autograph report -o docs/results/autograph.md docs/results/autograph-sim.json docs/results/autograph-gpu.json
+//	gpusched paper autograph report -o docs/results/autograph.md docs/results/autograph-sim.json docs/results/autograph-gpu.json docs/results/autograph-rerun-gpu.json
 //
 // report writes the page, recomputing the search (partitions, states
 // explored, wall-clock search time) for the first file's models and every
@@ -19,7 +19,7 @@ func init() {
 	experiments.RegisterPaper(&experiments.Paper{
 		Name:    "autograph",
 		Title:   "AutoGraph: searched multi-stream schedules of static inference graphs (sched/graph)",
-		Configs: []string{"configs/experiments/autograph-sim.yaml", "configs/experiments/autograph-gpu.yaml"},
+		Configs: []string{"configs/experiments/autograph-sim.yaml", "configs/experiments/autograph-gpu.yaml", "configs/experiments/autograph-rerun-gpu.yaml"},
 		Report:  report,
 	})
 }
