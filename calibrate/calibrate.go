@@ -212,7 +212,8 @@ func (c *calibrator) record(name, field, unit, method string, rounds []float64) 
 		Rounds: append([]float64(nil), rounds...)}
 	c.report.Measurements = append(c.report.Measurements, m)
 	if c.progress != nil {
-		fmt.Fprintf(c.progress, "calibrate: %-40s %12s %s\n", name, num(m.Value), unit)
+		// Progress is best effort: a lost line must not fail a measurement.
+		_, _ = fmt.Fprintf(c.progress, "calibrate: %-40s %12s %s\n", name, num(m.Value), unit)
 	}
 	return m.Value
 }

@@ -291,14 +291,6 @@ func loneOf(p *sim.Profile, pts []*sim.ProfilePoint) float64 {
 	return 0
 }
 
-func sumCounts(ws []wave) int {
-	n := 0
-	for _, w := range ws {
-		n += w.count
-	}
-	return n
-}
-
 // interpolate is the factor at b blocks per SM from the known ones,
 // linear between them and flat beyond.
 func interpolate(known map[int]float64, b float64) float64 {

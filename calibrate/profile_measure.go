@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -42,13 +43,13 @@ func (p *profiler) overheads(h device.Host, prof *sim.Profile) error {
 // and measures its tasks.
 func (p *profiler) program(prog *workloads.Program, tasks []task, points map[string][]sim.ProfilePoint) error {
 	measured := 0
-	err := p.dev.Run(func(h device.Host) error {
+	err := p.dev.Run(func(h device.Host) (err error) {
 		defer func() { p.spent += h.Now() }()
 		inst, err := workloads.Bind(h, prog)
 		if err != nil {
 			return err
 		}
-		defer inst.Release(h)
+		defer func() { err = errors.Join(err, inst.Release(h)) }()
 		t, err := newTimedStream(h)
 		if err != nil {
 			return err
@@ -86,7 +87,8 @@ func (p *profiler) program(prog *workloads.Program, tasks []task, points map[str
 	p.sum.Programs++
 	p.sum.Points += measured
 	if p.opt.Progress != nil {
-		fmt.Fprintf(p.opt.Progress, "profile: %-50s %3d points, device time %v\n", prog.Name, measured, p.spent.Round(time.Millisecond))
+		// Progress is best effort: a lost line must not fail a profile.
+		_, _ = fmt.Fprintf(p.opt.Progress, "profile: %-50s %3d points, device time %v\n", prog.Name, measured, p.spent.Round(time.Millisecond))
 	}
 	return nil
 }

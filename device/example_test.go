@@ -18,7 +18,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer dev.Close()
+	defer func() {
+		if err := dev.Close(); err != nil {
+			fmt.Println(err)
+		}
+	}()
 	info := dev.Info()
 	k := &device.Kernel{Module: "example", Name: "spin", Regs: 32}
 	oneMillisecond := float64(info.ClockHz) * 1e-3

@@ -191,12 +191,12 @@ func steadyRuns(t *testing.T, dev *loggingDevice, prog *workloads.Program, s sch
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		if p, ok := s.(sched.Preparer); ok {
 			if err := p.Prepare(h, in); err != nil {
 				return err
 			}
-			defer p.Cleanup(h)
+			defer func() { assert.NoError(t, p.Cleanup(h)) }()
 		}
 		if err := sched.Warm(h, s, in); err != nil {
 			return err

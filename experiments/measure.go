@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -38,7 +39,7 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, comp
 		if err != nil {
 			return err
 		}
-		defer inst.Release(h)
+		defer func() { err = errors.Join(err, inst.Release(h)) }()
 		prep, _ := s.(sched.Preparer)
 		if prep != nil {
 			if err := prep.Prepare(h, inst); err != nil {

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,12 +35,12 @@ func init() {
 // config, measuring a schedule as the runner does (runOnce).
 type simModel struct{ cfg *sim.Config }
 
-func (m simModel) Estimate(p *workloads.Program, s sched.Scheduler) (portfolio.Estimate, error) {
+func (m simModel) Estimate(p *workloads.Program, s sched.Scheduler) (_ portfolio.Estimate, err error) {
 	dev, err := sim.New(m.cfg)
 	if err != nil {
 		return portfolio.Estimate{}, err
 	}
-	defer dev.Close()
+	defer func() { err = errors.Join(err, dev.Close()) }()
 	o, err := runOnce(dev, p, s, false)
 	if err != nil {
 		return portfolio.Estimate{}, err

@@ -197,7 +197,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func checkNumber(node *yaml.Node, kind reflect.Kind, path string) error {
 	isFloat := kind == reflect.Float32 || kind == reflect.Float64
 	isInt := kind >= reflect.Int && kind <= reflect.Uint64
-	if !isFloat && !(isInt && node.ShortTag() == "!!float") {
+	if !isFloat && (!isInt || node.ShortTag() != "!!float") {
 		return nil
 	}
 	var x float64

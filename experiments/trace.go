@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // experiment's first) once, after its warm-up runs, with the device's
 // timeline recorded, and writes the timeline to w as Chrome trace event
 // JSON. It returns the row as measured.
-func Trace(e *Experiment, workload, scheduler, dev string, w io.Writer) (*Row, error) {
+func Trace(e *Experiment, workload, scheduler, dev string, w io.Writer) (_ *Row, err error) {
 	if dev == "" {
 		dev = e.Devices[0]
 	}
@@ -66,7 +67,7 @@ func Trace(e *Experiment, workload, scheduler, dev string, w io.Writer) (*Row, e
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
+	defer func() { err = errors.Join(err, d.Close()) }()
 	if _, ok := d.(device.Tracer); !ok {
 		return nil, fmt.Errorf("device %s does not record timelines", dev)
 	}

@@ -330,7 +330,7 @@ func hasKey(n *yaml.Node, k string) bool {
 // "NVIDIA H100 80GB HBM3", h200 for "NVIDIA H200").
 func DefaultSimConfig(gpuName string) (string, error) {
 	words := strings.FieldsFunc(strings.ToLower(gpuName), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
 	})
 	best := ""
 	for _, n := range SimConfigs() {

@@ -21,7 +21,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer dev.Close()
+	defer func() {
+		if err := dev.Close(); err != nil {
+			fmt.Println(err)
+		}
+	}()
 	oneMillisecond := float64(dev.Info().ClockHz) * 1e-3
 	prog := &workloads.Program{Name: "four independent kernels"}
 	var step workloads.Step

@@ -38,7 +38,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer dev.Close()
+	defer func() {
+		if err := dev.Close(); err != nil {
+			fmt.Println(err)
+		}
+	}()
 	err = dev.Run(func(h device.Host) error {
 		return workloads.WithInstance(h, prog, func(in *workloads.Instance) error {
 			names := map[uint64]string{}

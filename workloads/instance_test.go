@@ -38,7 +38,7 @@ func TestResetRestoresWhatTheProgramWrites(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		bound, ch.labels = ch.labels, nil
 		in.Host[0].Data[0], in.Host[1].Data[0] = 7, 7
 		if err := in.Reset(ch); err != nil {

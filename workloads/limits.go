@@ -105,15 +105,15 @@ func (s Size) Plus(o Size) Size {
 	return out
 }
 
-// Check reports s if it is above max: "layers x width x steps = 8 x
+// Check reports s if it is above most: "layers x width x steps = 8 x
 // 1000000000 x 4 = 32000000000 operations, above the limit of 1048576
 // (workloads.MaxOps)".
-func (s Size) Check(what string, max int64, limit string) error {
+func (s Size) Check(what string, most int64, limit string) error {
 	switch {
 	case s.overflow:
-		return fmt.Errorf("%s overflows 64 bits as %s, above the limit of %d (%s)", s.Expr, what, max, limit)
-	case s.N > max:
-		return fmt.Errorf("%s = %d %s, above the limit of %d (%s)", s.Expr, s.N, what, max, limit)
+		return fmt.Errorf("%s overflows 64 bits as %s, above the limit of %d (%s)", s.Expr, what, most, limit)
+	case s.N > most:
+		return fmt.Errorf("%s = %d %s, above the limit of %d (%s)", s.Expr, s.N, what, most, limit)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -41,12 +42,11 @@ func main() {
 	}
 }
 
-func run(dev string, kernels int, budget time.Duration, samples int, only, out string) error {
+func run(dev string, kernels int, budget time.Duration, samples int, only, out string) (err error) {
 	if kernels < 1 || samples < 2 {
 		return fmt.Errorf("-kernels must be at least 1 and -samples at least 2")
 	}
 	var d device.Device
-	var err error
 	if dev == experiments.CUDADevice {
 		d, err = experiments.OpenDevice(dev)
 	} else {
@@ -57,7 +57,7 @@ func run(dev string, kernels int, budget time.Duration, samples int, only, out s
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { err = errors.Join(err, d.Close()) }()
 	cases := hardening.SoakCases
 	if only != "" {
 		want := map[string]bool{}

@@ -16,7 +16,6 @@ type rowProducer struct {
 	data, ctr device.Buffer
 	rows      int
 	rowBytes  int64
-	access    bool
 }
 
 func (p rowProducer) Waits(b int, buf []device.CounterWait) []device.CounterWait {

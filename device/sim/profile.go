@@ -387,7 +387,7 @@ func flowLeaves(n *yaml.Node) {
 	leaf := n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode
 	for _, c := range n.Content {
 		flowLeaves(c)
-		if c.Kind != yaml.ScalarNode && !(c.Kind == yaml.SequenceNode && c.Style == yaml.FlowStyle) {
+		if c.Kind != yaml.ScalarNode && (c.Kind != yaml.SequenceNode || c.Style != yaml.FlowStyle) {
 			leaf = false
 		}
 	}

@@ -163,7 +163,7 @@ func (d *Device) findRaces() ([]device.Race, map[cmdPair]bool) {
 			active = keep
 			for _, a := range active {
 				ca, ce := d.ops[a.op].cmd, d.ops[e.op].cmd
-				if ca == ce || !(a.write || e.write) || a.hi <= e.lo || e.hi <= a.lo {
+				if ca == ce || (!a.write && !e.write) || a.hi <= e.lo || e.hi <= a.lo {
 					continue
 				}
 				p := cmdPair{min(ca, ce), max(ca, ce)}

@@ -150,8 +150,8 @@ func TestDeadlockOnEventNeverRecorded(t *testing.T) {
 		s, _ := h.NewStream(device.StreamOptions{})
 		_, _ = h.NewStream(device.StreamOptions{})
 		s2, _ := h.NewStream(device.StreamOptions{})
-		e, _ := h.NewEvent(device.EventOptions{})
-		e, _ = h.NewEvent(device.EventOptions{}) // event 1
+		_, _ = h.NewEvent(device.EventOptions{})  // event 0
+		e, _ := h.NewEvent(device.EventOptions{}) // event 1
 		require.NoError(t, h.Wait(s2, e))
 		require.NoError(t, h.Launch(s2, spinLaunch(1, 32, time.Microsecond)))
 		require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))

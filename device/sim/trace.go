@@ -108,11 +108,11 @@ func (t *traceRec) correlate(k *command) uint64 {
 func (d *Device) traceOp(k *command, name string) {
 	t := &d.tr
 	corr := t.correlate(k)
-	switch {
-	case k.kind == cmdCopy:
+	switch k.kind {
+	case cmdCopy:
 		t.spans = append(t.spans, span{kind: trackCopy, id: int32(k.engine), name: name, cat: "gpu_memcpy", start: k.start, end: k.end, corr: corr,
 			args: []device.TraceArg{{Key: "device", Value: 0}, {Key: "stream", Value: k.streamID()}, {Key: "bytes", Value: k.cp.Bytes}}})
-	case k.kind == cmdHostFunc:
+	case cmdHostFunc:
 		t.spans = append(t.spans, span{kind: trackCallback, name: name, cat: "callback", start: k.start, end: k.end, corr: corr,
 			args: []device.TraceArg{{Key: "launched on stream", Value: k.streamID()}}})
 	default:

@@ -2,6 +2,7 @@ package autograph
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -331,12 +332,12 @@ func writeSearchTimes(b *bytes.Buffer, r *experiments.Results, file string) erro
 		if err != nil {
 			return err
 		}
-		err = dev.Run(func(h device.Host) error {
+		err = dev.Run(func(h device.Host) (err error) {
 			in, err := workloads.Bind(h, p)
 			if err != nil {
 				return err
 			}
-			defer in.Release(h)
+			defer func() { err = errors.Join(err, in.Release(h)) }()
 			cost, err := graph.MeasureCosts(h, in)
 			if err != nil {
 				return err

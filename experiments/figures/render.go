@@ -36,7 +36,7 @@ func Render(c Chart, format string) ([]byte, error) {
 	}
 	dc := draw.New(cv)
 	dc.SetColor(white)
-	dc.Fill(dc.Rectangle.Path())
+	dc.Fill(dc.Path())
 	f.draw(f.frame.draw(dc))
 	var buf bytes.Buffer
 	if _, err := cv.WriteTo(&buf); err != nil {

@@ -2,6 +2,7 @@ package kesco
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -303,12 +304,12 @@ func writePruning(b *bytes.Buffer, r *experiments.Results, file string) error {
 			return err
 		}
 		var line string
-		err = dev.Run(func(h device.Host) error {
+		err = dev.Run(func(h device.Host) (err error) {
 			in, err := workloads.Bind(h, p)
 			if err != nil {
 				return err
 			}
-			defer in.Release(h)
+			defer func() { err = errors.Join(err, in.Release(h)) }()
 			d, err := graph.FromInstance(in, 0, in.N())
 			if err != nil {
 				return err

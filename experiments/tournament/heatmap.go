@@ -79,7 +79,7 @@ func heatmapSVG(title string, panels []panel) ([]byte, error) {
 	cv := vgsvg.New(width, height)
 	dc := draw.New(cv)
 	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+	dc.Fill(dc.Path())
 	top := height - 6
 	dc.FillText(head, vg.Point{X: 6, Y: top - head.Height(title)}, title)
 	for i, p := range panels {

@@ -2,8 +2,7 @@
 
 package acs
 
-// raceDetector is false without -race (see race_on_test.go).
-const raceDetector = false
+// Without -race every test runs every case (see race_on_test.go).
 
 // simConfigs are the simulated GPUs the race-freedom tests run on.
 func simConfigs() []string { return []string{"rtx3070", "h100"} }

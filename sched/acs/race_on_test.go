@@ -2,10 +2,9 @@
 
 package acs
 
-// raceDetector is true under go test -race: the slowest tests then run
-// fewer cases (never none), so that the race detector's run of every
-// package stays within minutes; the ordinary run covers every case.
-const raceDetector = true
+// Under go test -race the slowest tests run fewer cases (never none), so
+// that the race detector's run of every package stays within minutes; the
+// ordinary run covers every case.
 
 // simConfigs are the simulated GPUs the race-freedom tests run on: the
 // H100 alone under the race detector.

@@ -457,7 +457,7 @@ func (s *Scheduler) capture(h device.Host, sc scope) (device.GraphExec, int, err
 	g, endErr := h.EndCapture(origin)
 	if err = errors.Join(err, endErr); err != nil {
 		if g != nil {
-			h.Destroy(g)
+			err = errors.Join(err, h.Destroy(g))
 		}
 		return nil, 0, err
 	}

@@ -25,12 +25,12 @@ func simRun(t *testing.T, dev *sim.Device, s sched.Scheduler, p *workloads.Progr
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		if pr, ok := s.(sched.Preparer); ok {
 			if err := pr.Prepare(h, in); err != nil {
 				return err
 			}
-			defer pr.Cleanup(h)
+			defer func() { assert.NoError(t, pr.Cleanup(h)) }()
 		}
 		t0 := h.Now()
 		if err := s.Run(h, in); err != nil {

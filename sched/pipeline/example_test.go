@@ -31,7 +31,11 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	defer dev.Close()
+	defer func() {
+		if err := dev.Close(); err != nil {
+			fmt.Println(err)
+		}
+	}()
 	err = dev.Run(func(h device.Host) error {
 		return workloads.WithInstance(h, w.Program, func(in *workloads.Instance) error {
 			return sched.RunOnce(h, in, s)

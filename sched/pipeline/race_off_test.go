@@ -2,8 +2,7 @@
 
 package pipeline
 
-// raceDetector is false without -race (see race_on_test.go).
-const raceDetector = false
+// Without -race every test runs every case (see race_on_test.go).
 
 // raceCases keeps every case without the race detector.
 func raceCases[T any](cases []T) []T { return cases }

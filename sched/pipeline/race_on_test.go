@@ -2,10 +2,9 @@
 
 package pipeline
 
-// raceDetector is true under go test -race: the slowest tests then run
-// fewer cases (never none), so that the race detector's run of every
-// package stays within minutes; the ordinary run covers every case.
-const raceDetector = true
+// Under go test -race the slowest tests run fewer cases (never none), so
+// that the race detector's run of every package stays within minutes; the
+// ordinary run covers every case.
 
 // raceCases keeps every other case under the race detector (the first,
 // third, ...), so that every kind of case still runs.

@@ -41,16 +41,16 @@ func measure(p *workloads.Program, s sched.Scheduler) (time.Duration, int, error
 		return 0, 0, err
 	}
 	var span time.Duration
-	err = dev.Run(func(h device.Host) error {
+	err = dev.Run(func(h device.Host) (err error) {
 		in, err := workloads.Bind(h, p)
 		if err != nil {
 			return err
 		}
-		defer in.Release(h)
+		defer func() { err = errors.Join(err, in.Release(h)) }()
 		if err := prepare(h, in, s); err != nil {
 			return err
 		}
-		defer cleanup(h, s)
+		defer func() { err = errors.Join(err, cleanup(h, s)) }()
 		if err := sched.Warm(h, s, in); err != nil {
 			return err
 		}
@@ -251,7 +251,7 @@ func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
 	require.NoError(t, dev.Run(func(h device.Host) error {
 		in, err := workloads.Bind(h, prog)
 		require.NoError(t, err)
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		pick, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
 		require.NoError(t, err)
 		assert.Equal(t, 1, pick)

@@ -58,24 +58,23 @@ type span struct {
 
 // gpuOp is one kernel, copy or memset as the GPU ran it.
 type gpuOp struct {
-	kind     string // kernel, memcpy, memset
-	name     string // kernel symbol or Kineto's memcpy/memset name
-	stream   int64
-	device   int64
-	corr     int64
-	ts, dur  int64 // nanoseconds
-	grid     [3]int
-	block    [3]int
-	regs     int
-	shared   int
-	bytes    int64
-	graph    bool  // launched by a graph launch
-	graphID  int64 // CUDA graph id (-1 if unknown)
-	nodeID   int64 // graph node id (-1 if unknown)
-	launch   *span // the runtime call that launched it (nil if not in the trace)
-	op       *span // the innermost operator around that call (nil if none)
-	index    int   // position in program order
-	fileName string
+	kind    string // kernel, memcpy, memset
+	name    string // kernel symbol or Kineto's memcpy/memset name
+	stream  int64
+	device  int64
+	corr    int64
+	ts, dur int64 // nanoseconds
+	grid    [3]int
+	block   [3]int
+	regs    int
+	shared  int
+	bytes   int64
+	graph   bool  // launched by a graph launch
+	graphID int64 // CUDA graph id (-1 if unknown)
+	nodeID  int64 // graph node id (-1 if unknown)
+	launch  *span // the runtime call that launched it (nil if not in the trace)
+	op      *span // the innermost operator around that call (nil if none)
+	index   int   // position in program order
 }
 
 // streamWait is a recorded cudaStreamWaitEvent: from its correlation on,

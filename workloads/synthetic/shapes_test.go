@@ -18,7 +18,7 @@ import (
 func fingerprint(prog *workloads.Program) string {
 	h := sha256.New()
 	for _, b := range prog.Buffers {
-		fmt.Fprintf(h, "%s %d %v|", b.Name, b.Bytes, b.Output)
+		_, _ = fmt.Fprintf(h, "%s %d %v|", b.Name, b.Bytes, b.Output) // a hash's Write never fails
 		if b.Init != nil {
 			raw := make([]byte, b.Bytes)
 			b.Init(raw)
@@ -27,7 +27,7 @@ func fingerprint(prog *workloads.Program) string {
 	}
 	for _, st := range prog.Steps {
 		for _, o := range st.Ops {
-			fmt.Fprintf(h, "%s %d %v %v %+v|", o.Name, o.Kind, o.Grid, o.Args, o.Work)
+			_, _ = fmt.Fprintf(h, "%s %d %v %v %+v|", o.Name, o.Kind, o.Grid, o.Args, o.Work)
 		}
 	}
 	return fmt.Sprintf("%x", h.Sum(nil))[:16]
