@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,7 @@ import (
 	"github.com/gpusched/gpusched/experiments"
 )
 
-func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
+func cmdCalibrate(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "fit" {
 		return cmdCalibrateFit(args[1:], stdout, stderr)
 	}
@@ -39,7 +40,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", *dev, err)
 	}
-	defer d.Close()
+	defer func() { err = errors.Join(err, d.Close()) }()
 	info := d.Info()
 	baseName := *base
 	if baseName == "" {

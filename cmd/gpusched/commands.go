@@ -17,6 +17,9 @@ import (
 
 // progressTo is the progress bar's writer: stderr when it is a terminal.
 func progressTo(stderr io.Writer) io.Writer {
+	if s, ok := stderr.(*stickyWriter); ok {
+		stderr = s.w
+	}
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		return f
 	}

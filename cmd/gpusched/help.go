@@ -29,7 +29,7 @@ var examples = map[string]string{
 }
 
 // helpOut receives -h's help: stdout (set by run).
-var helpOut io.Writer = io.Discard
+var helpOut = io.Discard
 
 // printHelp prints a command's usage line, what it does, its flags and an
 // example.

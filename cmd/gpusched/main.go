@@ -80,12 +80,19 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun gpusched COMMAND -h for a command's flags and an example; gpusched --version for the version.")
 }
 
-// run is main without os.Exit, for tests.
-func run(args []string, stdout, stderr io.Writer) (status int) {
+// run is main without os.Exit, for tests. The commands write through
+// stickyWriters, which keep the first write error; a command whose output
+// could not be written fails (status 1) even if it succeeded otherwise.
+func run(args []string, stdoutW, stderrW io.Writer) (status int) {
+	stdout, stderr := &stickyWriter{w: stdoutW}, &stickyWriter{w: stderrW}
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "gpusched: internal error: %v\n%s", r, debug.Stack())
 			status = 3
+		}
+		if err := errors.Join(stdout.err, stderr.err); err != nil && status == 0 {
+			_, _ = fmt.Fprintf(stderrW, "gpusched: writing the output: %v\n", err) // nowhere else to report it
+			status = 1
 		}
 	}()
 	helpOut = stdout
@@ -173,4 +180,22 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// stickyWriter passes writes to w until one fails, then keeps that error
+// and fails every later write with it, as bufio.Writer does: run checks
+// err once, so the many prints of the commands need no check each
+// (.golangci.yml exempts cmd/'s fmt.Fprint* from errcheck for this).
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }

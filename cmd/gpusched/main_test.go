@@ -304,3 +304,29 @@ func TestPaperReportRefusals(t *testing.T) {
 	_, err = os.Stat(filepath.Join(filepath.Dir(out), "tables", "acs-gpu-lanes.md"))
 	assert.NoError(t, err, "every row in a table beside the page")
 }
+
+// failAfter accepts n writes, then fails every later one.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, os.ErrClosed
+	}
+	f.n--
+	return len(p), nil
+}
+
+// A command whose output cannot be written fails, naming the write error,
+// even though it did everything else (a table cut short is not a result).
+func TestFailedOutputWriteFailsTheCommand(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"list"}, {"devices"}} {
+		var errOut bytes.Buffer
+		assert.Equal(t, 0, run(args, &failAfter{n: 1 << 20}, &errOut), args)
+		errOut.Reset()
+		assert.Equal(t, 1, run(args, &failAfter{n: 0}, &errOut), args)
+		assert.Contains(t, errOut.String(), os.ErrClosed.Error(), args)
+	}
+	var errOut bytes.Buffer
+	require.Equal(t, 1, run([]string{"version"}, &failAfter{n: 0}, &errOut))
+	assert.Equal(t, "gpusched: writing the output: "+os.ErrClosed.Error()+"\n", errOut.String())
+}

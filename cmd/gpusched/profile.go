@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +20,7 @@ import (
 
 // cmdProfile measures the kernels of experiment files (or refits a
 // profile's models from its points: profile fit).
-func cmdProfile(args []string, stdout, stderr io.Writer) error {
+func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "fit" {
 		return cmdProfileFit(args[1:], stdout, stderr)
 	}
@@ -50,7 +51,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", *dev, err)
 	}
-	defer d.Close()
+	defer func() { err = errors.Join(err, d.Close()) }()
 	opt := calibrate.ProfileOptions{
 		Budget: *budget, MaxSizes: *sizes, MaxOccupancies: *occs, Samples: *samples, Deadline: until, Progress: stderr,
 		Source: "gpusched profile --device " + *dev + " " + strings.Join(files, " "),
