@@ -33,18 +33,14 @@
 // Checking. Every appended launch has a CPU reference (ref.go); Reference
 // evaluates the whole program in order on the CPU and Finish installs
 // Program.Check, which compares every output buffer the GPU produced against
-// it. Tolerance (fp32): an element passes when |gpu - ref| <= 5e-4 * (|ref| +
-// max|ref|), max over the buffer, i.e. 5e-4 relative with an absolute floor of
-// 5e-4 of the buffer's largest magnitude; the floor absorbs cancellation in
-// long sums that the GPU adds in another order (tree reductions) than the
-// CPU. nn.cu compiles with -fmad=false, so products and sums round as on the
-// CPU; what remains is the GPU's transcendental functions (expf, tanhf, erff:
-// up to 2 ulp in CUDA's math library, against Go's correctly rounded float64
-// ones), compounding through deep input-dependent paths: on a GPU the
-// 16-layer dynamic-routing network ended 2.3e-5 off on a 0.038 logit, which a
-// 1e-4 tolerance rejected. NaN or infinite values always fail. Schedules are
-// held to more than this: every scheduler's outputs must equal the serial
-// schedule's bit for bit.
+// it. An element passes when |gpu - ref| <= 5e-4 * (|ref| + max|ref|), max
+// over the buffer: 5e-4 relative, with a floor that absorbs cancellation in
+// long sums the GPU adds in another order (tree reductions). nn.cu compiles
+// with -fmad=false, so products and sums round as on the CPU; what remains
+// is CUDA's transcendental functions (expf, tanhf, erff: up to 2 ulp),
+// compounding through deep input-dependent paths (docs/history/nn.md). NaN
+// or infinite values always fail. Schedules are held to more: every
+// scheduler's outputs must equal the serial schedule's bit for bit.
 //
 // The kernels themselves are checked without a GPU by workloads/nn/cudaemu,
 // which compiles nn.cu as C++ and runs whole programs from their marshaled
