@@ -45,7 +45,8 @@ type Config struct {
 	// Profile.
 	ProfileName string `yaml:"profile,omitempty"`
 	// Profile is the loaded kernel profile (nil: every kernel is timed
-	// from its Work estimate).
+	// from its Work estimate). LoadConfig shares one parsed Profile among
+	// the configs that name the same file: read it, never change it.
 	Profile *Profile `yaml:"-"`
 }
 

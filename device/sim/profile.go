@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -400,6 +401,15 @@ func flowLeaves(n *yaml.Node) {
 // configs/profiles) or a file by path (ending in .yaml or .yml; a relative
 // path is taken from dir when dir is not empty).
 func LoadProfile(nameOrPath, dir string) (*Profile, error) {
+	data, source, err := readProfile(nameOrPath, dir)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProfile(data, source)
+}
+
+// readProfile reads what LoadProfile parses, and names its source.
+func readProfile(nameOrPath, dir string) (data []byte, source string, err error) {
 	if strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") {
 		path := nameOrPath
 		if dir != "" && !filepath.IsAbs(path) {
@@ -407,15 +417,43 @@ func LoadProfile(nameOrPath, dir string) (*Profile, error) {
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("profile: %w", err)
+			return nil, "", fmt.Errorf("profile: %w", err)
 		}
-		return ParseProfile(data, path)
+		return data, path, nil
 	}
-	data, err := configs.FS.ReadFile("profiles/" + nameOrPath + ".yaml")
+	data, err = configs.FS.ReadFile("profiles/" + nameOrPath + ".yaml")
 	if err != nil {
-		return nil, fmt.Errorf("profile %q: no such embedded profile and not a .yaml path", nameOrPath)
+		return nil, "", fmt.Errorf("profile %q: no such embedded profile and not a .yaml path", nameOrPath)
 	}
-	return ParseProfile(data, "configs/profiles/"+nameOrPath+".yaml")
+	return data, "configs/profiles/" + nameOrPath + ".yaml", nil
+}
+
+// configProfiles holds the profiles that configs loaded, by source and
+// contents, so that a profile is parsed once per process: parsing the
+// calibrated H100 profile (125 KB of YAML) was most of the CPU time of
+// creating a simulated device, which experiments and tests do hundreds of
+// times. Every config that loads the same file shares its Profile, which is
+// therefore read-only (Config.Profile).
+var configProfiles sync.Map // profileKey -> *Profile
+
+type profileKey struct{ source, data string }
+
+// sharedProfile is LoadProfile through configProfiles.
+func sharedProfile(nameOrPath, dir string) (*Profile, error) {
+	data, source, err := readProfile(nameOrPath, dir)
+	if err != nil {
+		return nil, err
+	}
+	key := profileKey{source, string(data)}
+	if p, ok := configProfiles.Load(key); ok {
+		return p.(*Profile), nil
+	}
+	p, err := ParseProfile(data, source)
+	if err != nil {
+		return nil, err
+	}
+	shared, _ := configProfiles.LoadOrStore(key, p)
+	return shared.(*Profile), nil
 }
 
 // profileIndex is a profile ready for the block scheduler: kernels by
@@ -462,7 +500,7 @@ func (c *Config) loadProfile(dir string) error {
 	if c.ProfileName == "" {
 		return nil
 	}
-	p, err := LoadProfile(c.ProfileName, dir)
+	p, err := sharedProfile(c.ProfileName, dir)
 	if err != nil {
 		return fmt.Errorf("device config %q: %w", c.Name, err)
 	}

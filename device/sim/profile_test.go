@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +197,35 @@ func TestProfileMustMatchTheDevice(t *testing.T) {
 	assert.ErrorContains(t, err, "profile: measured on test GPU with 2 SMs; the device has 132")
 	cfg.ProfileName = "no-such-profile"
 	assert.ErrorContains(t, cfg.loadProfile(""), `profile "no-such-profile": no such embedded profile`)
+}
+
+// Configs that load the same profile file share one parse of it; a file
+// that changed is parsed again.
+func TestConfigsShareTheirParsedProfile(t *testing.T) {
+	a, err := LoadConfig("h100")
+	require.NoError(t, err)
+	b, err := LoadConfig("h100")
+	require.NoError(t, err)
+	require.NotNil(t, a.Profile)
+	assert.Same(t, a.Profile, b.Profile)
+	fresh, err := LoadProfile("h100", "")
+	require.NoError(t, err)
+	assert.NotSame(t, a.Profile, fresh, "LoadProfile's caller may change what it gets")
+	assert.Equal(t, a.Profile, fresh)
+
+	dir := t.TempDir()
+	cfg, err := LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.Info.SMs = 2
+	cfg.ProfileName = "p.yaml"
+	path := filepath.Join(dir, "p.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(testProfile), 0o644))
+	require.NoError(t, cfg.loadProfile(dir))
+	first := cfg.Profile
+	require.NoError(t, cfg.loadProfile(dir))
+	assert.Same(t, first, cfg.Profile)
+	changed := strings.Replace(testProfile, "device: test GPU", "device: other GPU", 1)
+	require.NoError(t, os.WriteFile(path, []byte(changed), 0o644))
+	require.NoError(t, cfg.loadProfile(dir))
+	assert.Equal(t, "other GPU", cfg.Profile.Device)
 }
