@@ -185,7 +185,15 @@ func moduleFlags(base string, text []byte) ([]string, error) {
 	return flags, nil
 }
 
-func compile(nvcc, src, outDir string) (_ module, err error) {
+// compile builds src's module: its fat binary, and its kernels' resources
+// from a cubin for resourceArch.
+func compile(nvcc, src, outDir string) (module, error) {
+	return compileModule(nvcc, src, outDir, true)
+}
+
+// compileModule is compile; without resources it builds the fat binary
+// alone (Kernels nil), which is all TestCompileIsReproducible compares.
+func compileModule(nvcc, src, outDir string, resources bool) (_ module, err error) {
 	base := filepath.Base(src)
 	name := strings.TrimSuffix(base, ".cu")
 	if !regexp.MustCompile(`^[a-z][a-z0-9_]*$`).MatchString(name) {
@@ -221,13 +229,15 @@ func compile(nvcc, src, outDir string) (_ module, err error) {
 	if _, err := nvccIn(args...); err != nil {
 		return module{}, err
 	}
-	report, err := nvccIn(append(append([]string{"-cubin"}, extra...), "-arch="+resourceArch, "--resource-usage", "-o", name+".cubin", base)...)
-	if err != nil {
-		return module{}, err
-	}
-	kernels, err := parseResources(base, report)
-	if err != nil {
-		return module{}, err
+	var kernels []kernel
+	if resources {
+		report, err := nvccIn(append(append([]string{"-cubin"}, extra...), "-arch="+resourceArch, "--resource-usage", "-o", name+".cubin", base)...)
+		if err != nil {
+			return module{}, err
+		}
+		if kernels, err = parseResources(base, report); err != nil {
+			return module{}, err
+		}
 	}
 	image, err := os.ReadFile(filepath.Join(work, fatbin))
 	if err != nil {
