@@ -6,19 +6,21 @@
 //
 //	gpusched paper imported run configs/experiments/imported-sim.yaml -o results/imported-sim
 //	bash scripts/gpu/imported-replay.sh       # on the GPU host
-//	gpusched paper imported report -o docs/results/imported.md docs/results/imported-sim.json docs/results/imported-gpu.json
+//	gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-*.json
 //
 // report reads PyTorch's times from the capture's summary under the page's folder
-// (raw/imported-capture.json).
+// (raw/imported-capture.json); experiments named "*-o0" (the graph-replay
+// traces at overhead_ns 0) are kept apart from the others' rows.
 package imported
 
 import "github.com/gpusched/gpusched/experiments"
 
 func init() {
 	experiments.RegisterPaper(&experiments.Paper{
-		Name:    "imported",
-		Title:   "imported PyTorch models (issue #19): replay on the GPU and the simulator against PyTorch eager and graph times",
-		Configs: []string{"configs/experiments/imported-sim.yaml", "configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml"},
-		Report:  report,
+		Name:  "imported",
+		Title: "imported PyTorch models (issue #19): replay on the GPU and the simulator against PyTorch eager and graph times",
+		Configs: []string{"configs/experiments/imported-sim.yaml", "configs/experiments/imported-graph-sim.yaml", "configs/experiments/imported-graph-sim-o0.yaml",
+			"configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml"},
+		Report: report,
 	})
 }

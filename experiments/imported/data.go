@@ -1,0 +1,205 @@
+package imported
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
+)
+
+// table is every row by (workload, scheduler), for one device.
+type table map[[2]string]*experiments.Row
+
+// row is the row if it ran without errors.
+func (t table) row(w, s string) (*experiments.Row, bool) {
+	r := t[[2]string{w, s}]
+	if r == nil || r.Makespan == nil || len(r.Errors) > 0 {
+		return nil, false
+	}
+	return r, true
+}
+
+func (t table) median(w, s string) (float64, bool) {
+	r, ok := t.row(w, s)
+	if !ok {
+		return 0, false
+	}
+	return r.Makespan.Median, true
+}
+
+// data is the results the page reads: the GPU's rows and the simulator's,
+// and each one's run of the graph-replay traces at overhead_ns 0.
+type data struct {
+	gpu, gpu0, sim, sim0       table
+	schedulers                 []string
+	gpuName, simName, overhead string
+}
+
+func newData(in *experiments.ReportInput) *data {
+	d := &data{gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}}
+	for _, r := range in.Sets {
+		o0 := strings.HasSuffix(r.Experiment, o0Suffix)
+		for _, p := range r.Provenance {
+			if p.GPU != nil && !o0 {
+				d.gpuName = fmt.Sprintf("%s, driver %s, CUDA %s, %s", p.GPU.Name, p.GPU.Driver, p.GPU.CUDA, p.Date)
+			}
+		}
+		for i := range r.Rows {
+			row := &r.Rows[i]
+			k := [2]string{row.Workload, row.Scheduler}
+			switch {
+			case row.Device == experiments.CUDADevice && o0:
+				d.gpu0[k] = row
+			case row.Device == experiments.CUDADevice:
+				d.gpu[k] = row
+				if d.gpuName == "" {
+					d.gpuName = row.DeviceName
+				}
+				d.overhead = row.WorkloadParams["overhead_ns"]
+			case o0:
+				d.sim0[k] = row
+			default:
+				d.sim[k], d.simName = row, row.Device
+			}
+			if !o0 && !contains(d.schedulers, row.Scheduler) {
+				d.schedulers = append(d.schedulers, row.Scheduler)
+			}
+		}
+	}
+	return d
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// kernels is the number of kernels a workload launches, as the
+// simulator counted them or a GPU graph held them.
+func (d *data) kernels(w string) (int64, bool) {
+	for _, s := range d.schedulers {
+		if r, ok := d.sim.row(w, s); ok && r.Kernels != nil {
+			return *r.Kernels, true
+		}
+	}
+	if r, ok := d.gpu.row(w, "serial+graph"); ok && r.SchedulerStats["graph_nodes"] > 0 {
+		return int64(r.SchedulerStats["graph_nodes"]), true
+	}
+	return 0, false
+}
+
+// interval is an estimate with its bounds and their joint confidence.
+type interval struct {
+	med, lo, hi, conf float64
+}
+
+func (v interval) String() string {
+	return fmt.Sprintf("%.3fx [%.3f-%.3f]", v.med, v.lo, v.hi)
+}
+
+// medianBounds are the order statistics that bound the median of xs
+// (sorted in place) by the sign test, and their confidence: the k-th
+// smallest and largest, k the largest rank with P(X < k) <= 0.025 for X ~
+// Binomial(n, 1/2), or the extremes where even they say less (n < 6: 5
+// samples bound their median with 93.75%).
+func medianBounds(xs []float64) (lo, hi, conf float64) {
+	sort.Float64s(xs)
+	n := len(xs)
+	k, tail := 1, binomCDF(n, 0)
+	for j := 1; j < n/2; j++ {
+		if p := binomCDF(n, j); p <= 0.025 {
+			k, tail = j+1, p
+		}
+	}
+	return xs[k-1], xs[n-k], 1 - 2*tail
+}
+
+// binomCDF is P(X <= j) for X ~ Binomial(n, 1/2).
+func binomCDF(n, j int) float64 {
+	p := 0.0
+	for i := 0; i <= j; i++ {
+		a, _ := math.Lgamma(float64(n + 1))
+		b, _ := math.Lgamma(float64(i + 1))
+		c, _ := math.Lgamma(float64(n - i + 1))
+		p += math.Exp(a - b - c - float64(n)*math.Ln2)
+	}
+	return p
+}
+
+func usOf(r *experiments.Row) []float64 {
+	out := make([]float64, len(r.MakespansNS))
+	for i, v := range r.MakespansNS {
+		out[i] = float64(v) / 1e3
+	}
+	return out
+}
+
+// overPyTorch is PyTorch's graph replay over a row: the ratio of the two
+// medians, bounded by each median's order-statistic bounds (PyTorch's
+// samples and the row's repetitions are independent), with the joint
+// confidence of the two (Bonferroni).
+func overPyTorch(g *stat, r *experiments.Row) (interval, bool) {
+	if g == nil || len(g.Samples) < 2 || len(r.MakespansNS) < 2 {
+		return interval{}, false
+	}
+	pLo, pHi, pConf := medianBounds(append([]float64(nil), g.Samples...))
+	rLo, rHi, rConf := medianBounds(usOf(r))
+	return interval{med: experiments.Summarize(g.Samples).Median / r.Makespan.Median, lo: pLo / rHi, hi: pHi / rLo,
+		conf: 1 - (1 - pConf) - (1 - rConf)}, true
+}
+
+// paired is a row's speedup over the base row of its group, round by
+// round (the GPU's rows ran interleaved): the median of the per-round
+// ratios with their sign-test bounds. One repetition (the simulator, which
+// is deterministic) gives the ratio alone.
+func paired(base, r *experiments.Row) (interval, bool) {
+	n := len(r.MakespansNS)
+	if n == 0 || len(base.MakespansNS) != n {
+		return interval{}, false
+	}
+	ratios := make([]float64, n)
+	for i := range ratios {
+		if r.MakespansNS[i] <= 0 {
+			return interval{}, false
+		}
+		ratios[i] = float64(base.MakespansNS[i]) / float64(r.MakespansNS[i])
+	}
+	med := experiments.Summarize(ratios).Median
+	if n == 1 {
+		return interval{med: med, lo: med, hi: med, conf: 1}, true
+	}
+	lo, hi, conf := medianBounds(ratios)
+	return interval{med: med, lo: lo, hi: hi, conf: conf}, true
+}
+
+// pct is a relative difference, signed.
+func pct(a, ref float64) string {
+	if ref == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(a-ref)/ref)
+}
+
+// within10 says whether a is within 10% of ref, as the targets do.
+func within10(a, ref float64) bool { return math.Abs(a-ref) <= 0.1*ref }
+
+// verdict is a difference and whether it meets the 10% target.
+func verdict(a, ref float64) string {
+	if within10(a, ref) {
+		return pct(a, ref) + " met"
+	}
+	return pct(a, ref) + " **not met**"
+}
+
+func us(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
