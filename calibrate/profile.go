@@ -129,7 +129,7 @@ func ProfileKernels(dev device.Device, progs []*workloads.Program, opt ProfileOp
 	sites, kernels, bytes := distinctLaunches(progs)
 	p.sum.Distinct, p.sum.Kernels = len(sites), len(kernels)
 	byProg := p.plan(kernels, bytes)
-	prof := &sim.Profile{Device: info.Name, SMs: info.SMs, L2Bytes: info.L2Bytes, Source: opt.Source}
+	prof := &sim.Profile{Device: info.Name, SMs: info.SMs, L2Bytes: info.L2Bytes, ClockHz: info.ClockHz, Source: opt.Source}
 	if err := dev.Run(func(h device.Host) error {
 		err := p.overheads(h, prof)
 		p.spent += h.Now()

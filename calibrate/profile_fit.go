@@ -38,7 +38,10 @@ const warpSize = 32
 //     factors), with the fewest of the terms (a constant, Cycles, Flops,
 //     Bytes) that fit within 2 points of percent of the best; with a single
 //     Work size, T is proportional to Flops when the launch does more than
-//     10 flops per byte, else to Bytes (else Cycles, else constant).
+//     10 flops per byte, else to Bytes (else Cycles, else constant). A
+//     model of Cycles alone whose points span less than twice their
+//     fewest Cycles, on a profile whose clock is known, costs a cycle the
+//     clock period and fits the constant (clockCycles).
 //  4. A launch whose bytes (blocks x Bytes) exceed the effective L2 pays
 //     ns_per_byte_beyond_l2 more per byte; with the device's L2 known, the
 //     effective L2 is fitted (fitL2).

@@ -64,8 +64,48 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 			c, m.Roofline = r, true
 		}
 	}
+	if !m.Roofline {
+		c = clockCycles(p, xs, ys, c)
+	}
 	m.Ns, m.NsPerCycle, m.NsPerFlop, m.NsPerByte = c[termConst], c[termCycles], c[termFlops], c[termBytes]
 	m.NsPerByteBeyondL2 = c[termBeyondL2]
+}
+
+// minCycleSpan is the ratio of a kernel's most to fewest Cycles per block
+// below which its points cannot tell a cost per cycle from a fixed cost
+// per block.
+const minCycleSpan = 2
+
+// clockCycles is c, or, when c times blocks by Cycles alone (with or
+// without a constant), the profile's clock is known and the points'
+// Cycles span less than minCycleSpan, the model whose Cycles cost the
+// clock period (a Work cycle is an SM clock cycle) and whose constant is
+// the rest: the least-squares fit, on relative error, of each point's
+// time less its cycles. Extrapolated from a narrow span, a fitted cost
+// per cycle carries the fixed part of the block (loads, block start) into
+// every cycle of a longer one: synth_node, fitted at 1,080-1,312 cycles,
+// timed its 8,792-cycle blocks at 1.9 times the GPU's.
+func clockCycles(p *sim.Profile, xs [][nTerms]float64, ys []float64, c [nTerms]float64) [nTerms]float64 {
+	if p.ClockHz <= 0 || c[termCycles] <= 0 || c[termFlops] != 0 || c[termBytes] != 0 || c[termBeyondL2] != 0 {
+		return c
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, x := range xs {
+		lo, hi = min(lo, x[termCycles]), max(hi, x[termCycles])
+	}
+	if lo <= 0 || hi >= minCycleSpan*lo {
+		return c
+	}
+	period := 1e9 / float64(p.ClockHz)
+	num, den := 0.0, 0.0
+	for i, x := range xs {
+		w := 1 / (ys[i] * ys[i])
+		num += (ys[i] - period*x[termCycles]) * w
+		den += w
+	}
+	var out [nTerms]float64
+	out[termConst], out[termCycles] = max(num/den, 0), period
+	return out
 }
 
 // roofline fits lone time = constant + the largest Work term: each point

@@ -122,3 +122,41 @@ func TestWaves(t *testing.T) {
 	assert.Equal(t, []wave{{2, 264, 3}, {2, 208, 1}}, waves(1000, 2, 132))
 	assert.Equal(t, []wave{{1, 64, 1}}, waves(64, 16, 132))
 }
+
+// A kernel timed by Cycles, measured over a narrow span of them, costs a
+// cycle the clock period when the clock is known (the constant takes the
+// rest of each block), so that longer blocks are not charged the fixed
+// part of short ones; a wide span keeps the fitted cost per cycle.
+func TestCyclesCostTheClockPeriodWhenTheirSpanIsNarrow(t *testing.T) {
+	// One block per SM (one wave at its own occupancy): the duration is
+	// the lone time, here 500 ns + cycles x perCycle.
+	fitted := func(clock int64, perCycle float64, cycles ...float64) sim.BlockModel {
+		k := sim.KernelProfile{Kernel: "test.ck", Regs: 16}
+		for _, c := range cycles {
+			k.Points = append(k.Points, sim.ProfilePoint{Grid: 132, Threads: 128, PerSM: 16, Cycles: c, Launches: 1,
+				Ns: []float64{500 + c*perCycle}})
+		}
+		p := &sim.Profile{Device: "test", SMs: 132, ClockHz: clock, Kernels: []sim.KernelProfile{k}}
+		require.NoError(t, FitProfile(p))
+		return p.Kernels[0].Model
+	}
+	long := device.Work{Cycles: 10000}
+
+	// 1,000 and 1,050 cycles at 2 GHz: cycles alone fit within 2 points
+	// of percent (c = sum(x/y) / sum((x/y)^2) = 0.9878 ns a cycle), which
+	// extrapolates to 9,878 ns at 10,000 cycles.
+	m := fitted(0, 0.5, 1000, 1050)
+	assert.Zero(t, m.Ns)
+	assert.InDelta(t, 9878, m.Lone(&long, false), 1)
+
+	m = fitted(2e9, 0.5, 1000, 1050)
+	assert.InDelta(t, 0.5, m.NsPerCycle, 1e-9)
+	assert.InDelta(t, 500, m.Ns, 0.5)
+	assert.InDelta(t, 5500, m.Lone(&long, false), 1)
+
+	// 1,000 to 4,000 cycles at 0.8 ns each: the points fit the cost per
+	// cycle themselves, whatever the clock.
+	m = fitted(2e9, 0.8, 1000, 4000)
+	assert.InDelta(t, 0.8, m.NsPerCycle, 1e-3)
+	assert.InDelta(t, 500, m.Ns, 1)
+}

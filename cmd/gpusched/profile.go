@@ -76,6 +76,7 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	minBlock := fs.Float64("min-block", -1, "set the profile's min_block_ns before fitting; -1 keeps it")
 	dispatch := fs.Float64("block-dispatch", -1, "set the profile's block_dispatch_ns before fitting; -1 keeps it")
 	l2 := fs.Int64("l2-bytes", -1, "set the profile's l2_bytes (the device's L2 cache) before fitting; -1 keeps it")
+	clock := fs.Int64("clock-hz", -1, "set the profile's clock_hz (the device's SM clock) before fitting; -1 keeps it")
 	files, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -98,6 +99,9 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	}
 	if *l2 >= 0 {
 		prof.L2Bytes = *l2
+	}
+	if *clock >= 0 {
+		prof.ClockHz = *clock
 	}
 	if err := calibrate.FitProfile(prof); err != nil {
 		return err

@@ -48,6 +48,10 @@ type Profile struct {
 	// takes longer than a one-per-SM wave; 0: not seen). The fit models
 	// it as the simulator does (front_end.block_dispatch_ns).
 	BlockDispatchNs float64 `yaml:"block_dispatch_ns,omitempty"`
+	// ClockHz (optional) is the measured device's SM clock: the fit costs
+	// a Work cycle one clock period where a kernel's points span too few
+	// Cycles to fit that cost (calibrate.FitProfile).
+	ClockHz int64 `yaml:"clock_hz,omitempty"`
 	// DefaultWarpSlope is the co-residency factor's growth per resident
 	// warp beyond a block's own, for kernels whose profile has no
 	// co-residency curve: factor = 1 + slope x (warps - own warps). It is
