@@ -55,7 +55,7 @@ func heat(s float64) color.Color {
 	return color.RGBA{mix(1, 0.13), mix(1, 0.40), mix(1, 0.67), 255}
 }
 
-// heatmapSVG draws the panels side by side, each with its workload names
+// heatmapSVG draws the panels one above the other, each with its workload names
 // on the left and scheduler names above, every cell labelled with its
 // speedup and the row's winner outlined.
 func heatmapSVG(title string, panels []panel) ([]byte, error) {
@@ -73,18 +73,24 @@ func heatmapSVG(title string, panels []panel) ([]byte, error) {
 			colH = max(colH, tick.Width(c))
 		}
 	}
-	pw := rowW + 8 + cellW*vg.Length(len(panels[0].cols))
-	width := max(12+pw*vg.Length(len(panels))+12*vg.Length(len(panels)-1), 12+tick.Width(scaleNote))
-	height := 28 + colH + 10 + cellH*vg.Length(len(panels[0].rows)) + 36
+	// Panels one above the other (a GPU's and a simulator's matrices are
+	// each some thirty columns wide), each as wide as its own columns.
+	ph := func(p panel) vg.Length { return 12 + colH + 4 + cellH*vg.Length(len(p.rows)) + 14 }
+	width, height := 12+tick.Width(scaleNote), vg.Length(28+36)
+	for _, p := range panels {
+		width = max(width, 12+rowW+8+cellW*vg.Length(len(p.cols)))
+		height += ph(p)
+	}
 	cv := vgsvg.New(width, height)
 	dc := draw.New(cv)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Path())
 	top := height - 6
 	dc.FillText(head, vg.Point{X: 6, Y: top - head.Height(title)}, title)
-	for i, p := range panels {
-		x0 := 6 + vg.Length(i)*(pw+12)
-		drawPanel(dc, p, x0, top-22, rowW, colH, label, tick)
+	top -= 22
+	for _, p := range panels {
+		drawPanel(dc, p, 6, top, rowW, colH, label, tick)
+		top -= ph(p)
 	}
 	drawScale(dc, 6, 18, tick)
 	dc.FillText(tick, vg.Point{X: 6, Y: 4}, scaleNote)

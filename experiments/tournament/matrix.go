@@ -121,8 +121,20 @@ func (m *matrix) best(i int, keep func(j int) bool) int {
 	return b
 }
 
-// winner is row i's fastest scheduler, the portfolio included.
-func (m *matrix) winner(i int) int { return m.best(i, func(int) bool { return true }) }
+// winner is row i's fastest scheduler, a portfolio only where it is
+// shown faster than the best other (faster: beyond its interval or the
+// simulator's tie), not where it runs the same schedule a hair sooner.
+func (m *matrix) winner(i int) int {
+	w, o := m.best(i, func(int) bool { return true }), m.bestOther(i)
+	if w < 0 || o < 0 || w == o {
+		return w
+	}
+	rw, ro := m.cell[i][w], m.cell[i][o]
+	if faster(ro.Makespan.Median/rw.Makespan.Median, pairRatio(ro, rw)) {
+		return w
+	}
+	return o
+}
 
 // bestOther is row i's fastest scheduler that is not a portfolio.
 func (m *matrix) bestOther(i int) int {

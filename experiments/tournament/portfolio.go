@@ -5,14 +5,54 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
 )
+
+// simTie is the relative difference under which two simulator rows tie:
+// the same schedule can end a few nanoseconds apart there (where its
+// timed region starts), which must not count as faster.
+const simTie = 0.001
 
 // verdict is one portfolio column's standing on one workload.
 type verdict struct {
-	regret      float64 // against the best other scheduler (fraction)
-	belowSerial bool    // slower than serial beyond its interval
-	beatsPapers bool    // faster than every paper's strategy that ran
-	papers      int     // how many paper strategies ran on the workload
+	regret float64 // against the best other scheduler (fraction)
+	// regretCI is the portfolio's makespan over the best other's, round
+	// by round, where both rows ran interleaved (GPU): regret's interval
+	// is [Lo-1, Hi-1].
+	regretCI    *experiments.Paired
+	belowSerial bool // slower than serial beyond its interval
+	beatsPapers bool // faster than every paper's strategy that ran
+	papers      int  // how many paper strategies ran on the workload
+	// closest is the paper strategy nearest the portfolio (-1: none),
+	// closestRatio its makespan over the portfolio's, closestCI that ratio
+	// round by round where both rows ran interleaved.
+	closest      int
+	closestRatio float64
+	closestCI    *experiments.Paired
+}
+
+// pairRatio is a's makespan over b's round by round, nil unless both rows
+// ran interleaved with as many rounds.
+func pairRatio(a, b *experiments.Row) *experiments.Paired {
+	if !a.Interleaved || !b.Interleaved {
+		return nil
+	}
+	p, ok := experiments.PairedSpeedup(a.MakespansNS, b.MakespansNS)
+	if !ok {
+		return nil
+	}
+	return &p
+}
+
+// faster reports whether ratio (another row's makespan over this one's)
+// shows this row faster: the paired interval wholly above 1 on a GPU,
+// beyond simTie on the simulator.
+func faster(ratio float64, p *experiments.Paired) bool {
+	if p != nil {
+		return p.Lo > 1
+	}
+	return ratio > 1+simTie
 }
 
 // judge compares portfolio column j with row i's others.
@@ -22,23 +62,60 @@ func (m *matrix) judge(i, j int) (verdict, bool) {
 	if !ran(r) || best < 0 {
 		return verdict{}, false
 	}
-	v := verdict{regret: regret(r, m.cell[i][best]), beatsPapers: true}
+	v := verdict{regret: regret(r, m.cell[i][best]), regretCI: pairRatio(r, m.cell[i][best]), beatsPapers: true, closest: -1}
 	if p := r.PairedSpeedup; p != nil {
 		v.belowSerial = p.Hi < 1
 	} else {
 		v.belowSerial = speedup(r) < 1
 	}
-	for _, o := range m.cell[i] {
+	for k, o := range m.cell[i] {
 		if !ran(o) || !paperStrategy(o) {
 			continue
 		}
 		v.papers++
-		if o.Makespan.Median <= r.Makespan.Median {
+		ratio, ci := o.Makespan.Median/r.Makespan.Median, pairRatio(o, r)
+		if !faster(ratio, ci) {
 			v.beatsPapers = false
+		}
+		if v.closest < 0 || ratio < v.closestRatio {
+			v.closest, v.closestRatio, v.closestCI = k, ratio, ci
 		}
 	}
 	v.beatsPapers = v.beatsPapers && v.papers > 0
 	return v, true
+}
+
+// tally counts a portfolio column's targets over the workloads.
+type tally struct {
+	rows, within, shownWithin, shownBeyond, never, beats int
+}
+
+func (t *tally) add(v verdict) {
+	t.rows++
+	if v.regret <= 0.03 {
+		t.within++
+	}
+	if v.regretCI != nil && v.regretCI.Hi-1 <= 0.03 {
+		t.shownWithin++
+	}
+	if v.regretCI != nil && v.regretCI.Lo-1 > 0.03 {
+		t.shownBeyond++
+	}
+	if !v.belowSerial {
+		t.never++
+	}
+	if v.beatsPapers {
+		t.beats++
+	}
+}
+
+func (t *tally) write(b *strings.Builder, paired bool) {
+	fmt.Fprintf(b, "\nTargets on %d workloads: within 3%% of the best other scheduler (median regret) on %d (%s)", t.rows, t.within, met(t.within == t.rows))
+	if paired {
+		fmt.Fprintf(b, "; the regret's 95%% interval wholly at or below 3%% on %d, wholly above 3%% on %d", t.shownWithin, t.shownBeyond)
+	}
+	fmt.Fprintf(b, "; never below serial on %d (%s); strictly faster than every paper's strategy on %d (%s: at least a third).\n",
+		t.never, met(t.never == t.rows), t.beats, met(3*t.beats >= t.rows))
 }
 
 // writePortfolio writes, for each portfolio column of m, its pick, regret
@@ -46,38 +123,52 @@ func (m *matrix) judge(i, j int) (verdict, bool) {
 func writePortfolio(b *strings.Builder, m *matrix) {
 	for _, j := range m.portfolios() {
 		fmt.Fprintf(b, "\n### %s, %s\n\n", m.cols[j], m.deviceTitle())
-		b.WriteString("| workload | picked | speedup | best other | its speedup | regret | below serial | faster than every paper's strategy | prepare (ms) |\n")
-		b.WriteString("|---|---|--:|---|--:|--:|---|---|--:|\n")
-		within, never, beats, rows := 0, 0, 0, 0
+		b.WriteString("| workload | picked | speedup | best other | its speedup | regret | below serial | nearest paper strategy | its makespan / portfolio's | faster than every paper's strategy | prepare (ms) |\n")
+		b.WriteString("|---|---|--:|---|--:|--:|---|---|--:|---|--:|\n")
+		var t tally
+		paired := false
 		for i, w := range m.rows {
 			v, ok := m.judge(i, j)
 			if !ok {
-				fmt.Fprintf(b, "| %s | %s | - | - | - | - | - | - | - |\n", w, cellText(m.cell[i][j], false))
+				fmt.Fprintf(b, "| %s | %s | - | - | - | - | - | - | - | - | - |\n", w, cellText(m.cell[i][j], false))
 				continue
 			}
-			rows++
-			if v.regret <= 0.03 {
-				within++
-			}
-			if !v.belowSerial {
-				never++
-			}
-			if v.beatsPapers {
-				beats++
-			}
+			t.add(v)
+			paired = paired || v.regretCI != nil
 			r, best := m.cell[i][j], m.bestOther(i)
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %+.1f%% | %s | %s | %.1f |\n", w, picked(r), cellText(r, false),
-				m.cols[best], cellText(m.cell[i][best], false), 100*v.regret, yes(v.belowSerial), yes(v.beatsPapers),
+			nearest, ratio := "-", "-"
+			if v.closest >= 0 {
+				nearest, ratio = m.cols[v.closest], ratioText(v.closestRatio, v.closestCI)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |\n", w, picked(r), cellText(r, false),
+				m.cols[best], cellText(m.cell[i][best], false), regretText(v), yes(v.belowSerial), nearest, ratio, yes(v.beatsPapers),
 				r.SchedulerStats["prepare_us"]/1e3)
 		}
-		if rows == 0 {
+		if t.rows == 0 {
 			b.WriteString("\nNo workload ran.\n")
 			continue
 		}
-		fmt.Fprintf(b, "\nTargets on %d workloads: within 3%% of the best other scheduler on %d (%s), never below serial on %d (%s), "+
-			"strictly faster than every paper's strategy on %d (%s: at least a third).\n",
-			rows, within, met(within == rows), never, met(never == rows), beats, met(3*beats >= rows))
+		t.write(b, paired)
 	}
+}
+
+func regretText(v verdict) string {
+	s := fmt.Sprintf("%+.1f%%", 100*v.regret)
+	if math.Abs(v.regret) < 0.0005 {
+		s = "+0.0%" // not -0.0%: a tie
+	}
+	if p := v.regretCI; p != nil {
+		s += fmt.Sprintf(" [%+.1f, %+.1f]", 100*(p.Lo-1), 100*(p.Hi-1))
+	}
+	return s
+}
+
+func ratioText(r float64, p *experiments.Paired) string {
+	s := fmt.Sprintf("%.3f", r)
+	if p != nil {
+		s += fmt.Sprintf(" [%.3f, %.3f]", p.Lo, p.Hi)
+	}
+	return s
 }
 
 func yes(b bool) string {

@@ -1,6 +1,7 @@
 package tournament
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -38,6 +39,16 @@ results stay byte-identical); on the GPU it is the wall time of the whole
 selection. On the simulator, models of other GPUs (a100, h200) stand in for
 an inaccurate simulator: the simulated H100 is the truth their picks are
 measured on.
+The portfolio's regret is its makespan over the best other scheduler's,
+less one; on the GPU with the 95% interval of that ratio round by round.
+The best other scheduler is the fastest median of some twenty, so on the
+GPU it is biased fast (the luckiest of many noisy medians) and the regret
+against it errs high. "Strictly faster" than a paper's strategy means, on
+the GPU, the paired 95% interval of that strategy's makespan over the
+portfolio's wholly above 1; on the simulator, faster by more than 0.1%
+(the same schedule can end a few nanoseconds apart in two rows there).
+A row's winner is a portfolio only where it is strictly faster, in that
+sense, than the best other scheduler.
 The papers' own strategies, which the portfolio is to beat on a third of
 the workloads, are KeSCo's streams, AutoGraph, ACS-SW's window, ACS-HW,
 cuSync's tile synchronization and SET as the paper runs it; KeSCo captured
@@ -77,6 +88,7 @@ func Report(w io.Writer, in *experiments.ReportInput) error {
 		writePortfolio(b, ms[i])
 	}
 	writeSensitivity(b, ms, order)
+	writeRaw(b, in)
 	svg, err := heatmapSVG("Speedup over serial; rows: workloads, columns: schedulers", panels)
 	if err != nil {
 		return err
@@ -86,6 +98,29 @@ func Report(w io.Writer, in *experiments.ReportInput) error {
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// writeRaw links each results file's table of every row and, where one
+// lies in raw/ under the file's name (NAME.json: raw/NAME.tgz), the GPU
+// run's raw output as it came back.
+func writeRaw(b *strings.Builder, in *experiments.ReportInput) {
+	var raw []string
+	for _, f := range in.Files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json") + ".tgz"
+		if _, err := os.Stat(filepath.Join(filepath.Dir(f), "raw", name)); err == nil {
+			raw = append(raw, filepath.ToSlash(filepath.Join("raw", name)))
+		}
+	}
+	tb := bytes.NewBufferString("\n")
+	experiments.WriteTableLinks(tb, in)
+	b.Write(tb.Bytes())
+	if len(raw) > 0 {
+		b.WriteString("## Raw output\n\n")
+		for _, r := range raw {
+			fmt.Fprintf(b, "- [%s](%s): the GPU call's tarball (results, the table on stdout, stderr, nvidia-smi, the config)\n", r, r)
+		}
+		b.WriteString("\n")
+	}
 }
 
 func setOf(in *experiments.ReportInput, file string) int {
