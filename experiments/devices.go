@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/cuda"
@@ -29,7 +30,7 @@ func checkDeviceSpec(spec string) error {
 
 // openSim builds a simulator for spec, recording a timeline if trace is set.
 func openSim(spec string, trace bool) (device.Device, error) {
-	cfg, err := sim.LoadConfig(spec)
+	cfg, err := loadSimConfig(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +40,29 @@ func openSim(spec string, trace bool) (device.Device, error) {
 	}
 	d.EnableTrace(trace)
 	return d, nil
+}
+
+// builtinConfigs are the built-in simulator configs parsed so far: name ->
+// *sim.Config. Parsing one with its kernel profile costs more CPU than
+// simulating most rows; sim.New copies a config and only reads its
+// profile, so devices share them.
+var builtinConfigs sync.Map
+
+// loadSimConfig is sim.LoadConfig, parsing each built-in config once per
+// process (a config file is read every time: it may change).
+func loadSimConfig(spec string) (*sim.Config, error) {
+	if strings.HasSuffix(spec, ".yaml") || strings.HasSuffix(spec, ".yml") {
+		return sim.LoadConfig(spec)
+	}
+	if c, ok := builtinConfigs.Load(spec); ok {
+		return c.(*sim.Config), nil
+	}
+	c, err := sim.LoadConfig(spec)
+	if err != nil {
+		return nil, err
+	}
+	builtinConfigs.Store(spec, c)
+	return c, nil
 }
 
 // OpenCUDA opens the first GPU with every compiled kernel module loaded. In
@@ -66,7 +90,7 @@ func SimConfigs() []string { return sim.ConfigNames() }
 
 // SimInfo is the hardware description of a simulator config.
 func SimInfo(nameOrPath string) (device.Info, error) {
-	cfg, err := sim.LoadConfig(nameOrPath)
+	cfg, err := loadSimConfig(nameOrPath)
 	if err != nil {
 		return device.Info{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -116,6 +117,17 @@ type job struct {
 	// shared, if set, is the program of the job's group, built once for
 	// all its rows (runInterleaved), so its inputs are generated once.
 	shared *built
+	// lazy, if set, is the group's program built by the first of its rows
+	// to need it (runSimJobs: the rows of a group run on several workers
+	// at once, and only read it).
+	lazy *lazyProgram
+}
+
+// lazyProgram is a group's program, built once.
+type lazyProgram struct {
+	once sync.Once
+	b    built
+	err  error
 }
 
 // plan expands e (and its sweep) into jobs, in the fixed order point,

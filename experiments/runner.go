@@ -198,6 +198,17 @@ func runSimJobs(jobs []*job, idx []int, workers int, rows []Row, sink timelineSi
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// The rows of a group share one program: building it (an RL
+	// workload's physics on the host, a model's graph) can cost more CPU
+	// than simulating the row.
+	groups := map[int]*lazyProgram{}
+	for _, i := range idx {
+		j := jobs[i]
+		if j.shared == nil && groups[j.group] == nil {
+			groups[j.group] = &lazyProgram{}
+		}
+		j.lazy = groups[j.group]
+	}
 	queue := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < workers && w < len(idx); w++ {
@@ -280,6 +291,15 @@ func (j *job) program() (*workloads.Program, *Throughput, error) {
 	if j.shared != nil {
 		return j.shared.prog, j.shared.tp, nil
 	}
+	if l := j.lazy; l != nil {
+		l.once.Do(func() { l.b.prog, l.b.tp, l.err = j.build() })
+		return l.b.prog, l.b.tp, l.err
+	}
+	return j.build()
+}
+
+// build makes the job's program.
+func (j *job) build() (*workloads.Program, *Throughput, error) {
 	params := paramsNode(&j.workload.Params)
 	if isPipelineFamily(j.workload.Family) {
 		w, err := PipelineWorkload(j.workload.Family, params, j.exp.Seed)

@@ -427,3 +427,44 @@ func TestInterleavedRowsOnTheSimulator(t *testing.T) {
 	}
 	assert.Nil(t, seq.Rows[1].PairedSpeedup, "back-to-back rows are not paired")
 }
+
+// TestSimulatedRowsNeedNoInputData: the simulator binds without
+// generating device inputs (it moves no data), and times every row exactly
+// as a binding with the inputs does; a device the runner does not know to
+// be the simulator (here the simulator behind a wrapper) gets them.
+// workloads' TestBindWithoutDeviceData checks that none are generated.
+func TestSimulatedRowsNeedNoInputData(t *testing.T) {
+	e, err := ParseExperiment([]byte(`name: nodata
+seed: 3
+repetitions: 1
+baseline: serial
+workloads:
+  - {name: VEC, family: kesco, params: {bench: VEC}}
+schedulers:
+  - {kind: serial}
+  - {kind: round-robin, params: {k: 4}}
+  - {kind: graph-per-step}
+devices: [h100]
+`), "nodata.yaml")
+	require.NoError(t, err)
+	jobs, _, err := plan(e, nil, Shard{})
+	require.NoError(t, err)
+	dev, err := openSim("h100", false)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, dev.Close()) }()
+	wrapped := struct{ device.Device }{dev}
+	for _, j := range jobs {
+		s, err := j.scheduler()
+		require.NoError(t, err)
+		var got [2]once
+		for i, d := range []device.Device{dev, wrapped} {
+			prog, _, err := j.program()
+			require.NoError(t, err)
+			got[i], err = runOnce(d, prog, s, false)
+			require.NoError(t, err)
+		}
+		assert.Positive(t, got[0].makespan)
+		got[0].kernels0 = 0 // the wrapper hides the simulator's kernel counter
+		assert.Equal(t, got[1], got[0], s.Name())
+	}
+}

@@ -18,6 +18,10 @@ type ValidateOptions struct {
 	// Sim is the simulator config every GPU row is simulated on; empty:
 	// the default config of each row's GPU model (DefaultSimConfig).
 	Sim string
+	// SimVariant, with Sim empty, simulates each row on its GPU's default
+	// config's variant NAME-SimVariant instead (h100-datasheet for
+	// "datasheet": the config before calibration).
+	SimVariant string
 	// Experiment is the experiment file of the GPU results; empty: the
 	// file the results name (their source, under configs/experiments).
 	Experiment string
@@ -120,11 +124,9 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 		if _, ok := configOf[name]; ok {
 			continue
 		}
-		cfg := opt.Sim
-		if cfg == "" {
-			if cfg, err = DefaultSimConfig(name); err != nil {
-				return nil, err
-			}
+		cfg, err := simConfigOf(name, opt)
+		if err != nil {
+			return nil, err
 		}
 		configOf[name] = cfg
 		src.Sim = append(src.Sim, fmt.Sprintf("%s -> %s", name, cfg))
@@ -144,6 +146,26 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 	}
 	v.add(sub, simRes, gpu, src, func(r *Row) string { return configOf[r.DeviceName] })
 	return simRes, nil
+}
+
+// simConfigOf is the simulator config the rows of GPU gpuName are
+// simulated on: opt.Sim, else the GPU's default config or its variant.
+func simConfigOf(gpuName string, opt ValidateOptions) (string, error) {
+	if opt.Sim != "" {
+		if opt.SimVariant != "" {
+			return "", fmt.Errorf("give a simulator config or a variant of the default ones, not both")
+		}
+		return opt.Sim, nil
+	}
+	cfg, err := DefaultSimConfig(gpuName)
+	if err != nil || opt.SimVariant == "" {
+		return cfg, err
+	}
+	v := cfg + "-" + opt.SimVariant
+	if _, err := SimInfo(v); err != nil {
+		return "", fmt.Errorf("no %s variant of config %s (for GPU %q): %w", opt.SimVariant, cfg, gpuName, err)
+	}
+	return v, nil
 }
 
 // keepRows is a copy of r with only the rows keep selects.

@@ -94,6 +94,7 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 	params := workloadParams(e, gpu)
 	commit := buildOf(gpu)
 	src.Rows = len(gpu.Rows)
+	added := map[string]bool{} // "kind name=value" of parameters added since the GPU ran
 	for i := range gpu.Rows {
 		g := &gpu.Rows[i]
 		cfg := configOf(g)
@@ -113,6 +114,14 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 		vr.identity = strings.Join([]string{g.Family, wl, g.Kind, g.SchedulerDesc, vr.Point, g.DeviceName, fmt.Sprint(gpu.Seed), commit}, "\x00")
 		s := sims[joinKey(g, cfg)]
 		vr.Problems = mismatches(g, s, gpu.Migrated != "")
+		if s != nil {
+			for _, p := range addedParams(g.SchedulerParams, s.SchedulerParams, gpu.Migrated != "") {
+				added[g.Kind+" "+p] = true
+			}
+			for _, p := range addedParams(g.WorkloadParams, s.WorkloadParams, gpu.Migrated != "") {
+				added[g.Family+" "+p] = true
+			}
+		}
 		if s != nil && s.Makespan != nil && s.Makespan.N > 0 {
 			vr.SimMakespan = s.Makespan.Median
 			vr.fid.Sim = vr.SimMakespan
@@ -122,6 +131,9 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 			src.Excluded++
 		}
 		v.Rows = append(v.Rows, vr)
+	}
+	if len(added) > 0 {
+		src.Notes = append(src.Notes, "parameters added since the GPU ran, simulated at their defaults: "+strings.Join(sortedKeys(added), ", "))
 	}
 	v.Sources = append(v.Sources, src)
 }
@@ -182,20 +194,18 @@ func mismatches(g, s *Row, partial bool) []string {
 }
 
 // paramDiffs lists the parameters whose values differ between a GPU row
-// and its simulated row (with partial, only those the GPU row records).
-// Rows that record no parameters (older results) are not compared.
+// and its simulated row: every parameter the GPU row records (with
+// partial, it records only those its file gave). A parameter only the
+// simulated row has was added to the scheduler or workload after the GPU
+// ran (the GPU's experiment could not have set it) and is simulated at its
+// default: addedParams lists those, for a note, since a default that
+// changed what runs shows in the scheduler's description, which must
+// match. Rows that record no parameters (older results) are not compared.
 func paramDiffs(what string, gpu, sim map[string]string, partial bool) []string {
 	if len(gpu) == 0 {
 		return nil
 	}
 	keys := sortedKeys(gpu)
-	if !partial {
-		for k := range sim {
-			if _, ok := gpu[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-	}
 	var diffs []string
 	for _, k := range keys {
 		g, okG := gpu[k]
@@ -214,6 +224,21 @@ func paramDiffs(what string, gpu, sim map[string]string, partial bool) []string 
 		return nil
 	}
 	return []string{what + " parameters differ: " + strings.Join(diffs, ", ")}
+}
+
+// addedParams lists, as "name=value", the parameters a simulated row has
+// and its GPU row, which records all of its own, does not.
+func addedParams(gpu, sim map[string]string, partial bool) []string {
+	if len(gpu) == 0 || partial {
+		return nil
+	}
+	var out []string
+	for _, k := range sortedKeys(sim) {
+		if _, ok := gpu[k]; !ok {
+			out = append(out, k+"="+sim[k])
+		}
+	}
+	return out
 }
 
 // workloadParams maps (point, workload) to its parameters as canonical

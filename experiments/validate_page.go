@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,11 @@ type PageInput struct {
 	RowsCSV string          // where the per-row CSV was written
 	Checks  []FidelityCheck // the regression test's checks
 	Limits  string          // the file they come from
+	// Before, if set, is the same GPU rows simulated on other configs
+	// (the datasheet ones, before calibration), shown beside each
+	// summary line; BeforeRowsCSV is where its rows were written.
+	Before        *Validation
+	BeforeRowsCSV string
 }
 
 // Targets are issue #18's: makespan MAPE, median speedup error, clearly
@@ -35,6 +41,10 @@ func paperOf(experiment string) string {
 }
 
 func isCampaign(experiment string) bool { return strings.HasPrefix(experiment, "fidelity-") }
+
+// isHeldOut marks the campaign's random DAGs: shapes drawn from a seed
+// fresh at the run, which no calibration or profile was fitted to.
+func isHeldOut(experiment string) bool { return strings.HasPrefix(experiment, "fidelity-dags-random") }
 
 // summarize is the summary of the included rows keep selects.
 func (v *Validation) summarize(keep func(*ValidatedRow) bool) fidelity.Summary {
@@ -80,8 +90,10 @@ func targetsMet(s fidelity.Summary) string {
 	return strconv.Itoa(met) + "/4"
 }
 
-// Page is docs/results/fidelity.md: per paper, per DAG shape, per
-// experiment and workload, the regression checks, and how it was made.
+// Page is docs/results/fidelity.md: the summary per paper and GPU (with
+// in.Before beside it), the held-out DAGs apart, per DAG shape, where the
+// simulator's picks cost most, the regression checks, per experiment and
+// workload, and how it was made.
 func (v *Validation) Page(in PageInput) []byte {
 	var b strings.Builder
 	b.WriteString("# Simulator fidelity: how well the simulator predicts the GPU\n\n")
@@ -97,8 +109,14 @@ func (v *Validation) Page(in PageInput) []byte {
 	fmt.Fprintf(&b, "Targets (issue #18), on every paper and DAG shape with the default configs: makespan MAPE at most %.0f%%, median speedup error at most %.0f%%, "+
 		"at least %.0f%% of clearly separated pairs ordered right, the same best scheduler on every workload (\"targets met\" counts them).\n\n",
 		targetMAPE, targetSpeedup, targetPairsSame)
-	v.pagePapers(&b)
+	b.WriteString("## Workloads whose kernels were profiled\n\n")
+	v.pageSummary(&b, in, func(r *ValidatedRow) bool { return !isHeldOut(r.Experiment) })
+	b.WriteString("## Held-out random DAGs\n\n")
+	b.WriteString("Random DAG shapes drawn at the run from a seed no calibration or profile had seen (their kernel, synthetic.synth_node, is profiled " +
+		"at the grids of other draws): how the simulator does on DAGs nobody tuned it on.\n\n")
+	v.pageSummary(&b, in, func(r *ValidatedRow) bool { return isHeldOut(r.Experiment) })
 	v.pageShapes(&b)
+	v.pageWorst(&b, 15)
 	if len(in.Checks) > 0 {
 		v.pageChecks(&b, in)
 	}
@@ -108,21 +126,48 @@ func (v *Validation) Page(in PageInput) []byte {
 	return []byte(b.String())
 }
 
-// pagePapers is the table per paper (every experiment but the campaign's).
-func (v *Validation) pagePapers(b *strings.Builder) {
-	b.WriteString("## Per paper\n\n")
-	rows := [][]string{append([]string{"paper", "GPU → simulator"}, pageHeader...)}
-	papers := v.distinctWhere(func(r *ValidatedRow) bool { return !isCampaign(r.Experiment) }, func(r *ValidatedRow) string { return paperOf(r.Experiment) })
-	for _, p := range papers {
-		keep := func(r *ValidatedRow) bool { return !isCampaign(r.Experiment) && paperOf(r.Experiment) == p }
-		rows = append(rows, append([]string{p, v.configsOf(keep)}, pageCells(v.summarize(keep))...))
-	}
-	if len(papers) == 0 {
-		b.WriteString("No paper's GPU results were given.\n\n")
+// pageSummary is a table per paper (the campaign's experiments under
+// their own names) and GPU of the rows keep selects: a line on the
+// configs v simulated, and one on in.Before's.
+func (v *Validation) pageSummary(b *strings.Builder, in PageInput, keep func(*ValidatedRow) bool) {
+	key := func(r *ValidatedRow) string { return paperOf(r.Experiment) + "\x00" + r.GPUDevice }
+	groups := v.distinctWhere(keep, key)
+	if len(groups) == 0 {
+		b.WriteString("No GPU results of this kind were given.\n\n")
 		return
+	}
+	rows := [][]string{append([]string{"paper", "GPU", "simulator", "kernel profile"}, pageHeader...)}
+	vs := []*Validation{v}
+	if in.Before != nil {
+		vs = append(vs, in.Before)
+	}
+	for _, g := range groups {
+		paper, gpu, _ := strings.Cut(g, "\x00")
+		for _, x := range vs {
+			sel := func(r *ValidatedRow) bool { return keep(r) && key(r) == g }
+			cfgs := x.distinctWhere(sel, func(r *ValidatedRow) string { return r.SimConfig })
+			rows = append(rows, append([]string{paper, shortGPU(gpu), strings.Join(cfgs, ", "), profilesOf(cfgs)}, pageCells(x.summarize(sel))...))
+		}
 	}
 	writeMarkdownTable(b, rows)
 	b.WriteString("\n")
+}
+
+// profilesOf names the kernel profiles of simulator configs ("none": each
+// kernel timed from its Work estimate at peak rates).
+func profilesOf(configs []string) string {
+	var out []string
+	for _, c := range configs {
+		p := "?"
+		if cfg, err := loadSimConfig(c); err == nil {
+			p = "none"
+			if cfg.Profile != nil {
+				p = fmt.Sprintf("%s (%d kernels)", cfg.ProfileName, len(cfg.Profile.Kernels))
+			}
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ", ")
 }
 
 // pageShapes is the table per DAG shape of the fidelity campaign.
@@ -150,6 +195,86 @@ func (v *Validation) pageShapes(b *strings.Builder) {
 	rows = append(rows, append([]string{"all shapes", "", v.configsOf(inCampaign)}, pageCells(v.summarize(inCampaign))...))
 	writeMarkdownTable(b, rows)
 	b.WriteString("\n")
+}
+
+// pageWorst lists the n workloads (of one results file, point and GPU)
+// where running the simulator's pick costs most on the GPU, then those
+// with the most clearly separated pairs reversed.
+func (v *Validation) pageWorst(b *strings.Builder, n int) {
+	type group struct {
+		label    []string
+		s        fidelity.Summary
+		gpu, sim string
+	}
+	var gs []group
+	for _, g := range v.distinctWhere(func(r *ValidatedRow) bool { return !r.Excluded }, func(r *ValidatedRow) string { return r.fid.Group }) {
+		sel := func(r *ValidatedRow) bool { return r.fid.Group == g }
+		s := v.summarize(sel)
+		if s.Groups == 0 {
+			continue
+		}
+		r := v.firstWhere(sel)
+		name := r.Workload
+		if r.Point != "" {
+			name += " (" + r.Point + ")"
+		}
+		gpu, sim := v.fastest(sel)
+		gs = append(gs, group{[]string{filepath.Base(v.Sources[r.source].GPU), name, shortGPU(r.GPUDevice), r.SimConfig}, s, gpu, sim})
+	}
+	head := []string{"GPU results", "workload", "GPU", "simulator", "rows", "makespan MAPE", "GPU's fastest", "simulator's fastest", "regret", "pairs >5%", "reversed"}
+	table := func(less func(a, b *group) bool) {
+		sort.SliceStable(gs, func(i, j int) bool { return less(&gs[i], &gs[j]) })
+		rows := [][]string{head}
+		for i := 0; i < len(gs) && i < n; i++ {
+			g := &gs[i]
+			rows = append(rows, append(append([]string(nil), g.label...), strconv.Itoa(g.s.Rows), g.s.MakespanMAPE.String(), g.gpu, g.sim,
+				g.s.RegretMax.String(), strconv.Itoa(g.s.Pairs), share(g.s.Reversed, g.s.Pairs)))
+		}
+		writeMarkdownTable(b, rows)
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "## Where the simulator's choice costs most on the GPU\n\nThe %d workloads with the largest regret (the GPU makespan of the "+
+		"simulator's slowest tied pick over the GPU's best):\n\n", n)
+	table(func(a, b *group) bool { return pctMore(a.s.RegretMax, b.s.RegretMax) })
+	fmt.Fprintf(b, "The %d workloads with the most clearly separated pairs in reverse order:\n\n", n)
+	table(func(a, b *group) bool { return a.s.Reversed > b.s.Reversed })
+}
+
+// pctMore orders percentages largest first, missing ones last.
+func pctMore(a, b fidelity.Pct) bool {
+	if !b.Valid() {
+		return a.Valid()
+	}
+	return a.Valid() && float64(a) > float64(b)
+}
+
+// firstWhere is the first row keep selects.
+func (v *Validation) firstWhere(keep func(*ValidatedRow) bool) *ValidatedRow {
+	for i := range v.Rows {
+		if keep(&v.Rows[i]) {
+			return &v.Rows[i]
+		}
+	}
+	return nil
+}
+
+// fastest names the schedulers with the smallest GPU and simulated
+// makespans among the included rows keep selects.
+func (v *Validation) fastest(keep func(*ValidatedRow) bool) (gpu, sim string) {
+	var bestGPU, bestSim float64
+	for i := range v.Rows {
+		r := &v.Rows[i]
+		if r.Excluded || !keep(r) || r.GPUMakespan <= 0 || r.SimMakespan <= 0 {
+			continue
+		}
+		if gpu == "" || r.GPUMakespan < bestGPU {
+			gpu, bestGPU = r.Scheduler, r.GPUMakespan
+		}
+		if sim == "" || r.SimMakespan < bestSim {
+			sim, bestSim = r.Scheduler, r.SimMakespan
+		}
+	}
+	return gpu, sim
 }
 
 // pageChecks lists the regression checks with their limits and what the
@@ -190,7 +315,11 @@ func (v *Validation) pageSources(b *strings.Builder, in PageInput) {
 	b.WriteString("No GPU is needed: the experiment each results file records (its resolved experiment) runs again on the simulator, restricted to the file's rows, " +
 		"at the file's seed and sweep, one repetition (the simulator is deterministic). ")
 	if in.RowsCSV != "" {
-		fmt.Fprintf(b, "Every joined row, with its errors and problems: %s. ", in.RowsCSV)
+		fmt.Fprintf(b, "Every joined row, with its errors and problems: %s", in.RowsCSV)
+		if in.BeforeRowsCSV != "" {
+			fmt.Fprintf(b, " (on the configs before calibration: %s)", in.BeforeRowsCSV)
+		}
+		b.WriteString(". ")
 	}
 	b.WriteString("How each GPU file was measured (device, driver, date, command, raw output): docs/results/gpu-runs.md and each paper's page.\n\n")
 	b.WriteString("| GPU results | experiment | rows | left out | simulated on | notes |\n|---|---|--:|--:|---|---|\n")

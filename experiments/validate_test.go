@@ -192,8 +192,12 @@ func TestValidateFiles(t *testing.T) {
 func TestParamDiffs(t *testing.T) {
 	gpu := map[string]string{"a": "1", "b": "2"}
 	assert.Empty(t, paramDiffs("w", gpu, map[string]string{"a": "1", "b": "2"}, false))
-	assert.Equal(t, []string{"w parameters differ: c=(none) on the GPU, 3 on the simulator"},
-		paramDiffs("w", gpu, map[string]string{"a": "1", "b": "2", "c": "3"}, false))
+	assert.Empty(t, paramDiffs("w", gpu, map[string]string{"a": "1", "b": "2", "c": "3"}, false),
+		"a parameter added since the GPU ran is not a difference")
+	assert.Equal(t, []string{"c=3"}, addedParams(gpu, map[string]string{"a": "1", "b": "2", "c": "3"}, false), "but it is noted")
+	assert.Empty(t, addedParams(gpu, map[string]string{"a": "1", "b": "2", "c": "3"}, true), "a converted file records only what its file gave")
+	assert.Equal(t, []string{"w parameters differ: b=2 on the GPU, (none) on the simulator"},
+		paramDiffs("w", gpu, map[string]string{"a": "1"}, false), "a parameter the simulator no longer has is")
 	assert.Empty(t, paramDiffs("w", gpu, map[string]string{"a": "1", "b": "2", "c": "3"}, true),
 		"a converted file records only the parameters its file gave")
 	assert.Equal(t, []string{"w parameters differ: b=2 on the GPU, (none) on the simulator"},
@@ -269,4 +273,68 @@ func TestSchedulerDefaults(t *testing.T) {
 	v, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: yml, SchedulerDefaults: map[string]map[string]string{"round-robin": {"k": "2"}}})
 	require.NoError(t, err)
 	assert.True(t, v.Rows[1].Excluded)
+}
+
+// TestValidateFilesSimVariant: each row's GPU default config's variant
+// (h100-datasheet for an H100's rows), refused where none exists.
+func TestValidateFilesSimVariant(t *testing.T) {
+	dir := t.TempDir()
+	path := writeGPUResults(t, dir, small)
+	v, _, err := ValidateFiles([]string{path}, ValidateOptions{SimVariant: "datasheet"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"NVIDIA H100 80GB HBM3 -> h100-datasheet"}, v.Sources[0].Sim)
+	for _, r := range v.Rows {
+		assert.Equal(t, "h100-datasheet", r.SimConfig)
+	}
+	_, _, err = ValidateFiles([]string{path}, ValidateOptions{SimVariant: "nonesuch"})
+	assert.ErrorContains(t, err, `no nonesuch variant of config h100 (for GPU "NVIDIA H100 80GB HBM3")`)
+	_, _, err = ValidateFiles([]string{path}, ValidateOptions{Sim: "h100", SimVariant: "datasheet"})
+	assert.ErrorContains(t, err, "not both")
+}
+
+// TestPageBesideTheConfigsBeforeCalibration: the page's summary has a line
+// per paper and GPU on each set of configs, with the kernel profile each
+// loads; the held-out section says when there is nothing held out; the
+// page is the same every time.
+func TestPageBesideTheConfigsBeforeCalibration(t *testing.T) {
+	dir := t.TempDir()
+	path := writeGPUResults(t, dir, small)
+	v, _, err := ValidateFiles([]string{path}, ValidateOptions{})
+	require.NoError(t, err)
+	before, _, err := ValidateFiles([]string{path}, ValidateOptions{SimVariant: "datasheet"})
+	require.NoError(t, err)
+	in := PageInput{Command: "gpusched validate x.json", RowsCSV: "p-rows.csv", Before: before, BeforeRowsCSV: "p-datasheet-rows.csv"}
+	page := string(v.Page(in))
+	assert.Equal(t, page, string(v.Page(in)))
+	profiled, heldOut, ok := strings.Cut(page, "## Held-out random DAGs")
+	require.True(t, ok)
+	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| h100 \| h100 \(\d+ kernels\) \| 2 \| 0\.0% \|`, profiled, "h100 results against h100: no error")
+	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| h100-datasheet \| none \| 2 \| `, profiled)
+	assert.Contains(t, heldOut, "No GPU results of this kind were given.")
+	assert.Contains(t, page, "## Where the simulator's choice costs most on the GPU")
+	assert.Contains(t, page, "| small-gpu.json | dag | H100 80GB HBM3 | h100 | 2 | 0.0% |")
+	assert.Contains(t, page, "(on the configs before calibration: p-datasheet-rows.csv)")
+}
+
+// TestValidateFilesNotesParametersAddedSince: a parameter the GPU's code
+// did not have (its row records every parameter it had) is simulated at its
+// default, and the source says so; the row is compared.
+func TestValidateFilesNotesParametersAddedSince(t *testing.T) {
+	dir := t.TempDir()
+	path := writeGPUResults(t, dir, small)
+	r, err := ReadResults(path)
+	require.NoError(t, err)
+	for i := range r.Rows {
+		require.Equal(t, "16", r.Rows[i].WorkloadParams["max_blocks"])
+		delete(r.Rows[i].WorkloadParams, "max_blocks")
+	}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	v, _, err := ValidateFiles([]string{path}, ValidateOptions{})
+	require.NoError(t, err)
+	for _, r := range v.Rows {
+		assert.False(t, r.Excluded, "%v", r.Problems)
+	}
+	assert.Contains(t, v.Sources[0].Notes, "parameters added since the GPU ran, simulated at their defaults: synthetic max_blocks=16")
 }

@@ -24,15 +24,32 @@ type Instance struct {
 	launches []device.Launch
 	copies   []device.Copy
 	args     [][]device.Arg // per op: the buffer arguments (access set)
+	opt      BindOptions
+}
+
+// BindOptions change what Bind (and Reset) do.
+type BindOptions struct {
+	// NoDeviceData skips generating the device buffers' initial contents:
+	// the uploads are still issued, with the same sizes on the same stream,
+	// but carry whatever the staging memory holds. Only for a device that
+	// moves no data (the simulator), whose timings do not depend on it;
+	// generating a large workload's inputs is most of a simulated row's
+	// CPU time. Host buffers are still filled: host code may read them.
+	NoDeviceData bool
 }
 
 // Bind allocates p's buffers through h, uploads their initial contents
 // (synchronously, before anything is timed) and prebuilds every command.
 func Bind(h device.Host, p *Program) (*Instance, error) {
+	return BindWith(h, p, BindOptions{})
+}
+
+// BindWith is Bind with options; the instance's Reset keeps them.
+func BindWith(h device.Host, p *Program, opt BindOptions) (*Instance, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	in := &Instance{Prog: p}
+	in := &Instance{Prog: p, opt: opt}
 	cleanup := func(err error) (*Instance, error) {
 		return nil, errors.Join(err, in.Release(h))
 	}
@@ -148,7 +165,9 @@ func (in *Instance) upload(h device.Host, stream device.Stream, staging **device
 		} else if err := h.StreamSynchronize(stream); err != nil {
 			return err
 		}
-		p.initial(i, (*staging).Data[:b.Bytes])
+		if !in.opt.NoDeviceData {
+			p.initial(i, (*staging).Data[:b.Bytes])
+		}
 		c := device.Copy{Kind: device.HostToDevice, Dst: in.Bufs[i], Host: *staging, Bytes: b.Bytes, Label: "init " + b.Name}
 		if err := h.Copy(stream, &c); err != nil {
 			return fmt.Errorf("bind %s: upload %s: %w", p.Name, b.Name, err)

@@ -15,7 +15,7 @@ import (
 type validateFlags struct {
 	sim, gpu, experiment, out string
 	workloads, schedulers     string
-	page, limits              string
+	page, limits, variant     string
 	args                      []string
 	defaults                  schedulerDefaults
 	jobs                      int
@@ -35,6 +35,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.schedulers, "schedulers", "", "results files only: validate only these schedulers (comma-separated names)")
 	fs.StringVar(&f.page, "page", "", "results files only: write the fidelity page (Markdown) here, and its rows beside it as NAME-rows.csv")
 	fs.StringVar(&f.limits, "limits", "", "with --page: the regression checks to report (docs/results/fidelity-regression.yaml)")
+	fs.StringVar(&f.variant, "compare-variant", "", "results files only: also simulate every row on its GPU's default config's variant NAME "+
+		"(datasheet: h100-datasheet for H100 rows, the config before calibration) and print it, and put it beside each summary line of the page")
 	f.defaults = schedulerDefaults{}
 	fs.Var(f.defaults, "scheduler-default", "results files only: KIND.PARAM=VALUE simulates every KIND entry that leaves PARAM out with VALUE, "+
 		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
@@ -77,8 +79,22 @@ func validateResults(paths []string, f *validateFlags, stdout, stderr io.Writer)
 	if err := printValidation(v, f.rows, stdout); err != nil {
 		return err
 	}
+	var before *experiments.Validation
+	if f.variant != "" {
+		if f.sim != "" {
+			return usagef("--compare-variant compares each GPU's default config with its variant: leave --sim out")
+		}
+		opt.SimVariant = f.variant
+		if before, _, err = experiments.ValidateFiles(paths, opt); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nthe same rows on the %s variants of the configs:\n", f.variant)
+		if err := printValidation(before, f.rows, stdout); err != nil {
+			return err
+		}
+	}
 	if f.page != "" {
-		if err := writePage(v, f, stdout); err != nil {
+		if err := writePage(v, before, f, stdout); err != nil {
 			return err
 		}
 	}
@@ -121,9 +137,20 @@ func (d schedulerDefaults) Set(s string) error {
 }
 
 // writePage writes the fidelity page and its rows.
-func writePage(v *experiments.Validation, f *validateFlags, stdout io.Writer) error {
+func writePage(v, before *experiments.Validation, f *validateFlags, stdout io.Writer) error {
+	base := strings.TrimSuffix(f.page, ".md")
 	in := experiments.PageInput{Command: "gpusched validate " + strings.Join(f.args, " "),
-		RowsCSV: strings.TrimSuffix(f.page, ".md") + "-rows.csv", Limits: f.limits}
+		RowsCSV: base + "-rows.csv", Limits: f.limits, Before: before}
+	if before != nil {
+		in.BeforeRowsCSV = base + "-" + f.variant + "-rows.csv"
+		rows, err := before.RowsCSV()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(in.BeforeRowsCSV, rows, 0o644); err != nil {
+			return err
+		}
+	}
 	if f.limits != "" {
 		checks, err := experiments.LoadFidelityChecks(f.limits)
 		if err != nil {

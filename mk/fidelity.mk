@@ -1,0 +1,10 @@
+# docs/results/fidelity.md: every committed GPU results file simulated again
+# on its GPU's default config (calibrated where one is) and on the datasheet
+# config before calibration; no GPU needed. The SET files measured before SET
+# warmed its graph execs ran set.warm=false (their entries leave warm out).
+FIDELITY_RESULTS = $(sort $(wildcard docs/results/*-gpu*.json))
+
+.PHONY: fidelity-page
+fidelity-page:
+	$(GO) run ./cmd/gpusched validate $(FIDELITY_RESULTS) --scheduler-default set.warm=false --compare-variant datasheet \
+		--page docs/results/fidelity.md --limits docs/results/fidelity-regression.yaml
