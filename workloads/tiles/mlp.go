@@ -87,13 +87,18 @@ func (p *MLPParams) resolve() (Tile, error) {
 		return Tile{}, fmt.Errorf("check_rows must be at least 1, got %d", p.CheckRows)
 	}
 	f := workloads.F
-	n1 := f("ff", p.FF)
+	// GEMM1's width: ff, or for LLaMA 2 x ff, kept as two factors so that
+	// the product checks the doubling for overflow too.
+	n1 := []workloads.Factor{f("ff", p.FF)}
 	if p.Model == "llama" {
-		n1 = f("2 ff", 2*p.FF)
+		n1 = []workloads.Factor{f("2", 2), f("ff", p.FF)}
+	}
+	times := func(a workloads.Factor, b []workloads.Factor) workloads.Size {
+		return workloads.Product(append([]workloads.Factor{a}, b...)...)
 	}
 	if err := tensorPlan(p.Steps,
-		workloads.Product(f("tokens", p.Tokens), f("hidden", p.Hidden)), workloads.Product(f("hidden", p.Hidden), n1),
-		workloads.Product(f("tokens", p.Tokens), n1), workloads.Product(f("ff", p.FF), f("hidden", p.Hidden)),
+		workloads.Product(f("tokens", p.Tokens), f("hidden", p.Hidden)), times(f("hidden", p.Hidden), n1),
+		times(f("tokens", p.Tokens), n1), workloads.Product(f("ff", p.FF), f("hidden", p.Hidden)),
 		workloads.Product(f("tokens", p.Tokens), f("hidden", p.Hidden))).Check(); err != nil {
 		return Tile{}, err
 	}

@@ -316,6 +316,9 @@ func TestHostileSizesFail(t *testing.T) {
 	assert.ErrorContains(t, err, "(workloads.MaxDeviceBytes)")
 	_, err = NewMLP(MLPParams{Model: "llama", Tokens: 1, FF: 1 << 62, Hidden: 1 << 62, Steps: 1, CheckRows: 1}, 1)
 	assert.ErrorContains(t, err, "overflows 64 bits")
+	// LLaMA's 2 x ff is a factor of its own: the error shows no wrapped figure.
+	assert.ErrorContains(t, err, "hidden x 2 x ff = 4611686018427387904 x 2 x 4611686018427387904")
+	assert.NotContains(t, err.Error(), "-")
 	_, err = NewMLP(MLPParams{Model: "gpt3", Tokens: 16, Steps: 1 << 30, CheckRows: 1, NoData: true}, 1)
 	assert.ErrorContains(t, err, "steps x kernels per step = 1073741824 x 2 = 2147483648 operations, above the limit of 1048576 (workloads.MaxOps)")
 	_, err = NewConvPair(ConvPairParams{Channels: 64, Size: 1 << 20, Batch: 8, Tile: "auto", Steps: 1, CheckRows: 1}, 1)
