@@ -99,7 +99,7 @@ func ValidateCopy(c *Copy) error {
 			return bad("%s buffer is nil", what)
 		}
 		if off < 0 || off > b.Size || c.Bytes > b.Size-off {
-			return bad("%s range [%d, %d) lies outside its %d-byte buffer", what, off, off+c.Bytes, b.Size)
+			return bad("%s range [%d, %d+%d) lies outside its %d-byte buffer", what, off, off, c.Bytes, b.Size)
 		}
 		return nil
 	}
@@ -108,7 +108,7 @@ func ValidateCopy(c *Copy) error {
 			return bad("host memory is nil")
 		}
 		if n := int64(len(c.Host.Data)); c.HostOff < 0 || c.HostOff > n || c.Bytes > n-c.HostOff {
-			return bad("host range [%d, %d) lies outside its %d-byte allocation", c.HostOff, c.HostOff+c.Bytes, len(c.Host.Data))
+			return bad("host range [%d, %d+%d) lies outside its %d-byte allocation", c.HostOff, c.HostOff, c.Bytes, len(c.Host.Data))
 		}
 		return nil
 	}

@@ -79,6 +79,8 @@ func TestValidateCopyRange(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+			// The error shows the figures as given, never a wrapped sum.
+			assert.NotRegexp(t, `-[0-9]`, err.Error())
 		})
 	}
 }

@@ -427,7 +427,7 @@ func TestHelperProcessGpusched(t *testing.T) {
 // finished row, reruns it without and with --resume, and compares the
 // results with those of an uninterrupted run.
 func ctrlCThenResume(t *testing.T, tmp string) string {
-	exp := setField(t, readText(t, quickstartYML), "repetitions", "20", tmp, "quickstart.yaml")
+	exp := setField(t, readText(t, quickstartYML), "repetitions", "5", tmp, "quickstart.yaml")
 	out := filepath.Join(tmp, "out")
 	args, err := json.Marshal([]string{"run", exp, "-o", out, "-j", "1"})
 	require.NoError(t, err)
