@@ -88,7 +88,7 @@ func TestBindWithoutDeviceData(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			defer in.Release(h)
+			defer func() { assert.NoError(t, in.Release(h)) }()
 			bound = h.Now()
 			assert.Equal(t, byte(5), in.Host[0].Data[0], "host buffers are filled either way")
 			if err := in.Reset(ch); err != nil {
