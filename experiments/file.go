@@ -101,6 +101,9 @@ func LoadExperiment(path string) (*Experiment, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := r.checkConfigs(path); err != nil {
+			return nil, err
+		}
 		if data, err = r.Resolved.YAML(); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -51,8 +51,9 @@ type ResolvedEntry struct {
 }
 
 // ResolvedDevice is a device as the file names it and, for a simulator,
-// the SHA-256 of the config it loaded (sim.Config.Marshal), so a changed
-// config is a different experiment.
+// the SHA-256 of the config it loaded (ConfigDigest: the config and its
+// kernel profile), so a changed config is a different experiment and a
+// results file tells whether a config of its name still makes its rows.
 type ResolvedDevice struct {
 	Spec         string `json:"spec"`
 	ConfigSHA256 string `json:"config_sha256,omitempty"`
@@ -81,19 +82,39 @@ func Resolve(e *Experiment, sweep []SweepParam, runner string) (*Resolved, error
 	for _, d := range e.Devices {
 		rd := ResolvedDevice{Spec: d}
 		if !IsCUDA(d) {
-			cfg, err := sim.LoadConfig(d)
+			digest, err := ConfigDigest(d)
 			if err != nil {
 				return nil, err
 			}
-			data, err := cfg.Marshal()
-			if err != nil {
-				return nil, fmt.Errorf("device %s: %w", d, err)
-			}
-			rd.ConfigSHA256 = sha256Hex(data)
+			rd.ConfigSHA256 = digest
 		}
 		r.Devices = append(r.Devices, rd)
 	}
 	return r, nil
+}
+
+// ConfigDigest is the SHA-256 of the simulator config spec names (an
+// embedded name or a .yaml path) as the simulator loads it: the config
+// (sim.Config.Marshal) followed, where it names a kernel profile, by the
+// profile (sim.Profile.Marshal), so a refitted config or profile has
+// another digest. Comments do not count.
+func ConfigDigest(spec string) (string, error) {
+	cfg, err := sim.LoadConfig(spec)
+	if err != nil {
+		return "", err
+	}
+	data, err := cfg.Marshal()
+	if err != nil {
+		return "", fmt.Errorf("device %s: %w", spec, err)
+	}
+	if cfg.Profile != nil {
+		p, err := cfg.Profile.Marshal()
+		if err != nil {
+			return "", fmt.Errorf("device %s: profile: %w", spec, err)
+		}
+		data = append(append(data, "---\n"...), p...)
+	}
+	return sha256Hex(data), nil
 }
 
 // Digest is the SHA-256 of r's JSON encoding.

@@ -84,7 +84,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	}
 	var parts []*experiments.Results
 	for _, p := range pos {
-		r, err := readResultsArg(p)
+		r, err := readResultsArg(p, stderr)
 		if err != nil {
 			return err
 		}
@@ -110,9 +110,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	}
 	var sets [2]*experiments.Results
 	for i, p := range pos {
-		if sets[i], err = readResultsArg(p); err != nil {
+		if sets[i], err = readResultsArg(p, stderr); err != nil {
 			return err
 		}
+	}
+	for _, m := range experiments.ConfigMismatches(sets[0], sets[1]) {
+		fmt.Fprintf(stderr, "gpusched: warning: %s and %s: %s\n", pos[0], pos[1], m)
 	}
 	c, err := experiments.Compare(sets[0], sets[1], pos[0], pos[1])
 	if err != nil {
@@ -205,9 +208,18 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 }
 
 // readResultsArg reads a results file named on the command line: a
-// results.json, or a directory holding one.
-func readResultsArg(p string) (*experiments.Results, error) {
-	return experiments.ReadResults(resultsPath(p))
+// results.json, or a directory holding one. It warns on stderr of every
+// simulator config that is no longer the one the rows were made with.
+func readResultsArg(p string, stderr io.Writer) (*experiments.Results, error) {
+	p = resultsPath(p)
+	r, err := experiments.ReadResults(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range r.ConfigChanges() {
+		fmt.Fprintf(stderr, "gpusched: warning: %s: %s\n", p, c)
+	}
+	return r, nil
 }
 
 func resultsPath(p string) string {

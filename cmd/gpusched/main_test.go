@@ -330,3 +330,35 @@ func TestFailedOutputWriteFailsTheCommand(t *testing.T) {
 	require.Equal(t, 1, run([]string{"version"}, &failAfter{n: 0}, &errOut))
 	assert.Equal(t, "gpusched: writing the output: "+os.ErrClosed.Error()+"\n", errOut.String())
 }
+
+// A results file whose simulator config has changed since its rows were
+// made: compare, merge and replot warn, run refuses it.
+func TestChangedConfig(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "..", "configs", "devices", "h100-datasheet.yaml"))
+	require.NoError(t, err)
+	gpu := filepath.Join(dir, "gpu.yaml")
+	require.NoError(t, os.WriteFile(gpu, data, 0o644))
+	f := writeExp(t, strings.Replace(exp, "[h100]", "["+gpu+"]", 1))
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	status, _, errOut := gpusched(t, "run", f, "-o", a)
+	require.Equal(t, 0, status, errOut)
+	require.NoError(t, os.WriteFile(gpu, bytes.Replace(data, []byte("launch_latency_ns: 2000 "), []byte("launch_latency_ns: 3000 "), 1), 0o644))
+	status, _, errOut = gpusched(t, "run", f, "-o", b)
+	require.Equal(t, 0, status, errOut)
+
+	status, _, errOut = gpusched(t, "compare", a, b)
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, errOut, "warning: "+filepath.Join(a, "results.json")+": device "+gpu+": config "+gpu+" has changed since these rows were made")
+	assert.Contains(t, errOut, "the two files ran different configs of that name")
+	assert.NotContains(t, errOut, filepath.Join(b, "results.json")+": device", "b ran today's config")
+	status, _, errOut = gpusched(t, "merge", "-o", filepath.Join(dir, "m"), "--formats", "json", a)
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, errOut, "has changed since these rows were made")
+
+	status, _, errOut = gpusched(t, "run", filepath.Join(a, "results.json"), "-o", filepath.Join(dir, "again"))
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, "would not run as it ran")
+	status, _, errOut = gpusched(t, "run", filepath.Join(b, "results.json"), "-o", filepath.Join(dir, "again"))
+	assert.Equal(t, 0, status, errOut)
+}

@@ -73,7 +73,7 @@ func paperReport(p *experiments.Paper, args []string, stdout, stderr io.Writer) 
 		in.Dir = filepath.Dir(*out)
 	}
 	for _, f := range pos {
-		r, err := experiments.ReadResults(f)
+		r, err := readResultsArg(f, stderr)
 		if err != nil {
 			return err
 		}

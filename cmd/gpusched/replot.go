@@ -27,7 +27,7 @@ func cmdReplot(args []string, stdout, stderr io.Writer) error {
 	names := map[string]string{}
 	for _, p := range pos {
 		p = resultsPath(p)
-		r, err := experiments.ReadResults(p)
+		r, err := readResultsArg(p, stderr)
 		if err != nil {
 			return err
 		}

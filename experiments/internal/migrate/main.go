@@ -8,10 +8,16 @@
 //
 //	go run ./experiments/internal/migrate docs/results/*.json
 //	go run ./experiments/internal/migrate -config my.yaml -runner "" results/x/results.json
+//	go run ./experiments/internal/migrate -pin-configs -rename h100=h100-datasheet docs/results/*-sim.json
 //
 // Without -config, the experiment file is configs/experiments/<source> at
 // the newest commit that changed the file's rows (git history), so a
 // results file is described by the configuration that produced it.
+//
+// -pin-configs takes converted schema-2 files and records the digest of
+// the simulator config that made their rows (see pinConfigs), renaming the
+// devices -rename lists: a converted file names h100 where today's h100
+// is another (calibrated) config, and h100-datasheet is the one that ran.
 package main
 
 import (
@@ -24,19 +30,30 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/gpusched/gpusched/experiments"
 )
 
 func main() {
 	config := flag.String("config", "", "the experiment file the results came from (default: from git history)")
 	runner := flag.String("runner", "auto", `the paper whose entry point ran them ("" for gpusched run; auto: from the file name)`)
+	pin := flag.Bool("pin-configs", false, "record the digests of the simulator configs that made converted schema-2 files' rows")
+	rename := flag.String("rename", "", "with -pin-configs: devices to rename, OLD=NEW,... (h100=h100-datasheet)")
 	flag.Parse()
-	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: migrate [-config FILE] [-runner NAME] RESULTS.json...")
+	renames, err := parseRenames(*rename)
+	if flag.NArg() == 0 || err != nil || (*rename != "" && !*pin) {
+		fmt.Fprintln(os.Stderr, "usage: migrate [-config FILE] [-runner NAME] RESULTS.json...\n       migrate -pin-configs [-rename OLD=NEW,...] RESULTS.json...")
 		os.Exit(2)
 	}
 	failed := false
 	for _, path := range flag.Args() {
-		msg, err := migrateFile(path, *config, *runner)
+		var msg string
+		var err error
+		if *pin {
+			msg, err = pinFile(path, renames)
+		} else {
+			msg, err = migrateFile(path, *config, *runner)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "migrate: %s: %v\n", path, err)
 			failed = true
@@ -50,6 +67,40 @@ func main() {
 }
 
 var papers = []string{"acs", "autograph", "cusync", "kesco", "set"}
+
+func parseRenames(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if s == "" {
+		return out, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		from, to, ok := strings.Cut(kv, "=")
+		if !ok || from == "" || to == "" {
+			return nil, fmt.Errorf("-rename %q: want OLD=NEW", kv)
+		}
+		out[from] = to
+	}
+	return out, nil
+}
+
+// pinFile records the config digests of a converted schema-2 file, in
+// place (pinConfigs).
+func pinFile(path string, renames map[string]string) (string, error) {
+	r, err := experiments.ReadResults(path)
+	if err != nil {
+		return "", err
+	}
+	show := func(commit, file string) ([]byte, error) { return git("show", commit+":"+file) }
+	msg, err := pinConfigs(r, renames, show)
+	if err != nil {
+		return "", err
+	}
+	out, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return msg, os.WriteFile(path, append(out, '\n'), 0o644)
+}
 
 func migrateFile(path, config, runner string) (string, error) {
 	data, err := os.ReadFile(path)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/configs"
 	"github.com/gpusched/gpusched/experiments"
 )
 
@@ -63,4 +65,47 @@ func TestConvertKeepsMeasurementsAndPlacesRows(t *testing.T) {
 	assert.ErrorContains(t, err, "not in the experiment file", "a row of a device the file does not name")
 	_, err = decodeLegacy([]byte(`{"schema_version": 2}`))
 	assert.ErrorContains(t, err, "already schema 2")
+}
+
+// pinConfigs renames a device whose config of that name has changed to
+// today's config that made the rows, and records its digest; a config that
+// changed since, under any name, is an error naming the fields.
+func TestPinConfigs(t *testing.T) {
+	simLegacy := strings.ReplaceAll(setLegacy, `"cuda"`, `"h100"`)
+	simConfig := strings.Replace(setConfig, "devices: [cuda]", "devices: [h100]", 1)
+	old, err := decodeLegacy([]byte(simLegacy))
+	require.NoError(t, err)
+	r, err := convert(old, []byte(simConfig), "set", "configs/experiments/set-x.yaml at commit abcdef1")
+	require.NoError(t, err)
+	datasheet, err := configs.FS.ReadFile("devices/h100-datasheet.yaml")
+	require.NoError(t, err)
+	then := strings.Replace(string(datasheet), "name: h100-datasheet", "name: h100", 1)
+	show := func(commit, path string) ([]byte, error) {
+		assert.Equal(t, "abcdef1", commit)
+		assert.Equal(t, "configs/devices/h100.yaml", path)
+		return []byte("# a comment of the day\n" + then), nil
+	}
+
+	changed := strings.Replace(then, "latency_ns: 2000                    #", "latency_ns: 2100                    #", 1)
+	_, err = pinConfigs(r, map[string]string{"h100": "h100-datasheet"}, func(string, string) ([]byte, error) { return []byte(changed), nil })
+	assert.ErrorContains(t, err, "device h100 at commit abcdef1 is not today's h100-datasheet: copy.latency_ns differ")
+	_, err = pinConfigs(r, nil, show)
+	assert.ErrorContains(t, err, "is not today's h100", "today's h100 is the calibrated one")
+
+	note, err := pinConfigs(r, map[string]string{"h100": "h100-datasheet"}, show)
+	require.NoError(t, err)
+	assert.Contains(t, note, "renamed h100 as h100-datasheet")
+	digest, err := experiments.ConfigDigest("h100-datasheet")
+	require.NoError(t, err)
+	assert.Equal(t, []experiments.ResolvedDevice{{Spec: "h100-datasheet", ConfigSHA256: digest}}, r.Resolved.Devices)
+	for _, row := range r.Rows {
+		assert.Equal(t, "h100-datasheet", row.Device)
+	}
+	data, err := json.Marshal(r)
+	require.NoError(t, err)
+	back, err := experiments.ParseResults(data, "pinned")
+	require.NoError(t, err, "its digest is its resolved experiment's")
+	assert.Empty(t, back.ConfigChanges())
+	_, err = pinConfigs(r, nil, show)
+	assert.ErrorContains(t, err, "no simulator device without a config digest")
 }
