@@ -13,8 +13,9 @@ import (
 // TestCommittedResults loads every results file under docs/results, as
 // gpusched compare and merge do, and checks that each is a whole matrix in
 // the current schema, encoded as gpusched writes it, that its shards merge
-// back into it, that it compares with itself row for row, and that it
-// replots (figures and CSVs).
+// back into it, that it compares with itself row for row, that it
+// replots (figures and CSVs), and that its simulator configs are today's
+// configs of their names.
 func TestCommittedResults(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "docs", "results", "*.json"))
 	require.NoError(t, err)
@@ -31,6 +32,10 @@ func TestCommittedResults(t *testing.T) {
 			data, err := os.ReadFile(f)
 			require.NoError(t, err)
 			assert.Equal(t, string(data), string(encodeResults(t, r)), "encoded as gpusched writes results.json")
+			// gpusched run FILE runs the configs that made the rows: a
+			// config changed since is renamed in the file
+			// (migrate -pin-configs -rename) or the file is run again.
+			assert.Empty(t, r.ConfigChanges(), "its simulator configs are the ones that made its rows")
 
 			shards := make([]*Results, 3)
 			for k := range shards {

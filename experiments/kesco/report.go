@@ -55,12 +55,12 @@ device. Averages are geometric means. Every GPU row's outputs are compared with 
 serial schedule's and with the CPU reference by the runner; every simulator row
 reports the simulator's race check.
 
-One section per result file and device follows (simulator configs h100 and a100;
-the GPU section appears once the GPU run's JSON is passed to report).
+One section per result file and device follows (the simulator configs the results
+name; the GPU section appears once the GPU run's JSON is passed to report).
 
 Regenerate:
 
-    go run ./cmd/gpusched paper kesco run configs/experiments/kesco-sim.yaml -o results/kesco-sim
+    go run ./cmd/gpusched paper kesco run docs/results/kesco-sim.json -o results/kesco-sim   # the configs its rows ran (kesco-sim.yaml: today's)
     go run -tags cuda ./cmd/gpusched paper kesco run configs/experiments/kesco-gpu.yaml -o results/kesco-gpu   # on a GPU
     go run ./cmd/gpusched paper kesco report -o docs/results/kesco.md docs/results/kesco-sim.json docs/results/kesco-gpu.json
 

@@ -54,8 +54,8 @@ average, with a lower scheduling share than both.
 
 Regenerate:
 
-    go run ./cmd/gpusched paper set run configs/experiments/set-sim.yaml -o results/set-sim
-    go run ./cmd/gpusched paper set run configs/experiments/set-gaps-sim.yaml -o results/set-gaps-sim
+    go run ./cmd/gpusched paper set run docs/results/set-sim.json -o results/set-sim   # the configs its rows ran (set-sim.yaml: today's)
+    go run ./cmd/gpusched paper set run docs/results/set-gaps-sim.json -o results/set-gaps-sim   # the configs its rows ran (set-gaps-sim.yaml: today's)
     go run -tags cuda ./cmd/gpusched paper set run configs/experiments/set-gpu.yaml -o results/set-gpu   # on a GPU
     go run -tags cuda ./cmd/gpusched paper set run docs/results/set-gpu-v2.json -o results/set-gpu-v2   # on a GPU: SET-ring
     go run -tags cuda ./cmd/gpusched paper set run docs/results/set-gpu-v3.json -o results/set-gpu-v3   # on a GPU: SET-chain
@@ -66,7 +66,7 @@ Regenerate:
     go run -tags cuda ./cmd/gpusched paper set run docs/results/set-gpu-v8.json -o results/set-gpu-v8   # on a GPU: SET-batch, coalesced callbacks
     go run -tags cuda ./cmd/gpusched paper set run docs/results/set-gpu-v9.json -o results/set-gpu-v9   # on a GPU: SET-batch, fewer branches per chunk
     go run -tags cuda ./cmd/gpusched paper set run docs/results/set-gpu-v10.json -o results/set-gpu-v10   # on a GPU: the same again, with 2 branches
-    go run ./cmd/gpusched paper set run configs/experiments/set-branches-sim.yaml -o results/set-branches-sim   # set-gpu-v10's schedulers on the simulator
+    go run ./cmd/gpusched paper set run docs/results/set-branches-sim.json -o results/set-branches-sim   # set-gpu-v10's schedulers on the simulator
     # each writes results/NAME/results.json, kept as docs/results/NAME.json; the
     # variants run again from their results files, which record their experiments
     go run ./cmd/gpusched paper set report -o docs/results/set.md --notes docs/results/set-notes.md docs/results/set-sim.json docs/results/set-gaps-sim.json docs/results/set-gpu.json [docs/results/set-gpu-v2.json] ... [docs/results/set-gpu-v10.json] [docs/results/set-branches-sim.json]
