@@ -3,6 +3,7 @@ package portfolio
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -11,70 +12,95 @@ import (
 	"github.com/gpusched/gpusched/workloads"
 )
 
-// check prepares each finalist on h, runs it once untimed and Check times
-// timed, all alike, restoring the program's inputs after each, and returns
-// the finalist with the fastest median, still prepared (with Check 0, the
-// first finalist, unchecked, and measured 0). A finalist that fails on the
-// device is released and passed over (failed counts them); check fails only
-// if every finalist does.
+// check times the finalists on h as the runner times a row, and returns
+// the one with the fastest median, prepared afresh (with Check 0, the first
+// finalist that prepares, unchecked, and measured 0). In each of Check
+// rounds every finalist in turn, the first one rotating, is built,
+// prepared, run once untimed (sched.Warm), timed once and released: a
+// finalist's timed run never follows its own earlier runs, as a row's does
+// not (several timed runs back to back in one Prepare kept host threads and
+// caches warm that the runner's run finds cold, and favoured the
+// schedules that gain most from that). A finalist that fails on the device
+// is passed over (failed counts them); check fails only if every finalist
+// does.
 func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candidate, finals []int) (pick int, s sched.Scheduler, measured time.Duration, failed int, err error) {
-	pick = -1
 	var errs []error
-	for _, f := range finals {
-		fs, t, ferr := p.tryFinalist(h, in, cands[f])
-		if ferr != nil {
-			failed++
-			errs = append(errs, ferr)
-			continue
-		}
-		if p.opt.Check == 0 {
-			return f, fs, 0, failed, nil
-		}
-		if pick >= 0 && t >= measured {
-			if err := cleanup(h, fs); err != nil {
-				return p.drop(h, s, err)
-			}
-			continue
-		}
-		if s != nil {
-			if err := cleanup(h, s); err != nil {
-				return p.drop(h, fs, err)
-			}
-		}
-		pick, s, measured = f, fs, t
-	}
-	if pick < 0 {
-		return -1, nil, 0, failed, fmt.Errorf("portfolio: every finalist failed on the device: %w", errors.Join(errs...))
-	}
-	return pick, s, measured, failed, nil
-}
-
-// tryFinalist prepares c on h and, with Check > 0, times it; on a failure
-// it releases c and returns the error.
-func (p *Portfolio) tryFinalist(h device.Host, in *workloads.Instance, c candidate) (sched.Scheduler, time.Duration, error) {
-	s, err := c.build()
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := prepare(h, in, s); err != nil {
-		return nil, 0, errors.Join(fmt.Errorf("%s: %w", c.name, err), cleanup(h, s))
+	everyFailed := func() error {
+		return fmt.Errorf("portfolio: every finalist failed on the device: %w", errors.Join(errs...))
 	}
 	if p.opt.Check == 0 {
-		return s, 0, nil
+		for _, f := range finals {
+			fs, err := prepared(h, in, cands[f])
+			if err == nil {
+				return f, fs, 0, failed, nil
+			}
+			failed++
+			errs = append(errs, err)
+		}
+		return -1, nil, 0, failed, everyFailed()
 	}
-	t, err := timeRuns(h, in, s, p.opt.Check)
-	if err != nil {
-		return nil, 0, errors.Join(fmt.Errorf("checking %s: %w", c.name, err), cleanup(h, s))
+	times := make([][]time.Duration, len(finals))
+	dead := make([]bool, len(finals))
+	for round := 0; round < p.opt.Check; round++ {
+		for n := range finals {
+			k := (round + n) % len(finals)
+			if dead[k] {
+				continue
+			}
+			t, err := timeFresh(h, in, cands[finals[k]])
+			if err != nil {
+				dead[k], failed = true, failed+1
+				errs = append(errs, err)
+				continue
+			}
+			times[k] = append(times[k], t)
+		}
 	}
-	return s, t, nil
+	best := -1
+	for k := range finals {
+		if !dead[k] && (best < 0 || medianOf(times[k]) < medianOf(times[best])) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return -1, nil, 0, failed, everyFailed()
+	}
+	if s, err = prepared(h, in, cands[finals[best]]); err != nil {
+		return -1, nil, 0, failed, err
+	}
+	return finals[best], s, medianOf(times[best]), failed, nil
 }
 
-// drop releases the schedule kept so far after a failure.
-func (p *Portfolio) drop(h device.Host, kept sched.Scheduler, err error) (int, sched.Scheduler, time.Duration, int, error) {
-	if kept != nil {
-		err = errors.Join(err, cleanup(h, kept))
+// prepared builds c and prepares it on h; on a failure it releases c.
+func prepared(h device.Host, in *workloads.Instance, c candidate) (sched.Scheduler, error) {
+	s, err := c.build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
 	}
-	return -1, nil, 0, 0, err
+	if err := prepare(h, in, s); err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: %w", c.name, err), cleanup(h, s))
+	}
+	return s, nil
+}
+
+// timeFresh prepares c, runs it once untimed, times one run between
+// synchronizations, releases it and restores in's inputs.
+func timeFresh(h device.Host, in *workloads.Instance, c candidate) (time.Duration, error) {
+	s, err := prepared(h, in, c)
+	if err != nil {
+		return 0, err
+	}
+	t, err := timeRuns(h, in, s, 1)
+	if err != nil {
+		err = fmt.Errorf("checking %s: %w", c.name, err)
+	}
+	return t, errors.Join(err, cleanup(h, s))
+}
+
+func medianOf(ts []time.Duration) time.Duration {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // timeRuns runs s once untimed and then n times between synchronizations,

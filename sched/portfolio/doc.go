@@ -15,9 +15,10 @@
 // Finalists) and the best prediction of each other family of candidates
 // (one stream, streams, graphs, searches, runtimes, processes, pipelines,
 // tile sync, a hardware queue: a model tends to misjudge a way of issuing work as a whole;
-// serial is the floor) are then prepared on the device, run once and timed
-// Check times each, all alike; the fastest median is kept and Run
-// launches it. With Check 0 the model's pick is kept unchecked.
+// serial is the floor) are then timed on the device as the runner times a
+// row: in each of Check rounds each finalist in turn is prepared, run once
+// untimed, timed once and released; the fastest median is prepared again
+// and Run launches it. With Check 0 the model's pick is kept unchecked.
 //
 // The cost model is injected (Models), so that sched/* does not import
 // the simulator: the experiments registry wires device/sim with the config

@@ -33,8 +33,9 @@ type Options struct {
 	Model string `yaml:"model"`
 	// Finalists is the most candidates checked on the device.
 	Finalists int `yaml:"finalists"`
-	// Check is how many timed runs each finalist gets on the device, after
-	// one untimed run; 0 keeps the model's pick without checking.
+	// Check is how many timed runs each finalist gets on the device, each
+	// after a fresh Prepare and one untimed run; 0 keeps the model's pick
+	// without checking.
 	Check int `yaml:"check"`
 	// Margin: only candidates predicted within this fraction of the best
 	// prediction are finalists (serial is one whenever Check > 0).

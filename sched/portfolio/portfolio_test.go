@@ -2,6 +2,7 @@ package portfolio
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -280,4 +281,66 @@ func TestFinalistsCoverEveryFamily(t *testing.T) {
 	assert.Equal(t, []int{1, 0, 4, 5, 3}, p.finalists(ranked, cands), "b and a within 10%, then d, e and serial for their families")
 	p.opt.Check = 0
 	assert.Equal(t, []int{1}, p.finalists(ranked, cands))
+}
+
+// repeating runs the program `first` times on each of its first two runs
+// after Prepare (the untimed one and the next) and `later` times after
+// that: with first > later, a schedule that is fast only run back to back.
+type repeating struct {
+	serial       *sched.Serial
+	first, later int
+	runs         int
+}
+
+func (r *repeating) Name() string { return fmt.Sprintf("repeating(%d,%d)", r.first, r.later) }
+func (r *repeating) Prepare(h device.Host, in *workloads.Instance) error {
+	r.runs = 0
+	return r.serial.Prepare(h, in)
+}
+func (r *repeating) Cleanup(h device.Host) error { return r.serial.Cleanup(h) }
+func (r *repeating) Run(h device.Host, in *workloads.Instance) error {
+	r.runs++
+	n := r.later
+	if r.runs <= 2 {
+		n = r.first
+	}
+	for range n {
+		if err := r.serial.Run(h, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestCheckTimesAsTheRunnerDoes: every timed run of the check follows a
+// fresh Prepare and one untimed run, as a row's timed run does, so a
+// schedule that is fast only on its third and later runs in one Prepare
+// (three passes on its first two runs, one after) loses to one of two
+// passes every run; timed back to back it would have won.
+func TestCheckTimesAsTheRunnerDoes(t *testing.T) {
+	prog := program(t)
+	rep := func(first, later int) func() (sched.Scheduler, error) {
+		return func() (sched.Scheduler, error) {
+			return &repeating{serial: sched.NewSerial(), first: first, later: later}, nil
+		}
+	}
+	cands := []candidate{{"warms up", "runtime", rep(3, 1)}, {"steady", "one stream", rep(2, 2)}}
+	p, err := New(Options{Model: "test", Finalists: 2, Check: 3}, models(&simModel{}), nil)
+	require.NoError(t, err)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	require.NoError(t, dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		require.NoError(t, err)
+		defer in.Release(h)
+		pick, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
+		require.NoError(t, err)
+		assert.Equal(t, 1, pick, "steady: two passes against three on the run the runner times")
+		assert.Zero(t, failed)
+		require.NoError(t, cleanup(h, s))
+		one, err := timeRuns(h, in, &repeating{serial: sched.NewSerial(), first: 1, later: 1}, 1)
+		require.NoError(t, err)
+		assert.InDelta(t, 2*float64(one), float64(measured), 0.1*float64(one), "the pick's median is two passes")
+		return nil
+	}))
 }
