@@ -22,12 +22,12 @@ func copyConfig(t *testing.T, dir, name, file string) string {
 	return path
 }
 
-func editFile(t *testing.T, path, old, new string) {
+func editFile(t *testing.T, path, from, to string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.Contains(t, string(data), old)
-	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644))
+	require.Contains(t, string(data), from)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), from, to, 1)), 0o644))
 }
 
 // A results file records its simulator config's digest; once the config of

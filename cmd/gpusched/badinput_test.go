@@ -270,7 +270,7 @@ func unwritable(t *testing.T, _ string) string {
 func tooLong(t *testing.T, tmp string) string {
 	dir := filepath.Join(tmp, strings.Repeat("x", 300))
 	out := refused(t, "file name too long", "run", smallWith(t, tmp, "iters", "64"), "-o", dir)
-	return strings.Replace(out, strings.Repeat("x", 300), "xxx…(300 x)", -1)
+	return strings.ReplaceAll(out, strings.Repeat("x", 300), "xxx…(300 x)")
 }
 
 // nameEscapes runs an experiment named ../../../x from tmp and says

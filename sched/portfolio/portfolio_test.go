@@ -332,7 +332,7 @@ func TestCheckTimesAsTheRunnerDoes(t *testing.T) {
 	require.NoError(t, dev.Run(func(h device.Host) error {
 		in, err := workloads.Bind(h, prog)
 		require.NoError(t, err)
-		defer in.Release(h)
+		defer func() { assert.NoError(t, in.Release(h)) }()
 		pick, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
 		require.NoError(t, err)
 		assert.Equal(t, 1, pick, "steady: two passes against three on the run the runner times")
