@@ -109,3 +109,36 @@ func TestMergeRefusesShardsOfAnotherExperiment(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not from the same experiment")
 }
+
+// TestResolvedYAMLRoundTrips: the experiment file a results file stands
+// for (what gpusched run RESULTS.json reads) resolves to the experiment
+// that made the rows, for every committed results file.
+func TestResolvedYAMLRoundTrips(t *testing.T) {
+	t.Chdir("..") // the committed files ran at the repository root, their file paths relative to it
+	files, err := filepath.Glob(filepath.Join("docs", "results", "*.json"))
+	require.NoError(t, err)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r, err := ReadResults(f)
+			require.NoError(t, err)
+			_, stale := staleConfigs[filepath.Base(f)]
+			var e *Experiment
+			if stale { // LoadExperiment refuses it: its configs changed since
+				data, err := r.Resolved.YAML()
+				require.NoError(t, err)
+				e, err = parseExperiment(data, filepath.Base(f), "")
+				require.NoError(t, err)
+			} else {
+				e, err = LoadExperiment(f) // as gpusched run RESULTS.json does
+				require.NoError(t, err)
+			}
+			again, err := Resolve(e, r.Resolved.Sweep, r.Resolved.Runner)
+			require.NoError(t, err)
+			want := r.Resolved
+			if stale {
+				again.Devices = want.Devices // digests differ by design
+			}
+			assert.Equal(t, want.Digest(), again.Digest())
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 // See configs/experiments/quickstart.yaml for a commented example.
 type Experiment struct {
 	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
+	Description string `yaml:"description,omitempty"`
 	// Seed is passed to every workload factory; the same seed builds the
 	// same programs.
 	Seed        int64 `yaml:"seed"`
@@ -24,16 +24,16 @@ type Experiment struct {
 	// Warmup is the number of unmeasured runs before the measured ones. Nil
 	// means the device's default: 1 on a GPU (first-launch costs: module
 	// loading, clock ramp-up), 0 on the simulator (every run is identical).
-	Warmup *int `yaml:"warmup"`
+	Warmup *int `yaml:"warmup,omitempty"`
 	// Baseline names the scheduler entry that speedups are measured
 	// against. Empty: no speedups.
-	Baseline   string          `yaml:"baseline"`
+	Baseline   string          `yaml:"baseline,omitempty"`
 	Workloads  []WorkloadSpec  `yaml:"workloads"`
 	Schedulers []SchedulerSpec `yaml:"schedulers"`
 	// Devices are simulator configs by name (h100) or path (my.yaml), or
 	// "cuda" for the first GPU.
 	Devices []string    `yaml:"devices"`
-	Outputs OutputsSpec `yaml:"outputs"`
+	Outputs OutputsSpec `yaml:"outputs,omitempty"`
 
 	// Source is the file the experiment was read from ("" if from bytes).
 	Source string `yaml:"-"`
@@ -46,9 +46,9 @@ type Experiment struct {
 // WorkloadSpec is one workload entry: a family registered with
 // RegisterWorkload and its parameters.
 type WorkloadSpec struct {
-	Name   string    `yaml:"name"`   // label in results; default: the family
-	Family string    `yaml:"family"` // registered workload family
-	Params yaml.Node `yaml:"params"` // decoded strictly by the family
+	Name   string    `yaml:"name"`             // label in results; default: the family
+	Family string    `yaml:"family"`           // registered workload family
+	Params yaml.Node `yaml:"params,omitempty"` // decoded strictly by the family
 	Line   int       `yaml:"-"`
 
 	keyLines map[string]int // line of each field of the entry
@@ -59,7 +59,7 @@ type WorkloadSpec struct {
 type SchedulerSpec struct {
 	Name   string    `yaml:"name"` // label in results; default: the scheduler's own Name()
 	Kind   string    `yaml:"kind"` // registered scheduler
-	Params yaml.Node `yaml:"params"`
+	Params yaml.Node `yaml:"params,omitempty"`
 	Line   int       `yaml:"-"`
 
 	keyLines map[string]int
@@ -96,6 +96,7 @@ func LoadExperiment(path string) (*Experiment, error) {
 		return nil, err
 	}
 	name := filepath.Base(path)
+	dir := filepath.Dir(path)
 	if isJSON {
 		r, err := ParseResults(data, path)
 		if err != nil {
@@ -108,8 +109,12 @@ func LoadExperiment(path string) (*Experiment, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		name += " (its resolved experiment)"
+		// Its file paths were resolved when it ran: relative to the
+		// working directory of that run (the repository root for the
+		// committed files), not to the results file.
+		dir = ""
 	}
-	e, err := parseExperiment(data, name, filepath.Dir(path))
+	e, err := parseExperiment(data, name, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -320,43 +320,31 @@ func (r *Resolved) BuildWorkload(i int) (*workloads.Program, error) {
 // again. Its sweep, if any, is not part of the file (give it to gpusched
 // sweep again), nor is its runner (gpusched paper NAME run).
 func (r *Resolved) YAML() ([]byte, error) {
-	type entry struct {
-		Name   string     `yaml:"name"`
-		Family string     `yaml:"family,omitempty"`
-		Kind   string     `yaml:"kind,omitempty"`
-		Params *yaml.Node `yaml:"params,omitempty"`
-	}
-	f := struct {
-		Name        string   `yaml:"name"`
-		Description string   `yaml:"description,omitempty"`
-		Seed        int64    `yaml:"seed"`
-		Repetitions int      `yaml:"repetitions"`
-		Warmup      *int     `yaml:"warmup,omitempty"`
-		Baseline    string   `yaml:"baseline,omitempty"`
-		Workloads   []entry  `yaml:"workloads"`
-		Schedulers  []entry  `yaml:"schedulers"`
-		Devices     []string `yaml:"devices"`
-	}{Name: r.Name, Description: r.Description, Seed: r.Seed, Repetitions: r.Repetitions, Warmup: r.Warmup, Baseline: r.Baseline}
-	conv := func(es []ResolvedEntry) ([]entry, error) {
-		var out []entry
-		for _, e := range es {
-			p, err := ParamsNode(e.Params)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", e.Name, err)
-			}
-			out = append(out, entry{Name: e.Name, Family: e.Family, Kind: e.Kind, Params: p})
+	f := Experiment{Name: r.Name, Description: r.Description, Seed: r.Seed, Repetitions: r.Repetitions, Warmup: r.Warmup, Baseline: r.Baseline}
+	for _, w := range r.Workloads {
+		p, err := ParamsNode(w.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name, err)
 		}
-		return out, nil
+		f.Workloads = append(f.Workloads, WorkloadSpec{Name: w.Name, Family: w.Family, Params: deref(p)})
 	}
-	var err error
-	if f.Workloads, err = conv(r.Workloads); err != nil {
-		return nil, err
-	}
-	if f.Schedulers, err = conv(r.Schedulers); err != nil {
-		return nil, err
+	for _, s := range r.Schedulers {
+		p, err := ParamsNode(s.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		f.Schedulers = append(f.Schedulers, SchedulerSpec{Name: s.Name, Kind: s.Kind, Params: deref(p)})
 	}
 	for _, d := range r.Devices {
 		f.Devices = append(f.Devices, d.Spec)
 	}
-	return yaml.Marshal(f)
+	return yaml.Marshal(&f)
+}
+
+// deref is *n, or the zero node (omitted when marshalled) for nil.
+func deref(n *yaml.Node) yaml.Node {
+	if n == nil {
+		return yaml.Node{}
+	}
+	return *n
 }
