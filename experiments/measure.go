@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
@@ -67,9 +69,44 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, comp
 		if obs != nil {
 			r.kernels0 = obs.Stats().Kernels
 		}
+		if !simulated {
+			defer collectorOff()()
+		}
 		return r.timed(h, inst, s, computes)
 	})
 	return r, err
+}
+
+// collectorOff keeps Go's garbage collector out of a timed run on a real
+// device until the returned function is called: it waits for a collection
+// in progress to end and starts none. A collection that the earlier rows'
+// allocations trigger would otherwise run beside whichever timed run it
+// falls into, slowing a host-bound schedule's launches (write barriers,
+// assists, CPU taken), and in interleaved rounds, which repeat the same
+// allocations in the same order, it can fall on the same row every round.
+// Runs may overlap (the portfolio's cost model runs simulated ones in
+// parallel, which never call this): the collector comes back when the
+// last one ends.
+func collectorOff() (on func()) {
+	gcOff.Lock()
+	defer gcOff.Unlock()
+	if gcOff.n == 0 {
+		gcOff.percent = debug.SetGCPercent(-1)
+	}
+	gcOff.n++
+	return func() {
+		gcOff.Lock()
+		defer gcOff.Unlock()
+		if gcOff.n--; gcOff.n == 0 {
+			debug.SetGCPercent(gcOff.percent)
+		}
+	}
+}
+
+var gcOff struct {
+	sync.Mutex
+	n       int // timed runs in progress
+	percent int // GOGC before the first of them
 }
 
 // timed is the measured part of runOnce.

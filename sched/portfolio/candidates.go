@@ -1,6 +1,7 @@
 package portfolio
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gpusched/gpusched/sched"
@@ -204,4 +205,16 @@ func tileBuilders() []builder {
 		}
 	}
 	return []builder{t("stream"), t("auto"), t("row")}
+}
+
+// Build makes the candidate named name (as Picked reports it) for p on a
+// device offering dev, bare: the schedule the portfolio runs when it picks
+// name, without the portfolio around it.
+func Build(p *workloads.Program, dev []sched.Trait, name string) (sched.Scheduler, error) {
+	for _, c := range candidates(p, dev) {
+		if c.name == name {
+			return c.build()
+		}
+	}
+	return nil, fmt.Errorf("portfolio: no candidate %q for %s", name, p.Name)
 }
