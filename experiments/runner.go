@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -344,10 +345,10 @@ func runSimRow(j *job, sink timelineSink) Row {
 
 // runGPURows measures GPU rows one at a time on one opened device. The
 // rows of one workload (at one sweep point) are measured interleaved: each
-// round runs one repetition of every row, in an order rotating by one per
-// round, so that drift over the run (clocks, temperature, the host's other
-// load) falls on every scheduler alike and repetition i of a row pairs with
-// repetition i of its baseline (Row.PairedSpeedup).
+// round runs one repetition of every row, in an order shuffled afresh each
+// round (roundOrder), so that drift over the run (clocks, temperature, the
+// host's other load) falls on every scheduler alike and repetition i of a
+// row pairs with repetition i of its baseline (Row.PairedSpeedup).
 func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan<- int) {
 	dev, err := OpenCUDA()
 	if err != nil {
@@ -404,9 +405,8 @@ func runInterleaved(dev device.Device, jobs []*job, idx []int, rows []Row, sink 
 			most = max(most, runs[k].reps)
 		}
 		for rep := 0; rep < most; rep++ {
-			for k := range runs {
-				r := runs[(rep+k)%len(runs)]
-				if rep < r.reps {
+			for _, k := range roundOrder(len(runs), j0.exp.Seed, j0.group, rep) {
+				if r := runs[k]; rep < r.reps {
 					r.repetition(rep)
 				}
 			}
@@ -417,4 +417,17 @@ func runInterleaved(dev device.Device, jobs []*job, idx []int, rows []Row, sink 
 			done <- i
 		}
 	}
+}
+
+// roundOrder is the order in which round round of group group runs its n
+// rows: a permutation drawn from the experiment's seed, the group and the
+// round, so the same file runs in the same order. Shuffled, not rotated:
+// rotating by one keeps every row behind the same row in every round, so
+// whatever a row inherits from the one before it (clocks and temperature
+// after a heavy schedule, the host's and the device's allocator state, a
+// collection it started) would fall on it alike in every round, a bias no
+// paired interval shows.
+func roundOrder(n int, seed int64, group, round int) []int {
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(group)<<32|uint64(round)))
+	return rng.Perm(n)
 }
