@@ -85,10 +85,7 @@ func TestCommittedResults(t *testing.T) {
 // left to their owners to run again; each must still be stale, so the
 // list only shrinks.
 var staleConfigs = map[string]string{
-	"imported-sim.json":          "h100 profile refitted after the run",
-	"imported-graph-sim.json":    "h100 profile refitted after the run",
-	"imported-graph-sim-o0.json": "h100 profile refitted after the run",
-	"tournament-sim.json":        "h100 profile refitted after the run",
+	"tournament-sim.json": "h100 profile refitted after the run",
 }
 
 func encodeResults(t *testing.T, r *Results) []byte {
