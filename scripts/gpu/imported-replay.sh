@@ -2,17 +2,21 @@
 # Replays the PyTorch models recorded by capture_pytorch.py (issue #19) on
 # the GPU, from the repository root, with $OUT set and no Go toolchain:
 #
-#   1. the replay kernel's GPU test (workloads/file, cuda tag): its outputs
-#      against the CPU reference under serial and round-robin, and its own
-#      overhead per kernel (overhead_ns), measured on the global timer;
+#   1. the replay kernel's GPU tests (workloads/file, cuda tag): its outputs
+#      against the CPU reference under serial and round-robin, and changed
+#      by a schedule without the dependencies (TestGPUReplay); the global
+#      timer's step, the SM clock's rate and, for the replay kernel and the
+#      one it replaced (replay_v1), the cost per kernel (TestGPUReplayProbe):
+#      overhead_ns (after the spin) and floor_ns (at spin 0) of the replay
+#      kernel go to step 3;
 #   2. every captured trace imported again with this host's binary
 #      (workloads/kineto/testdata/pytorch), compared with the committed
 #      workload files (configs/workloads/pytorch);
 #   3. configs/experiments/imported-gpu.yaml (every model under serial,
 #      serial+graph and the multi-stream strategies) and imported-graph-gpu.yaml
 #      (the graph-replay traces, serial and serial+graph), with the measured
-#      overhead_ns, on DEVICE; and imported-graph-gpu.yaml again with
-#      overhead_ns 0 (how the replay's time moves with it).
+#      overhead_ns and floor_ns, on DEVICE; and imported-graph-gpu.yaml again
+#      with overhead_ns 0 (how the replay's time moves with it).
 #
 # Everything lands in $OUT/imp.tgz. Binaries, built here:
 #
@@ -22,8 +26,10 @@
 #
 # usage: bash scripts/gpu/imported-replay.sh [DEVICE] [SECONDS]
 #   DEVICE: cuda (default), or a simulator config (h100) for a dry run of the
-#   same steps, which uses $OVERHEAD_NS (default 0) instead of step 1.
-#   SECONDS: the budget for step 3's experiments (default 420).
+#   same steps, which uses $OVERHEAD_NS and $FLOOR_NS (default 0) instead of
+#   step 1.
+#   SECONDS: the budget for step 3's experiments (default 420; about 40 s on
+#   an H100).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 : "${OUT:?set OUT to the output folder}"
@@ -36,15 +42,21 @@ start=$(date +%s)
 log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
 
 O=${OVERHEAD_NS:-0}
+FL=${FLOOR_NS:-0}
 if [ "$DEV" = cuda ]; then
-	log "replay kernel test"
-	(cd workloads/file && timeout 90 "../../$B/file.test" -test.run GPU -test.v) > "$R/replay-test.log" 2>&1
+	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$R/device.txt" 2>&1
+	cat "$R/device.txt"
+	log "replay kernel tests"
+	(cd workloads/file && timeout 60 "../../$B/file.test" -test.run 'GPUReplay' -test.v) > "$R/replay-test.log" 2>&1
 	echo "rc=$?" >> "$R/replay-test.log"
-	tail -12 "$R/replay-test.log"
-	measured=$(grep -o 'overhead_ns=[0-9]*' "$R/replay-test.log" | tail -1 | cut -d= -f2)
-	O=${measured:-$O}
+	grep -E 'globaltimer|replay|measured|PASS|FAIL|rc=' "$R/replay-test.log" | tail -16
+	measured=$(grep -o 'measured: overhead_ns=[0-9]* floor_ns=[0-9]*' "$R/replay-test.log" | tail -1)
+	if [ -n "$measured" ]; then
+		O=$(echo "$measured" | sed 's/.*overhead_ns=\([0-9]*\).*/\1/')
+		FL=$(echo "$measured" | sed 's/.*floor_ns=\([0-9]*\).*/\1/')
+	fi
 fi
-echo "overhead_ns=$O" | tee "$R/overhead.txt"
+echo "overhead_ns=$O floor_ns=$FL" | tee "$R/overhead.txt"
 
 log "import"
 for t in workloads/kineto/testdata/pytorch/*.trace.json.gz; do
@@ -62,8 +74,9 @@ for t in workloads/kineto/testdata/pytorch/*.trace.json.gz; do
 	fi
 done
 
-# The graph-replay traces also run with overhead_ns 0: with the measured
-# value's rows, how the replay's time moves with the overhead.
+# The graph-replay traces also run with overhead_ns 0 (floor_ns as
+# measured): with the measured value's rows, how the replay's time moves
+# with the overhead.
 for run in imported:$O imported-graph:$O imported-graph:0; do
 	x=${run%:*}
 	o=${run#*:}
@@ -74,7 +87,7 @@ for run in imported:$O imported-graph:$O imported-graph:0; do
 	[ "$x" = imported ] && left=$((left * 3 / 4))
 	log "$name on $DEV, overhead_ns $o ($left s)"
 	cfg=configs/experiments/$name-run.yaml
-	sed -e "s/overhead_ns: [0-9]*/overhead_ns: $o/" -e "s/^devices: .*/devices: [$DEV]/" -e "s/^name: .*/name: $name/" "configs/experiments/$x-gpu.yaml" > "$cfg"
+	sed -e "s/overhead_ns: [0-9]*/overhead_ns: $o, floor_ns: $FL/" -e "s/^devices: .*/devices: [$DEV]/" -e "s/^name: .*/name: $name/" "configs/experiments/$x-gpu.yaml" > "$cfg"
 	timeout "$left" "$B/gpusched" paper imported run "$cfg" -o "$R/$name" > "$R/$name.log" 2>&1
 	echo "rc=$?" | tee -a "$R/$name.log"
 	rm -f "$cfg"

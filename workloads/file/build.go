@@ -76,8 +76,11 @@ func (b *builder) build() (*workloads.Program, *reference, error) {
 		}
 		p.Steps = append(p.Steps, step)
 	}
-	words := b.words
-	p.Buffers[b.desc].Bytes = int64(max(1, len(words)) * 4)
+	// Every lane of the replay's first warp reads its range's pair of
+	// words along with its kernel's head (replay.cu): 32 pairs of zeros at
+	// the end keep the last kernel's lanes inside the buffer.
+	words := append(b.words, make([]uint32, 2*32)...)
+	p.Buffers[b.desc].Bytes = int64(len(words) * 4)
 	p.Buffers[b.desc].Init = func(data []byte) {
 		for i, w := range words {
 			binary.LittleEndian.PutUint32(data[4*i:], w)
@@ -144,6 +147,14 @@ func (b *builder) dataArgs(n *node) []dataArg {
 	return out
 }
 
+// kernel is the kernel every replayed operation launches.
+func (b *builder) kernel() *device.Kernel {
+	if b.opt.kernel != nil {
+		return b.opt.kernel
+	}
+	return ReplayKernel
+}
+
 // replay builds the replay kernel's launch for a kernel, memset or join.
 func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	if len(args) > maxArgs-fixedArgs {
@@ -155,9 +166,11 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	}
 	d := &b.f.Device
 	// The GPU block spins for its share of the recorded time less the
-	// replay's own overhead; the simulated block lasts the spin plus that
-	// overhead, which is what the replayed block takes on the GPU.
+	// replay's own cost after its spin; the simulated block lasts the spin
+	// plus that cost, and never less than the replay's floor (its time at
+	// spin 0): what the replayed block takes on the GPU.
 	spin := d.spinNS(n, bytes, b.opt.OverheadNS)
+	block := math.Max(float64(spin+b.opt.OverheadNS), float64(b.opt.FloorNS))
 	seen := min(len(args), seenArgs)
 	descOff := int64(len(b.words) * 4)
 	b.words = append(b.words, uint32(n.slot+1), uint32(seen))
@@ -181,9 +194,9 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	for _, a := range args[seen:] {
 		specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
 	}
-	op := workloads.Op{Name: n.name, Kind: workloads.OpKernel, Kernel: ReplayKernel, Args: specs,
+	op := workloads.Op{Name: n.name, Kind: workloads.OpKernel, Kernel: b.kernel(), Args: specs,
 		Grid: device.D1(1), Block: device.D1(threadsOf(n)), SharedMem: d.paddedShared(n),
-		Work: device.Work{Cycles: float64(spin+b.opt.OverheadNS) * float64(d.ClockHz) / 1e9}}
+		Work: device.Work{Cycles: block * float64(d.ClockHz) / 1e9}}
 	if n.kind == "kernel" {
 		op.Grid = device.Dim3{X: n.op.Grid.X, Y: n.op.Grid.Y, Z: n.op.Grid.Z}
 		op.Block = device.Dim3{X: n.op.Block.X, Y: n.op.Block.Y, Z: n.op.Block.Z}

@@ -17,9 +17,10 @@
 // original's grid and block, shared memory padded so that as many blocks
 // fit on an SM of the recorded device as did of the original's, each block
 // resident for the recorded duration over the original's waves less the
-// replay's measured overhead (the simulator's Cycles, at the recorded clock,
-// put that overhead back), and the recorded accesses as its
-// arguments; copies stay copies. Dependencies are what the accesses imply,
+// replay's measured overhead after its spin (the simulator's Cycles, at the
+// recorded clock, put that overhead back, and never fall below the replay's
+// measured floor), and the recorded accesses as its arguments; copies stay
+// copies. Dependencies are what the accesses imply,
 // as for every program; `after` edges are realized as accesses too (a
 // kernel reads its predecessor's signature). The replay kernel hashes
 // sampled bytes of what it reads into what it writes, and the program's

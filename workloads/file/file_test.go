@@ -46,19 +46,20 @@ func TestExampleBecomesReplayLaunches(t *testing.T) {
 	// conv1: 256 threads x 128 registers = 32768 registers a block, so 2
 	// blocks per SM (registers bind; shared memory would allow 13). The
 	// replay (32 registers) would fit 8, so it is padded to half the SM's
-	// shared memory: 233472/2 - 1024 reserved - 4 static = 115708.
+	// shared memory: 233472/2 - 1024 reserved = 115712 (the replay has no
+	// static shared memory).
 	c1 := opNamed(t, p, "conv1")
 	assert.Equal(t, device.Dim3{X: 98, Y: 2, Z: 1}, c1.Grid)
 	assert.Equal(t, device.D1(256), c1.Block)
-	assert.Equal(t, 115708, c1.SharedMem)
+	assert.Equal(t, 115712, c1.SharedMem)
 	// 196 blocks fit in one wave of 132 x 2: each block spins the whole 12 us.
 	assert.Equal(t, uint64(12000), c1.Args[3].Bits)
 	assert.InDelta(t, 12000*1.98, c1.Work.Cycles, 1e-6)
 
 	// conv2: 48 KB of dynamic shared memory bind at 4 blocks; the replay with
-	// the same shared memory (less its own 4 static bytes) fits 4 as well.
+	// the same shared memory fits 4 as well.
 	c2 := opNamed(t, p, "conv2")
-	assert.Equal(t, 49152-4, c2.SharedMem)
+	assert.Equal(t, 49152, c2.SharedMem)
 	add := opNamed(t, p, "add")
 	assert.Equal(t, 0, add.SharedMem, "add is bound by threads, like the replay")
 
@@ -112,6 +113,15 @@ func TestMultiWaveKernelSpinsPerWave(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(0), opNamed(t, p, "add").Args[3].Bits, "spin never goes negative")
 	assert.InDelta(t, 500*1.98, opNamed(t, p, "add").Work.Cycles, 1e-6, "a kernel shorter than the overhead lasts the overhead")
+
+	// With a floor of 700 ns: add (300 ns recorded, spin 0) lasts the floor;
+	// conv2 (8 us) is above it and lasts its recorded time.
+	p, err = Program(f, Options{OverheadNS: 500, FloorNS: 700})
+	require.NoError(t, err)
+	assert.InDelta(t, 700*1.98, opNamed(t, p, "add").Work.Cycles, 1e-6, "a kernel shorter than the floor lasts the floor")
+	assert.InDelta(t, 8000*1.98, opNamed(t, p, "conv2").Work.Cycles, 1e-6)
+	_, err = Program(f, Options{FloorNS: -1})
+	assert.ErrorContains(t, err, "floor_ns must not be negative")
 }
 
 // flat returns the program's operations in program order with a name index.

@@ -60,47 +60,6 @@ func calibrationFile(in device.Info) *File {
 	return f
 }
 
-// runAndStamps runs prog under s once on d and returns its outputs and the
-// replay state buffer (first block start and last block end per kernel).
-func runAndStamps(t *testing.T, d device.Device, prog *workloads.Program, s sched.Scheduler) (map[string][]byte, []byte) {
-	t.Helper()
-	var outs map[string][]byte
-	var state []byte
-	require.NoError(t, d.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, prog)
-		if err != nil {
-			return err
-		}
-		defer in.Release(h)
-		if err := s.Run(h, in); err != nil {
-			return err
-		}
-		if outs, err = in.Outputs(h); err != nil {
-			return err
-		}
-		idx := len(prog.Buffers) - 3 // real buffers, arena, state, sig, desc
-		m, err := h.AllocHost(prog.Buffers[idx].Bytes, true)
-		if err != nil {
-			return err
-		}
-		st, err := h.NewStream(device.StreamOptions{})
-		if err != nil {
-			return err
-		}
-		defer h.Destroy(st)
-		c := device.Copy{Kind: device.DeviceToHost, Src: in.Bufs[idx], Host: m, Bytes: prog.Buffers[idx].Bytes}
-		if err := h.Copy(st, &c); err != nil {
-			return err
-		}
-		if err := h.StreamSynchronize(st); err != nil {
-			return err
-		}
-		state = append([]byte(nil), m.Data...)
-		return h.FreeHost(m)
-	}))
-	return outs, state
-}
-
 // TestGPUReplay checks the replay kernel on a GPU: the serial schedule's
 // outputs equal the CPU reference, a four-stream schedule's equal serial's,
 // and every kernel lasts its spin time plus an overhead it measures on the
@@ -114,7 +73,7 @@ func TestGPUReplay(t *testing.T) {
 		t.Skipf("no GPU: %v", err)
 	}
 	require.NoError(t, err)
-	defer d.Close()
+	defer func() { require.NoError(t, d.Close()) }()
 	f := calibrationFile(d.Info())
 	require.NoError(t, f.Check())
 	prog, err := Program(f, Options{})
@@ -125,6 +84,8 @@ func TestGPUReplay(t *testing.T) {
 	require.NoError(t, err)
 	outs4, _ := runAndStamps(t, d, prog, rr)
 	require.NoError(t, prog.Check(outs4), "round-robin(4) replay against the CPU reference")
+	racy, _ := runAndStamps(t, d, prog, noDeps{})
+	require.Error(t, prog.Check(racy), "four streams without the dependencies' waits: a kernel reads its predecessor's output before it is written")
 
 	steps, err := f.nodes()
 	require.NoError(t, err)
@@ -151,9 +112,97 @@ func TestGPUReplay(t *testing.T) {
 			single = append(single, v...)
 		}
 	}
-	// A one-block kernel's excess is the replay's own cost per block (its
-	// ticket, reads, writes, exit); wider grids add the spread of their
-	// blocks' starts, which the original kernel had as well.
+	// A one-block kernel's excess is the replay's own cost per block after
+	// its spin; wider grids add the spread of their blocks' starts, which
+	// the original kernel had as well. TestGPUReplayProbe measures what the
+	// experiments use.
 	sort.Float64s(single)
-	t.Logf("overhead_ns=%.0f (median over the %d one-block kernels)", single[len(single)/2], len(single))
+	t.Logf("one-block kernels: %.0f ns beyond their spin (median over %d)", single[len(single)/2], len(single))
+}
+
+// noDeps issues operation k on stream k mod 4 with no waits at all: the
+// schedule a scheduler that ignored the dependencies would run.
+type noDeps struct{}
+
+func (noDeps) Name() string { return "no-deps(k=4)" }
+
+func (noDeps) Run(h device.Host, in *workloads.Instance) (err error) {
+	streams, err := sched.NewStreams(h, 4)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := sched.DestroyStreams(h, streams); err == nil {
+			err = e
+		}
+	}()
+	plan, err := sched.NewPlan(0, in.N(), 4, rrAssign(in.N(), 4), make([][]int, in.N()))
+	if err != nil {
+		return err
+	}
+	var pool sched.EventPool
+	defer func() {
+		if e := pool.Destroy(h); err == nil {
+			err = e
+		}
+	}()
+	if err := plan.Issue(h, in, streams, &pool); err != nil {
+		return err
+	}
+	for _, s := range streams {
+		if err := h.StreamSynchronize(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rrAssign(n, k int) []int {
+	a := make([]int, n)
+	for i := range a {
+		a[i] = i % k
+	}
+	return a
+}
+
+// TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
+// the replay kernel and the one it replaced (replay_v1): the global timer's
+// step and the SM clock's rate (replay_timer over 1 ms), then per kernel,
+// from the stamps of probeFile's chain: floor_ns, a one-block kernel's
+// time at spin 0 (its first block's start to its last block's end);
+// overhead_ns, a one-block kernel's time beyond a 20 us spin; the same at a
+// grid of one block per SM; and what each kernel adds to a chain of them,
+// launched from the host and as one CUDA graph. The last line gives the
+// replay kernel's overhead_ns and floor_ns for the file family's
+// parameters (scripts/gpu/imported-replay.sh reads it).
+//
+//	go test -tags cuda ./workloads/file -run GPUReplayProbe -v
+func TestGPUReplayProbe(t *testing.T) {
+	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
+	if errors.Is(err, device.ErrNoDevice) {
+		t.Skipf("no GPU: %v", err)
+	}
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	least, most, steps, ghz := timerProbe(t, d, 1000000)
+	t.Logf("globaltimer: steps of %d to %d ns, %d steps in 1 ms (mean %.1f ns); SM clock %.4f GHz (clock64 over the same ms)",
+		least, most, steps, 1e6/float64(max(steps, 1)), ghz)
+	f := probeFile(d.Info())
+	require.NoError(t, f.Check())
+	v1, err := kernels.Lookup("replay", "replay_v1")
+	require.NoError(t, err)
+	sms := d.Info().SMs
+	var floor, overhead float64
+	for _, k := range []*device.Kernel{ReplayKernel, v1} {
+		host, graphed := probeKernel(t, d, f, k, k == ReplayKernel)
+		for _, grid := range []int{1, sms} {
+			at0, atSpin := probeGroup(grid, 1), probeGroup(grid, probeSpinNS)
+			t.Logf("%-9s grid %3d: %5.0f ns at spin 0, %5.0f ns beyond a %d ns spin; in a chain %5.0f ns a kernel from the host, %5.0f in a graph (spin 0)",
+				k.Name, grid, host.excess[at0], host.excess[atSpin], probeSpinNS, host.chain[at0], graphed.chain[at0])
+		}
+		if k == ReplayKernel {
+			floor, overhead = host.excess[probeGroup(1, 1)], host.excess[probeGroup(1, probeSpinNS)]
+		}
+	}
+	t.Logf("measured: overhead_ns=%.0f floor_ns=%.0f", max(0, overhead), max(0, floor))
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/kernels"
 )
@@ -26,16 +27,22 @@ const (
 
 // Options tune how a file becomes a program.
 type Options struct {
-	// OverheadNS is taken off every block's spin time: what a replay kernel
-	// costs beyond its spin (block start, the ticket, the sampled reads and
-	// writes), measured on the GPU so that a replayed kernel lasts as long
-	// as the recorded one.
+	// OverheadNS is taken off every block's spin time: what the replay
+	// kernel's block takes beyond its spin (its writes after the spin),
+	// measured on the GPU (TestGPUReplayProbe) so that a replayed kernel
+	// lasts as long as the recorded one.
 	OverheadNS int64
+	// FloorNS is the shortest a replayed block lasts on the GPU (its reads
+	// and writes with no spin between them, TestGPUReplayProbe): the
+	// simulated block lasts at least that long. 0 models none.
+	FloorNS int64
 	// PinHost replays copies recorded from or to pageable host memory from
 	// or to pinned memory: a pageable copy synchronizes the host and cannot
 	// be captured into a CUDA graph, so with it recorded as such every
 	// graph-based schedule fails, as it would have for the original.
 	PinHost bool
+	// kernel replaces the replay kernel (TestGPUReplayProbe's replay_v1).
+	kernel *device.Kernel
 }
 
 // node is one operation of the program being built: an operation of the
@@ -70,6 +77,9 @@ func program(f *File, opt Options) (*workloads.Program, *reference, error) {
 	}
 	if opt.OverheadNS < 0 {
 		return nil, nil, fmt.Errorf("overhead_ns must not be negative, got %d", opt.OverheadNS)
+	}
+	if opt.FloorNS < 0 {
+		return nil, nil, fmt.Errorf("floor_ns must not be negative, got %d", opt.FloorNS)
 	}
 	steps, err := f.nodes()
 	if err != nil {

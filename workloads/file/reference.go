@@ -39,7 +39,7 @@ const (
 )
 
 // samplePos is the j-th of k sampled positions of a range of n bytes, as
-// replay.cu's replay_pos computes it.
+// replay.cu's replay_pos computes it (k is 16 unless n is smaller).
 func samplePos(n int64, j, k int) int64 {
 	if int64(k) == n {
 		return int64(j)
@@ -106,15 +106,19 @@ func (r *reference) step(op refOp, mem, host [][]byte, sig []byte) {
 		}
 		return
 	}
+	// Each hashed range folds its sampled bytes from a basis of the seed and
+	// its index; h is the seed's basis plus the ranges' values.
 	h := uint32(fnvOffset) ^ op.seed
-	for _, a := range op.args {
+	for i, a := range op.args {
 		if !a.hashes() {
 			continue
 		}
+		x := uint32(fnvOffset) ^ op.seed ^ uint32(i)<<24
 		k := int(min(a.n, samples))
 		for j := 0; j < k; j++ {
-			h = (h ^ uint32(mem[a.buf][a.off+samplePos(a.n, j, k)])) * fnvPrime
+			x = (x ^ uint32(mem[a.buf][a.off+samplePos(a.n, j, k)])) * fnvPrime
 		}
+		h += x
 	}
 	for i, a := range op.args {
 		if a.mode&device.Write == 0 {

@@ -4,31 +4,47 @@
 // original's grid and block, with dynamic shared memory padded so that as
 // many of its blocks fit on an SM as did the original's, and every block
 // stays resident for spin_ns nanoseconds of the GPU's global timer (the
-// recorded duration divided among the original's waves). It touches the
-// recorded buffers so that a schedule that breaks a dependency changes the
-// outputs:
+// recorded duration divided among the original's waves, less the replay's
+// own cost after its spin). It touches the recorded buffers so that a
+// schedule that breaks a dependency changes the outputs. One block, the
+// last of the grid (GPUs hand blocks out in index order in practice, so it
+// starts in the last wave), does it with its first warp, lane r taking
+// range r:
 //
-//   - the first block to start (by a ticket taken from state[0]) reads up to
-//     16 sampled bytes of every range the kernel hashes, hashing them (FNV-1a)
-//     into h, and publishes h in state[3] and the run's generation in state[1];
-//   - the last block to start writes, after its own spin, bytes derived from
-//     h to up to 16 sampled positions of every range the kernel writes, and
-//     h to *sig (the kernel's signature, which `after` dependencies read).
+//   - at its start, every lane reads up to 16 sampled bytes of its range
+//     (if the range is hashed), all loads in flight together, and folds them
+//     (FNV-1a from a basis of the seed and the range's index); the warp adds
+//     the lanes' values into h;
+//   - after its spin, every lane writes bytes derived from h to up to 16
+//     sampled positions of its range (if written), and lane 0 writes h to
+//     *sig (the kernel's signature, which `after` dependencies read).
 //
-// A reader that overlaps its writer reads bytes the writer has not written
-// yet, so its h, its outputs and everything downstream differ from the serial
-// schedule's. workloads/file computes the same bytes on the CPU (Reference).
+// No block waits for another and nothing is atomic: the replay's cost is
+// the same few hundred nanoseconds whatever the grid (TestGPUReplayProbe
+// measures it). A reader that overlaps its writer reads bytes the writer has
+// not written yet, so its h, its outputs and everything downstream differ
+// from the serial schedule's. workloads/file computes the same bytes on the
+// CPU (Reference).
 //
 // desc (read-only) is this kernel's descriptor: desc[0] the seed, desc[1]
 // the number n of ranges it touches (at most 24, in a0..a23), then for each
 // range i: desc[2+2i] its mode (bit 0: hash its bytes, bit 1: write them) and
-// desc[3+2i] its length in bytes. state is the kernel's own 16 bytes
-// (tickets and the hand-over of h), sig its own 4 bytes of output. __launch_bounds__(1024, 2)
-// keeps it within 32 registers per thread, so that registers never limit its
-// blocks per SM below what threads allow: the padding alone sets occupancy.
+// desc[3+2i] its length in bytes. state is the kernel's own 32 bytes: the
+// first block's start (byte 16) and the last block's end after its writes
+// (byte 24) on the global timer. sig is its own 4 bytes of output.
+// __launch_bounds__(1024, 2) keeps it within 32 registers per thread, so
+// that registers never limit its blocks per SM below what threads allow:
+// the padding alone sets occupancy.
+//
+// replay_v1 is the kernel this one replaced (a ticket per block, the first
+// block to start hashing one byte at a time, the last to start taking h from
+// it), kept only so that TestGPUReplayProbe can measure both; replay_timer
+// measures the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
 #define REPLAY_SAMPLES 16
+#define REPLAY_FNV_OFFSET 2166136261u
+#define REPLAY_FNV_PRIME 16777619u
 
 __device__ __forceinline__ unsigned long long replay_now() {
     unsigned long long t;
@@ -36,13 +52,98 @@ __device__ __forceinline__ unsigned long long replay_now() {
     return t;
 }
 
-// The sampled byte positions of a range of n bytes: all of them up to 16,
-// else 16 spread evenly (i*n/16).
-__device__ __forceinline__ unsigned long long replay_pos(unsigned long long n, unsigned i, unsigned k) {
+__device__ __forceinline__ void replay_spin(unsigned long long t0, unsigned long long spin_ns) {
+    while (replay_now() - t0 < spin_ns) {
+    }
+}
+
+// The j-th sampled byte position of a range of n bytes: every byte up to
+// 16, else 16 spread evenly (j*n/16).
+__device__ __forceinline__ unsigned long long replay_pos(unsigned long long n, unsigned j) {
+    return n <= REPLAY_SAMPLES ? j : ((unsigned long long)j * n) >> 4;
+}
+
+// replay_hash is range i's contribution to h: its sampled bytes folded from
+// a basis of the seed and i, the loads issued before any is used.
+__device__ __forceinline__ unsigned replay_hash(const unsigned char* p, unsigned long long len, unsigned seed, unsigned i) {
+    unsigned char b[REPLAY_SAMPLES];
+#pragma unroll
+    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
+        b[j] = j < len ? __ldcg(p + replay_pos(len, j)) : 0;
+    }
+    unsigned x = REPLAY_FNV_OFFSET ^ seed ^ (i << 24);
+#pragma unroll
+    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
+        if (j < len) x = (x ^ b[j]) * REPLAY_FNV_PRIME;
+    }
+    return x;
+}
+
+// replay_lead is the last block's first warp: it reads, spins and writes.
+// desc is read as pairs: (seed, n), then (mode, length) per range; lane r
+// loads range r's pair along with the head (the program pads every
+// descriptor list so that this never reads past its end), so both come in
+// one round trip, and keeps it for the writes.
+__device__ void replay_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
+                            unsigned long long spin_ns, unsigned char* const* a, unsigned threads) {
+    unsigned lane = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned width = threads < 32 ? threads : 32;
+    unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
+    uint2 head = __ldg(desc), mine = __ldg(desc + 1 + lane);
+    unsigned part = 0;
+    for (unsigned i = lane; i < head.y; i += width) {
+        uint2 e = i == lane ? mine : __ldg(desc + 1 + i);
+        if (e.x & 1u) part += replay_hash(a[i], e.y, head.x, i);
+    }
+    unsigned h = (REPLAY_FNV_OFFSET ^ head.x) + __reduce_add_sync(mask, part);
+    replay_spin(t0, spin_ns);
+    for (unsigned i = lane; i < head.y; i += width) {
+        uint2 e = i == lane ? mine : __ldg(desc + 1 + i);
+        if (!(e.x & 2u)) continue;
+        unsigned char* p = a[i];
+#pragma unroll
+        for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
+            if (j < e.y) __stcg(p + replay_pos(e.y, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
+        }
+    }
+    __syncwarp(mask);
+    if (lane == 0) {
+        __stcg(sig, h);
+        __stcg((unsigned long long*)(state + 6), replay_now());
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+                                  unsigned char* a0, unsigned char* a1, unsigned char* a2, unsigned char* a3,
+                                  unsigned char* a4, unsigned char* a5, unsigned char* a6, unsigned char* a7,
+                                  unsigned char* a8, unsigned char* a9, unsigned char* a10, unsigned char* a11,
+                                  unsigned char* a12, unsigned char* a13, unsigned char* a14, unsigned char* a15,
+                                  unsigned char* a16, unsigned char* a17, unsigned char* a18, unsigned char* a19,
+                                  unsigned char* a20, unsigned char* a21, unsigned char* a22, unsigned char* a23) {
+    unsigned long long t0 = replay_now();
+    unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    if (block == 0 && thread == 0) {
+        __stcg((unsigned long long*)(state + 4), t0);
+    }
+    if (block == blocks - 1 && thread < 32) {
+        unsigned char* a[REPLAY_MAX_ARGS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11,
+                                             a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23};
+        replay_lead((const uint2*)desc, state, sig, t0, spin_ns, a, threads);
+        return;
+    }
+    replay_spin(t0, spin_ns);
+}
+
+// The kernel replay replaced (see above).
+
+__device__ __forceinline__ unsigned long long replay_v1_pos(unsigned long long n, unsigned i, unsigned k) {
     return k == n ? i : (unsigned long long)i * n / k;
 }
 
-__device__ void replay_read(const unsigned* desc, unsigned char** a, unsigned* state, unsigned generation) {
+__device__ void replay_v1_read(const unsigned* desc, unsigned char** a, unsigned* state, unsigned generation) {
     unsigned h = 2166136261u ^ desc[0];
     unsigned n = desc[1];
     for (unsigned i = 0; i < n; i++) {
@@ -51,7 +152,7 @@ __device__ void replay_read(const unsigned* desc, unsigned char** a, unsigned* s
         unsigned k = len < REPLAY_SAMPLES ? (unsigned)len : REPLAY_SAMPLES;
         const volatile unsigned char* p = a[i];
         for (unsigned j = 0; j < k; j++) {
-            h = (h ^ p[replay_pos(len, j, k)]) * 16777619u;
+            h = (h ^ p[replay_v1_pos(len, j, k)]) * 16777619u;
         }
     }
     state[3] = h;
@@ -59,7 +160,7 @@ __device__ void replay_read(const unsigned* desc, unsigned char** a, unsigned* s
     atomicExch(&state[1], generation + 1);
 }
 
-extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v1(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   unsigned char* a0, unsigned char* a1, unsigned char* a2, unsigned char* a3,
                                   unsigned char* a4, unsigned char* a5, unsigned char* a6, unsigned char* a7,
                                   unsigned char* a8, unsigned char* a9, unsigned char* a10, unsigned char* a11,
@@ -79,7 +180,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
         unsigned char* a[REPLAY_MAX_ARGS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11,
                                              a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23};
         if (mine == 0) {
-            replay_read(desc, a, state, generation);
+            replay_v1_read(desc, a, state, generation);
             *(volatile unsigned long long*)(state + 4) = t0;
         }
         // The last block gathers what it will write before its spin, so
@@ -104,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
                 unsigned k = len[i] < REPLAY_SAMPLES ? len[i] : REPLAY_SAMPLES;
                 volatile unsigned char* p = a[i];
                 for (unsigned j = 0; j < k; j++) {
-                    p[replay_pos(len[i], j, k)] = (unsigned char)(((h ^ (i << 8) ^ j) * 16777619u) >> 24);
+                    p[replay_v1_pos(len[i], j, k)] = (unsigned char)(((h ^ (i << 8) ^ j) * 16777619u) >> 24);
                 }
             }
             *(volatile unsigned*)sig = h;
@@ -113,4 +214,29 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
     }
     while (replay_now() - t0 < spin_ns) {
     }
+}
+
+// replay_timer: one thread watches the global timer and the SM's clock for
+// window_ns of the timer. out[0] the smallest step the timer took, out[1]
+// the largest, out[2] how many steps, out[3] the timer's elapsed ns, out[4]
+// the clock's elapsed cycles.
+extern "C" __global__ void replay_timer(unsigned long long* out, unsigned long long window_ns) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    unsigned long long t0 = replay_now(), c0 = clock64(), prev = t0, now = t0;
+    unsigned long long least = ~0ull, most = 0, steps = 0;
+    while (now - t0 < window_ns) {
+        now = replay_now();
+        if (now != prev) {
+            least = min(least, now - prev);
+            most = max(most, now - prev);
+            steps++;
+            prev = now;
+        }
+    }
+    unsigned long long c1 = clock64();
+    out[0] = least;
+    out[1] = most;
+    out[2] = steps;
+    out[3] = now - t0;
+    out[4] = c1 - c0;
 }

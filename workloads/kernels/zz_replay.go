@@ -17,11 +17,13 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "07fd283f729680c71932e9df6cfc7b1ee932b2a034ab5401574ed5634c753471",
-		ImageSHA256:  "5dc6a71c4999a81cb0f0829acc69fc1293b8cbab6e81df0ce992be09c65f3067",
+		SourceSHA256: "d6a0119a824285c10343f624231c5251857ab85d58887b646eed5bdcb438b167",
+		ImageSHA256:  "4ade6b7ff79f8e57d82dc0e6512a60ac042af8ead1714c8bb783795fa3e60acc",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
-			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 4},
+			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
+			{Module: "replay", Name: "replay_v1", Regs: 32, StaticShared: 4},
 		},
 	})
 }

@@ -1,0 +1,210 @@
+package file
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/sched"
+	"github.com/gpusched/gpusched/sched/graph"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/kernels"
+)
+
+// The probe's kernels: probeReps of each shape, spin 0 (1 ns recorded) and
+// probeSpinNS, one block of 128 threads or one block per SM.
+const (
+	probeReps   = 16
+	probeSpinNS = 20000
+)
+
+// probeFile is a chain of replayed kernels for TestGPUReplayProbe: at a
+// grid of one block and then of one block per SM, probeReps kernels that
+// spin 0 and probeReps that spin probeSpinNS, each reading what the
+// previous one wrote.
+func probeFile(in device.Info) *File {
+	f := &File{Format: Format, Name: "replay-probe", Device: DeviceOf(in)}
+	f.Buffers = []Buffer{{Name: "in", Bytes: 4096}}
+	prev := "in"
+	var ops []Op
+	for _, grid := range []int{1, in.SMs} {
+		for _, dur := range []int64{1, probeSpinNS} {
+			for r := 0; r < probeReps; r++ {
+				name := fmt.Sprintf("g%d.d%d.%d", grid, dur, r)
+				f.Buffers = append(f.Buffers, Buffer{Name: name + ".out", Bytes: 4096})
+				ops = append(ops, Op{Kernel: name, Grid: Dim{grid, 1, 1}, Block: Dim{128, 1, 1}, Registers: 32, DurationNS: dur,
+					Reads: []Access{{Buffer: prev}}, Writes: []Access{{Buffer: name + ".out"}}})
+				prev = name + ".out"
+			}
+		}
+	}
+	f.Steps = []Step{{Name: "chain", Ops: ops}}
+	return f
+}
+
+// probeStats is what the probe reads from one run's stamps, per group of
+// probeReps kernels (grid, spin): the median of each kernel's time from its
+// first block's start to its last block's end less its spin, and the time
+// a kernel adds to the chain (the group's last end less its first end,
+// over probeReps-1).
+type probeStats struct {
+	excess map[string]float64
+	chain  map[string]float64
+}
+
+func probeGroup(grid int, spin int64) string { return fmt.Sprintf("grid %d spin %d", grid, spin) }
+
+func readProbe(t *testing.T, f *File, state []byte) probeStats {
+	t.Helper()
+	steps, err := f.nodes()
+	require.NoError(t, err)
+	st := probeStats{excess: map[string]float64{}, chain: map[string]float64{}}
+	for g := 0; g < len(steps[0]); g += probeReps {
+		group := steps[0][g : g+probeReps]
+		var ex []float64
+		var firstEnd, lastEnd uint64
+		for i, n := range group {
+			slot := state[n.slot*stateSize:]
+			start, end := binary.LittleEndian.Uint64(slot[16:]), binary.LittleEndian.Uint64(slot[24:])
+			ex = append(ex, float64(int64(end-start)-f.Device.spinNS(n, 0, 0)))
+			if i == 0 {
+				firstEnd = end
+			}
+			lastEnd = end
+		}
+		sort.Float64s(ex)
+		key := probeGroup(group[0].op.Grid.X, f.Device.spinNS(group[0], 0, 0))
+		st.excess[key] = ex[len(ex)/2]
+		st.chain[key] = float64(int64(lastEnd-firstEnd)) / float64(probeReps-1)
+	}
+	return st
+}
+
+// probeKernel runs the probe file with every operation launched as k, on
+// one stream from the host and as one CUDA graph, and returns both runs'
+// stamps; with check, the outputs must equal the CPU reference.
+func probeKernel(t *testing.T, d device.Device, f *File, k *device.Kernel, check bool) (host, graphed probeStats) {
+	t.Helper()
+	prog, err := Program(f, Options{kernel: k})
+	require.NoError(t, err)
+	g, err := graph.New(graph.Options{Policy: graph.PolicySerial, Graph: true})
+	require.NoError(t, err)
+	for i, s := range []sched.Scheduler{sched.NewSerial(), g} {
+		outs, state := runAndStamps(t, d, prog, s)
+		if check {
+			require.NoError(t, prog.Check(outs), "%s under %s against the CPU reference", k.Name, s.Name())
+		}
+		if i == 0 {
+			host = readProbe(t, f, state)
+		} else {
+			graphed = readProbe(t, f, state)
+		}
+	}
+	return host, graphed
+}
+
+// timerProbe runs replay_timer for windowNS: the global timer's smallest
+// and largest step, its number of steps, and the SM clock's cycles per ns.
+func timerProbe(t *testing.T, d device.Device, windowNS uint64) (least, most, steps uint64, ghz float64) {
+	t.Helper()
+	k, err := kernels.Lookup("replay", "replay_timer")
+	require.NoError(t, err)
+	prog := &workloads.Program{Name: "replay-timer",
+		Buffers: []workloads.BufferSpec{{Name: "out", Bytes: 40, Output: true}},
+		Steps: []workloads.Step{{Ops: []workloads.Op{{Name: "timer", Kind: workloads.OpKernel, Kernel: k,
+			Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: float64(windowNS) * 1.98},
+			Args: []workloads.ArgSpec{workloads.BufArg(0, device.Write), workloads.Scalar64(windowNS)}}}}}}
+	require.NoError(t, prog.Validate())
+	outs, _ := runAndStamps(t, d, prog, sched.NewSerial())
+	out := outs["out"]
+	require.Len(t, out, 40)
+	w := func(i int) uint64 { return binary.LittleEndian.Uint64(out[8*i:]) }
+	if w(3) > 0 {
+		ghz = float64(w(4)) / float64(w(3))
+	}
+	return w(0), w(1), w(2), ghz
+}
+
+// runAndStamps runs prog under s once on d and returns its outputs and,
+// for a replay program, the replay state buffer (first block start and
+// last block end per kernel).
+func runAndStamps(t *testing.T, d device.Device, prog *workloads.Program, s sched.Scheduler) (map[string][]byte, []byte) {
+	t.Helper()
+	var outs map[string][]byte
+	var state []byte
+	require.NoError(t, d.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = in.Release(h) }()
+		if err := s.Run(h, in); err != nil {
+			return err
+		}
+		if outs, err = in.Outputs(h); err != nil {
+			return err
+		}
+		idx := len(prog.Buffers) - 3 // real buffers, arena, state, sig, desc
+		if idx < 0 || prog.Buffers[idx].Name != stateBuf {
+			return nil
+		}
+		state, err = readBuffer(h, in, idx, prog.Buffers[idx].Bytes)
+		return err
+	}))
+	return outs, state
+}
+
+// readBuffer copies program buffer idx of in back to the host.
+func readBuffer(h device.Host, in *workloads.Instance, idx int, bytes int64) (_ []byte, err error) {
+	m, err := h.AllocHost(bytes, true)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if e := h.FreeHost(m); err == nil {
+			err = e
+		}
+	}()
+	st, err := h.NewStream(device.StreamOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if e := h.Destroy(st); err == nil {
+			err = e
+		}
+	}()
+	c := device.Copy{Kind: device.DeviceToHost, Src: in.Bufs[idx], Host: m, Bytes: bytes}
+	if err := h.Copy(st, &c); err != nil {
+		return nil, err
+	}
+	if err := h.StreamSynchronize(st); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), m.Data...), nil
+}
+
+// TestReplayProbeRunsOnTheSimulator runs TestGPUReplayProbe's programs on
+// the simulator, which writes no stamps: what the GPU test reads must come
+// out of the same steps without an error, one entry per group.
+func TestReplayProbeRunsOnTheSimulator(t *testing.T) {
+	d, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	f := probeFile(d.Info())
+	require.NoError(t, f.Check())
+	v1, err := kernels.Lookup("replay", "replay_v1")
+	require.NoError(t, err)
+	host, graphed := probeKernel(t, d, f, v1, false)
+	assert.Len(t, host.excess, 4)
+	assert.Len(t, graphed.chain, 4)
+	assert.Contains(t, host.excess, probeGroup(d.Info().SMs, probeSpinNS))
+	_, _, _, ghz := timerProbe(t, d, 1000)
+	assert.Zero(t, ghz, "the simulator writes nothing into the timer's output")
+}
