@@ -356,6 +356,7 @@ type AutoGraph struct {
 	opt   SearchOptions
 	Reps  int // timed launches per verified candidate
 	best  *Scheduler
+	plan  *Plan // the last Prepare's choice, kept after Cleanup (Frozen)
 	stats map[string]float64
 	// LastSearch is the last Prepare's search result (for reports).
 	LastSearch *SearchResult
@@ -447,6 +448,7 @@ func (a *AutoGraph) Prepare(h device.Host, in *workloads.Instance) error {
 		}
 	}
 	p := candidates[rank]
+	a.plan = p
 	chosenSeed := 0.0 // 1: Nimble's schedule, 2: one stream
 	if rank >= len(res.Plans) {
 		chosenSeed = float64(rank - len(res.Plans) + 1)
@@ -457,6 +459,17 @@ func (a *AutoGraph) Prepare(h device.Host, in *workloads.Instance) error {
 		"chosen_rank": float64(rank), "streams": float64(p.Streams), "waits": float64(p.NumWaits()),
 	}
 	return nil
+}
+
+// Frozen is a scheduler that runs the schedule the last Prepare chose as a
+// graph, without measuring and searching again (nil before a Prepare):
+// the search's outcome on a device varies with the timings it measured,
+// so a caller that has timed one outcome can keep that one.
+func (a *AutoGraph) Frozen() sched.Scheduler {
+	if a.plan == nil {
+		return nil
+	}
+	return withPlan(a.Name(), a.plan, true)
 }
 
 // timeScheduler prepares s and returns its fastest of reps runs (host

@@ -286,6 +286,7 @@ type IOS struct {
 	SearchTime time.Duration
 	opt        IOSOptions
 	inner      *Scheduler
+	plan       *Plan // the last Prepare's, kept after Cleanup (Frozen)
 	stats      map[string]float64
 }
 
@@ -342,6 +343,7 @@ func (s *IOS) Prepare(h device.Host, in *workloads.Instance) error {
 		return err
 	}
 	search := time.Since(t0)
+	s.plan = p
 	s.inner = withPlan(s.Name(), p, s.opt.Graph)
 	if err := s.inner.Prepare(h, in); err != nil {
 		return err
@@ -349,6 +351,16 @@ func (s *IOS) Prepare(h device.Host, in *workloads.Instance) error {
 	s.stats = map[string]float64{"stages": float64(len(stages)), "streams": float64(p.Streams), "waits": float64(p.NumWaits())}
 	s.SearchTime = search
 	return nil
+}
+
+// Frozen is a scheduler that issues the stages the last Prepare planned,
+// without measuring and planning again (nil before a Prepare), as
+// AutoGraph.Frozen.
+func (s *IOS) Frozen() sched.Scheduler {
+	if s.plan == nil {
+		return nil
+	}
+	return withPlan(s.Name(), s.plan, s.opt.Graph)
 }
 
 // Cleanup releases the prepared stages.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/dnn"
 	"github.com/gpusched/gpusched/workloads/kesco"
@@ -135,5 +136,36 @@ func TestSearchedSchedulersOnTheSimulator(t *testing.T) {
 		assert.Greater(t, ios.Stats()["stages"], 0.0)
 		t.Logf("%s: serial+graph %v, autograph %v (%v), ios %v (%v)", p.name, ts, ta, st, ti, ios.Stats())
 		assert.Less(t, ta, ts, "%s: autograph should beat one stream", p.name)
+	}
+}
+
+// TestFrozenRunsWhatTheSearchChose: after a Prepare, AutoGraph's and IOS's
+// Frozen schedules run the plan that Prepare chose, to the nanosecond on
+// the simulator (to its rounding), without measuring or searching (their
+// Prepare runs no kernel); before a Prepare there is none.
+func TestFrozenRunsWhatTheSearchChose(t *testing.T) {
+	sp := dnn.DefaultStatic("inception-v3")
+	sp.Scale = 8
+	inc, err := dnn.Static(sp, 1)
+	require.NoError(t, err)
+	ag, err := NewAutoGraph(DefaultSearchOptions())
+	require.NoError(t, err)
+	ios, err := NewIOS(DefaultIOSOptions())
+	require.NoError(t, err)
+	serial, err := New(Options{Policy: PolicySerial})
+	require.NoError(t, err)
+	dev := newH100(t)
+	simRun(t, dev, serial, inc)
+	oneRun := dev.Stats().Kernels // of the last Run
+	for _, s := range []interface {
+		Name() string
+		Frozen() sched.Scheduler
+	}{ag, ios} {
+		assert.Nil(t, s.Frozen(), s.Name())
+		searched, _ := simRun(t, dev, s.(sched.Scheduler), inc)
+		frozen, _ := simRun(t, dev, s.Frozen(), inc)
+		// 1 ns: the simulator rounds some durations from absolute times.
+		assert.InDelta(t, searched, frozen, 1, s.Name())
+		assert.Equal(t, oneRun, dev.Stats().Kernels, "%s: the frozen schedule measures nothing in Prepare", s.Name())
 	}
 }

@@ -18,6 +18,9 @@ type candidate struct {
 	name   string
 	family string // familyOf: the device check covers each family's best
 	build  func() (sched.Scheduler, error)
+	// frozen: build makes the schedule one search found on the device,
+	// not the search (keep).
+	frozen bool
 }
 
 // Candidates lists the schedules the portfolio considers for p on a device
@@ -43,7 +46,7 @@ func candidates(p *workloads.Program, dev []sched.Trait) []candidate {
 			return
 		}
 		seen[s.Name()] = true
-		out = append(out, candidate{s.Name(), familyOf(s), build})
+		out = append(out, candidate{name: s.Name(), family: familyOf(s), build: build})
 	}
 	for _, b := range builders(len(p.Steps), jobs(p)) {
 		s, err := b()

@@ -22,8 +22,9 @@ import (
 // caches warm that the runner's run finds cold, and favoured the
 // schedules that gain most from that). A finalist that fails on the device
 // is passed over (failed counts them); check fails only if every finalist
-// does.
-func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candidate, finals []int) (pick int, s sched.Scheduler, measured time.Duration, failed int, err error) {
+// does. The returned candidate is the pick as it is to be built again; for
+// a search (frozen), the schedule its fastest round found.
+func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candidate, finals []int) (pick int, chosen candidate, s sched.Scheduler, measured time.Duration, failed int, err error) {
 	var errs []error
 	everyFailed := func() error {
 		return fmt.Errorf("portfolio: every finalist failed on the device: %w", errors.Join(errs...))
@@ -32,14 +33,15 @@ func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candida
 		for _, f := range finals {
 			fs, err := prepared(h, in, cands[f])
 			if err == nil {
-				return f, fs, 0, failed, nil
+				return f, keep(cands[f], fs), fs, 0, failed, nil
 			}
 			failed++
 			errs = append(errs, err)
 		}
-		return -1, nil, 0, failed, everyFailed()
+		return -1, candidate{}, nil, 0, failed, everyFailed()
 	}
 	times := make([][]time.Duration, len(finals))
+	fastest := make([]candidate, len(finals)) // each finalist as its fastest round ran it
 	dead := make([]bool, len(finals))
 	for round := 0; round < p.opt.Check; round++ {
 		for n := range finals {
@@ -47,11 +49,14 @@ func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candida
 			if dead[k] {
 				continue
 			}
-			t, err := timeFresh(h, in, cands[finals[k]])
+			t, ran, err := timeFresh(h, in, cands[finals[k]])
 			if err != nil {
 				dead[k], failed = true, failed+1
 				errs = append(errs, err)
 				continue
+			}
+			if len(times[k]) == 0 || t < slices.Min(times[k]) {
+				fastest[k] = ran
 			}
 			times[k] = append(times[k], t)
 		}
@@ -63,12 +68,33 @@ func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candida
 		}
 	}
 	if best < 0 {
-		return -1, nil, 0, failed, everyFailed()
+		return -1, candidate{}, nil, 0, failed, everyFailed()
 	}
-	if s, err = prepared(h, in, cands[finals[best]]); err != nil {
-		return -1, nil, 0, failed, err
+	if s, err = prepared(h, in, fastest[best]); err != nil {
+		return -1, candidate{}, nil, 0, failed, err
 	}
-	return finals[best], s, medianOf(times[best]), failed, nil
+	return finals[best], fastest[best], s, medianOf(times[best]), failed, nil
+}
+
+// frozen is a schedule that searches on the device in Prepare (AutoGraph,
+// IOS) and can give the schedule its last search found, to run without
+// searching again.
+type frozen interface {
+	Frozen() sched.Scheduler
+}
+
+// keep is c as s, prepared from it, ran: for a search, a candidate that
+// builds the schedule s found (frozen is then set), else c itself. A
+// search's outcome on a device varies with the timings it measured; the
+// portfolio runs the outcome it saw, not a new search every Prepare.
+func keep(c candidate, s sched.Scheduler) candidate {
+	f, ok := s.(frozen)
+	if !ok || f.Frozen() == nil {
+		return c
+	}
+	c.frozen = true
+	c.build = func() (sched.Scheduler, error) { return f.Frozen(), nil }
+	return c
 }
 
 // prepared builds c and prepares it on h; on a failure it releases c.
@@ -84,17 +110,18 @@ func prepared(h device.Host, in *workloads.Instance, c candidate) (sched.Schedul
 }
 
 // timeFresh prepares c, runs it once untimed, times one run between
-// synchronizations, releases it and restores in's inputs.
-func timeFresh(h device.Host, in *workloads.Instance, c candidate) (time.Duration, error) {
+// synchronizations, releases it and restores in's inputs. ran is c as it
+// ran (keep).
+func timeFresh(h device.Host, in *workloads.Instance, c candidate) (t time.Duration, ran candidate, err error) {
 	s, err := prepared(h, in, c)
 	if err != nil {
-		return 0, err
+		return 0, c, err
 	}
-	t, err := timeRuns(h, in, s, 1)
+	t, err = timeRuns(h, in, s, 1)
 	if err != nil {
 		err = fmt.Errorf("checking %s: %w", c.name, err)
 	}
-	return t, errors.Join(err, cleanup(h, s))
+	return t, keep(c, s), errors.Join(err, cleanup(h, s))
 }
 
 func medianOf(ts []time.Duration) time.Duration {

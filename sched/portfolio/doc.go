@@ -18,7 +18,11 @@
 // serial is the floor) are then timed on the device as the runner times a
 // row: in each of Check rounds each finalist in turn is prepared, run once
 // untimed, timed once and released; the fastest median is prepared again
-// and Run launches it. With Check 0 the model's pick is kept unchecked.
+// and Run launches it. With Check 0 the model's pick is kept unchecked. A
+// search that measures the device in Prepare (AutoGraph, IOS) finds
+// another schedule each time on a GPU; the portfolio keeps the schedule
+// its fastest check round found (Stats: frozen 1) and runs that, without
+// searching again.
 //
 // The cost model is injected (Models), so that sched/* does not import
 // the simulator: the experiments registry wires device/sim with the config

@@ -242,8 +242,8 @@ func (failing) Cleanup(device.Host) error                      { return nil }
 func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
 	prog := program(t)
 	cands := []candidate{
-		{"failing", "runtime", func() (sched.Scheduler, error) { return failing{}, nil }},
-		{"serial", "one stream", func() (sched.Scheduler, error) { return sched.NewSerial(), nil }},
+		{name: "failing", family: "runtime", build: func() (sched.Scheduler, error) { return failing{}, nil }},
+		{name: "serial", family: "one stream", build: func() (sched.Scheduler, error) { return sched.NewSerial(), nil }},
 	}
 	p, err := New(Options{Model: "test", Finalists: 2, Check: 1}, models(&simModel{}), nil)
 	require.NoError(t, err)
@@ -253,13 +253,13 @@ func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
 		in, err := workloads.Bind(h, prog)
 		require.NoError(t, err)
 		defer func() { assert.NoError(t, in.Release(h)) }()
-		pick, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
+		pick, _, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
 		require.NoError(t, err)
 		assert.Equal(t, 1, pick)
 		assert.Equal(t, 1, failed)
 		assert.Positive(t, measured)
 		require.NoError(t, cleanup(h, s))
-		_, _, _, failed, err = p.check(h, in, cands, []int{0})
+		_, _, _, _, failed, err = p.check(h, in, cands, []int{0})
 		assert.ErrorContains(t, err, "every finalist failed on the device: failing: no such luck")
 		assert.Equal(t, 1, failed)
 		return nil
@@ -324,7 +324,7 @@ func TestCheckTimesAsTheRunnerDoes(t *testing.T) {
 			return &repeating{serial: sched.NewSerial(), first: first, later: later}, nil
 		}
 	}
-	cands := []candidate{{"warms up", "runtime", rep(3, 1)}, {"steady", "one stream", rep(2, 2)}}
+	cands := []candidate{{name: "warms up", family: "runtime", build: rep(3, 1)}, {name: "steady", family: "one stream", build: rep(2, 2)}}
 	p, err := New(Options{Model: "test", Finalists: 2, Check: 3}, models(&simModel{}), nil)
 	require.NoError(t, err)
 	dev, err := sim.NewNamed("h100")
@@ -333,7 +333,7 @@ func TestCheckTimesAsTheRunnerDoes(t *testing.T) {
 		in, err := workloads.Bind(h, prog)
 		require.NoError(t, err)
 		defer func() { assert.NoError(t, in.Release(h)) }()
-		pick, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
+		pick, _, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
 		require.NoError(t, err)
 		assert.Equal(t, 1, pick, "steady: two passes against three on the run the runner times")
 		assert.Zero(t, failed)
@@ -341,6 +341,68 @@ func TestCheckTimesAsTheRunnerDoes(t *testing.T) {
 		one, err := timeRuns(h, in, &repeating{serial: sched.NewSerial(), first: 1, later: 1}, 1)
 		require.NoError(t, err)
 		assert.InDelta(t, 2*float64(one), float64(measured), 0.1*float64(one), "the pick's median is two passes")
+		return nil
+	}))
+}
+
+// searching stands for a search that finds another schedule every Prepare
+// (as AutoGraph's does on a GPU, from the timings it measures): its k-th
+// Prepare finds a schedule of passes[k] serial passes per run; Frozen
+// gives the last one found.
+type searching struct {
+	passes   []int
+	prepares *int
+	found    int
+	serial   *sched.Serial
+}
+
+func (s *searching) Name() string { return "searching" }
+func (s *searching) Prepare(h device.Host, in *workloads.Instance) error {
+	s.found = s.passes[*s.prepares%len(s.passes)]
+	*s.prepares++
+	s.serial = sched.NewSerial()
+	return s.serial.Prepare(h, in)
+}
+func (s *searching) Cleanup(h device.Host) error { return s.serial.Cleanup(h) }
+func (s *searching) Run(h device.Host, in *workloads.Instance) error {
+	for range s.found {
+		if err := s.serial.Run(h, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (s *searching) Frozen() sched.Scheduler {
+	return &repeating{serial: sched.NewSerial(), first: s.found, later: s.found}
+}
+
+// TestASearchIsKeptAsItsFastestRoundFound: a search whose outcome changes
+// every Prepare is checked round by round; the pick is the schedule its
+// fastest round found (one pass, from the second of three searches), built
+// as that schedule from then on (frozen), without searching again.
+func TestASearchIsKeptAsItsFastestRoundFound(t *testing.T) {
+	prog := program(t)
+	prepares := 0
+	build := func() (sched.Scheduler, error) { return &searching{passes: []int{3, 1, 2}, prepares: &prepares}, nil }
+	cands := []candidate{{name: "searching", family: "search", build: build}}
+	p, err := New(Options{Model: "test", Finalists: 1, Check: 3}, models(&simModel{}), nil)
+	require.NoError(t, err)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	require.NoError(t, dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		require.NoError(t, err)
+		defer func() { assert.NoError(t, in.Release(h)) }()
+		pick, chosen, s, _, _, err := p.check(h, in, cands, []int{0})
+		require.NoError(t, err)
+		assert.Zero(t, pick)
+		assert.True(t, chosen.frozen)
+		assert.Equal(t, 3, prepares, "one search per round, none for the pick")
+		require.NoError(t, cleanup(h, s))
+		again, err := chosen.build()
+		require.NoError(t, err)
+		assert.Equal(t, &repeating{serial: sched.NewSerial(), first: 1, later: 1}, again, "the fastest round's one pass")
+		assert.Equal(t, 3, prepares)
 		return nil
 	}))
 }

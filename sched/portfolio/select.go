@@ -36,7 +36,7 @@ func (p *Portfolio) selectFor(h device.Host, in *workloads.Instance, info device
 		return nil, nil, fmt.Errorf("portfolio: none of %d candidates ran race-free on the model: %w", len(cands), firstErr(preds))
 	}
 	finals := p.finalists(ranked, cands)
-	pick, s, measured, failed, err := p.check(h, in, cands, finals)
+	pick, chosen, s, measured, failed, err := p.check(h, in, cands, finals)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,8 +52,11 @@ func (p *Portfolio) selectFor(h device.Host, in *workloads.Instance, info device
 	if measured > 0 {
 		stats["checked_us"] = us(measured)
 	}
+	if chosen.frozen {
+		stats["frozen"] = 1
+	}
 	stats["prepare_us"] = us(h.Now() - t0)
-	return &decision{pick: cands[pick], stats: stats}, s, nil
+	return &decision{pick: chosen, stats: stats}, s, nil
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
