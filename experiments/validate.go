@@ -135,7 +135,7 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	notes = append(notes, sub.applyDefaults(opt.SchedulerDefaults)...)
+	notes = append(notes, sub.applyDefaults(opt.SchedulerDefaults, recordedParams(gpu))...)
 	src.Notes = append(src.Notes, notes...)
 	run := opt.Run
 	run.Sweep = gpu.Sweep
@@ -307,9 +307,33 @@ func simSubset(e *Experiment, gpu *Results, configOf map[string]string) (*Experi
 	return &sub, notes, nil
 }
 
+// recordedParams reports whether every GPU row of scheduler entry name
+// records parameter param: rows made since results record every
+// parameter of a scheduler, whose values say how it ran.
+func recordedParams(gpu *Results) func(name, param string) bool {
+	return func(name, param string) bool {
+		seen := false
+		for i := range gpu.Rows {
+			r := &gpu.Rows[i]
+			if r.Scheduler != name {
+				continue
+			}
+			if _, ok := r.SchedulerParams[param]; !ok {
+				return false
+			}
+			seen = true
+		}
+		return seen
+	}
+}
+
 // applyDefaults sets defaults[kind][param] on every scheduler entry of
-// that kind whose parameters leave it out, and says where it did.
-func (e *Experiment) applyDefaults(defaults map[string]map[string]string) []string {
+// that kind whose parameters leave it out and whose GPU rows do not record
+// it (recorded: a default stands for what older rows ran, and rows that
+// record the parameter say what they ran; a global default would have
+// simulated a newer file's rows as an older file's ran), and says where
+// it did.
+func (e *Experiment) applyDefaults(defaults map[string]map[string]string, recorded func(name, param string) bool) []string {
 	var notes []string
 	e.Schedulers = append([]SchedulerSpec(nil), e.Schedulers...) // entries may be shared with another experiment
 	for i := range e.Schedulers {
@@ -321,7 +345,7 @@ func (e *Experiment) applyDefaults(defaults map[string]map[string]string) []stri
 		n := cloneNode(&s.Params)
 		var set []string
 		for _, k := range sortedKeys(params) {
-			if !hasKey(n, k) {
+			if !hasKey(n, k) && !recorded(s.Name, k) {
 				setParam(n, []string{k}, params[k], s.Line)
 				set = append(set, k+"="+params[k])
 			}

@@ -261,11 +261,24 @@ func TestSchedulerDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, v.Rows[1].Excluded, "%v", v.Rows[1].Problems)
 	assert.Empty(t, v.Sources[0].Notes)
-	// Without k in the entry, the default applies and the scheduler
-	// differs from what the GPU ran.
+	// Without k in the entry, the default applies only to rows that do
+	// not record k (made before rows recorded every parameter): rows that
+	// record it say how they ran, and a default standing for older files'
+	// rows does not apply to them.
 	noK := strings.Replace(small, "  - kind: round-robin\n    params: {k: 4}\n", "  - kind: round-robin\n    name: round-robin(k=4)\n", 1)
 	yml := filepath.Join(dir, "nok.yaml")
 	require.NoError(t, os.WriteFile(yml, []byte(noK), 0o644))
+	v, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: yml, SchedulerDefaults: map[string]map[string]string{"round-robin": {"k": "2"}}})
+	require.NoError(t, err)
+	assert.Empty(t, v.Sources[0].Notes, "the rows record k=4")
+	res, err := ReadResults(path)
+	require.NoError(t, err)
+	for i := range res.Rows {
+		delete(res.Rows[i].SchedulerParams, "k")
+	}
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
 	v, _, err = ValidateFiles([]string{path}, ValidateOptions{Experiment: yml, SchedulerDefaults: map[string]map[string]string{"round-robin": {"k": "4"}}})
 	require.NoError(t, err)
 	assert.False(t, v.Rows[1].Excluded, "k=4 by default, as the GPU ran: %v", v.Rows[1].Problems)
