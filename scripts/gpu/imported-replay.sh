@@ -18,11 +18,14 @@
 #      overhead_ns and floor_ns, on DEVICE; and imported-graph-gpu.yaml again
 #      with overhead_ns 0 (how the replay's time moves with it).
 #
-# Everything lands in $OUT/imp.tgz. Binaries, built here:
+# Everything lands in $OUT/imp.tgz. Binaries, built here (gzipped to keep
+# the carried folder small; the script unpacks them; commit.txt names the
+# build's commit):
 #
 #   mkdir -p .gpu/imp
 #   go build -tags cuda -ldflags='-s -w' -o .gpu/imp/gpusched ./cmd/gpusched
 #   go test -c -tags cuda -ldflags='-s -w' -o .gpu/imp/file.test ./workloads/file
+#   gzip -9 .gpu/imp/gpusched .gpu/imp/file.test; git rev-parse HEAD > .gpu/imp/commit.txt
 #
 # usage: bash scripts/gpu/imported-replay.sh [DEVICE] [SECONDS]
 #   DEVICE: cuda (default), or a simulator config (h100) for a dry run of the
@@ -40,6 +43,16 @@ R=$OUT/imp
 mkdir -p "$R/w"
 start=$(date +%s)
 log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
+for z in "$B"/*.gz; do
+	[ -e "$z" ] || continue
+	gzip -dc "$z" > "${z%.gz}" && chmod +x "${z%.gz}" || { echo "cannot unpack $z" >&2; exit 1; }
+done
+[ -x "$B/gpusched" ] || { echo "missing $B/gpusched" >&2; exit 1; }
+if [ "$DEV" = cuda ] && [ ! -x "$B/file.test" ]; then
+	echo "missing $B/file.test" >&2
+	exit 1
+fi
+{ cat "$B/commit.txt" 2>/dev/null; date -u; } > "$R/build.txt"
 
 O=${OVERHEAD_NS:-0}
 FL=${FLOOR_NS:-0}
