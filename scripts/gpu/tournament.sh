@@ -2,6 +2,7 @@
 # The tournament on the GPU (issue #20), in one call.
 #
 # Here (with Go):   go build -tags cuda -ldflags='-s -w' -o .gpu/tour/gpusched ./cmd/gpusched
+#                   git log -1 --format='%H %s' > .gpu/tour/BUILD
 # There (no Go), from the repository root with $OUT set (carry .gpu/tour):
 #                   bash scripts/gpu/tournament.sh
 # Back here:        tar xzf tour.tgz; r/results/results.json (or, if the
@@ -27,8 +28,10 @@ else
   cp $CFG "$OUT/r/config.yaml"
 fi
 { date -u; nvidia-smi; nproc; } > "$OUT/r/nvidia-smi.txt" 2>&1
-# The copy's git metadata can lag the tree; the binary names its own build.
-{ "$BIN" --version; git log -1 --format='tree: %H %s'; } > "$OUT/r/commit.txt" 2>&1
+# The copy's git metadata can lag the tree: BUILD, written beside the
+# binary when it was built, names the commit it was built from.
+{ echo "binary: $(cat "$(dirname "$BIN")/BUILD" 2>/dev/null || echo 'no BUILD file')"; "$BIN" --version
+  git log -1 --format='tree: %H %s'; } > "$OUT/r/commit.txt" 2>&1
 s=$(date +%s)
 # Rows are saved as each workload's group finishes (results/rows.jsonl); a
 # run cut short by the limit (SIGTERM) keeps them.
