@@ -3,6 +3,7 @@
 #
 # Here (with Go):   go build -tags cuda -ldflags='-s -w' -o .gpu/tour/gpusched ./cmd/gpusched
 #                   git log -1 --format='%H %s' > .gpu/tour/BUILD
+#                   gzip .gpu/tour/gpusched      (optional: 17 MB -> 7; unpacked there)
 # There (no Go), from the repository root with $OUT set (carry .gpu/tour):
 #                   bash scripts/gpu/tournament.sh
 # Back here:        tar xzf tour.tgz; r/results/results.json (or, if the
@@ -21,6 +22,9 @@ BIN=${BIN:-.gpu/tour/gpusched}
 LIMIT=${LIMIT:-325}
 CFG=${CFG:-configs/experiments/tournament-gpu.yaml}
 : "${OUT:?set OUT to the folder that comes back}"
+if [ ! -e "$BIN" ] && [ -f "$BIN.gz" ]; then
+  gunzip -c "$BIN.gz" > "$BIN" && chmod +x "$BIN" || exit 1
+fi
 mkdir -p "$OUT/r"
 if [ -n "${DEVICE:-}" ]; then
   sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" $CFG > "$OUT/r/config.yaml"
