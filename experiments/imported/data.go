@@ -30,16 +30,28 @@ func (t table) median(w, s string) (float64, bool) {
 }
 
 // data is the results the page reads: the GPU's rows and the simulator's,
-// and each one's run of the graph-replay traces at overhead_ns 0.
+// and each one's run of the graph-replay traces at overhead_ns 0, all of
+// one version of the replay kernel.
 type data struct {
-	gpu, gpu0, sim, sim0       table
-	schedulers                 []string
-	gpuName, simName, overhead string
+	gpu, gpu0, sim, sim0              table
+	schedulers                        []string
+	gpuName, simName, overhead, floor string
 }
 
-func newData(in *experiments.ReportInput) *data {
+// v2Tag marks the experiments of the replay kernel's second version
+// (imported-v2, imported-graph-v2-sim, ...); the others ran the first.
+const v2Tag = "-v2"
+
+// isV2 says whether an experiment ran the replay kernel's second version.
+func isV2(experiment string) bool { return strings.Contains(experiment, v2Tag) }
+
+// newData reads the sets of the second replay kernel (v2) or the first.
+func newData(in *experiments.ReportInput, v2 bool) *data {
 	d := &data{gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}}
 	for _, r := range in.Sets {
+		if isV2(r.Experiment) != v2 {
+			continue
+		}
 		o0 := strings.HasSuffix(r.Experiment, o0Suffix)
 		for _, p := range r.Provenance {
 			if p.GPU != nil && !o0 {
@@ -57,7 +69,7 @@ func newData(in *experiments.ReportInput) *data {
 				if d.gpuName == "" {
 					d.gpuName = row.DeviceName
 				}
-				d.overhead = row.WorkloadParams["overhead_ns"]
+				d.overhead, d.floor = row.WorkloadParams["overhead_ns"], row.WorkloadParams["floor_ns"]
 			case o0:
 				d.sim0[k] = row
 			default:
@@ -70,6 +82,9 @@ func newData(in *experiments.ReportInput) *data {
 	}
 	return d
 }
+
+// empty says whether no set of this version was given.
+func (d *data) empty() bool { return len(d.gpu)+len(d.sim) == 0 }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

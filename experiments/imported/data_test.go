@@ -63,3 +63,26 @@ func TestVerdict(t *testing.T) {
 	assert.Equal(t, "+10.0% met", verdict(110, 100))
 	assert.Equal(t, "-10.1% **not met**", verdict(89.9, 100))
 }
+
+// The second replay kernel's sets (named -v2) and the first's are read
+// apart, so that the page can show the first's rows as superseded.
+func TestNewDataKeepsKernelVersionsApart(t *testing.T) {
+	set := func(name string, ns int64) *experiments.Results {
+		r := row(ns)
+		r.Workload, r.Scheduler, r.Device = "m-b1.graph", baseline, "h100"
+		return &experiments.Results{Experiment: name, Rows: []experiments.Row{*r}}
+	}
+	in := &experiments.ReportInput{Sets: []*experiments.Results{set("imported-graph-sim", 1000), set("imported-graph-v2-sim", 800),
+		set("imported-graph-v2-sim-o0", 700)}}
+	v2, v1 := newData(in, true), newData(in, false)
+	m, ok := v2.sim.median("m-b1.graph", baseline)
+	require.True(t, ok)
+	assert.InDelta(t, 0.8, m, 1e-9)
+	m, ok = v2.sim0.median("m-b1.graph", baseline)
+	require.True(t, ok)
+	assert.InDelta(t, 0.7, m, 1e-9, "the v2 run at overhead_ns 0")
+	m, ok = v1.sim.median("m-b1.graph", baseline)
+	require.True(t, ok)
+	assert.InDelta(t, 1.0, m, 1e-9)
+	assert.Empty(t, v1.sim0)
+}

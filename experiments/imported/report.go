@@ -84,18 +84,26 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	if err != nil {
 		return err
 	}
-	d := newData(in)
+	d, first := newData(in, true), newData(in, false)
+	if d.empty() || first.empty() {
+		d, first = newData(in, !d.empty()), nil
+	}
 	var b bytes.Buffer
 	b.WriteString(intro)
 	if len(in.Notes) > 0 {
 		b.Write(in.Notes)
 		b.WriteString("\n")
 	}
-	writeEnv(&b, c, d)
-	writeTargets(&b, c, d)
-	writeGraphTraces(&b, c, d)
+	writeEnv(&b, c, d, first)
+	writeTargets(&b, c, d, "##")
+	writeGraphTraces(&b, c, d, "##")
 	writeBest(&b, c, d)
 	writeModels(&b, c, d)
+	if first != nil {
+		b.WriteString(firstKernel)
+		writeTargets(&b, c, first, "###")
+		writeGraphTraces(&b, c, first, "###")
+	}
 	b.WriteString(commands)
 	for i, r := range in.Sets {
 		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
@@ -120,14 +128,33 @@ func readCapture(path string) (capture, error) {
 	return c, nil
 }
 
-func writeEnv(b *bytes.Buffer, c capture, d *data) {
+// firstKernel introduces the rows of the first replay kernel, which the
+// second replaced.
+const firstKernel = `## Superseded: the first replay kernel (GPU call 2a)
+
+The same models replayed with the first version of the replay kernel
+(replay_v1 in workloads/kernels/replay.cu: a ticket per block, the first
+block to start hashing its reads one byte at a time and handing the hash to
+the last block to start, all of it unhidden by the spin for short kernels),
+its overhead_ns measured on long kernels only and no floor, and the
+simulator's rows at those settings.
+
+`
+
+func writeEnv(b *bytes.Buffer, c capture, d, first *data) {
 	b.WriteString("## Setup\n\n| | |\n|---|---|\n")
 	dev, _ := c.Env["device"].(map[string]any)
 	fmt.Fprintf(b, "| capture | %v, torch %v, CUDA %v, cuDNN %v, torchvision %v, transformers %v, %v |\n",
 		dev["name"], c.Env["torch"], c.Env["cuda"], c.Env["cudnn"], c.Env["torchvision"], c.Env["transformers"], c.Env["date_utc"])
 	fmt.Fprintf(b, "| replay on the GPU | %s |\n| simulator | %s |\n", orNone(d.gpuName), orNone(d.simName))
-	fmt.Fprintf(b, "| replay overhead_ns | %s (workloads/file's TestGPUReplay on the same GPU) |\n", orNone(d.overhead))
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the replay, call 2a), raw output under docs/results/raw |\n\n")
+	if first == nil {
+		fmt.Fprintf(b, "| replay overhead_ns | %s (workloads/file's TestGPUReplay on the same GPU) |\n", orNone(d.overhead))
+		b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the replay, call 2a), raw output under docs/results/raw |\n\n")
+		return
+	}
+	fmt.Fprintf(b, "| replay kernel | the second version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU) |\n", orNone(d.overhead), orNone(d.floor))
+	fmt.Fprintf(b, "| superseded | the first replay kernel on %s, overhead_ns %s, simulator %s (last section) |\n", orNone(first.gpuName), orNone(first.overhead), orNone(first.simName))
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's call), raw output under docs/results/raw |\n\n")
 }
 
 func orNone(s string) string {

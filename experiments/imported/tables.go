@@ -27,8 +27,8 @@ func (c counter) String() string { return fmt.Sprintf("%d of %d", c.met, c.n) }
 // writeTargets is the table: per model, PyTorch's times, the GPU
 // replay under serial and serial+graph against PyTorch's graph replay, and
 // the simulator's prediction of those rows against the GPU's.
-func writeTargets(b *bytes.Buffer, c capture, d *data) {
-	b.WriteString("## Targets, per model\n\n")
+func writeTargets(b *bytes.Buffer, c capture, d *data, h string) {
+	b.WriteString(h + " Targets, per model\n\n")
 	b.WriteString("Times in µs (medians). \"vs PyTorch graph\": the GPU replay against PyTorch's CUDA-graph replay; " +
 		"\"vs GPU\": the simulator against the GPU replay's same row; each against the 10% target.\n\n")
 	b.WriteString("| model | batch | kernels | PyTorch eager | PyTorch graph | GPU serial | vs PyTorch graph | GPU serial+graph | vs PyTorch graph | sim serial | vs GPU | sim serial+graph | vs GPU |\n")
@@ -71,7 +71,7 @@ func cell(ok bool, f func() string) string {
 // graph replay, then splits the difference per kernel: what the device
 // model adds to the recorded durations, the replay kernel's floor, and
 // what the GPU's replay costs beyond the simulator's.
-func writeGraphTraces(b *bytes.Buffer, c capture, d *data) {
+func writeGraphTraces(b *bytes.Buffer, c capture, d *data, h string) {
 	var targets, split []string
 	var cnt [2]counter
 	for _, m := range c.Models {
@@ -101,7 +101,7 @@ func writeGraphTraces(b *bytes.Buffer, c capture, d *data) {
 	if len(targets) == 0 {
 		return
 	}
-	b.WriteString("## Replays of the graph-replay traces\n\n")
+	b.WriteString(h + " Replays of the graph-replay traces\n\n")
 	b.WriteString("The same models traced while PyTorch replayed its CUDA graph (the kernels of one graph launch, ordered by what ran " +
 		"after what, their durations the graph replay's own), replayed under serial+graph.\n\n")
 	b.WriteString("| model | batch | kernels | PyTorch graph | GPU serial+graph | vs PyTorch graph | sim serial+graph | vs GPU |\n|---|---|---|---|---|---|---|---|\n")
@@ -109,8 +109,8 @@ func writeGraphTraces(b *bytes.Buffer, c capture, d *data) {
 	fmt.Fprintf(b, "Targets met: GPU serial+graph within 10%% of PyTorch's graph replay %s; simulator within 10%% of the GPU %s.\n\n", cnt[0], cnt[1])
 	b.WriteString("Where the difference to PyTorch's graph replay goes, in µs per kernel (serial+graph): the simulator at overhead_ns 0 " +
 		"(each block lasts its recorded share of the duration) against PyTorch's graph replay, which is what the recorded durations and the " +
-		"calibrated device's launch and dependency costs add up to; the replay kernel's floor (the simulator at the measured overhead_ns against " +
-		"at 0: blocks recorded shorter than the replay kernel's own overhead last that overhead); the GPU's replay beyond the simulator's; " +
+		"calibrated device's launch and dependency costs add up to; the replay kernel's floor (the simulator at the measured overhead_ns and floor_ns against " +
+		"at 0: blocks recorded shorter than the replay kernel's own cost last that long); the GPU's replay beyond the simulator's; " +
 		"their sum, the GPU's replay against PyTorch's; and how the GPU's replay moved with none of the overhead taken off its blocks' spin.\n\n")
 	b.WriteString("| model | batch | device model | replay floor | GPU beyond the simulator | GPU vs PyTorch graph | GPU at overhead_ns 0 vs measured |\n|---|---|---|---|---|---|---|\n")
 	b.WriteString(strings.Join(split, "\n") + "\n\n")

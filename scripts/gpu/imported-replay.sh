@@ -89,12 +89,13 @@ done
 
 # The graph-replay traces also run with overhead_ns 0 (floor_ns as
 # measured): with the measured value's rows, how the replay's time moves
-# with the overhead.
+# with the overhead. The experiments are named -v2, after the replay
+# kernel's second version (imported.md keeps the first one's rows apart).
 for run in imported:$O imported-graph:$O imported-graph:0; do
 	x=${run%:*}
 	o=${run#*:}
-	name=$x
-	[ "$run" = imported-graph:0 ] && name=imported-graph-o0
+	name=$x-v2
+	[ "$run" = imported-graph:0 ] && name=imported-graph-v2-o0
 	[ "$run" = imported-graph:0 ] && [ "$O" = 0 ] && continue
 	left=$((BUDGET - ($(date +%s) - start)))
 	[ "$x" = imported ] && left=$((left * 3 / 4))
