@@ -34,6 +34,7 @@ func paperStrategy(r *experiments.Row) bool {
 type matrix struct {
 	device string // as the experiment names it
 	name   string // as the device reports itself
+	run    string // the results file's name, which tells runs of one device apart
 	gpu    bool
 	rows   []string
 	cols   []string
@@ -166,12 +167,12 @@ func (m *matrix) panel(title string) panel {
 	return p
 }
 
-// deviceTitle names a matrix's device for headings.
+// deviceTitle names a matrix's device and run for headings.
 func (m *matrix) deviceTitle() string {
 	if m.gpu {
-		return "GPU: " + m.name
+		return "GPU: " + m.name + ", " + m.run
 	}
-	return "simulator: " + m.device + " (" + m.name + ")"
+	return "simulator: " + m.device + " (" + m.name + "), " + m.run
 }
 
 // picked is the schedule a portfolio row picked ("" if none).

@@ -63,6 +63,7 @@ func Report(w io.Writer, in *experiments.ReportInput) error {
 	var files []string
 	for i, r := range in.Sets {
 		for _, m := range matrices(r) {
+			m.run = strings.TrimSuffix(filepath.Base(in.Files[i]), ".json")
 			ms = append(ms, m)
 			files = append(files, in.Files[i])
 		}
@@ -76,7 +77,12 @@ func Report(w io.Writer, in *experiments.ReportInput) error {
 	var panels []panel
 	b := &strings.Builder{}
 	b.WriteString(intro)
+	if len(in.Notes) > 0 {
+		b.WriteString("\n")
+		b.Write(in.Notes)
+	}
 	writeCommands(b, in)
+	writeTargets(b, ms, order)
 	fmt.Fprintf(b, "\n![speedup over serial, GPU and simulator side by side](%s)\n", HeatmapFile)
 	for _, i := range order {
 		m := ms[i]
@@ -142,7 +148,44 @@ func relPath(dir, file string) string {
 func writeCommands(b *strings.Builder, in *experiments.ReportInput) {
 	b.WriteString("\n```sh\ngpusched paper tournament run configs/experiments/tournament-sim.yaml -o results/tournament-sim\n")
 	b.WriteString("bash scripts/gpu/tournament.sh     # on a GPU host: gpusched paper tournament run configs/experiments/tournament-gpu.yaml\n")
-	fmt.Fprintf(b, "gpusched paper tournament report -o docs/results/tournament.md %s\n```\n", strings.Join(in.Files, " "))
+	fmt.Fprintf(b, "gpusched paper tournament report -o docs/results/tournament.md%s %s\n```\n", notesFlag(in), strings.Join(in.Files, " "))
+}
+
+// notesFlag is the report command's --notes, where the page has notes.
+func notesFlag(in *experiments.ReportInput) string {
+	if len(in.Notes) == 0 {
+		return ""
+	}
+	return " --notes docs/results/tournament-notes.md"
+}
+
+// writeTargets is the portfolio's three targets (issue #20) on every run,
+// in one table: the checked portfolio column of each device and file.
+func writeTargets(b *strings.Builder, ms []*matrix, order []int) {
+	b.WriteString("\n## The portfolio's targets, every run\n\n")
+	b.WriteString("The portfolio column (checked on the device) of each results file; details below.\n\n")
+	b.WriteString("| run | workloads | within 3% of the best other (median regret) | regret interval wholly <= 3% | never below serial | strictly faster than every paper's strategy (target: a third) |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|\n")
+	for _, k := range order {
+		m := ms[k]
+		for _, j := range m.portfolios() {
+			if m.cols[j] != "portfolio" {
+				continue
+			}
+			var t tally
+			for i := range m.rows {
+				if v, ok := m.judge(i, j); ok {
+					t.add(v)
+				}
+			}
+			shown := "-"
+			if m.gpu {
+				shown = fmt.Sprint(t.shownWithin)
+			}
+			fmt.Fprintf(b, "| %s | %d | %d (%s) | %s | %d (%s) | %d (%s) |\n", m.deviceTitle(), t.rows,
+				t.within, met(t.within == t.rows), shown, t.never, met(t.never == t.rows), t.beats, met(3*t.beats >= t.rows))
+		}
+	}
 }
 
 // writeMatrix writes one device's table: a cell per workload and

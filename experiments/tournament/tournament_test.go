@@ -64,13 +64,15 @@ func TestTournamentOnTheSimulator(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(filepath.Join(dir, "results.json"), file))
 	var page strings.Builder
-	in := &experiments.ReportInput{Sets: []*experiments.Results{res}, Files: []string{file}, Dir: dir}
+	in := &experiments.ReportInput{Sets: []*experiments.Results{res}, Files: []string{file}, Dir: dir, Notes: []byte("Which run is which.\n")}
 	require.NoError(t, p.Report(&page, in))
 	text := page.String()
+	assert.Contains(t, text, "Which run is which.", "the notes")
+	assert.Contains(t, text, "| simulator: h100 (NVIDIA H100 80GB HBM3), tiny | 3 | 3 (met) | - | 3 (met) |", "the targets of every run in one table")
 	assert.Contains(t, text, "| workload | serial | kesco+graph | set | tilesync | portfolio | winner |")
 	assert.Contains(t, text, "| dag | 1.00x |")
 	assert.Contains(t, text, "n/a")
-	assert.Contains(t, text, "### portfolio, simulator: h100")
+	assert.Contains(t, text, "### portfolio, simulator: h100 (NVIDIA H100 80GB HBM3), tiny")
 	assert.Contains(t, text, "within 3% of the best other scheduler (median regret) on 3 (met)")
 	svg, err := os.ReadFile(filepath.Join(dir, HeatmapFile))
 	require.NoError(t, err)
