@@ -44,7 +44,13 @@ func probeFile(in device.Info) *File {
 			}
 		}
 	}
-	f.Steps = []Step{{Name: "chain", Ops: ops}}
+	// A kernel writing two overlapping ranges: at bytes 80-150 both have
+	// sampled positions, and the later range's bytes must win on the GPU
+	// as in the reference.
+	f.Buffers = append(f.Buffers, Buffer{Name: "overlap", Bytes: 256})
+	over := Op{Kernel: "overlap", Grid: Dim{1, 1, 1}, Block: Dim{64, 1, 1}, Registers: 32, DurationNS: 1,
+		Reads: []Access{{Buffer: prev}}, Writes: []Access{{Buffer: "overlap", Offset: 0, Bytes: 160}, {Buffer: "overlap", Offset: 80, Bytes: 160}}}
+	f.Steps = []Step{{Name: "chain", Ops: ops}, {Name: "overlap", Ops: []Op{over}}}
 	return f
 }
 
@@ -205,6 +211,13 @@ func TestReplayProbeRunsOnTheSimulator(t *testing.T) {
 	assert.Len(t, host.excess, 4)
 	assert.Len(t, graphed.chain, 4)
 	assert.Contains(t, host.excess, probeGroup(d.Info().SMs, probeSpinNS))
+	// The overlap kernel's two ranges share a byte of the arena (buffers
+	// shrink to a byte per gap between endpoints: 0-80-160-240).
+	_, r, err := program(f, Options{})
+	require.NoError(t, err)
+	last := r.ops[len(r.ops)-1]
+	require.Len(t, last.args, 3, "two written ranges and one read")
+	assert.Equal(t, last.args[0].off+1, last.args[1].off, "the second range starts at the first one's second byte")
 	_, _, _, ghz := timerProbe(t, d, 1000)
 	assert.Zero(t, ghz, "the simulator writes nothing into the timer's output")
 }

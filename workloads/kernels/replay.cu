@@ -15,9 +15,10 @@
 //     (if the range is hashed), all loads in flight together, and folds them
 //     (FNV-1a from a basis of the seed and the range's index); the warp adds
 //     the lanes' values into h;
-//   - after its spin, every lane writes bytes derived from h to up to 16
-//     sampled positions of its range (if written), and lane 0 writes h to
-//     *sig (the kernel's signature, which `after` dependencies read).
+//   - after its spin, the warp writes bytes derived from h to up to 16
+//     sampled positions of every range it writes, a range at a time (a lane
+//     a position), and lane 0 writes h to *sig (the kernel's signature,
+//     which `after` dependencies read).
 //
 // No block waits for another and nothing is atomic: the replay's cost is
 // the same few hundred nanoseconds whatever the grid (TestGPUReplayProbe
@@ -97,14 +98,22 @@ __device__ void replay_lead(const uint2* __restrict__ desc, unsigned* state, uns
     }
     unsigned h = (REPLAY_FNV_OFFSET ^ head.x) + __reduce_add_sync(mask, part);
     replay_spin(t0, spin_ns);
-    for (unsigned i = lane; i < head.y; i += width) {
-        uint2 e = i == lane ? mine : __ldg(desc + 1 + i);
+    // The writes go range by range, lane j writing sample j, so that where
+    // two ranges overlap the later one's bytes win, as in the reference.
+    for (unsigned i = 0; i < head.y; i++) {
+        uint2 e;
+        if (i < width) {
+            e.x = __shfl_sync(mask, mine.x, i);
+            e.y = __shfl_sync(mask, mine.y, i);
+        } else {
+            e = __ldg(desc + 1 + i);
+        }
         if (!(e.x & 2u)) continue;
         unsigned char* p = a[i];
-#pragma unroll
-        for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-            if (j < e.y) __stcg(p + replay_pos(e.y, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
+        for (unsigned j = lane; j < REPLAY_SAMPLES && j < e.y; j += width) {
+            __stcg(p + replay_pos(e.y, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
         }
+        __syncwarp(mask);
     }
     __syncwarp(mask);
     if (lane == 0) {
@@ -224,7 +233,7 @@ extern "C" __global__ void replay_timer(unsigned long long* out, unsigned long l
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
     unsigned long long t0 = replay_now(), c0 = clock64(), prev = t0, now = t0;
     unsigned long long least = ~0ull, most = 0, steps = 0;
-    while (now - t0 < window_ns) {
+    for (unsigned long long reads = 0; now - t0 < window_ns && reads < (1ull << 26); reads++) {
         now = replay_now();
         if (now != prev) {
             least = min(least, now - prev);

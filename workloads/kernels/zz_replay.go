@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "d6a0119a824285c10343f624231c5251857ab85d58887b646eed5bdcb438b167",
-		ImageSHA256:  "4ade6b7ff79f8e57d82dc0e6512a60ac042af8ead1714c8bb783795fa3e60acc",
+		SourceSHA256: "a273e66eca903f7ac62b4bcde8ef70671af8fec08d5734e41b709ba82aa14a57",
+		ImageSHA256:  "5bd89b01de0afc7ac12953ad1530efbc3add0cb9ba41605d39e5791976ed586c",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
