@@ -103,8 +103,8 @@ func probeKernel(t *testing.T, d device.Device, f *File, k *device.Kernel, check
 	require.NoError(t, err)
 	for i, s := range []sched.Scheduler{sched.NewSerial(), g} {
 		outs, state := runAndStamps(t, d, prog, s)
-		if check {
-			require.NoError(t, prog.Check(outs), "%s under %s against the CPU reference", k.Name, s.Name())
+		if check { // assert: the timings still come out if the bytes are wrong
+			assert.NoError(t, prog.Check(outs), "%s under %s against the CPU reference", k.Name, s.Name())
 		}
 		if i == 0 {
 			host = readProbe(t, f, state)
