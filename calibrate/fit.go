@@ -240,7 +240,7 @@ func (f *Fitted) fitFractions(prof *sim.Profile) {
 	for _, k := range prof.Kernels {
 		var pts []point
 		for _, pt := range k.Points {
-			wb := float64(blockWarps(pt.Threads))
+			wb := float64(sim.PointWarps(pt.Threads))
 			flopRate := sm.FlopsPerCycle / cycle * wb / max(wb, float64(sm.SaturationWarps))                             // flops per ns
 			byteRate := sm.MaxSMBandwidth * wb / max(wb, float64(sm.SMMemSaturationWarps)) / 1e9                         // bytes per ns
 			lone := k.Model.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes}, beyondL2(prof, &pt)) //

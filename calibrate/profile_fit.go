@@ -9,10 +9,6 @@ import (
 	"github.com/gpusched/gpusched/device/sim"
 )
 
-// warpSize is the warp width of every GPU the project models; the fit
-// counts a point's block warps with it.
-const warpSize = 32
-
 // FitProfile fits every kernel's block model to its points (replacing
 // models already there) and the profile's default warp slope. The fit,
 // for one kernel:
@@ -132,74 +128,6 @@ func rounded(m sim.BlockModel) sim.BlockModel {
 	return m
 }
 
-// wave is count waves of a lone launch with blocks blocks on its most
-// loaded SM and total blocks on the GPU.
-type wave struct{ blocks, total, count int }
-
-// waves decomposes a lone launch of grid blocks, perSM per SM, on sms SMs.
-func waves(grid, perSM, sms int) []wave {
-	full := grid / (perSM * sms)
-	rest := grid - full*perSM*sms
-	var ws []wave
-	if full > 0 {
-		ws = append(ws, wave{perSM, perSM * sms, full})
-	}
-	if rest > 0 {
-		ws = append(ws, wave{(rest + sms - 1) / sms, rest, 1})
-	}
-	return ws
-}
-
-// effective is a wave's co-residency in blocks per SM under a gpu share:
-// its busiest SM's and the GPU's mean, weighted.
-func (w wave) effective(share float64, sms int) float64 {
-	return (1-share)*float64(w.blocks) + share*float64(w.total)/float64(sms)
-}
-
-// duration is a point's kernel duration: its median per-launch time less
-// the back-to-back gap.
-func duration(p *sim.Profile, pt *sim.ProfilePoint) float64 {
-	return max(pt.Median()-p.BackToBackNs, 0)
-}
-
-// kernelTime is a lone launch's duration in the simulator when its blocks
-// last lone x their wave's factor (at least the shortest block): the sum
-// of its waves plus the last wave's block dispatch, or, when the block
-// distributor bounds it, every block's dispatch plus the last wave.
-func kernelTime(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint, lone float64) float64 {
-	wb := blockWarps(pt.Threads)
-	sum, last, lastN := 0.0, 0.0, 0
-	for _, w := range waves(pt.Grid, pt.PerSM, p.SMs) {
-		last = max(lone*waveFactor(p, m, w, wb), p.MinBlockNs)
-		sum += float64(w.count) * last
-		lastN = w.total
-	}
-	d := p.BlockDispatchNs
-	return max(sum+float64(lastN)*d, float64(pt.Grid)*d+last)
-}
-
-// loneTime is the lone block time that makes kernelTime the point's
-// duration (bisection: kernelTime grows with it); the smallest such time
-// when the shortest block or the dispatch hides it.
-func loneTime(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint) float64 {
-	want := duration(p, pt)
-	lo, hi := 0.0, max(want, 1)
-	for kernelTime(p, m, pt, hi) < want {
-		hi *= 2
-	}
-	for i := 0; i < 60; i++ {
-		mid := (lo + hi) / 2
-		if kernelTime(p, m, pt, mid) < want {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
-}
-
-func blockWarps(threads int) int { return (threads + warpSize - 1) / warpSize }
-
 // sweepKey groups the points of one launch measured at several
 // occupancies.
 type sweepKey struct {
@@ -259,19 +187,19 @@ func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]
 	if one == nil || len(ks) < 2 || one.Grid <= p.SMs {
 		return nil
 	}
-	wb := blockWarps(one.Threads)
-	lone := loneTime(p, &sim.BlockModel{}, one)
+	wb := sim.PointWarps(one.Threads)
+	lone := p.LoneNs(&sim.BlockModel{}, one)
 	known := map[int]float64{1: 1} // factor by blocks per SM
 	for _, k := range ks[1:] {
-		ws := waves(one.Grid, k, p.SMs)
-		if len(ws) == 0 || ws[0].blocks != k {
+		ws := sim.Waves(one.Grid, k, p.SMs)
+		if len(ws) == 0 || ws[0].Blocks != k {
 			continue // a single partial wave: k never reached
 		}
-		rest := (duration(p, byK[k]) - float64(ws[len(ws)-1].total)*p.BlockDispatchNs) / lone
+		rest := (p.DurationNs(byK[k]) - float64(ws[len(ws)-1].Total)*p.BlockDispatchNs) / lone
 		if len(ws) == 2 {
-			rest -= interpolate(known, ws[1].effective(share, p.SMs))
+			rest -= interpolate(known, ws[1].Effective(share, p.SMs))
 		}
-		known[k] = rest / float64(ws[0].count)
+		known[k] = rest / float64(ws[0].Count)
 	}
 	out := map[int]float64{}
 	for k, f := range known {
@@ -288,7 +216,7 @@ func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]
 func loneOf(p *sim.Profile, pts []*sim.ProfilePoint) float64 {
 	for _, pt := range pts {
 		if pt.PerSM == 1 {
-			return loneTime(p, &sim.BlockModel{}, pt)
+			return p.LoneNs(&sim.BlockModel{}, pt)
 		}
 	}
 	return 0
@@ -325,17 +253,10 @@ func curveSlopes(c []sim.CoResidencyPoint) []float64 {
 	return out
 }
 
-// waveFactor is the co-residency factor of a wave's blocks on its busiest
-// SM.
-func waveFactor(p *sim.Profile, m *sim.BlockModel, w wave, wb int) float64 {
-	mean := float64(w.total*wb) / float64(p.SMs)
-	return m.Factor(float64(w.blocks*wb), mean, wb, p.DefaultWarpSlope)
-}
-
 // predict is a point's per-launch time under the model.
 func predict(p *sim.Profile, m *sim.BlockModel, pt *sim.ProfilePoint) float64 {
 	lone := m.Lone(&device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes}, beyondL2(p, pt))
-	return p.BackToBackNs + kernelTime(p, m, pt, lone)
+	return p.BackToBackNs + p.KernelNs(m, pt, lone)
 }
 
 // fitError compares every point's prediction with its median.

@@ -51,7 +51,7 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 	for i := range pts {
 		pt := &pts[i]
 		xs = append(xs, terms(p, pt))
-		ys = append(ys, max(loneTime(p, m, pt), 1e-3))
+		ys = append(ys, max(p.LoneNs(m, pt), 1e-3))
 		distinct[terms(p, pt)] = true
 	}
 	var c [nTerms]float64

@@ -31,9 +31,12 @@ type Stats struct {
 	Copies    int64
 	Callbacks int64
 	Races     int
-	// ProfiledLaunches and EstimatedLaunches count the kernel launches a
-	// simulator timed from a kernel profile and from their Work estimate
-	// (both 0 on a GPU, which times nothing).
+	// MeasuredLaunches, ProfiledLaunches and EstimatedLaunches count the
+	// kernel launches a simulator timed from a kernel profile's measured
+	// point (the same launch measured alone), from a profile's fitted
+	// model, and from their Work estimate (all 0 on a GPU, which times
+	// nothing).
+	MeasuredLaunches  int64
 	ProfiledLaunches  int64
 	EstimatedLaunches int64
 	// DeviceTime is from the first command's start to the last command's end.

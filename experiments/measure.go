@@ -22,8 +22,8 @@ type once struct {
 	makespan, t0, t1 time.Duration
 	outputs          map[string][]byte
 	choices          []string
-	// kernels0 is the device's kernel count when the timed run began.
-	kernels0 int64
+	// stats0 is the device's counts when the timed run began.
+	stats0 device.Stats
 }
 
 // runOnce runs prog under s on dev: bind, prepare, the warm run
@@ -67,7 +67,7 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, comp
 			poison(inst)
 		}
 		if obs != nil {
-			r.kernels0 = obs.Stats().Kernels
+			r.stats0 = obs.Stats()
 		}
 		if !simulated {
 			defer collectorOff()()

@@ -26,8 +26,11 @@ func (j *job) observe(row *Row, obs device.Observer, r once, last bool) {
 	if !last {
 		return
 	}
-	k := st.Kernels - r.kernels0
+	s0 := &r.stats0
+	k := st.Kernels - s0.Kernels
 	row.Kernels = &k
+	row.KernelTiming = &KernelTiming{Measured: st.MeasuredLaunches - s0.MeasuredLaunches,
+		Profiled: st.ProfiledLaunches - s0.ProfiledLaunches, Estimated: st.EstimatedLaunches - s0.EstimatedLaunches}
 	util, series := windowUtilization(st, r.t0, r.t1, utilBins)
 	util = round(util, 4)
 	row.SMUtil = &util

@@ -101,11 +101,14 @@ type Row struct {
 	// From devices that observe themselves (the simulator): mean SM warp
 	// occupancy over the timed region, kernels launched, races found
 	// (largest count over the repetitions) and a few of them.
-	SMUtil       *float64    `json:"sm_util,omitempty"`
-	Kernels      *int64      `json:"kernels,omitempty"`
-	Races        *int        `json:"races,omitempty"`
-	RaceExamples []string    `json:"race_examples,omitempty"`
-	Utilization  []UtilPoint `json:"utilization,omitempty"`
+	SMUtil  *float64 `json:"sm_util,omitempty"`
+	Kernels *int64   `json:"kernels,omitempty"`
+	// KernelTiming says how the simulator timed the timed run's kernel
+	// launches (its last repetition).
+	KernelTiming *KernelTiming `json:"kernel_timing,omitempty"`
+	Races        *int          `json:"races,omitempty"`
+	RaceExamples []string      `json:"race_examples,omitempty"`
+	Utilization  []UtilPoint   `json:"utilization,omitempty"`
 
 	// SchedulerStats are the counters the scheduler reports about a
 	// measured run (events waited on, syncs pruned, ...), if it reports
@@ -337,4 +340,28 @@ func round(x float64, places int) float64 {
 	}
 	p := math.Pow10(places)
 	return math.Round(x*p) / p
+}
+
+// KernelTiming counts a simulated run's kernel launches by what timed
+// them (device.Stats): a kernel profile's measured point (the same launch
+// measured alone on the GPU), a profile's fitted model, or the launch's
+// Work estimate.
+type KernelTiming struct {
+	Measured  int64 `json:"measured"`
+	Profiled  int64 `json:"profiled"`
+	Estimated int64 `json:"estimated"`
+}
+
+// String is the counts as a phrase: "a measured point 12 (40%), ...".
+func (t *KernelTiming) String() string {
+	n := max(t.Measured+t.Profiled+t.Estimated, 1)
+	pct := func(x int64) string { return fmt.Sprintf("%d (%.0f%%)", x, 100*float64(x)/float64(n)) }
+	return fmt.Sprintf("a measured point %s, a fitted model %s, the Work estimate %s", pct(t.Measured), pct(t.Profiled), pct(t.Estimated))
+}
+
+// Add adds o's counts to t.
+func (t *KernelTiming) Add(o KernelTiming) {
+	t.Measured += o.Measured
+	t.Profiled += o.Profiled
+	t.Estimated += o.Estimated
 }

@@ -31,6 +31,9 @@ type Source struct {
 	Notes          []string `json:"notes,omitempty"`
 	Rows           int      `json:"rows"`     // GPU rows
 	Excluded       int      `json:"excluded"` // rows left out of the metrics
+	// KernelTiming sums the simulated rows' kernel launches by what timed
+	// them (nil: no simulated row says).
+	KernelTiming *KernelTiming `json:"kernel_timing,omitempty"`
 }
 
 // Section is the summary of an experiment or a workload.
@@ -90,6 +93,12 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 	for i := range simRes.Rows {
 		s := &simRes.Rows[i]
 		sims[joinKey(s, s.Device)] = s
+		if s.KernelTiming != nil {
+			if src.KernelTiming == nil {
+				src.KernelTiming = &KernelTiming{}
+			}
+			src.KernelTiming.Add(*s.KernelTiming)
+		}
 	}
 	params := workloadParams(e, gpu)
 	commit := buildOf(gpu)

@@ -111,6 +111,7 @@ func (v *Validation) Page(in PageInput) []byte {
 		targetMAPE, targetSpeedup, targetPairsSame)
 	b.WriteString("## Workloads whose kernels were profiled\n\n")
 	v.pageSummary(&b, in, func(r *ValidatedRow) bool { return !isHeldOut(r.Experiment) })
+	b.WriteString(v.uncalibratedNote())
 	b.WriteString("## Held-out random DAGs\n\n")
 	b.WriteString("Random DAG shapes drawn at the run from a seed no calibration or profile had seen (their kernel, synthetic.synth_node, is profiled " +
 		"at the grids of other draws): how the simulator does on DAGs nobody tuned it on.\n\n")
@@ -151,6 +152,26 @@ func (v *Validation) pageSummary(b *strings.Builder, in PageInput, keep func(*Va
 	}
 	writeMarkdownTable(b, rows)
 	b.WriteString("\n")
+}
+
+// uncalibratedNote says, for each default config the rows were simulated
+// on that has no kernel profile, that it is its GPU's datasheet config,
+// not calibrated on that GPU, and where its calibrated variant stands.
+func (v *Validation) uncalibratedNote() string {
+	var b strings.Builder
+	for _, c := range v.distinct(func(r *ValidatedRow) string { return r.SimConfig }) {
+		cfg, err := loadSimConfig(c)
+		if err != nil || cfg.Profile != nil || strings.HasSuffix(c, "-datasheet") {
+			continue
+		}
+		fmt.Fprintf(&b, "`%s` is the datasheet config (the figures of `%s-datasheet`): it is not calibrated on an %s, "+
+			"so its rows show the uncalibrated simulator.", c, c, strings.ToUpper(c))
+		if _, err := loadSimConfig(c + "-calibrated"); err == nil {
+			fmt.Fprintf(&b, " `%s-calibrated`, fitted on one, is not the default: docs/results/calibration-%s.md says where it stands.", c, c)
+		}
+		b.WriteString("\n\n")
+	}
+	return b.String()
 }
 
 // profilesOf names the kernel profiles of simulator configs ("none": each
@@ -322,10 +343,17 @@ func (v *Validation) pageSources(b *strings.Builder, in PageInput) {
 		b.WriteString(". ")
 	}
 	b.WriteString("How each GPU file was measured (device, driver, date, command, raw output): docs/results/gpu-runs.md and each paper's page.\n\n")
-	b.WriteString("| GPU results | experiment | rows | left out | simulated on | notes |\n|---|---|--:|--:|---|---|\n")
+	b.WriteString("Launches timed from: the simulated kernel launches of each file's rows, by what timed them " +
+		"(a kernel profile's measured point, its fitted model, the Work estimate; docs/SIMULATOR.md).\n\n")
+	b.WriteString("| GPU results | experiment | rows | left out | simulated on | launches timed from (point / model / estimate) | notes |\n" +
+		"|---|---|--:|--:|---|---|---|\n")
 	for _, s := range v.Sources {
-		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s |\n", mdEscape(s.GPU), mdEscape(s.ExperimentFile), s.Rows, s.Excluded,
-			mdEscape(strings.Join(s.Sim, ", ")), mdEscape(strings.Join(s.Notes, "; ")))
+		timing := "-"
+		if t := s.KernelTiming; t != nil {
+			timing = fmt.Sprintf("%d / %d / %d", t.Measured, t.Profiled, t.Estimated)
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s |\n", mdEscape(s.GPU), mdEscape(s.ExperimentFile), s.Rows, s.Excluded,
+			mdEscape(strings.Join(s.Sim, ", ")), timing, mdEscape(strings.Join(s.Notes, "; ")))
 	}
 	var left []string
 	for i := range v.Rows {

@@ -74,6 +74,9 @@ func (v *Validation) Print(w io.Writer) error {
 			fmt.Fprintf(&b, "; %d left out", s.Excluded)
 		}
 		b.WriteString("\n")
+		if t := s.KernelTiming; t != nil {
+			fmt.Fprintf(&b, "  simulated kernel launches timed from %s\n", t)
+		}
 		for _, n := range s.Notes {
 			fmt.Fprintf(&b, "  note: %s\n", n)
 		}

@@ -327,6 +327,19 @@ func TestPageBesideTheConfigsBeforeCalibration(t *testing.T) {
 	assert.Contains(t, page, "## Where the simulator's choice costs most on the GPU")
 	assert.Contains(t, page, "| small-gpu.json | dag | H100 80GB HBM3 | h100 | 2 | 0.0% |")
 	assert.Contains(t, page, "(on the configs before calibration: p-datasheet-rows.csv)")
+	// Each file's simulated launches by what timed them: synth_node at
+	// this size is in no profile point (2 rows x 24 launches, its model).
+	assert.Contains(t, page, "| NVIDIA H100 80GB HBM3 -> h100 | 0 / 48 / 0 |")
+	assert.NotContains(t, page, "is the datasheet config", "h100 is calibrated")
+}
+
+// The page says in words which default configs are not calibrated, and
+// where their calibrated variants stand.
+func TestPageNamesUncalibratedDefaults(t *testing.T) {
+	v := &Validation{Rows: []ValidatedRow{{SimConfig: "h100"}, {SimConfig: "h200"}, {SimConfig: "h200-datasheet"}}}
+	assert.Equal(t, "`h200` is the datasheet config (the figures of `h200-datasheet`): it is not calibrated on an H200, "+
+		"so its rows show the uncalibrated simulator. `h200-calibrated`, fitted on one, is not the default: "+
+		"docs/results/calibration-h200.md says where it stands.\n\n", v.uncalibratedNote())
 }
 
 // TestValidateFilesNotesParametersAddedSince: a parameter the GPU's code

@@ -137,12 +137,7 @@ func (d *Device) counter(c device.Counter) *counter {
 func (d *Device) activate(k *command) {
 	k.res = d.info.Resources(&k.l)
 	k.total = k.l.Grid.Count()
-	k.model = d.prof.model(k.l.Kernel)
-	if k.model != nil {
-		d.stats.ProfiledLaunches++
-	} else {
-		d.stats.EstimatedLaunches++
-	}
+	d.timeFromProfile(k)
 	k.blkAcc, k.startPost = nil, nil
 	if k.l.Sync != nil {
 		if ba, ok := k.l.Sync.(device.BlockAccess); ok && !d.opts.noRaces {
@@ -524,6 +519,24 @@ func (d *Device) post(c device.Counter) {
 	ct.waiters = keep
 }
 
+// timeFromProfile sets how k's blocks are timed: from the profile point
+// its launch matches, else from its kernel's fitted model, else from its
+// Work estimate; the device's Stats count each.
+func (d *Device) timeFromProfile(k *command) {
+	k.model, k.measured = d.prof.model(k.l.Kernel), false
+	if k.model == nil {
+		d.stats.EstimatedLaunches++
+		return
+	}
+	perSM := func() int { n, _ := d.info.Occupancy(&k.l); return n }
+	if lone, ok := d.prof.measuredLone(&k.l, perSM); ok {
+		k.measured, k.measuredNs = true, lone
+		d.stats.MeasuredLaunches++
+		return
+	}
+	d.stats.ProfiledLaunches++
+}
+
 // memActive counts n blocks of k on SM s as moving device memory (n < 0:
 // no longer), if k's Work has Bytes: the warps that share the memory
 // system. A spinning block does not count until its waits are met.
@@ -537,8 +550,9 @@ func (d *Device) memActive(k *command, s, n int) {
 }
 
 // blockDur is how long one block of k runs on sm, given the residency now.
-// A kernel the profile covers takes its model's lone-block time for its
-// Work times the co-residency factor at the SM's and the GPU's resident
+// A kernel the profile covers takes its lone-block time (the measured
+// point's, when the launch matches one, else its model's for its Work)
+// times the co-residency factor at the SM's and the GPU's resident
 // warps (at least min_block_ns). Any other takes the largest of its cycles at the SM clock, its flops at its share of the
 // SM's rate (its warps over max(resident warps on the SM, saturation)), and
 // its bytes at its memory bandwidth; at least min_block_ns. The bandwidth
@@ -553,7 +567,11 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 	w := &k.l.Work
 	if m := k.model; m != nil {
 		f := m.Factor(float64(sm.resWarps), float64(d.gpuWarps)/d.prof.sms, k.res.Warps, d.prof.slope)
-		return max(nsTime(m.Lone(w, d.prof.beyondL2(k.total, w))*f), d.cost.minBlock)
+		lone := k.measuredNs
+		if !k.measured {
+			lone = m.Lone(w, d.prof.beyondL2(k.total, w))
+		}
+		return max(nsTime(lone*f), d.cost.minBlock)
 	}
 	ns := 0.0
 	if w.Cycles > 0 {

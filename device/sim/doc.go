@@ -17,9 +17,10 @@
 // engines, host callbacks, and ACS-HW's dependency queue (WithDependencyQueue).
 //
 // A block's duration is fixed when it starts. A kernel the config's kernel
-// Profile covers (measured on a GPU by `gpusched profile`) takes its block
-// model's time for the launch's Work, times a co-residency factor at its
-// SM's resident warps; any other kernel takes its Work estimate (cycles,
+// Profile covers (measured on a GPU by `gpusched profile`) takes the
+// measured time of the profile point its launch matches exactly, else its
+// block model's time for the launch's Work, times a co-residency factor at
+// its SM's resident warps; any other kernel takes its Work estimate (cycles,
 // flops and bytes against the SM's and the memory system's rates, shared
 // among co-resident blocks, scaled by the achieved fractions of peak).
 // Stats says how many launches each timed.

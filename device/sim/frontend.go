@@ -49,8 +49,12 @@ type command struct {
 	blkAcc    device.BlockAccess
 	startPost device.StartPoster
 	blkStart  []Time
-	// model is the kernel's profiled block model (nil: the Work estimate).
-	model *BlockModel
+	// model is the kernel's profiled block model (nil: the Work estimate);
+	// with measured, measuredNs is the lone block time of the profile
+	// point the launch matches (else the model's time for its Work).
+	model      *BlockModel
+	measured   bool
+	measuredNs float64
 
 	// Copies.
 	cp         device.Copy

@@ -336,10 +336,17 @@ func (k *KernelProfile) check(at string) error {
 			return pathErrorf(where, "warps must increase, got %d after %d", c.Warps, m.CoResidency[i-1].Warps)
 		}
 	}
+	seen := map[pointKey]int{}
 	for i := range k.Points {
-		if err := k.Points[i].check(); err != nil {
+		pt := &k.Points[i]
+		if err := pt.check(); err != nil {
 			return pathErrorf(fmt.Sprintf("%s.points[%d]", at, i), "%v", err)
 		}
+		key := pt.key(kernelNameOf(k.Kernel))
+		if j, ok := seen[key]; ok {
+			return pathErrorf(fmt.Sprintf("%s.points[%d]", at, i), "measures the same launch as points[%d]", j)
+		}
+		seen[key] = i
 	}
 	return nil
 }
@@ -461,25 +468,32 @@ func sharedProfile(nameOrPath, dir string) (*Profile, error) {
 }
 
 // profileIndex is a profile ready for the block scheduler: kernels by
-// module and name.
+// module and name, measured points by launch.
 type profileIndex struct {
 	slope   float64
 	sms     float64
 	l2      float64
 	kernels map[kernelName]*BlockModel
+	points  map[pointKey]measuredPoint
 }
 
 type kernelName struct{ module, name string }
+
+// kernelNameOf splits a profile's module.name.
+func kernelNameOf(key string) kernelName {
+	mod, name, _ := strings.Cut(key, ".")
+	return kernelName{mod, name}
+}
 
 func newProfileIndex(p *Profile) *profileIndex {
 	if p == nil {
 		return nil
 	}
-	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes), kernels: map[kernelName]*BlockModel{}}
+	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes),
+		kernels: map[kernelName]*BlockModel{}, points: pointsOf(p)}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
-		mod, name, _ := strings.Cut(k.Kernel, ".")
-		x.kernels[kernelName{mod, name}] = &k.Model
+		x.kernels[kernelNameOf(k.Kernel)] = &k.Model
 	}
 	return x
 }

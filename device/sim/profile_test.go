@@ -38,7 +38,7 @@ kernels:
         - {warps: 16, factor: 2.5}
     fit: {points: 1, median_pct: 0, max_pct: 0, spread_pct: 0}
     points:
-      - {grid: 8, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [3500, 3600]}
+      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 2000, bytes: 0, launches: 1, ns: [3500, 3600]}
   - kernel: test.flat
     regs: 32
     static_shared: 0
@@ -65,7 +65,7 @@ func TestProfileParsesAndRoundTrips(t *testing.T) {
 	back, err := ParseProfile(out, "marshalled")
 	require.NoError(t, err)
 	assert.Equal(t, p, back)
-	assert.Contains(t, string(out), "- {grid: 8, threads: 128,", "a point per line")
+	assert.Contains(t, string(out), "- {grid: 4, threads: 128,", "a point per line")
 }
 
 func TestProfileParsingIsStrict(t *testing.T) {
@@ -78,6 +78,8 @@ func TestProfileParsingIsStrict(t *testing.T) {
 		{"bad kernel name", "kernel: test.flat", "kernel: flat", "test.yaml:25: kernels[1].kernel: must be module.name, got \"flat\""},
 		{"twice", "kernel: test.flat", "kernel: test.k", "test.yaml:25: kernels[1].kernel: kernel test.k is profiled twice"},
 		{"no samples", "ns: [3500, 3600]", "ns: []", "test.yaml:24: kernels[0].points[0]: ns lists no sample"},
+		{"a launch measured twice", "ns: [3500, 3600]}", "ns: [3500, 3600]}\n      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 2000, bytes: 0, launches: 2, ns: [1]}",
+			"test.yaml:25: kernels[0].points[1]: measures the same launch as points[0]"},
 		{"wrong type", "sms: 2", "sms: two", "test.yaml: yaml: unmarshal errors:\n  line 2"},
 		{"points not a list", "    points: []", "    points: {}", "test.yaml:30: kernels[1].points must be a list"},
 	} {
@@ -228,4 +230,47 @@ func TestConfigsShareTheirParsedProfile(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(changed), 0o644))
 	require.NoError(t, cfg.loadProfile(dir))
 	assert.Equal(t, "other GPU", cfg.Profile.Device)
+}
+
+func TestWaves(t *testing.T) {
+	// 1056 blocks at 2 per SM on 132 SMs: 4 full waves; 1000 blocks: 3
+	// full waves and 208 left, 2 on the busiest SM.
+	assert.Equal(t, []Wave{{Blocks: 2, Total: 264, Count: 4}}, Waves(1056, 2, 132))
+	assert.Equal(t, []Wave{{Blocks: 2, Total: 264, Count: 3}, {Blocks: 2, Total: 208, Count: 1}}, Waves(1000, 2, 132))
+	assert.Equal(t, []Wave{{Blocks: 1, Total: 64, Count: 1}}, Waves(64, 16, 132))
+}
+
+// A launch that matches a profile point (kernel, blocks, threads, dynamic
+// shared memory, Work and blocks per SM) takes the point's measured time;
+// any other launch of the kernel its model's. test.k's point: 4 blocks of
+// 2000 flops, median 3550 ns per launch, so 2550 ns of kernel after the
+// back-to-back gap of 1000 ns; alone its 4 blocks run 2 per SM (8 warps,
+// factor 1.5), so its lone block time is 2550 / 1.5 = 1700 ns, where the
+// model says 1000 + 2000 = 3000 ns.
+func TestMeasuredPointTimesTheLaunchItMatches(t *testing.T) {
+	d := twoSMDevice(t)
+	k := func(kernel *device.Kernel, grid, shared int, flops float64) *device.Launch {
+		return &device.Launch{Kernel: kernel, Grid: device.D1(grid), Block: device.D1(128), SharedMem: shared, Work: device.Work{Flops: flops}}
+	}
+	// Matched: the measured median, 1000 + 2550 ns.
+	assert.Equal(t, []time.Duration{3550 * time.Nanosecond}, gatedElapsed(t, d, k(profiledK, 4, 0, 2000)))
+	st := d.Stats()
+	assert.Equal(t, [3]int64{1, 0, 1}, [3]int64{st.MeasuredLaunches, st.ProfiledLaunches, st.EstimatedLaunches})
+	// Unmatched, the model: other Work, 1000 + 1.5 x 3001 = 5501.5 ns
+	// (elapsed in whole ns); another grid (1 block per SM), 1000 + 3000;
+	// other shared memory (still 2 per SM), 1000 + 1.5 x 3000.
+	assert.Equal(t, []time.Duration{5501 * time.Nanosecond}, gatedElapsed(t, d, k(profiledK, 4, 0, 2001)))
+	assert.Equal(t, []time.Duration{4000 * time.Nanosecond}, gatedElapsed(t, d, k(profiledK, 2, 0, 2000)))
+	assert.Equal(t, []time.Duration{5500 * time.Nanosecond}, gatedElapsed(t, d, k(profiledK, 4, 1024, 2000)))
+	// The same launch where an SM holds 8 blocks, not the point's 16 (64
+	// registers a thread): not the co-residency measured, the model.
+	regs64 := &device.Kernel{Module: "test", Name: "k", Regs: 64}
+	assert.Equal(t, []time.Duration{5500 * time.Nanosecond}, gatedElapsed(t, d, k(regs64, 4, 0, 2000)))
+	st = d.Stats()
+	assert.Equal(t, [3]int64{0, 1, 1}, [3]int64{st.MeasuredLaunches, st.ProfiledLaunches, st.EstimatedLaunches})
+	// Two matched launches released together: 4 blocks per SM (16 warps,
+	// factor 2.5) scale the measured lone time as the model's curve says:
+	// 1000 + 2.5 x 1700 ns each.
+	assert.Equal(t, []time.Duration{5250 * time.Nanosecond, 5250 * time.Nanosecond},
+		gatedElapsed(t, d, k(profiledK, 4, 0, 2000), k(profiledK, 4, 0, 2000)))
 }
