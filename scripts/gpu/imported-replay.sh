@@ -16,7 +16,10 @@
 #      serial+graph and the multi-stream strategies) and imported-graph-gpu.yaml
 #      (the graph-replay traces, serial and serial+graph), with the measured
 #      overhead_ns and floor_ns, on DEVICE; and imported-graph-gpu.yaml again
-#      with overhead_ns 0 (how the replay's time moves with it).
+#      with overhead_ns 0 (how the replay's time moves with it);
+#   4. scripts/gpu/imported-chain-probe.py (PyTorch): chains of 64 spin
+#      kernels timed eager and as a CUDA graph, their graph replays traced,
+#      imported and replayed under serial and serial+graph (imported-chain-v2).
 #
 # Everything lands in $OUT/imp.tgz. Binaries, built here (gzipped to keep
 # the carried folder small; the script unpacks them; commit.txt names the
@@ -71,6 +74,15 @@ if [ "$DEV" = cuda ]; then
 fi
 echo "overhead_ns=$O floor_ns=$FL" | tee "$R/overhead.txt"
 
+# A chain of spin kernels through the capture route (needs PyTorch; with
+# CHAIN=1 on a dry run, a stand-in on PYTHONPATH): replayed at the end.
+if [ "$DEV" = cuda ] || [ -n "${CHAIN:-}" ]; then
+	log "chain probe"
+	timeout 60 python3 scripts/gpu/imported-chain-probe.py "$R/chain" 64 > "$R/chain.log" 2>&1
+	echo "rc=$?" | tee -a "$R/chain.log"
+	tail -3 "$R/chain.log"
+fi
+
 log "import"
 for t in workloads/kineto/testdata/pytorch/*.trace.json.gz; do
 	m=$(basename "$t" .trace.json.gz)
@@ -107,6 +119,23 @@ for run in imported:$O imported-graph:$O imported-graph:0; do
 	rm -f "$cfg"
 	tail -4 "$R/$name.log"
 done
+if ls "$R"/chain/*.graph.trace.json.gz > /dev/null 2>&1; then
+	log "chain replay"
+	ws=""
+	for t in "$R"/chain/*.graph.trace.json.gz; do
+		m=$(basename "$t" .trace.json.gz)
+		if timeout 30 "$B/gpusched" import kineto "$t" --name "$m" -o "$R/chain/$m.yaml" >> "$R/chain.log" 2>&1; then
+			ws="$ws  - {name: $m, family: file, params: {path: $m.yaml, overhead_ns: $O, floor_ns: $FL}}\n"
+		else
+			echo "$m: import FAILED" | tee -a "$R/chain.log"
+		fi
+	done
+	printf "name: imported-chain-v2\ndescription: chains of torch.cuda._sleep kernels (scripts/gpu/imported-chain-probe.py), graph-replay traces\nseed: 1\nrepetitions: 5\nbaseline: serial+graph\nworkloads:\n${ws}schedulers:\n  - {name: serial, kind: serial}\n  - {name: serial+graph, kind: serial-graph, params: {graph: true}}\ndevices: [$DEV]\n" > "$R/chain/chain-run.yaml"
+	left=$((BUDGET + 10 - ($(date +%s) - start)))
+	timeout "$((left > 5 ? left : 5))" "$B/gpusched" paper imported run "$R/chain/chain-run.yaml" -o "$R/imported-chain-v2" > "$R/imported-chain-v2.log" 2>&1
+	echo "rc=$?" | tee -a "$R/imported-chain-v2.log"
+	tail -4 "$R/imported-chain-v2.log"
+fi
 log done
 rm -rf "$R/w"
 find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
