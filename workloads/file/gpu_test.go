@@ -197,8 +197,8 @@ func TestGPUReplayProbe(t *testing.T) {
 		host, graphed := probeKernel(t, d, f, k, k == ReplayKernel)
 		for _, grid := range []int{1, sms} {
 			at0, atSpin := probeGroup(grid, 1), probeGroup(grid, probeSpinNS)
-			t.Logf("%-9s grid %3d: %5.0f ns at spin 0, %5.0f ns beyond a %d ns spin; in a chain %5.0f ns a kernel from the host, %5.0f in a graph (spin 0)",
-				k.Name, grid, host.excess[at0], host.excess[atSpin], probeSpinNS, host.chain[at0], graphed.chain[at0])
+			t.Logf("%-9s grid %3d: %5.0f ns at spin 0, %5.0f ns beyond a %d ns spin; in a chain, a kernel adds %5.0f ns from the host, %5.0f in a graph at spin 0, %5.0f beyond the spin in a graph at %d ns",
+				k.Name, grid, host.excess[at0], host.excess[atSpin], probeSpinNS, host.chain[at0], graphed.chain[at0], graphed.chain[atSpin]-probeSpinNS, probeSpinNS)
 		}
 		if k == ReplayKernel {
 			floor, overhead = host.excess[probeGroup(1, 1)], host.excess[probeGroup(1, probeSpinNS)]
