@@ -48,10 +48,13 @@ const commands = `## Commands
 
 `
 
-// capture is the capture script's summary.
+// capture is the capture script's summary; Chains are
+// imported-chain-probe.py's chains of spin kernels (a summary of the same
+// format, beside it), which only the graph-replay traces' tables show.
 type capture struct {
 	Env    map[string]any `json:"env"`
 	Models []model        `json:"models"`
+	Chains []model        `json:"-"`
 }
 
 type model struct {
@@ -71,8 +74,12 @@ type stat struct {
 	Samples []float64 `json:"samples_us"`
 }
 
-// captureFile is the capture summary's name beside the page.
-const captureFile = "raw/imported-capture.json"
+// captureFile is the capture summary's name beside the page, chainFile
+// the chain probe's (optional).
+const (
+	captureFile = "raw/imported-capture.json"
+	chainFile   = "raw/imported-chain-capture.json"
+)
 
 // o0Suffix names the experiments that ran the graph-replay traces with
 // overhead_ns 0 (scripts/gpu/imported-replay.sh on the GPU,
@@ -83,6 +90,13 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	c, err := readCapture(filepath.Join(in.Dir, captureFile))
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(filepath.Join(in.Dir, chainFile)); err == nil {
+		chains, err := readCapture(filepath.Join(in.Dir, chainFile))
+		if err != nil {
+			return err
+		}
+		c.Chains = chains.Models
 	}
 	d, first := newData(in, true), newData(in, false)
 	if d.empty() || first.empty() {
