@@ -83,6 +83,7 @@ func cell(ok bool, f func() string) string {
 func writeGraphTraces(b *bytes.Buffer, c capture, d *data, h string) {
 	var targets, split []string
 	var cnt [2]counter
+	chains := false
 	for _, m := range append(append([]model(nil), c.Models...), c.Chains...) {
 		w := m.Tag + ".graph"
 		g, okG := d.gpu.median(w, baseline)
@@ -92,6 +93,7 @@ func writeGraphTraces(b *bytes.Buffer, c capture, d *data, h string) {
 		}
 		pg := m.Graph.Median
 		k, okK := d.kernels(w)
+		chains = chains || m.Model == "chain"
 		targets = append(targets, fmt.Sprintf("| %s | %d | %s | %.1f | %s | %s | %s | %s |", m.label(), m.Batch,
 			cell(okK, func() string { return fmt.Sprint(k) }), pg,
 			us(g, okG), cell(okG, func() string { return cnt[0].add(g, pg) }),
@@ -113,7 +115,7 @@ func writeGraphTraces(b *bytes.Buffer, c capture, d *data, h string) {
 	b.WriteString(h + " Replays of the graph-replay traces\n\n")
 	b.WriteString("The same models traced while PyTorch replayed its CUDA graph (the kernels of one graph launch, ordered by what ran " +
 		"after what, their durations the graph replay's own), replayed under serial+graph.")
-	if len(c.Chains) > 0 {
+	if chains {
 		b.WriteString(" The chains (scripts/gpu/imported-chain-probe.py, raw/imported-chain-capture.json) are a model whose kernels are known: " +
 			"torch.cuda._sleep spin kernels of one thread, each after the one before, captured, traced and replayed the same way.")
 	}

@@ -119,21 +119,28 @@ for run in imported:$O imported-graph:$O imported-graph:0; do
 	rm -f "$cfg"
 	tail -4 "$R/$name.log"
 done
+# The chain's imports go where they will be committed (configs/workloads/
+# pytorch, gzipped), so that the results name the repository's files.
 if ls "$R"/chain/*.graph.trace.json.gz > /dev/null 2>&1; then
 	log "chain replay"
 	ws=""
 	for t in "$R"/chain/*.graph.trace.json.gz; do
 		m=$(basename "$t" .trace.json.gz)
-		if timeout 30 "$B/gpusched" import kineto "$t" --name "$m" -o "$R/chain/$m.yaml" >> "$R/chain.log" 2>&1; then
-			ws="$ws  - {name: $m, family: file, params: {path: $m.yaml, overhead_ns: $O, floor_ns: $FL}}\n"
+		y=configs/workloads/pytorch/$m.yaml
+		if timeout 30 "$B/gpusched" import kineto "$t" --name "$m" -o "$y" >> "$R/chain.log" 2>&1 && gzip -nf "$y"; then
+			cp "$y.gz" "$R/chain/"
+			ws="$ws  - {name: $m, family: file, params: {path: ../workloads/pytorch/$m.yaml.gz, overhead_ns: $O, floor_ns: $FL}}\n"
 		else
 			echo "$m: import FAILED" | tee -a "$R/chain.log"
 		fi
 	done
-	printf "name: imported-chain-v2\ndescription: chains of torch.cuda._sleep kernels (scripts/gpu/imported-chain-probe.py), graph-replay traces\nseed: 1\nrepetitions: 5\nbaseline: serial+graph\nworkloads:\n${ws}schedulers:\n  - {name: serial, kind: serial}\n  - {name: serial+graph, kind: serial-graph, params: {graph: true}}\ndevices: [$DEV]\n" > "$R/chain/chain-run.yaml"
+	cfg=configs/experiments/imported-chain-v2-run.yaml
+	printf "name: imported-chain-v2\ndescription: chains of torch.cuda._sleep kernels (scripts/gpu/imported-chain-probe.py), graph-replay traces\nseed: 1\nrepetitions: 5\nbaseline: serial+graph\nworkloads:\n${ws}schedulers:\n  - {name: serial, kind: serial}\n  - {name: serial+graph, kind: serial-graph, params: {graph: true}}\ndevices: [$DEV]\n" > "$cfg"
+	cp "$cfg" "$R/chain/"
 	left=$((BUDGET + 10 - ($(date +%s) - start)))
-	timeout "$((left > 5 ? left : 5))" "$B/gpusched" paper imported run "$R/chain/chain-run.yaml" -o "$R/imported-chain-v2" > "$R/imported-chain-v2.log" 2>&1
+	timeout "$((left > 5 ? left : 5))" "$B/gpusched" paper imported run "$cfg" -o "$R/imported-chain-v2" > "$R/imported-chain-v2.log" 2>&1
 	echo "rc=$?" | tee -a "$R/imported-chain-v2.log"
+	rm -f "$cfg"
 	tail -4 "$R/imported-chain-v2.log"
 fi
 log done
