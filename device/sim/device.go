@@ -54,7 +54,9 @@ func WithHardwareQueues(n int) Option {
 }
 
 // WithProfile times the kernels p covers from p instead of the profile the
-// config names; nil times every kernel from its Work estimate.
+// config names; nil times every kernel from its Work estimate. p is used,
+// not copied, and must not change once a device uses it: its measured
+// points are indexed once per profile.
 func WithProfile(p *Profile) Option {
 	return func(o *options) error { o.profile, o.noProf = p, p == nil; return nil }
 }
