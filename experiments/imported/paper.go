@@ -9,8 +9,11 @@
 //	gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-*.json
 //
 // report reads PyTorch's times from the capture's summary under the page's folder
-// (raw/imported-capture.json); experiments named "*-o0" (the graph-replay
-// traces at overhead_ns 0) are kept apart from the others' rows.
+// (raw/imported-capture.json, and the chain probe's raw/imported-chain-capture.json);
+// experiments named "*-o0" (the graph-replay traces at overhead_ns 0) are
+// kept apart from the others' rows, and those named "*-v2*" (the replay
+// kernel's second version) from the first version's, which the page shows
+// as superseded.
 package imported
 
 import "github.com/gpusched/gpusched/experiments"
@@ -19,8 +22,10 @@ func init() {
 	experiments.RegisterPaper(&experiments.Paper{
 		Name:  "imported",
 		Title: "imported PyTorch models (issue #19): replay on the GPU and the simulator against PyTorch eager and graph times",
-		Configs: []string{"configs/experiments/imported-sim.yaml", "configs/experiments/imported-graph-sim.yaml", "configs/experiments/imported-graph-sim-o0.yaml",
-			"configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml"},
+		Configs: []string{"configs/experiments/imported-v2-sim.yaml", "configs/experiments/imported-graph-v2-sim.yaml", "configs/experiments/imported-graph-v2-sim-o0.yaml",
+			"configs/experiments/imported-chain-v2-sim.yaml", "configs/experiments/imported-chain-v2-sim-o0.yaml",
+			"configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml",
+			"configs/experiments/imported-sim.yaml", "configs/experiments/imported-graph-sim.yaml", "configs/experiments/imported-graph-sim-o0.yaml"},
 		Report: report,
 	})
 }

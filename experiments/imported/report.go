@@ -37,14 +37,19 @@ const commands = `## Commands
     python3 scripts/gpu/capture_pytorch.py
     # import (here; cmd/gpusched's TestCommittedImportsAreCurrent keeps them current)
     gpusched import kineto workloads/kineto/testdata/pytorch/M.trace.json.gz --et workloads/kineto/testdata/pytorch/M.et.json.gz --name M -o configs/workloads/pytorch/M.yaml
-    # replay on the GPU (GPU call 2; overhead_ns measured by its first step)
-    bash scripts/gpu/imported-replay.sh cuda 420
-    # the simulator
-    gpusched paper imported run configs/experiments/imported-sim.yaml -o results/imported-sim
-    gpusched paper imported run configs/experiments/imported-graph-sim.yaml -o results/imported-graph-sim
-    gpusched paper imported run configs/experiments/imported-graph-sim-o0.yaml -o results/imported-graph-sim-o0
+    # on the GPU (session 3's call): the replay kernel's probe (overhead_ns, floor_ns), the chain probe,
+    # the replays (imported-v2, imported-graph-v2, imported-graph-v2-o0, imported-chain-v2)
+    bash scripts/gpu/imported-replay.sh cuda 95
+    # the simulator, at the probe's overhead_ns and floor_ns
+    gpusched paper imported run configs/experiments/imported-v2-sim.yaml -o results/imported-v2-sim
+    gpusched paper imported run configs/experiments/imported-graph-v2-sim.yaml -o results/imported-graph-v2-sim
+    gpusched paper imported run configs/experiments/imported-graph-v2-sim-o0.yaml -o results/imported-graph-v2-sim-o0
+    gpusched paper imported run configs/experiments/imported-chain-v2-sim.yaml -o results/imported-chain-v2-sim
+    gpusched paper imported run configs/experiments/imported-chain-v2-sim-o0.yaml -o results/imported-chain-v2-sim-o0
+    # the first replay kernel (GPU call 2a: bash scripts/gpu/imported-replay.sh cuda 420 at 882a630) and its simulator rows
+    gpusched paper imported run configs/experiments/imported-sim.yaml -o results/imported-sim   # and imported-graph-sim, imported-graph-sim-o0
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-gpu.json docs/results/imported-graph-gpu.json docs/results/imported-graph-gpu-o0.json docs/results/imported-sim.json docs/results/imported-graph-sim.json docs/results/imported-graph-sim-o0.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json
 
 `
 

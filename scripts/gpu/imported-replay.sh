@@ -113,7 +113,7 @@ for run in imported:$O imported-graph:$O imported-graph:0; do
 	[ "$x" = imported ] && left=$((left * 3 / 4))
 	log "$name on $DEV, overhead_ns $o ($left s)"
 	cfg=configs/experiments/$name-run.yaml
-	sed -e "s/overhead_ns: [0-9]*/overhead_ns: $o, floor_ns: $FL/" -e "s/^devices: .*/devices: [$DEV]/" -e "s/^name: .*/name: $name/" "configs/experiments/$x-gpu.yaml" > "$cfg"
+	sed -E -e "s/overhead_ns: [0-9]+(, floor_ns: [0-9]+)?/overhead_ns: $o, floor_ns: $FL/" -e "s/^devices: .*/devices: [$DEV]/" -e "s/^name: .*/name: $name/" "configs/experiments/$x-gpu.yaml" > "$cfg"
 	timeout "$left" "$B/gpusched" paper imported run "$cfg" -o "$R/$name" > "$R/$name.log" 2>&1
 	echo "rc=$?" | tee -a "$R/$name.log"
 	rm -f "$cfg"
