@@ -34,6 +34,7 @@ func (t table) median(w, s string) (float64, bool) {
 // one version of the replay kernel.
 type data struct {
 	gpu, gpu0, sim, sim0              table
+	predict                           table // the simulator's "-predict" rows (not run on a GPU)
 	schedulers                        []string
 	gpuName, simName, overhead, floor string
 }
@@ -42,14 +43,25 @@ type data struct {
 // (imported-v2, imported-graph-v2-sim, ...); the others ran the first.
 const v2Tag = "-v2"
 
+// predictTag marks simulator experiments that predict a replay not run on
+// a GPU yet (imported-v2-predict-sim: a profiler_ns taken off the
+// recorded durations); their rows are kept apart.
+const predictTag = "-predict"
+
 // isV2 says whether an experiment ran the replay kernel's second version.
 func isV2(experiment string) bool { return strings.Contains(experiment, v2Tag) }
 
 // newData reads the sets of the second replay kernel (v2) or the first.
 func newData(in *experiments.ReportInput, v2 bool) *data {
-	d := &data{gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}}
+	d := &data{gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}, predict: table{}}
 	for _, r := range in.Sets {
 		if isV2(r.Experiment) != v2 {
+			continue
+		}
+		if strings.Contains(r.Experiment, predictTag) {
+			for i := range r.Rows {
+				d.predict[[2]string{r.Rows[i].Workload, r.Rows[i].Scheduler}] = &r.Rows[i]
+			}
 			continue
 		}
 		o0 := strings.HasSuffix(r.Experiment, o0Suffix)

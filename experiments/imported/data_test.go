@@ -73,7 +73,7 @@ func TestNewDataKeepsKernelVersionsApart(t *testing.T) {
 		return &experiments.Results{Experiment: name, Rows: []experiments.Row{*r}}
 	}
 	in := &experiments.ReportInput{Sets: []*experiments.Results{set("imported-graph-sim", 1000), set("imported-graph-v2-sim", 800),
-		set("imported-graph-v2-sim-o0", 700)}}
+		set("imported-graph-v2-sim-o0", 700), set("imported-graph-v2-predict-sim", 600)}}
 	v2, v1 := newData(in, true), newData(in, false)
 	m, ok := v2.sim.median("m-b1.graph", baseline)
 	require.True(t, ok)
@@ -85,4 +85,8 @@ func TestNewDataKeepsKernelVersionsApart(t *testing.T) {
 	require.True(t, ok)
 	assert.InDelta(t, 1.0, m, 1e-9)
 	assert.Empty(t, v1.sim0)
+	m, ok = v2.predict.median("m-b1.graph", baseline)
+	require.True(t, ok)
+	assert.InDelta(t, 0.6, m, 1e-9, "a prediction is kept apart from the simulator's rows")
+	assert.Empty(t, v1.predict)
 }

@@ -24,6 +24,7 @@ func init() {
 		Title: "imported PyTorch models (issue #19): replay on the GPU and the simulator against PyTorch eager and graph times",
 		Configs: []string{"configs/experiments/imported-v2-sim.yaml", "configs/experiments/imported-graph-v2-sim.yaml", "configs/experiments/imported-graph-v2-sim-o0.yaml",
 			"configs/experiments/imported-chain-v2-sim.yaml", "configs/experiments/imported-chain-v2-sim-o0.yaml",
+			"configs/experiments/imported-v2-predict-sim.yaml", "configs/experiments/imported-graph-v2-predict-sim.yaml",
 			"configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml",
 			"configs/experiments/imported-sim.yaml", "configs/experiments/imported-graph-sim.yaml", "configs/experiments/imported-graph-sim-o0.yaml"},
 		Report: report,

@@ -46,6 +46,9 @@ const commands = `## Commands
     gpusched paper imported run configs/experiments/imported-graph-v2-sim-o0.yaml -o results/imported-graph-v2-sim-o0
     gpusched paper imported run configs/experiments/imported-chain-v2-sim.yaml -o results/imported-chain-v2-sim
     gpusched paper imported run configs/experiments/imported-chain-v2-sim-o0.yaml -o results/imported-chain-v2-sim-o0
+    # the prediction with profiler_ns (not run on a GPU)
+    gpusched paper imported run configs/experiments/imported-v2-predict-sim.yaml -o results/imported-v2-predict-sim
+    gpusched paper imported run configs/experiments/imported-graph-v2-predict-sim.yaml -o results/imported-graph-v2-predict-sim
     # the first replay kernel (GPU call 2a: bash scripts/gpu/imported-replay.sh cuda 420 at 882a630) and its simulator rows
     gpusched paper imported run configs/experiments/imported-sim.yaml -o results/imported-sim   # and imported-graph-sim, imported-graph-sim-o0
     # this page
@@ -116,6 +119,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	writeEnv(&b, c, d, first)
 	writeTargets(&b, c, d, "##")
 	writeGraphTraces(&b, c, d, "##")
+	writePredict(&b, c, d)
 	writeBest(&b, c, d)
 	writeModels(&b, c, d)
 	if first != nil {

@@ -290,3 +290,33 @@ func notes(d *data, w, s string) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// writePredict is the simulator's prediction of the replay with a
+// profiler_ns taken off the recorded durations (experiments named
+// -predict), beside PyTorch's graph replay and the GPU's replay as run.
+func writePredict(b *bytes.Buffer, c capture, d *data) {
+	if len(d.predict) == 0 {
+		return
+	}
+	b.WriteString("## Predicted, not run on a GPU: the recorded durations less what the profiler adds\n\n")
+	b.WriteString("The simulator's serial+graph with profiler_ns (the chain probe's measure of what the profiler times beyond a kernel's work, " +
+		"docs/WORKLOADS.md) taken off every recorded kernel duration, against PyTorch's graph replay; the GPU's serial+graph as it ran, without it, beside it. " +
+		"A prediction for the next GPU run, not a result.\n\n")
+	b.WriteString("| model | batch | PyTorch graph | eager import: GPU serial+graph | predicted | vs PyTorch graph | graph trace: GPU serial+graph | predicted | vs PyTorch graph |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	var cnt [2]counter
+	for _, m := range c.Models {
+		if m.Graph == nil {
+			continue
+		}
+		pg := m.Graph.Median
+		cells := []string{m.label(), fmt.Sprint(m.Batch), us(pg, true)}
+		for i, w := range []string{m.Tag, m.Tag + ".graph"} {
+			g, okG := d.gpu.median(w, baseline)
+			p, okP := d.predict.median(w, baseline)
+			cells = append(cells, us(g, okG), us(p, okP), cell(okP, func() string { return cnt[i].add(p, pg) }))
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	fmt.Fprintf(b, "\nPredicted within 10%% of PyTorch's graph replay: eager imports %s, graph traces %s.\n\n", cnt[0], cnt[1])
+}

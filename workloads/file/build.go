@@ -169,7 +169,7 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	// replay's own cost after its spin; the simulated block lasts the spin
 	// plus that cost, and never less than the replay's floor (its time at
 	// spin 0): what the replayed block takes on the GPU.
-	spin := d.spinNS(n, bytes, b.opt.OverheadNS)
+	spin := d.spinNS(n, bytes, b.opt.OverheadNS, b.opt.ProfilerNS)
 	block := math.Max(float64(spin+b.opt.OverheadNS), float64(b.opt.FloorNS))
 	seen := min(len(args), seenArgs)
 	descOff := int64(len(b.words) * 4)

@@ -122,6 +122,15 @@ func TestMultiWaveKernelSpinsPerWave(t *testing.T) {
 	assert.InDelta(t, 8000*1.98, opNamed(t, p, "conv2").Work.Cycles, 1e-6)
 	_, err = Program(f, Options{FloorNS: -1})
 	assert.ErrorContains(t, err, "floor_ns must not be negative")
+
+	// profiler_ns comes off the recorded duration before it is spread over
+	// the waves: conv1 (12 us over 3 waves) spins (12000-900)/3 - 500.
+	p, err = Program(f, Options{OverheadNS: 500, ProfilerNS: 900})
+	require.NoError(t, err)
+	assert.Equal(t, uint64((12000-900)/3-500), opNamed(t, p, "conv1").Args[3].Bits)
+	assert.Equal(t, uint64(0), opNamed(t, p, "add").Args[3].Bits, "300 ns recorded, less 900: nothing to spin")
+	_, err = Program(f, Options{ProfilerNS: -1})
+	assert.ErrorContains(t, err, "profiler_ns must not be negative")
 }
 
 // flat returns the program's operations in program order with a name index.

@@ -94,7 +94,7 @@ func TestGPUReplay(t *testing.T) {
 		slot := state[n.slot*stateSize:]
 		start, end := binary.LittleEndian.Uint64(slot[16:]), binary.LittleEndian.Uint64(slot[24:])
 		waves := int64(blocksOf(n)+f.Device.SMs*f.Device.occupancy(n)-1) / int64(f.Device.SMs*f.Device.occupancy(n))
-		spin := f.Device.spinNS(n, 0, 0)
+		spin := f.Device.spinNS(n, 0, 0, 0)
 		key := fmt.Sprintf("grid %d block %d, %d wave(s), %d ns a block", n.op.Grid.X, n.op.Block.X, waves, spin)
 		byShape[key] = append(byShape[key], float64(int64(end-start)-waves*spin)/float64(waves))
 	}

@@ -78,14 +78,14 @@ func readProbe(t *testing.T, f *File, state []byte) probeStats {
 		for i, n := range group {
 			slot := state[n.slot*stateSize:]
 			start, end := binary.LittleEndian.Uint64(slot[16:]), binary.LittleEndian.Uint64(slot[24:])
-			ex = append(ex, float64(int64(end-start)-f.Device.spinNS(n, 0, 0)))
+			ex = append(ex, float64(int64(end-start)-f.Device.spinNS(n, 0, 0, 0)))
 			if i == 0 {
 				firstEnd = end
 			}
 			lastEnd = end
 		}
 		sort.Float64s(ex)
-		key := probeGroup(group[0].op.Grid.X, f.Device.spinNS(group[0], 0, 0))
+		key := probeGroup(group[0].op.Grid.X, f.Device.spinNS(group[0], 0, 0, 0))
 		st.excess[key] = ex[len(ex)/2]
 		st.chain[key] = float64(int64(lastEnd-firstEnd)) / float64(probeReps-1)
 	}

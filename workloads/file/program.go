@@ -36,6 +36,13 @@ type Options struct {
 	// and writes with no spin between them, TestGPUReplayProbe): the
 	// simulated block lasts at least that long. 0 models none.
 	FloorNS int64
+	// ProfilerNS is what a profiler's recorded kernel duration holds beyond
+	// the kernel's own work (the launch and drain it times as the kernel's,
+	// which a graph overlaps with the neighbours): taken off every measured
+	// kernel duration before the replay spins for it. The chain probe
+	// (scripts/gpu/imported-chain-probe.py) measures it: a sleep kernel's
+	// recorded duration less its spin. 0 takes the durations as recorded.
+	ProfilerNS int64
 	// PinHost replays copies recorded from or to pageable host memory from
 	// or to pinned memory: a pageable copy synchronizes the host and cannot
 	// be captured into a CUDA graph, so with it recorded as such every
@@ -80,6 +87,9 @@ func program(f *File, opt Options) (*workloads.Program, *reference, error) {
 	}
 	if opt.FloorNS < 0 {
 		return nil, nil, fmt.Errorf("floor_ns must not be negative, got %d", opt.FloorNS)
+	}
+	if opt.ProfilerNS < 0 {
+		return nil, nil, fmt.Errorf("profiler_ns must not be negative, got %d", opt.ProfilerNS)
 	}
 	steps, err := f.nodes()
 	if err != nil {
@@ -206,11 +216,17 @@ func (d *Device) occupancy(n *node) int {
 	return per
 }
 
-// spinNS is each replayed block's time: the duration spread over the
-// original's waves on the recorded device, less the replay's own overhead.
-func (d *Device) spinNS(n *node, bytes int64, overhead int64) int64 {
+// spinNS is each replayed block's time: the duration (a measured one less
+// what the profiler recorded beyond the kernel's work, profiler) spread over
+// the original's waves on the recorded device, less the replay's own
+// overhead.
+func (d *Device) spinNS(n *node, bytes, overhead, profiler int64) int64 {
 	waves := math.Ceil(float64(blocksOf(n)) / float64(d.SMs*d.occupancy(n)))
-	spin := d.durationNS(n, bytes)/waves - float64(overhead)
+	dur := d.durationNS(n, bytes)
+	if n.kind == "kernel" && n.op.DurationNS > 0 {
+		dur = math.Max(0, dur-float64(profiler))
+	}
+	spin := dur/waves - float64(overhead)
 	return int64(math.Max(0, math.Round(spin)))
 }
 
