@@ -31,37 +31,50 @@ func (t table) median(w, s string) (float64, bool) {
 
 // data is the results the page reads: the GPU's rows and the simulator's,
 // and each one's run of the graph-replay traces at overhead_ns 0, all of
-// one version of the replay kernel.
+// one run of the replay (one kernel version, with or without profiler_ns).
 type data struct {
-	gpu, gpu0, sim, sim0              table
-	predict                           table // the simulator's "-predict" rows (not run on a GPU)
-	schedulers                        []string
-	gpuName, simName, overhead, floor string
+	run                                         replayRun
+	gpu, gpu0, sim, sim0                        table
+	schedulers                                  []string
+	gpuName, simName, overhead, floor, profiler string
 }
 
 // v2Tag marks the experiments of the replay kernel's second version
 // (imported-v2, imported-graph-v2-sim, ...); the others ran the first.
 const v2Tag = "-v2"
 
-// predictTag marks simulator experiments that predict a replay not run on
-// a GPU yet (imported-v2-predict-sim: a profiler_ns taken off the
-// recorded durations); their rows are kept apart.
-const predictTag = "-predict"
-
 // isV2 says whether an experiment ran the replay kernel's second version.
 func isV2(experiment string) bool { return strings.Contains(experiment, v2Tag) }
 
-// newData reads the sets of the second replay kernel (v2) or the first.
-func newData(in *experiments.ReportInput, v2 bool) *data {
-	d := &data{gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}, predict: table{}}
-	for _, r := range in.Sets {
-		if isV2(r.Experiment) != v2 {
-			continue
+// replayRun is which rows one run of the replay holds: the replay
+// kernel's version, and whether its workloads took profiler_ns off the
+// recorded durations (the experiment's rows name it in their params).
+type replayRun struct{ v2, profiler bool }
+
+// The runs the page shows, newest first: the second kernel with
+// profiler_ns, without it, and the first kernel.
+var (
+	runProfiler = replayRun{v2: true, profiler: true}
+	runSecond   = replayRun{v2: true}
+	runFirst    = replayRun{}
+)
+
+// runOf is the run a set's rows belong to.
+func runOf(r *experiments.Results) replayRun {
+	run := replayRun{v2: isV2(r.Experiment)}
+	for i := range r.Rows {
+		if r.Rows[i].WorkloadParams["profiler_ns"] != "" {
+			run.profiler = true
 		}
-		if strings.Contains(r.Experiment, predictTag) {
-			for i := range r.Rows {
-				d.predict[[2]string{r.Rows[i].Workload, r.Rows[i].Scheduler}] = &r.Rows[i]
-			}
+	}
+	return run
+}
+
+// newData reads the sets of one run.
+func newData(in *experiments.ReportInput, run replayRun) *data {
+	d := &data{run: run, gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}}
+	for _, r := range in.Sets {
+		if runOf(r) != run {
 			continue
 		}
 		o0 := strings.HasSuffix(r.Experiment, o0Suffix)
@@ -71,28 +84,35 @@ func newData(in *experiments.ReportInput, v2 bool) *data {
 			}
 		}
 		for i := range r.Rows {
-			row := &r.Rows[i]
-			k := [2]string{row.Workload, row.Scheduler}
-			switch {
-			case row.Device == experiments.CUDADevice && o0:
-				d.gpu0[k] = row
-			case row.Device == experiments.CUDADevice:
-				d.gpu[k] = row
-				if d.gpuName == "" {
-					d.gpuName = row.DeviceName
-				}
-				d.overhead, d.floor = row.WorkloadParams["overhead_ns"], row.WorkloadParams["floor_ns"]
-			case o0:
-				d.sim0[k] = row
-			default:
-				d.sim[k], d.simName = row, row.Device
-			}
-			if !o0 && !contains(d.schedulers, row.Scheduler) {
-				d.schedulers = append(d.schedulers, row.Scheduler)
-			}
+			d.add(&r.Rows[i], o0)
 		}
 	}
 	return d
+}
+
+// add files one row by its device and whether it ran at overhead_ns 0.
+func (d *data) add(row *experiments.Row, o0 bool) {
+	k := [2]string{row.Workload, row.Scheduler}
+	switch {
+	case row.Device == experiments.CUDADevice && o0:
+		d.gpu0[k] = row
+	case row.Device == experiments.CUDADevice:
+		d.gpu[k] = row
+		if d.gpuName == "" {
+			d.gpuName = row.DeviceName
+		}
+		d.overhead, d.floor = row.WorkloadParams["overhead_ns"], row.WorkloadParams["floor_ns"]
+	case o0:
+		d.sim0[k] = row
+	default:
+		d.sim[k], d.simName = row, row.Device
+	}
+	if p := row.WorkloadParams["profiler_ns"]; p != "" {
+		d.profiler = p
+	}
+	if !o0 && !contains(d.schedulers, row.Scheduler) {
+		d.schedulers = append(d.schedulers, row.Scheduler)
+	}
 }
 
 // empty says whether no set of this version was given.

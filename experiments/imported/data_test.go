@@ -1,6 +1,7 @@
 package imported
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,29 +65,63 @@ func TestVerdict(t *testing.T) {
 	assert.Equal(t, "-10.1% **not met**", verdict(89.9, 100))
 }
 
-// The second replay kernel's sets (named -v2) and the first's are read
-// apart, so that the page can show the first's rows as superseded.
-func TestNewDataKeepsKernelVersionsApart(t *testing.T) {
-	set := func(name string, ns int64) *experiments.Results {
+// The runs are read apart: the second replay kernel's sets (named -v2)
+// from the first's, and within the second those whose rows took
+// profiler_ns off the recorded durations from those that did not, whatever
+// their names, so that the page can lead with the newest run.
+func TestNewDataKeepsRunsApart(t *testing.T) {
+	set := func(name string, ns int64, params map[string]string) *experiments.Results {
 		r := row(ns)
-		r.Workload, r.Scheduler, r.Device = "m-b1.graph", baseline, "h100"
+		r.Workload, r.Scheduler, r.Device, r.WorkloadParams = "m-b1.graph", baseline, "h100", params
 		return &experiments.Results{Experiment: name, Rows: []experiments.Row{*r}}
 	}
-	in := &experiments.ReportInput{Sets: []*experiments.Results{set("imported-graph-sim", 1000), set("imported-graph-v2-sim", 800),
-		set("imported-graph-v2-sim-o0", 700), set("imported-graph-v2-predict-sim", 600)}}
-	v2, v1 := newData(in, true), newData(in, false)
+	p818 := map[string]string{"overhead_ns": "416", "profiler_ns": "818"}
+	gpu := set("imported-graph-v2-p818", 550, p818)
+	gpu.Rows[0].Device = experiments.CUDADevice
+	in := &experiments.ReportInput{Sets: []*experiments.Results{set("imported-graph-sim", 1000, nil), set("imported-graph-v2-sim", 800, nil),
+		set("imported-graph-v2-sim-o0", 700, nil), set("imported-graph-v2-predict-sim", 600, p818), gpu}}
+	v2, v1, p := newData(in, runSecond), newData(in, runFirst), newData(in, runProfiler)
 	m, ok := v2.sim.median("m-b1.graph", baseline)
 	require.True(t, ok)
 	assert.InDelta(t, 0.8, m, 1e-9)
 	m, ok = v2.sim0.median("m-b1.graph", baseline)
 	require.True(t, ok)
 	assert.InDelta(t, 0.7, m, 1e-9, "the v2 run at overhead_ns 0")
+	assert.Empty(t, v2.gpu)
 	m, ok = v1.sim.median("m-b1.graph", baseline)
 	require.True(t, ok)
 	assert.InDelta(t, 1.0, m, 1e-9)
 	assert.Empty(t, v1.sim0)
-	m, ok = v2.predict.median("m-b1.graph", baseline)
+	m, ok = p.sim.median("m-b1.graph", baseline)
 	require.True(t, ok)
-	assert.InDelta(t, 0.6, m, 1e-9, "a prediction is kept apart from the simulator's rows")
-	assert.Empty(t, v1.predict)
+	assert.InDelta(t, 0.6, m, 1e-9, "the simulator's rows with profiler_ns")
+	m, ok = p.gpu.median("m-b1.graph", baseline)
+	require.True(t, ok)
+	assert.InDelta(t, 0.55, m, 1e-9, "the GPU's rows with profiler_ns")
+	assert.Equal(t, "818", p.profiler)
+	assert.Empty(t, v2.profiler)
+	runs := readRuns(in)
+	require.Len(t, runs, 3)
+	assert.Equal(t, []replayRun{runProfiler, runSecond, runFirst}, []replayRun{runs[0].run, runs[1].run, runs[2].run}, "newest first")
+}
+
+// The prediction section counts each column against PyTorch's graph
+// replay and the prediction against the measurement, by hand: PyTorch
+// 100 µs, before 130 (+30%), predicted 105 (+5%), measured 112 (+12%),
+// predicted against measured -6.25%.
+func TestWritePredictedCounts(t *testing.T) {
+	at := func(ns int64) table {
+		r := row(ns)
+		return table{{"m-b1", baseline}: r, {"m-b1.graph", baseline}: r}
+	}
+	p := &data{gpu: at(112000), sim: at(105000), profiler: "818"}
+	before := &data{gpu: at(130000)}
+	c := capture{Models: []model{{Model: "m", Batch: 1, Tag: "m-b1", Graph: &stat{Median: 100}}}}
+	var b bytes.Buffer
+	writePredicted(&b, c, p, before)
+	out := b.String()
+	assert.Contains(t, out, "profiler_ns (818)")
+	assert.Contains(t, out, "| m | 1 | 100.0 | 130.0 | +30.0% **not met** | 105.0 | +5.0% met | 112.0 | +12.0% **not met** | -6.2% met |")
+	assert.Contains(t, out, "Eager imports within 10% of PyTorch's graph replay: before 0 of 1, predicted 1 of 1, measured 0 of 1; prediction within 10% of the measurement 1 of 1.")
+	assert.Contains(t, out, "Graph-replay traces within 10% of PyTorch's graph replay: before 0 of 1, predicted 1 of 1, measured 0 of 1")
 }

@@ -46,9 +46,11 @@ const commands = `## Commands
     gpusched paper imported run configs/experiments/imported-graph-v2-sim-o0.yaml -o results/imported-graph-v2-sim-o0
     gpusched paper imported run configs/experiments/imported-chain-v2-sim.yaml -o results/imported-chain-v2-sim
     gpusched paper imported run configs/experiments/imported-chain-v2-sim-o0.yaml -o results/imported-chain-v2-sim-o0
-    # the prediction with profiler_ns (not run on a GPU)
+    # with profiler_ns 818 (the chain probe's): the simulator (made before the GPU ran it, a prediction), then the GPU
     gpusched paper imported run configs/experiments/imported-v2-predict-sim.yaml -o results/imported-v2-predict-sim
     gpusched paper imported run configs/experiments/imported-graph-v2-predict-sim.yaml -o results/imported-graph-v2-predict-sim
+    gpusched paper imported run configs/experiments/imported-graph-v2-p818-sim-o0.yaml -o results/imported-graph-v2-p818-sim-o0
+    OUT=$OUT bash scripts/gpu/imported-profiler-ns.sh   # on the GPU (session 3's second call): imported-v2-p818, imported-graph-v2-p818
     # the first replay kernel (GPU call 2a: bash scripts/gpu/imported-replay.sh cuda 420 at 882a630) and its simulator rows
     gpusched paper imported run configs/experiments/imported-sim.yaml -o results/imported-sim   # and imported-graph-sim, imported-graph-sim-o0
     # this page
@@ -95,37 +97,36 @@ const (
 const o0Suffix = "-o0"
 
 func report(w io.Writer, in *experiments.ReportInput) error {
-	c, err := readCapture(filepath.Join(in.Dir, captureFile))
+	c, err := loadCapture(in.Dir)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(in.Dir, chainFile)); err == nil {
-		chains, err := readCapture(filepath.Join(in.Dir, chainFile))
-		if err != nil {
-			return err
-		}
-		c.Chains = chains.Models
+	runs := readRuns(in)
+	if len(runs) == 0 {
+		return fmt.Errorf("imported report: no imported results among %d files", len(in.Files))
 	}
-	d, first := newData(in, true), newData(in, false)
-	if d.empty() || first.empty() {
-		d, first = newData(in, !d.empty()), nil
-	}
+	lead := runs[0]
 	var b bytes.Buffer
 	b.WriteString(intro)
 	if len(in.Notes) > 0 {
 		b.Write(in.Notes)
 		b.WriteString("\n")
 	}
-	writeEnv(&b, c, d, first)
-	writeTargets(&b, c, d, "##")
-	writeGraphTraces(&b, c, d, "##")
-	writePredict(&b, c, d)
-	writeBest(&b, c, d)
-	writeModels(&b, c, d)
-	if first != nil {
-		b.WriteString(firstKernel)
-		writeTargets(&b, c, first, "###")
-		writeGraphTraces(&b, c, first, "###")
+	writeEnv(&b, c, runs)
+	writeTargets(&b, c, lead, "##")
+	writeGraphTraces(&b, c, lead, "##")
+	if lead.run.profiler && len(runs) > 1 {
+		writePredicted(&b, c, lead, runs[1])
+	}
+	writeBest(&b, c, lead, "##")
+	writeModels(&b, c, lead)
+	for _, d := range runs[1:] {
+		b.WriteString(earlierIntro(d.run))
+		writeTargets(&b, c, d, "###")
+		writeGraphTraces(&b, c, d, "###")
+		if d.run.v2 {
+			writeBest(&b, c, d, "###")
+		}
 	}
 	b.WriteString(commands)
 	for i, r := range in.Sets {
@@ -137,6 +138,35 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	}
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// loadCapture reads PyTorch's times beside the page, with the chain
+// probe's chains if it ran.
+func loadCapture(dir string) (capture, error) {
+	c, err := readCapture(filepath.Join(dir, captureFile))
+	if err != nil {
+		return c, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, chainFile)); err == nil {
+		chains, err := readCapture(filepath.Join(dir, chainFile))
+		if err != nil {
+			return c, err
+		}
+		c.Chains = chains.Models
+	}
+	return c, nil
+}
+
+// readRuns is every run of the replay with rows, newest first: the page
+// leads with the first.
+func readRuns(in *experiments.ReportInput) []*data {
+	var runs []*data
+	for _, run := range []replayRun{runProfiler, runSecond, runFirst} {
+		if d := newData(in, run); !d.empty() {
+			runs = append(runs, d)
+		}
+	}
+	return runs
 }
 
 func readCapture(path string) (capture, error) {
@@ -151,9 +181,27 @@ func readCapture(path string) (capture, error) {
 	return c, nil
 }
 
-// firstKernel introduces the rows of the first replay kernel, which the
-// second replaced.
-const firstKernel = `## Superseded: the first replay kernel (GPU call 2a)
+// earlierIntro introduces the rows of a run that a later one replaced.
+func earlierIntro(run replayRun) string {
+	if run.v2 {
+		return secondKernelIntro
+	}
+	return firstKernelIntro
+}
+
+// secondKernelIntro introduces the second replay kernel's rows without
+// profiler_ns: the recorded durations as the profiler recorded them.
+const secondKernelIntro = `## Earlier: the second replay kernel, the recorded durations as recorded (session 3's first call)
+
+The same replay kernel, overhead_ns and floor_ns, with nothing taken off the
+recorded kernel durations (no profiler_ns), and the simulator's rows at
+those settings.
+
+`
+
+// firstKernelIntro introduces the rows of the first replay kernel, which
+// the second replaced.
+const firstKernelIntro = `## Superseded: the first replay kernel (GPU call 2a)
 
 The same models replayed with the first version of the replay kernel
 (replay_v1 in workloads/kernels/replay.cu: a ticket per block, the first
@@ -164,20 +212,39 @@ simulator's rows at those settings.
 
 `
 
-func writeEnv(b *bytes.Buffer, c capture, d, first *data) {
+// writeEnv is the setup: the capture, then the leading run (runs[0]) and
+// the earlier runs the page shows below it.
+func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	b.WriteString("## Setup\n\n| | |\n|---|---|\n")
 	dev, _ := c.Env["device"].(map[string]any)
 	fmt.Fprintf(b, "| capture | %v, torch %v, CUDA %v, cuDNN %v, torchvision %v, transformers %v, %v |\n",
 		dev["name"], c.Env["torch"], c.Env["cuda"], c.Env["cudnn"], c.Env["torchvision"], c.Env["transformers"], c.Env["date_utc"])
+	d := runs[0]
 	fmt.Fprintf(b, "| replay on the GPU | %s |\n| simulator | %s |\n", orNone(d.gpuName), orNone(d.simName))
-	if first == nil {
-		fmt.Fprintf(b, "| replay overhead_ns | %s (workloads/file's TestGPUReplay on the same GPU) |\n", orNone(d.overhead))
-		b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the replay, call 2a), raw output under docs/results/raw |\n\n")
-		return
+	fmt.Fprintf(b, "| replay kernel | %s |\n", kernelOf(d))
+	if d.run.profiler {
+		fmt.Fprintf(b, "| profiler_ns | %s, taken off every recorded kernel duration on the GPU's replay and the simulator's alike: "+
+			"what the profiler records beyond a kernel's work, a known sleep kernel's recorded duration less its length on the same GPU "+
+			"(scripts/gpu/imported-chain-probe.py; docs/WORKLOADS.md) |\n", d.profiler)
 	}
-	fmt.Fprintf(b, "| replay kernel | the second version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU) |\n", orNone(d.overhead), orNone(d.floor))
-	fmt.Fprintf(b, "| superseded | the first replay kernel on %s, overhead_ns %s, simulator %s (last section) |\n", orNone(first.gpuName), orNone(first.overhead), orNone(first.simName))
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's call), raw output under docs/results/raw |\n\n")
+	for _, e := range runs[1:] {
+		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
+	}
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls), " +
+		"raw output under docs/results/raw |\n\n")
+}
+
+// kernelOf says which replay kernel a run used, at which settings.
+func kernelOf(d *data) string {
+	switch {
+	case !d.run.v2:
+		return fmt.Sprintf("the first version; overhead_ns %s (workloads/file's TestGPUReplay on the same GPU)", orNone(d.overhead))
+	case d.run.profiler:
+		return fmt.Sprintf("the second version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), profiler_ns %s",
+			orNone(d.overhead), orNone(d.floor), orNone(d.profiler))
+	}
+	return fmt.Sprintf("the second version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), no profiler_ns",
+		orNone(d.overhead), orNone(d.floor))
 }
 
 func orNone(s string) string {

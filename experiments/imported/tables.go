@@ -150,8 +150,8 @@ func bestOf(t table, w string, schedulers []string) (string, float64, bool) {
 // writeBest names, per model, the fastest multi-stream strategy on the GPU
 // and on the simulator, and what it gains over the replay's serial+graph
 // and over PyTorch's graph replay.
-func writeBest(b *bytes.Buffer, c capture, d *data) {
-	b.WriteString("## Which strategy speeds each model up\n\n")
+func writeBest(b *bytes.Buffer, c capture, d *data, h string) {
+	b.WriteString(h + " Which strategy speeds each model up\n\n")
 	b.WriteString("The fastest multi-stream strategy per model. \"over serial+graph\": its speedup over the replay's own serial+graph, " +
 		"the median of the per-round ratios (the GPU's rows ran interleaved) with their sign-test bounds and confidence; " +
 		"this is what the strategy's schedule gains over one stream of the same kernels in a graph, which is what PyTorch's graph replay is. " +
@@ -291,32 +291,43 @@ func notes(d *data, w, s string) string {
 	return strings.Join(out, "; ")
 }
 
-// writePredict is the simulator's prediction of the replay with a
-// profiler_ns taken off the recorded durations (experiments named
-// -predict), beside PyTorch's graph replay and the GPU's replay as run.
-func writePredict(b *bytes.Buffer, c capture, d *data) {
-	if len(d.predict) == 0 {
-		return
-	}
-	b.WriteString("## Predicted, not run on a GPU: the recorded durations less what the profiler adds\n\n")
-	b.WriteString("The simulator's serial+graph with profiler_ns (the chain probe's measure of what the profiler times beyond a kernel's work, " +
-		"docs/WORKLOADS.md) taken off every recorded kernel duration, against PyTorch's graph replay; the GPU's serial+graph as it ran, without it, beside it. " +
-		"A prediction for the next GPU run, not a result.\n\n")
-	b.WriteString("| model | batch | PyTorch graph | eager import: GPU serial+graph | predicted | vs PyTorch graph | graph trace: GPU serial+graph | predicted | vs PyTorch graph |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
-	var cnt [2]counter
-	for _, m := range c.Models {
-		if m.Graph == nil {
-			continue
+// writePredicted sets the simulator's serial+graph with profiler_ns (its
+// rows made before the GPU ran them: a prediction) beside the GPU's as
+// measured and the GPU's before, without profiler_ns, each against
+// PyTorch's graph replay, then the prediction against the measurement:
+// the eager imports and the graph-replay traces, one table each.
+func writePredicted(b *bytes.Buffer, c capture, p, before *data) {
+	b.WriteString("## profiler_ns: predicted, then measured\n\n")
+	fmt.Fprintf(b, "profiler_ns (%s) is not fitted to these models: it is what the profiler records beyond a kernel's work, "+
+		"a sleep kernel of known length (torch.cuda._sleep, scripts/gpu/imported-chain-probe.py) recorded on the same GPU less that length, "+
+		"taken off every recorded kernel duration before the replay spins for it (docs/WORKLOADS.md). "+
+		"\"predicted\": the simulator's serial+graph with it; \"measured\": the GPU's; \"before\": the GPU's without it (the section below). "+
+		"Each against PyTorch's graph replay, and the prediction against the measurement, against the 10%% target.\n\n", p.profiler)
+	for _, graph := range []bool{false, true} {
+		what, suffix := "Eager imports", ""
+		if graph {
+			what, suffix = "Graph-replay traces", ".graph"
 		}
-		pg := m.Graph.Median
-		cells := []string{m.label(), fmt.Sprint(m.Batch), us(pg, true)}
-		for i, w := range []string{m.Tag, m.Tag + ".graph"} {
-			g, okG := d.gpu.median(w, baseline)
-			p, okP := d.predict.median(w, baseline)
-			cells = append(cells, us(g, okG), us(p, okP), cell(okP, func() string { return cnt[i].add(p, pg) }))
+		fmt.Fprintf(b, "%s, serial+graph, µs (medians):\n\n", what)
+		b.WriteString("| model | batch | PyTorch graph | before | vs PyTorch graph | predicted | vs PyTorch graph | measured | vs PyTorch graph | predicted vs measured |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+		var cnt [4]counter
+		for _, m := range c.Models {
+			if m.Graph == nil {
+				continue
+			}
+			w, pg := m.Tag+suffix, m.Graph.Median
+			cells := []string{m.label(), fmt.Sprint(m.Batch), us(pg, true)}
+			for i, t := range []table{before.gpu, p.sim, p.gpu} {
+				v, ok := t.median(w, baseline)
+				cells = append(cells, us(v, ok), cell(ok, func() string { return cnt[i].add(v, pg) }))
+			}
+			sm, okS := p.sim.median(w, baseline)
+			g, okG := p.gpu.median(w, baseline)
+			cells = append(cells, cell(okS && okG, func() string { return cnt[3].add(sm, g) }))
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		fmt.Fprintf(b, "\n%s within 10%% of PyTorch's graph replay: before %s, predicted %s, measured %s; prediction within 10%% of the measurement %s.\n\n",
+			what, cnt[0], cnt[1], cnt[2], cnt[3])
 	}
-	fmt.Fprintf(b, "\nPredicted within 10%% of PyTorch's graph replay: eager imports %s, graph traces %s.\n\n", cnt[0], cnt[1])
 }
