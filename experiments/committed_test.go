@@ -44,15 +44,7 @@ func TestCommittedResults(t *testing.T) {
 
 			shards := make([]*Results, 3)
 			for k := range shards {
-				p := *r
-				p.Shard = &Shard{Index: k, Count: 3}
-				p.Rows = nil
-				for _, row := range r.Rows {
-					if p.Shard.takes(row.Group) {
-						p.Rows = append(p.Rows, row)
-					}
-				}
-				shards[k] = &p
+				shards[k] = shardOf(r, k, 3)
 			}
 			merged, err := Merge([]*Results{shards[2], shards[0], shards[1]})
 			require.NoError(t, err)

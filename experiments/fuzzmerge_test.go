@@ -8,19 +8,21 @@ import (
 	"testing"
 )
 
-// handShard is shard i of n of handResults.
-func handShard(i, n int) *Results {
-	r := handResults()
+// shardOf is shard i of n of r, as a run with --shard i/n would write it.
+func shardOf(r *Results, i, n int) *Results {
 	p := *r
-	p.Shard = &Shard{i, n}
+	p.Shard = &Shard{Index: i, Count: n}
 	p.Rows = nil
 	for _, row := range r.Rows {
-		if row.Group%n == i {
+		if p.Shard.takes(row.Group) {
 			p.Rows = append(p.Rows, row)
 		}
 	}
 	return &p
 }
+
+// handShard is shard i of n of handResults.
+func handShard(i, n int) *Results { return shardOf(handResults(), i, n) }
 
 // FuzzMerge: merge's input, a shard's results file, is any bytes. It
 // never panics ReadResults' parser or Merge; a rejection names the file

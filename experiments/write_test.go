@@ -202,17 +202,7 @@ func TestWriteAndReadBack(t *testing.T) {
 
 func TestMerge(t *testing.T) {
 	r := handResults()
-	shard := func(i, n int) *Results {
-		p := *r
-		p.Shard = &Shard{i, n}
-		p.Rows = nil
-		for _, row := range r.Rows {
-			if row.Group%n == i {
-				p.Rows = append(p.Rows, row)
-			}
-		}
-		return &p
-	}
+	shard := func(i, n int) *Results { return shardOf(r, i, n) }
 	merged, err := Merge([]*Results{shard(1, 2), shard(0, 2)})
 	require.NoError(t, err)
 	assert.Equal(t, r, merged)
