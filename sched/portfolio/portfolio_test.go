@@ -77,6 +77,20 @@ func program(t *testing.T) *workloads.Program {
 	return prog
 }
 
+// onH100 runs fn with prog bound on the simulated H100, and releases it.
+func onH100(t *testing.T, prog *workloads.Program, fn func(h device.Host, in *workloads.Instance)) {
+	t.Helper()
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	require.NoError(t, dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		require.NoError(t, err)
+		defer func() { assert.NoError(t, in.Release(h)) }()
+		fn(h, in)
+		return nil
+	}))
+}
+
 func models(m CostModel) Models {
 	return func(string, device.Info) (CostModel, error) { return m, nil }
 }
@@ -247,12 +261,7 @@ func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
 	}
 	p, err := New(Options{Model: "test", Finalists: 2, Check: 1}, models(&simModel{}), nil)
 	require.NoError(t, err)
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
-	require.NoError(t, dev.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, prog)
-		require.NoError(t, err)
-		defer func() { assert.NoError(t, in.Release(h)) }()
+	onH100(t, prog, func(h device.Host, in *workloads.Instance) {
 		pick, _, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
 		require.NoError(t, err)
 		assert.Equal(t, 1, pick)
@@ -262,8 +271,7 @@ func TestAFinalistThatFailsOnTheDeviceIsPassedOver(t *testing.T) {
 		_, _, _, _, failed, err = p.check(h, in, cands, []int{0})
 		assert.ErrorContains(t, err, "every finalist failed on the device: failing: no such luck")
 		assert.Equal(t, 1, failed)
-		return nil
-	}))
+	})
 }
 
 // TestFinalistsCoverEveryFamily: the best predictions within the margin,
@@ -327,12 +335,7 @@ func TestCheckTimesAsTheRunnerDoes(t *testing.T) {
 	cands := []candidate{{name: "warms up", family: "runtime", build: rep(3, 1)}, {name: "steady", family: "one stream", build: rep(2, 2)}}
 	p, err := New(Options{Model: "test", Finalists: 2, Check: 3}, models(&simModel{}), nil)
 	require.NoError(t, err)
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
-	require.NoError(t, dev.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, prog)
-		require.NoError(t, err)
-		defer func() { assert.NoError(t, in.Release(h)) }()
+	onH100(t, prog, func(h device.Host, in *workloads.Instance) {
 		pick, _, s, measured, failed, err := p.check(h, in, cands, []int{0, 1})
 		require.NoError(t, err)
 		assert.Equal(t, 1, pick, "steady: two passes against three on the run the runner times")
@@ -341,8 +344,7 @@ func TestCheckTimesAsTheRunnerDoes(t *testing.T) {
 		one, err := timeRuns(h, in, &repeating{serial: sched.NewSerial(), first: 1, later: 1}, 1)
 		require.NoError(t, err)
 		assert.InDelta(t, 2*float64(one), float64(measured), 0.1*float64(one), "the pick's median is two passes")
-		return nil
-	}))
+	})
 }
 
 // searching stands for a search that finds another schedule every Prepare
@@ -387,12 +389,7 @@ func TestASearchIsKeptAsItsFastestRoundFound(t *testing.T) {
 	cands := []candidate{{name: "searching", family: "search", build: build}}
 	p, err := New(Options{Model: "test", Finalists: 1, Check: 3}, models(&simModel{}), nil)
 	require.NoError(t, err)
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
-	require.NoError(t, dev.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, prog)
-		require.NoError(t, err)
-		defer func() { assert.NoError(t, in.Release(h)) }()
+	onH100(t, prog, func(h device.Host, in *workloads.Instance) {
 		pick, chosen, s, _, _, err := p.check(h, in, cands, []int{0})
 		require.NoError(t, err)
 		assert.Zero(t, pick)
@@ -403,6 +400,5 @@ func TestASearchIsKeptAsItsFastestRoundFound(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, &repeating{serial: sched.NewSerial(), first: 1, later: 1}, again, "the fastest round's one pass")
 		assert.Equal(t, 3, prepares)
-		return nil
-	}))
+	})
 }
