@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
@@ -124,6 +123,8 @@ func timeFresh(h device.Host, in *workloads.Instance, c candidate) (t time.Durat
 	return t, keep(c, s), errors.Join(err, cleanup(h, s))
 }
 
+// medianOf is the median of ts (the upper one of an even count), in any
+// order.
 func medianOf(ts []time.Duration) time.Duration {
 	s := slices.Clone(ts)
 	slices.Sort(s)
@@ -150,6 +151,5 @@ func timeRuns(h device.Host, in *workloads.Instance, s sched.Scheduler, n int) (
 		}
 		times[r] = h.Now() - t0
 	}
-	sort.Slice(times, func(a, b int) bool { return times[a] < times[b] })
-	return times[n/2], in.Reset(h)
+	return medianOf(times), in.Reset(h)
 }
