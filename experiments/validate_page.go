@@ -155,8 +155,8 @@ func (v *Validation) pageSummary(b *strings.Builder, in PageInput, keep func(*Va
 }
 
 // uncalibratedNote says, for each default config the rows were simulated
-// on that has no kernel profile, that it is its GPU's datasheet config,
-// not calibrated on that GPU, and where its calibrated variant stands.
+// on that has no kernel profile while a datasheet variant of it exists, that
+// it is still its GPU's datasheet config, not calibrated on that GPU.
 func (v *Validation) uncalibratedNote() string {
 	var b strings.Builder
 	for _, c := range v.distinct(func(r *ValidatedRow) string { return r.SimConfig }) {
@@ -164,12 +164,11 @@ func (v *Validation) uncalibratedNote() string {
 		if err != nil || cfg.Profile != nil || strings.HasSuffix(c, "-datasheet") {
 			continue
 		}
-		fmt.Fprintf(&b, "`%s` is the datasheet config (the figures of `%s-datasheet`): it is not calibrated on an %s, "+
-			"so its rows show the uncalibrated simulator.", c, c, strings.ToUpper(c))
-		if _, err := loadSimConfig(c + "-calibrated"); err == nil {
-			fmt.Fprintf(&b, " `%s-calibrated`, fitted on one, is not the default: docs/results/calibration-%s.md says where it stands.", c, c)
+		if _, err := loadSimConfig(c + "-datasheet"); err != nil {
+			continue
 		}
-		b.WriteString("\n\n")
+		fmt.Fprintf(&b, "`%s` is the datasheet config (the figures of `%s-datasheet`): it is not calibrated on an %s, "+
+			"so its rows show the uncalibrated simulator.\n\n", c, c, strings.ToUpper(c))
 	}
 	return b.String()
 }

@@ -14,7 +14,7 @@ import (
 
 func TestEveryEmbeddedConfigDecodes(t *testing.T) {
 	names := ConfigNames()
-	require.Equal(t, []string{"a100", "h100", "h100-datasheet", "h200", "h200-calibrated", "h200-datasheet", "measured-h200", "rtx3070", "v100"}, names)
+	require.Equal(t, []string{"a100", "h100", "h100-datasheet", "h200", "h200-datasheet", "measured-h200", "rtx3070", "v100"}, names)
 	for _, n := range names {
 		c, err := LoadConfig(n)
 		require.NoError(t, err, n)
@@ -77,5 +77,5 @@ func TestLoadConfigFromPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 10, back.Info.SMs)
 	_, err = LoadConfig("h1000")
-	assert.ErrorContains(t, err, "have a100, h100, h100-datasheet, h200, h200-calibrated, h200-datasheet, measured-h200, rtx3070, v100")
+	assert.ErrorContains(t, err, "have a100, h100, h100-datasheet, h200, h200-datasheet, measured-h200, rtx3070, v100")
 }
