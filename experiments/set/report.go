@@ -144,7 +144,7 @@ func writeResults(b *bytes.Buffer, r *experiments.Results, file, dir string) {
 		interleaved := ""
 		for i := range r.Rows {
 			if r.Rows[i].Device == dev && r.Rows[i].Interleaved {
-				interleaved = " The repetitions ran in interleaved rounds: each round ran one repetition of every scheduler of the workload, in an order rotating by one per round."
+				interleaved = " The repetitions ran in interleaved rounds: each round ran one repetition of every scheduler of the workload, in an order that changes from round to round (rotated by one in runs before 2026-11-26, shuffled since)."
 				break
 			}
 		}
