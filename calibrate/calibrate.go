@@ -15,7 +15,9 @@
 // the config's launch and update costs, graphs of 128 and 512 nodes on 1
 // to 64 branches to check them), host callbacks, copies, block dispatch,
 // memory bandwidth per SM, launch throughput over host threads, concurrency
-// of 1 to 32 streams, host costs with many busy streams, the hand-off of a
+// of 1 to 32 streams, host costs with many busy streams, dependencies
+// through events across 2 to 8 streams (and such chains captured into
+// graphs), the hand-off of a
 // host thread blocked in a Queue Get, and copies beside kernels. Each
 // figure is the median over rounds; each round times a batch, so clock
 // granularity and one-off stalls wash out, and every round is kept
@@ -36,6 +38,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -128,21 +131,77 @@ func Run(dev device.Device, base *sim.Config, progress io.Writer) (*sim.Config, 
 	if dev == nil || base == nil {
 		return nil, nil, fmt.Errorf("calibrate: device and base config are required")
 	}
+	rep, err := Measure(dev, nil, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, notes, err := Config(rep, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Notes = append(rep.Notes, notes...)
+	return out, rep, nil
+}
+
+// Measure runs the measurements named (the names of the measurements
+// table, MeasurementNames; nil: all of them) and returns their report. A
+// report of some of them is no config on its own: `calibrate fit` adds it
+// to a full one (Merge). Measurements that build on earlier ones' figures
+// (the launch cost, the latency) take 0 for those not run.
+func Measure(dev device.Device, names []string, progress io.Writer) (*Report, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("calibrate: device is required")
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(MeasurementNames(), n) {
+			return nil, fmt.Errorf("calibrate: no measurement %q (the measurements: %s)", n, strings.Join(MeasurementNames(), "; "))
+		}
+		want[n] = true
+	}
 	c, err := newCalibrator(dev, progress)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, m := range measurements {
+		if len(want) > 0 && !want[m.name] {
+			continue
+		}
 		if err := dev.Run(func(h device.Host) error { return m.run(c, h) }); err != nil {
-			return nil, nil, fmt.Errorf("calibrate: %s: %w", m.name, err)
+			return nil, fmt.Errorf("calibrate: %s: %w", m.name, err)
 		}
 	}
-	out, notes, err := Config(c.report, base)
-	if err != nil {
-		return nil, nil, err
+	return c.report, nil
+}
+
+// MeasurementNames are the names of Run's measurements, in order.
+func MeasurementNames() []string {
+	var out []string
+	for _, m := range measurements {
+		out = append(out, m.name)
 	}
-	c.report.Notes = append(c.report.Notes, notes...)
-	return out, c.report, nil
+	return out
+}
+
+// Merge is base with the measurements of add: one of add replaces base's
+// of the same name, the others come after base's. Both must be of the
+// same device model.
+func Merge(base, add *Report) (*Report, error) {
+	if base.Info.Name != add.Info.Name {
+		return nil, fmt.Errorf("calibrate: cannot merge a report of %s into one of %s", add.Info.Name, base.Info.Name)
+	}
+	out := *base
+	out.Measurements = append([]Measurement(nil), base.Measurements...)
+	out.Notes = append(append([]string(nil), base.Notes...), add.Notes...)
+	for _, m := range add.Measurements {
+		i := slices.IndexFunc(out.Measurements, func(o Measurement) bool { return o.Name == m.Name })
+		if i >= 0 {
+			out.Measurements[i] = m
+		} else {
+			out.Measurements = append(out.Measurements, m)
+		}
+	}
+	return &out, nil
 }
 
 // measurements is every measurement Run makes, in order, each in its own
@@ -162,6 +221,8 @@ var measurements = []struct {
 	{"launch throughput", (*calibrator).throughput},
 	{"stream concurrency", (*calibrator).streamConcurrency},
 	{"host costs with busy streams", (*calibrator).busyStreamCosts},
+	{"cross-stream dependencies", (*calibrator).crossStreamWaits},
+	{"captured chains over streams", (*calibrator).capturedChains},
 	{"host thread hand-off", (*calibrator).handoff},
 	{"graphs of hundreds of nodes", (*calibrator).bigGraphs},
 	{"copies beside kernels", (*calibrator).copyOverlap},

@@ -38,6 +38,7 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 		require.NoError(t, err)
 		base.Host.HandoffNs, base.Host.BusyStreamNs, base.Host.CallbackHandoffNs = 25000, 40, 70000
 		base.FrontEnd.BlockDispatchNs = 0.6 // full waves of empty blocks bound by the distributor
+		base.FrontEnd.EventWaitNs = 2500    // dependencies across streams slower than on one
 		recovers(t, base)
 	})
 }
@@ -69,6 +70,7 @@ func recovers(t *testing.T, base *sim.Config) {
 		"copy.pageable_gbps": base.Copy.PageableGBps, "info.mem_bandwidth": base.Info.MemBandwidth,
 		"sm.max_sm_bandwidth": base.SM.MaxSMBandwidth, "sm.sm_mem_saturation_warps": float64(base.SM.SMMemSaturationWarps),
 		"host.handoff_ns": base.Host.HandoffNs, "host.busy_stream_ns": base.Host.BusyStreamNs,
+		"front_end.event_wait_ns": base.FrontEnd.EventWaitNs,
 	}
 	if base.Host.HandoffNs == 0 {
 		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost
@@ -114,6 +116,48 @@ func recovers(t *testing.T, base *sim.Config) {
 func TestRunRejectsMissingInputs(t *testing.T) {
 	_, _, err := Run(nil, nil, nil)
 	assert.ErrorContains(t, err, "device and base config are required")
+	dev, err := sim.NewNamed("h100-datasheet")
+	require.NoError(t, err)
+	_, err = Measure(dev, []string{"cross-stream waits"}, nil)
+	assert.ErrorContains(t, err, `no measurement "cross-stream waits"`)
+}
+
+// Measure runs only the measurements named; Merge adds them to a full
+// report, replacing those of the same name, and the merged report fits
+// the field the part measured.
+func TestMeasureSomeAndMerge(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	full, err := Measure(mustSim(t, cfg), []string{"host API costs"}, nil)
+	require.NoError(t, err)
+	cfg.FrontEnd.EventWaitNs = 1500
+	part, err := Measure(mustSim(t, cfg), []string{"cross-stream dependencies"}, nil)
+	require.NoError(t, err)
+	for _, m := range part.Measurements {
+		assert.Contains(t, m.Name, "cross-stream", "only the measurement asked for")
+	}
+	launch, _ := full.Get("host.launch_ns")
+	part.Measurements = append(part.Measurements, Measurement{Name: launch.Name, Field: launch.Field, Value: 1, Rounds: []float64{1}})
+	merged, err := Merge(full, part)
+	require.NoError(t, err)
+	assert.Len(t, merged.Measurements, len(full.Measurements)+len(part.Measurements)-1, "the same name replaced, the others added")
+	m, ok := merged.Get("host.launch_ns")
+	require.True(t, ok)
+	assert.Equal(t, 1.0, m.Value, "the later report's measurement")
+	w, ok := merged.Get("front_end.event_wait_ns")
+	require.True(t, ok)
+	assert.InDelta(t, 1500, w.Value, 30)
+	other := *part
+	other.Info.Name = "NVIDIA H200"
+	_, err = Merge(full, &other)
+	assert.ErrorContains(t, err, "cannot merge a report of NVIDIA H200")
+}
+
+func mustSim(t *testing.T, cfg *sim.Config) *sim.Device {
+	t.Helper()
+	d, err := sim.New(cfg)
+	require.NoError(t, err)
+	return d
 }
 
 // The raw report round-trips through JSON, and fitting it gives back the

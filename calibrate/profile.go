@@ -67,7 +67,8 @@ func (o ProfileOptions) withDefaults() ProfileOptions {
 // ProfileSummary is what a profiling run did.
 type ProfileSummary struct {
 	Programs, Distinct, Kernels int   // programs bound, distinct launches seen, kernels
-	Points, Skipped             int   // points measured, points skipped for the budget or a padding limit
+	Points, Skipped             int   // points measured, points skipped (for the time budget, a padding limit or the bind budget)
+	BindSkipped                 int   // of Skipped, the optional points left out since their programs exceeded BindBytes
 	BoundBytes                  int64 // device bytes of the programs bound
 	DeviceTime                  time.Duration
 }
@@ -274,10 +275,11 @@ type planner struct {
 	bound     int64
 	bindBytes int64
 	byProg    map[int][]task
+	dropped   int // optional points left out for bindBytes
 }
 
 // add plans t; an optional point whose programs are all unchosen and
-// would exceed the bind budget is left out.
+// would exceed the bind budget is left out, and counted.
 func (pl *planner) add(t task) {
 	s := t.s
 	ref := s.at[0]
@@ -290,6 +292,7 @@ func (pl *planner) add(t task) {
 	}
 	if !found {
 		if t.optional && pl.bound+pl.bytes[ref.prog] > pl.bindBytes {
+			pl.dropped++
 			return
 		}
 		pl.chosen[ref.prog] = true
@@ -331,6 +334,8 @@ func (p *profiler) plan(kernels map[string][]*site, bytes []int64) map[int][]tas
 		pl.add(t)
 	}
 	p.sum.BoundBytes = pl.bound
+	p.sum.BindSkipped = pl.dropped
+	p.sum.Skipped += pl.dropped
 	return pl.byProg
 }
 

@@ -160,3 +160,27 @@ func TestCyclesCostTheClockPeriodWhenTheirSpanIsNarrow(t *testing.T) {
 	assert.InDelta(t, 0.8, m.NsPerCycle, 1e-3)
 	assert.InDelta(t, 500, m.Ns, 1)
 }
+
+// Optional sizes whose programs would pass the bind budget are left out
+// and counted as skipped (they used to vanish from the summary).
+func TestBindBudgetDropsCountAsSkipped(t *testing.T) {
+	dev, err := sim.NewNamed("h100-datasheet")
+	require.NoError(t, err)
+	// Each kernel's middle size is in "small" (measured); its other two
+	// sizes only in "other", which a 1-byte bind budget leaves out.
+	progs := []*workloads.Program{profileProgram("small", []int{64}, 1), profileProgram("other", []int{32, 96}, 1)}
+	_, sum, err := ProfileKernels(dev, progs, ProfileOptions{Samples: 1, BindBytes: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 4, sum.BindSkipped, "two sizes of each of the two kernels")
+	assert.Equal(t, 4, sum.Skipped)
+	assert.Equal(t, 2, sum.Points, "the middle sizes")
+
+	pl := &planner{bytes: []int64{100, 200}, chosen: map[int]bool{}, bindBytes: 150, byProg: map[int][]task{}}
+	a, b := &site{at: []opRef{{0, 0}}}, &site{at: []opRef{{1, 0}}}
+	pl.add(task{s: a})                 // mandatory: binds program 0
+	pl.add(task{s: b, optional: true}) // program 1 would pass the budget
+	pl.add(task{s: a, optional: true}) // program 0 is bound already
+	assert.Equal(t, 1, pl.dropped)
+	assert.Len(t, pl.byProg[0], 2)
+	assert.Empty(t, pl.byProg[1])
+}

@@ -27,8 +27,14 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) (err error) {
 	out := fs.String("o", "", "device config to write (required), e.g. configs/devices/measured-h100.yaml; its name is the file's")
 	report := fs.String("report", "", "write the measurements as Markdown to this file instead of stdout")
 	raw := fs.String("raw", "", "also write every measurement with its rounds as JSON (what `calibrate fit` reads)")
+	var only multiFlag
+	fs.Var(&only, "only", "run only this measurement (repeatable; `gpusched calibrate --only list` lists them) and write its report "+
+		"(--raw, --report), no config: `calibrate fit FULL.json PART.json` adds it to a full report")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
+	}
+	if len(only) > 0 {
+		return calibrateOnly(*dev, only, *out, *raw, *report, stdout, stderr)
 	}
 	if *out == "" {
 		return usagef("-o FILE is required")
@@ -83,6 +89,33 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) (err error) {
 	return nil
 }
 
+// calibrateOnly runs the measurements named by --only on dev and writes
+// their report.
+func calibrateOnly(dev string, only []string, out, raw, report string, stdout, stderr io.Writer) (err error) {
+	if len(only) == 1 && only[0] == "list" {
+		for _, n := range calibrate.MeasurementNames() {
+			fmt.Fprintln(stdout, n)
+		}
+		return nil
+	}
+	if out != "" {
+		return usagef("--only writes no config: leave -o out (its report goes to --raw and --report)")
+	}
+	if raw == "" {
+		return usagef("--only needs --raw FILE (the measurements `calibrate fit` adds to a full report)")
+	}
+	d, err := experiments.OpenDevice(dev)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dev, err)
+	}
+	defer func() { err = errors.Join(err, d.Close()) }()
+	rep, err := calibrate.Measure(d, only, stderr)
+	if err != nil {
+		return err
+	}
+	return writeReports(rep, raw, report, stdout)
+}
+
 // writeReports writes the calibration report as JSON to raw (if set) and
 // as Markdown to report, or stdout.
 func writeReports(rep *calibrate.Report, raw, report string, stdout io.Writer) error {
@@ -114,14 +147,14 @@ func cmdCalibrateFit(args []string, stdout, stderr io.Writer) error {
 	base := fs.String("base", "", "config whose unmeasured parts are kept (default: the datasheet config of the measured GPU's model)")
 	profile := fs.String("profile", "", "kernel profile (gpusched profile) the config names and the achieved fractions are fitted to")
 	out := fs.String("o", "", "device config to write (required), e.g. configs/devices/h100.yaml; its name is the file's")
-	files, err := parse(fs, args, 1, 1)
+	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
 	}
 	if *out == "" {
 		return usagef("-o FILE is required")
 	}
-	rep, err := calibrate.ReadReport(files[0])
+	rep, err := readReports(files)
 	if err != nil {
 		return err
 	}
@@ -166,6 +199,26 @@ func cmdCalibrateFit(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// readReports reads raw calibration reports, each later one's
+// measurements added to the first's (calibrate.Merge: a measurement of
+// the same name replaces the earlier one).
+func readReports(files []string) (*calibrate.Report, error) {
+	rep, err := calibrate.ReadReport(files[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files[1:] {
+		add, err := calibrate.ReadReport(f)
+		if err != nil {
+			return nil, err
+		}
+		if rep, err = calibrate.Merge(rep, add); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return rep, nil
+}
+
 // fitBase loads the base config: the named one, else the datasheet
 // config of the measured GPU's model (h100-datasheet for an H100), else
 // the config that models it.
@@ -204,14 +257,14 @@ func profileRef(profile, out string) string {
 func cmdCalibrateCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("calibrate check", stderr)
 	simCfg := fs.String("sim", "", "simulator config to check (required)")
-	files, err := parse(fs, args, 1, 1)
+	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
 	}
 	if *simCfg == "" {
 		return usagef("--sim CONFIG is required")
 	}
-	rep, err := calibrate.ReadReport(files[0])
+	rep, err := readReports(files)
 	if err != nil {
 		return err
 	}

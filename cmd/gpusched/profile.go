@@ -63,8 +63,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	if err := writeProfile(prof, *out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "profile: %d programs (%.1f GB) bound, %d distinct launches of %d kernels; %d points measured, %d skipped; device time %v; wrote %s\n",
-		sum.Programs, float64(sum.BoundBytes)/1e9, sum.Distinct, sum.Kernels, sum.Points, sum.Skipped, sum.DeviceTime.Round(time.Millisecond), *out)
+	fmt.Fprintf(stderr, "profile: %d programs (%.1f GB) bound, %d distinct launches of %d kernels; %d points measured, %d skipped (%d of them optional sizes whose programs did not fit the bind budget); device time %v; wrote %s\n",
+		sum.Programs, float64(sum.BoundBytes)/1e9, sum.Distinct, sum.Kernels, sum.Points, sum.Skipped, sum.BindSkipped,
+		sum.DeviceTime.Round(time.Millisecond), *out)
 	return writeFitTable(stdout, prof)
 }
 

@@ -145,6 +145,12 @@ type FrontEndCosts struct {
 	// node's first block: the per-node cost of a graph, lower than
 	// BackToBackNs.
 	GraphNodeNs float64 `yaml:"graph_node_ns"`
+	// EventWaitNs (optional) is what a stream wait on an event recorded on
+	// another stream adds to the dependency, on top of the back-to-back
+	// gap: the waiting stream passes the wait this long after the record
+	// completes. 0 (left out): as soon as it completes, as before the
+	// field existed. Measured by calibrate's cross-stream chains.
+	EventWaitNs float64 `yaml:"event_wait_ns,omitempty"`
 	// CallbackNs is how long the driver's callback thread takes to run a
 	// host callback and release its stream (callbacks run one at a time).
 	CallbackNs float64 `yaml:"callback_ns"`

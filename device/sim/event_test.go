@@ -110,3 +110,61 @@ func TestElapsedUsesTheLatestRecord(t *testing.T) {
 	// superseded record on a would give about 500 us.
 	assert.Equal(t, 55300*time.Nanosecond, el)
 }
+
+// front_end.event_wait_ns: a stream waiting on an event recorded on
+// another stream passes the wait that long after the record completes,
+// then its kernel starts a back-to-back gap later; a wait on the
+// stream's own event and a wait issued after the record completed cost
+// nothing more (the same timeline as without the field).
+func TestEventWaitDelaysCrossStreamWaits(t *testing.T) {
+	with, b2b := eventWaitSpans(t, 3000)
+	without, _ := eventWaitSpans(t, 0)
+	assert.Equal(t, with["first"][1]+nsTime(3000)+b2b, with["cross"][0], "cross-stream: event_wait_ns, then the gap")
+	assert.Equal(t, without["first"][1]+b2b, without["cross"][0], "without the field: the gap only")
+	assert.Equal(t, with["cross"][1]+b2b, with["same"][0], "the stream's own record: the gap only")
+	assert.Equal(t, without["late"][0]-without["same"][1], with["late"][0]-with["same"][1],
+		"a wait issued after its record completed costs the device nothing")
+}
+
+// eventWaitSpans runs kernels "first" on stream a, "cross" on b behind a
+// wait on a's record, "same" on b behind a wait on b's own record, and,
+// after a Synchronize, "late" on a behind a wait on b's record, on the
+// datasheet H100 with front_end.event_wait_ns set to eventWait; it returns
+// each kernel's span and the back-to-back gap.
+func eventWaitSpans(t *testing.T, eventWait float64) (map[string][2]Time, Time) {
+	cfg, err := LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.FrontEnd.EventWaitNs = eventWait
+	d, err := New(cfg, WithTrace(true))
+	require.NoError(t, err)
+	launch := func(h device.Host, st device.Stream, wait device.Event, label string) {
+		if wait != nil {
+			require.NoError(t, h.Wait(st, wait))
+		}
+		l := spinLaunch(1, 32, 50*time.Microsecond)
+		l.Label = label
+		require.NoError(t, h.Launch(st, l))
+	}
+	require.NoError(t, d.Run(func(h device.Host) error {
+		a, _ := h.NewStream(device.StreamOptions{})
+		b, _ := h.NewStream(device.StreamOptions{})
+		ea, _ := h.NewEvent(device.EventOptions{})
+		eb, _ := h.NewEvent(device.EventOptions{})
+		launch(h, a, nil, "first")
+		require.NoError(t, h.Record(ea, a))
+		launch(h, b, ea, "cross")
+		require.NoError(t, h.Record(eb, b))
+		launch(h, b, eb, "same")
+		require.NoError(t, h.Synchronize())
+		launch(h, a, eb, "late")
+		return h.Synchronize()
+	}))
+	spans := map[string][2]Time{}
+	for _, s := range d.lastTrace.spans {
+		if s.kind == trackStream {
+			spans[s.name] = [2]Time{s.start, s.end}
+		}
+	}
+	require.Len(t, spans, 4)
+	return spans, nsTime(cfg.FrontEnd.BackToBackNs)
+}

@@ -225,6 +225,13 @@ func (d *Device) dispatch(c *conn) {
 				}
 				return
 			}
+			if at := d.waitPassAt(k); at > d.now {
+				if c.wakeAt != at {
+					c.wakeAt = at
+					d.schedule(at, evConn, int32(c.id), 0, nil)
+				}
+				return
+			}
 		case cmdKernel:
 			if d.resident >= d.info.MaxResidentGrids {
 				if !c.slotReg {
@@ -264,6 +271,25 @@ func (d *Device) dispatch(c *conn) {
 			d.startGraph(k)
 		}
 	}
+}
+
+// waitPassAt is when wait k, whose record is complete, passes: the
+// cost's eventWait after the record completed when it was recorded on
+// another stream (among the event's recent records; an older one passes
+// now).
+func (d *Device) waitPassAt(k *command) Time {
+	if d.cost.eventWait == 0 {
+		return d.now
+	}
+	for _, r := range k.ev.recent {
+		if r.gen == k.gen {
+			if r.stream == k.st.id {
+				return d.now
+			}
+			return max(d.now, r.at+d.cost.eventWait)
+		}
+	}
+	return d.now
 }
 
 // launchKernel sends a resident kernel to the block scheduler at k.firstAt.
@@ -329,6 +355,12 @@ func (d *Device) recordDone(ev *eventObj, gen uint64, streamID int) {
 	}
 	if gen == ev.issued {
 		ev.doneAt = d.now
+	}
+	if d.cost.eventWait > 0 {
+		if len(ev.recent) == recentRecords {
+			ev.recent = append(ev.recent[:0], ev.recent[1:]...)
+		}
+		ev.recent = append(ev.recent, doneRec{gen: gen, stream: streamID, at: d.now})
 	}
 	if len(ev.hostWait) > 0 {
 		keep := ev.hostWait[:0]

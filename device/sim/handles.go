@@ -55,6 +55,9 @@ type eventObj struct {
 	stream    int       // stream of the last issued record
 	waiters   []*command
 	hostWait  []evWaiter
+	// recent are the latest completed records (with front_end.event_wait_ns
+	// only): when a stream wait bound to one passes.
+	recent []doneRec
 	// Capture: set when last recorded on a capturing stream.
 	capture  *capture
 	capNodes []int32
@@ -82,6 +85,19 @@ type evWaiter struct {
 	th  *thread
 	gen uint64
 }
+
+// doneRec is a completed record of an event: its generation, stream and
+// completion time.
+type doneRec struct {
+	gen    uint64
+	stream int
+	at     Time
+}
+
+// recentRecords is how many completed records an event remembers for
+// front_end.event_wait_ns: a wait bound to an older one passes at once
+// (the host is rarely that far ahead of the GPU).
+const recentRecords = 16
 
 // pendRec is an issued record of an event that has not completed.
 type pendRec struct {

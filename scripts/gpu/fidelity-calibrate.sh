@@ -34,26 +34,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Which device: the output files are named by it.
-if [ "$DEVICE" = cuda ]; then
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,pcie.link.gen.current --format=csv >"$work/device.txt" 2>&1
-    nvidia-smi >>"$work/device.txt" 2>&1
-    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    case "$gpu" in
-        *H100*) tag=h100 ;;
-        *H200*) tag=h200 ;;
-        *) tag=$(printf '%s' "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-') ;;
-    esac
-    [ -n "$tag" ] || tag=gpu
-else
-    echo "simulator config $DEVICE (dry run)" >"$work/device.txt"
-    tag=sim-$(basename "$DEVICE" .yaml)
-fi
-{
-    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "host: $(uname -srm), $(nproc) CPUs"
-    echo "binary: $(sha256sum "$BIN" | cut -c1-16)"
-    echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
-} >>"$work/device.txt"
+. scripts/gpu/device-tag.sh
+device_tag "$work/device.txt"
 
 files=(configs/experiments/*-gpu*.yaml)
 for f in configs/experiments/fidelity-*.yaml; do

@@ -1,0 +1,27 @@
+# Sourced by the fidelity scripts: device_tag FILE writes what the device
+# is (nvidia-smi, or the simulator config of a dry run), the date, host,
+# binary and commit to FILE and sets tag (h100, h200, another GPU's name,
+# or sim-CONFIG), which names the output files. Uses $DEVICE and $BIN.
+device_tag() {
+    local out=$1 gpu
+    if [ "$DEVICE" = cuda ]; then
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,pcie.link.gen.current --format=csv >"$out" 2>&1
+        nvidia-smi >>"$out" 2>&1
+        gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+        case "$gpu" in
+            *H100*) tag=h100 ;;
+            *H200*) tag=h200 ;;
+            *) tag=$(printf '%s' "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-') ;;
+        esac
+        [ -n "$tag" ] || tag=gpu
+    else
+        echo "simulator config $DEVICE (dry run)" >"$out"
+        tag=sim-$(basename "$DEVICE" .yaml)
+    fi
+    {
+        echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "host: $(uname -srm), $(nproc) CPUs"
+        echo "binary: $(sha256sum "$BIN" | cut -c1-16)"
+        echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+    } >>"$out"
+}
