@@ -147,3 +147,18 @@ func init() {
 			return pipeline.New(p)
 		})
 }
+
+// chunk-graph is gpusched's own job pipeline (sched/pipeline, ChunkGraph).
+func init() {
+	RegisterScheduler("chunk-graph", "gpusched's: the whole job pipeline as one CUDA graph launched once, chunks of j consecutive jobs each copied in and out with one coalesced copy (as SET-batch), pipelined inside the graph: copy-ins in chunk order on one lane, each job on one of lanes kernel lanes after its chunk's copy-in, copy-outs on another lane after their chunk's jobs (params: j, lanes)",
+		func(params *yaml.Node) (sched.Scheduler, error) {
+			p := struct {
+				J     int `yaml:"j"`
+				Lanes int `yaml:"lanes"`
+			}{J: 16, Lanes: 16}
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			return pipeline.NewChunkGraph(p.J, p.Lanes)
+		})
+}

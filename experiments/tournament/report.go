@@ -53,7 +53,12 @@ The papers' own strategies, which the portfolio is to beat on a third of
 the workloads, are KeSCo's streams, AutoGraph, ACS-SW's window, ACS-HW,
 cuSync's tile synchronization and SET as the paper runs it; KeSCo captured
 into a graph, SET's ring and batched variants and ACS-SW's graph dispatch
-are combinations and refinements of gpusched's.
+are combinations and refinements of gpusched's. chunk-graph is gpusched's
+own (added in the fourth session, a candidate of the portfolio too): a
+job pipeline as one graph of the whole program launched once, chunks of
+consecutive jobs each copied in and out with one coalesced copy as in
+SET-batch, pipelined inside the graph (copies in on one lane, the jobs on
+kernel lanes, copies out on another).
 `
 
 // Report writes docs/results/tournament.md from the tournament's results

@@ -35,6 +35,9 @@
 // Prepare) and Gaps (timing events that measure the paper's overhead
 // model). Params.Validate names every bad combination.
 //
+// ChunkGraph (gpusched's, chunk_graph.go) runs the whole pipeline as one
+// graph: SET-batch's coalesced chunks, pipelined inside it.
+//
 // Use: New(p) returns a SET that is a sched.Preparer: Prepare analyzes the
 // program (every job of one shape, each job's written buffers its own and
 // without initial contents; buffers no job writes are shared constants),

@@ -464,15 +464,22 @@ func (s *SET) chunkBranches(n int) int {
 }
 
 // issueSlot issues the kernel range of the job in slot i of wk's batch
-// buffers on st: job 0's operations (every job's but for its buffers),
-// each of its buffers replaced by slot i's range of wk's batch buffer for
-// that slot, with its exact length so that slots are disjoint ranges for
-// the race checker too. Shared constant buffers are left as they are.
+// buffers on st (issueBatchSlot).
 func (s *SET) issueSlot(h device.Host, st device.Stream, wk *worker, i int) error {
-	in, l := s.js.in, s.batch
+	return issueBatchSlot(h, st, s.js, s.batch, s.kernels, wk.slots, i)
+}
+
+// issueBatchSlot issues on st the kernel range r of the job in slot i of
+// the batch buffers bufs (one per slot of layout l): job 0's operations
+// (every job's but for its buffers), each of its buffers replaced by slot
+// i's range of the batch buffer for that slot, with its exact length so
+// that slots are disjoint ranges for the race checker too. Shared constant
+// buffers are left as they are.
+func issueBatchSlot(h device.Host, st device.Stream, js *jobSet, l *batchLayout, r kernelRange, bufs []device.Buffer, i int) error {
+	in := js.in
 	lo0, _ := in.StepRange(0)
 	at := func(slot int, off int64) int64 { return int64(i)*l.stride[slot] + off }
-	for k := s.kernels.lo; k < s.kernels.hi; k++ {
+	for k := r.lo; k < r.hi; k++ {
 		op := in.Op(lo0 + k)
 		if op.Kind == workloads.OpKernel {
 			ln := *in.Launch(lo0 + k)
@@ -484,9 +491,9 @@ func (s *SET) issueSlot(h device.Host, st device.Stream, wk *worker, i int) erro
 				}
 				n := spec.Len
 				if n == 0 {
-					n = s.js.slotBytes[slot] - spec.Off
+					n = js.slotBytes[slot] - spec.Off
 				}
-				ln.Args[a].Buf, ln.Args[a].Off, ln.Args[a].Len = wk.slots[slot], at(slot, spec.Off), n
+				ln.Args[a].Buf, ln.Args[a].Off, ln.Args[a].Len = bufs[slot], at(slot, spec.Off), n
 			}
 			ln.Label = fmt.Sprintf("%s slot %d", ln.Name(), i)
 			if err := h.Launch(st, &ln); err != nil {
@@ -496,10 +503,10 @@ func (s *SET) issueSlot(h device.Host, st device.Stream, wk *worker, i int) erro
 		}
 		c := *in.CopyCmd(lo0 + k) // a device-to-device copy
 		if slot, ok := l.slotOf[op.Copy.Src]; ok {
-			c.Src, c.SrcOff = wk.slots[slot], at(slot, c.SrcOff)
+			c.Src, c.SrcOff = bufs[slot], at(slot, c.SrcOff)
 		}
 		if slot, ok := l.slotOf[op.Copy.Dst]; ok {
-			c.Dst, c.DstOff = wk.slots[slot], at(slot, c.DstOff)
+			c.Dst, c.DstOff = bufs[slot], at(slot, c.DstOff)
 		}
 		c.Label = fmt.Sprintf("%s slot %d", c.Label, i)
 		if err := h.Copy(st, &c); err != nil {

@@ -57,9 +57,10 @@ func candidates(p *workloads.Program, dev []sched.Trait) []candidate {
 
 // familyOf groups a candidate with those that issue work the same way:
 // one stream, several streams issued directly, a captured graph, a search,
-// a runtime that discovers dependencies, processes, a job pipeline, tile
-// synchronization, a hardware dependency queue. A cost model tends to err alike within a family, so the
-// device check takes each family's best prediction.
+// a runtime that discovers dependencies, processes, a job pipeline, a job
+// pipeline in one graph, tile synchronization, a hardware dependency
+// queue. A cost model tends to err alike within a family, so the device
+// check takes each family's best prediction.
 func familyOf(s sched.Scheduler) string {
 	switch s := s.(type) {
 	case *sched.Serial:
@@ -81,6 +82,8 @@ func familyOf(s sched.Scheduler) string {
 		return "tiles"
 	case *pipeline.Synchronous, *pipeline.Graph, *pipeline.Batching, *pipeline.Queue, *pipeline.SET:
 		return "pipeline"
+	case *pipeline.ChunkGraph:
+		return "pipeline graph"
 	case *acs.HW:
 		return "hardware queue"
 	}
@@ -169,7 +172,7 @@ func runtimeBuilders() []builder {
 }
 
 // pipelineBuilders are SET and its baselines at several worker counts, and
-// SET-batch where there are jobs enough for a chunk.
+// SET-batch and chunk-graph where there are jobs enough for two chunks.
 func pipelineBuilders(njobs int) []builder {
 	bs := []builder{
 		func() (sched.Scheduler, error) { return pipeline.NewSynchronous(), nil },
@@ -193,6 +196,11 @@ func pipelineBuilders(njobs int) []builder {
 	for _, j := range []int{8, 16} {
 		if njobs >= 2*j {
 			bs = append(bs, set(2, 2, j, false), set(2, 2, j, true))
+		}
+	}
+	for _, c := range [][2]int{{16, 16}, {32, 16}, {32, 32}} {
+		if njobs >= 2*c[0] {
+			bs = append(bs, func() (sched.Scheduler, error) { return pipeline.NewChunkGraph(c[0], c[1]) })
 		}
 	}
 	return bs
