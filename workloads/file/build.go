@@ -1,7 +1,6 @@
 package file
 
 import (
-	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -44,11 +43,14 @@ func (b *builder) build() (*workloads.Program, *reference, error) {
 		p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: name, Bytes: b.sizes[name], Init: pattern(name), Output: true})
 	}
 	p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: arenaBuf, Bytes: max(1, b.r.arenaSize), Init: b.r.arenaInit(b.sizes), Output: true})
-	b.state, b.sig, b.desc = len(p.Buffers), len(p.Buffers)+1, len(p.Buffers)+2
+	b.state, b.sig = len(p.Buffers), len(p.Buffers)+1
 	p.Buffers = append(p.Buffers,
 		workloads.BufferSpec{Name: stateBuf, Bytes: int64(max(1, slots) * stateSize)},
-		workloads.BufferSpec{Name: sigBuf, Bytes: int64(max(1, slots) * 4), Output: true},
-		workloads.BufferSpec{Name: descBuf, Bytes: 4}) // sized below
+		workloads.BufferSpec{Name: sigBuf, Bytes: int64(max(1, slots) * 4), Output: true})
+	if b.kernel() == replayV2 {
+		b.desc = len(p.Buffers)
+		p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: descBuf, Bytes: 4}) // sized below
+	}
 	b.prog = p
 	args := map[*node][]dataArg{}
 	for _, s := range b.steps {
@@ -76,15 +78,8 @@ func (b *builder) build() (*workloads.Program, *reference, error) {
 		}
 		p.Steps = append(p.Steps, step)
 	}
-	// Every lane of the replay's first warp reads its range's pair of
-	// words along with its kernel's head (replay.cu): 32 pairs of zeros at
-	// the end keep the last kernel's lanes inside the buffer.
-	words := append(b.words, make([]uint32, 2*32)...)
-	p.Buffers[b.desc].Bytes = int64(len(words) * 4)
-	p.Buffers[b.desc].Init = func(data []byte) {
-		for i, w := range words {
-			binary.LittleEndian.PutUint32(data[4*i:], w)
-		}
+	if b.kernel() == replayV2 {
+		b.descInit()
 	}
 	ref := &reference{prog: p, sig: b.sig, ops: b.ref, owner: b.r.owner}
 	p.Check = ref.check
@@ -106,16 +101,20 @@ type dataArg struct {
 // hashes reports whether the kernel hashes the range's bytes.
 func (a dataArg) hashes() bool { return a.mode&device.Read != 0 && !a.orderOnly }
 
-// descMode is the range's mode in replay.desc: bit 0 hash, bit 1 write.
-func (a dataArg) descMode() uint32 {
-	m := uint32(0)
+// seenLen is the length the kernel samples: the range's, at most maxSeen.
+func (a dataArg) seenLen() int64 { return min(a.n, maxSeen) }
+
+// word is the range's word in the kernel's parameters: bit 31 hash, bit 30
+// write, the low 30 bits its length.
+func (a dataArg) word() uint32 {
+	w := uint32(a.seenLen())
 	if a.hashes() {
-		m |= 1
+		w |= 1 << 31
 	}
 	if a.mode&device.Write != 0 {
-		m |= 2
+		w |= 1 << 30
 	}
-	return m
+	return w
 }
 
 // dataArgs lists n's ranges as the kernel sees them: writes first (merged
@@ -172,24 +171,11 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	spin := d.spinNS(n, bytes, b.opt.OverheadNS, b.opt.ProfilerNS)
 	block := math.Max(float64(spin+b.opt.OverheadNS), float64(b.opt.FloorNS))
 	seen := min(len(args), seenArgs)
-	descOff := int64(len(b.words) * 4)
-	b.words = append(b.words, uint32(n.slot+1), uint32(seen))
-	for _, a := range args[:seen] {
-		b.words = append(b.words, a.descMode(), uint32(min(a.n, math.MaxUint32)))
-	}
-	specs := []workloads.ArgSpec{
-		workloads.BufRange(b.desc, device.Read, descOff, int64(len(b.words)*4)-descOff),
-		workloads.BufRange(b.state, device.ReadWrite, int64(n.slot*stateSize), stateSize),
-		workloads.BufRange(b.sig, device.Write, int64(n.slot*4), 4),
-		workloads.Scalar64(uint64(spin)),
-	}
-	for i := 0; i < seenArgs; i++ {
-		if i < seen {
-			a := args[i]
-			specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
-		} else {
-			specs = append(specs, workloads.Scalar64(0))
-		}
+	var specs []workloads.ArgSpec
+	if b.kernel() == replayV2 {
+		specs = b.descArgs(n, args[:seen], spin)
+	} else {
+		specs = launchArgs(n, args[:seen], spin, b.state, b.sig)
 	}
 	for _, a := range args[seen:] {
 		specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
@@ -207,6 +193,50 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	}
 	b.ref = append(b.ref, refOp{seed: uint32(n.slot + 1), slot: n.slot, args: args[:seen]})
 	return op, nil
+}
+
+// launchArgs is the replay kernel's parameters for a kernel that sees
+// ranges seen (replay.cu): state, sig, spin_ns, head (seed, count, whether
+// written ranges overlap), the ranges' pointers a0..a23 and their words,
+// two to a parameter (m0..m11).
+func launchArgs(n *node, seen []dataArg, spin int64, state, sig int) []workloads.ArgSpec {
+	head := uint64(n.slot+1) | uint64(len(seen))<<32
+	if writesOverlap(seen) {
+		head |= 1 << 40
+	}
+	specs := []workloads.ArgSpec{
+		workloads.BufRange(state, device.ReadWrite, int64(n.slot*stateSize), stateSize),
+		workloads.BufRange(sig, device.Write, int64(n.slot*4), 4),
+		workloads.Scalar64(uint64(spin)),
+		workloads.Scalar64(head),
+	}
+	words := make([]uint64, seenArgs/2)
+	for i := 0; i < seenArgs; i++ {
+		if i >= len(seen) {
+			specs = append(specs, workloads.Scalar64(0))
+			continue
+		}
+		a := seen[i]
+		specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
+		words[i/2] |= uint64(a.word()) << (32 * (i % 2))
+	}
+	for _, w := range words {
+		specs = append(specs, workloads.Scalar64(w))
+	}
+	return specs
+}
+
+// writesOverlap reports whether two written ranges share a byte: the
+// kernel then writes them range after range (later wins), else all at once.
+func writesOverlap(seen []dataArg) bool {
+	for i, a := range seen {
+		for _, c := range seen[:i] {
+			if a.mode&c.mode&device.Write != 0 && a.buf == c.buf && a.off < c.off+c.n && c.off < a.off+a.n {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // copyBytes is what a copy or memset moves: its bytes field, or the
@@ -309,9 +339,9 @@ func (b *builder) markOrderOnly(args map[*node][]dataArg) {
 			if a.mode&device.Read == 0 {
 				continue
 			}
-			k := int(min(a.n, samples))
+			k := int(min(a.seenLen(), samples))
 			for j := 0; j < k; j++ {
-				if p := a.off + samplePos(a.n, j, k); ever[a.buf][p] && !sofar[a.buf][p] {
+				if p := a.off + samplePos(a.seenLen(), j, k); ever[a.buf][p] && !sofar[a.buf][p] {
 					a.orderOnly = true
 					break
 				}
@@ -340,9 +370,9 @@ func (b *builder) markWrites(n *node, args []dataArg, mark [][]bool) {
 		if a.mode&device.Write == 0 {
 			continue
 		}
-		k := int(min(a.n, samples))
+		k := int(min(a.seenLen(), samples))
 		for j := 0; j < k; j++ {
-			mark[a.buf][a.off+samplePos(a.n, j, k)] = true
+			mark[a.buf][a.off+samplePos(a.seenLen(), j, k)] = true
 		}
 	}
 }

@@ -53,7 +53,7 @@ func TestExampleBecomesReplayLaunches(t *testing.T) {
 	assert.Equal(t, device.D1(256), c1.Block)
 	assert.Equal(t, 115712, c1.SharedMem)
 	// 196 blocks fit in one wave of 132 x 2: each block spins the whole 12 us.
-	assert.Equal(t, uint64(12000), c1.Args[3].Bits)
+	assert.Equal(t, uint64(12000), c1.Args[spinArg].Bits)
 	assert.InDelta(t, 12000*1.98, c1.Work.Cycles, 1e-6)
 
 	// conv2: 48 KB of dynamic shared memory bind at 4 blocks; the replay with
@@ -105,13 +105,13 @@ func TestMultiWaveKernelSpinsPerWave(t *testing.T) {
 	conv1.Grid = Dim{600, 1, 1} // 2 blocks per SM x 132 SMs = 264 a wave: 3 waves
 	p, err := Program(f, Options{OverheadNS: 500})
 	require.NoError(t, err)
-	assert.Equal(t, uint64(12000/3-500), opNamed(t, p, "conv1").Args[3].Bits)
+	assert.Equal(t, uint64(12000/3-500), opNamed(t, p, "conv1").Args[spinArg].Bits)
 	assert.InDelta(t, 12000/3*1.98, opNamed(t, p, "conv1").Work.Cycles, 1e-6, "the simulated block lasts spin + overhead: the recorded time per wave")
-	assert.Equal(t, uint64(8000-500), opNamed(t, p, "conv2").Args[3].Bits)
+	assert.Equal(t, uint64(8000-500), opNamed(t, p, "conv2").Args[spinArg].Bits)
 	f.Steps[0].Ops[3].DurationNS = 300
 	p, err = Program(f, Options{OverheadNS: 500})
 	require.NoError(t, err)
-	assert.Equal(t, uint64(0), opNamed(t, p, "add").Args[3].Bits, "spin never goes negative")
+	assert.Equal(t, uint64(0), opNamed(t, p, "add").Args[spinArg].Bits, "spin never goes negative")
 	assert.InDelta(t, 500*1.98, opNamed(t, p, "add").Work.Cycles, 1e-6, "a kernel shorter than the overhead lasts the overhead")
 
 	// With a floor of 700 ns: add (300 ns recorded, spin 0) lasts the floor;
@@ -127,8 +127,8 @@ func TestMultiWaveKernelSpinsPerWave(t *testing.T) {
 	// the waves: conv1 (12 us over 3 waves) spins (12000-900)/3 - 500.
 	p, err = Program(f, Options{OverheadNS: 500, ProfilerNS: 900})
 	require.NoError(t, err)
-	assert.Equal(t, uint64((12000-900)/3-500), opNamed(t, p, "conv1").Args[3].Bits)
-	assert.Equal(t, uint64(0), opNamed(t, p, "add").Args[3].Bits, "300 ns recorded, less 900: nothing to spin")
+	assert.Equal(t, uint64((12000-900)/3-500), opNamed(t, p, "conv1").Args[spinArg].Bits)
+	assert.Equal(t, uint64(0), opNamed(t, p, "add").Args[spinArg].Bits, "300 ns recorded, less 900: nothing to spin")
 	_, err = Program(f, Options{ProfilerNS: -1})
 	assert.ErrorContains(t, err, "profiler_ns must not be negative")
 }
@@ -144,6 +144,45 @@ func flatIndex(p *workloads.Program) map[string]int {
 		}
 	}
 	return m
+}
+
+// TestLaunchArgsLayout checks the replay kernel's parameters (replay.cu)
+// for conv1 of the example: state, sig, spin_ns, head (seed 1: the first
+// replayed kernel; 3 ranges; no overlapping writes), the pointers a0..a23
+// (y1 written, then x and w1 read; the rest zero), and their words two to a
+// parameter (bit 31 hash, bit 30 write, the length; x keeps its real size,
+// y1 and w1 are a byte each in the arena).
+func TestLaunchArgsLayout(t *testing.T) {
+	p, err := Program(loadExample(t), Options{})
+	require.NoError(t, err)
+	c1 := opNamed(t, p, "conv1")
+	require.Len(t, c1.Args, fixedArgs+seenArgs)
+	assert.Equal(t, uint64(1|3<<32), c1.Args[3].Bits, "head")
+	idx := map[string]int{}
+	for i, b := range p.Buffers {
+		idx[b.Name] = i
+	}
+	arena := idx["replay.arena"]
+	assert.Equal(t, workloads.BufRange(idx["replay.state"], device.ReadWrite, 0, stateSize), c1.Args[0])
+	assert.Equal(t, workloads.BufRange(idx["replay.sig"], device.Write, 0, 4), c1.Args[1])
+	assert.Equal(t, workloads.BufRange(arena, device.Write, 2, 1), c1.Args[4], "y1: the arena's third byte")
+	assert.Equal(t, workloads.BufRange(idx["x"], device.Read, 0, 602112), c1.Args[5])
+	assert.Equal(t, workloads.BufRange(arena, device.Read, 0, 1), c1.Args[6], "w1: the arena's first byte")
+	for i := 7; i < 4+seenArgs; i++ {
+		assert.Equal(t, workloads.Scalar64(0), c1.Args[i], "pointer %d", i-4)
+	}
+	words := c1.Args[4+seenArgs:]
+	assert.Equal(t, uint64(1<<30|1)|uint64(1<<31|602112)<<32, words[0].Bits, "y1 (written), x (hashed)")
+	assert.Equal(t, uint64(1<<31|1), words[1].Bits, "w1 (hashed)")
+	for _, w := range words[2:] {
+		assert.Zero(t, w.Bits)
+	}
+	// Two written ranges that share bytes 80-159: bit 40.
+	specs := launchArgs(&node{slot: 4}, []dataArg{{buf: 0, off: 0, n: 160, mode: device.Write}, {buf: 0, off: 80, n: 160, mode: device.Write}}, 7, 0, 1)
+	assert.Equal(t, uint64(7), specs[spinArg].Bits)
+	assert.Equal(t, uint64(5|2<<32|1<<40), specs[3].Bits)
+	specs = launchArgs(&node{slot: 4}, []dataArg{{buf: 0, off: 0, n: 80, mode: device.Write}, {buf: 0, off: 80, n: 160, mode: device.Write}}, 7, 0, 1)
+	assert.Equal(t, uint64(5|2<<32), specs[3].Bits, "adjacent ranges do not overlap")
 }
 
 func programRef(t *testing.T, f *File) (*workloads.Program, *reference) {
@@ -183,14 +222,14 @@ func TestInPlaceOnInitialDataIsOrderOnly(t *testing.T) {
 	conv1 := r.ops[1]
 	var w1 []dataArg
 	for _, a := range conv1.args {
-		if a.buf == len(p.Buffers)-4 && a.off == 0 { // the arena's first byte is w1
+		if a.buf == len(p.Buffers)-3 && a.off == 0 { // the arena's first byte is w1
 			w1 = append(w1, a)
 		}
 	}
 	require.Len(t, w1, 1, "the read and the write of w1 merge into one range")
 	assert.Equal(t, device.ReadWrite, w1[0].mode)
 	assert.True(t, w1[0].orderOnly)
-	assert.Equal(t, uint32(2), w1[0].descMode(), "written, not hashed")
+	assert.Equal(t, uint32(1<<30), w1[0].word()&^maxSeen, "written, not hashed")
 }
 
 func TestAfterBecomesAccesses(t *testing.T) {

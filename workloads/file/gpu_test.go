@@ -166,15 +166,18 @@ func rrAssign(n, k int) []int {
 }
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel and the one it replaced (replay_v1): the global timer's
-// step and the SM clock's rate (replay_timer over 1 ms), then per kernel,
-// from the stamps of probeFile's chain: floor_ns, a one-block kernel's
-// time at spin 0 (its first block's start to its last block's end);
-// overhead_ns, a one-block kernel's time beyond a 20 us spin; the same at a
-// grid of one block per SM; and what each kernel adds to a chain of them,
-// launched from the host and as one CUDA graph. The last line gives the
-// replay kernel's overhead_ns and floor_ns for the file family's
-// parameters (scripts/gpu/imported-replay.sh reads it).
+// the replay kernel and the one it replaced (replay_v2): the global timer's
+// step and the SM clock's rate (replay_timer over 1 ms), then, per shape of
+// probeFile's chain (a signature only, as the imports of graph-replay
+// traces touch, or 1 to 8 buffer ranges, at one block and at a block per
+// SM), from the kernels' stamps: its floor (time at spin 0, first block's
+// start to last block's end), its overhead (time beyond a 20 us spin), and
+// what each kernel adds to a chain of them launched from the host and as
+// one CUDA graph (at spin 0, and beyond the spin at 20 us). The last lines
+// give the replay kernel's overhead_ns and floor_ns for the file family's
+// parameters at one block: for a signature (graph traces) and for 4 ranges
+// (the eager imports' kernels touch 3.4 to 4.3), and the cost of a range
+// (scripts/gpu/imported-replay.sh reads the line "measured:").
 //
 //	go test -tags cuda ./workloads/file -run GPUReplayProbe -v
 func TestGPUReplayProbe(t *testing.T) {
@@ -189,20 +192,27 @@ func TestGPUReplayProbe(t *testing.T) {
 		least, most, steps, 1e6/float64(max(steps, 1)), ghz)
 	f := probeFile(d.Info())
 	require.NoError(t, f.Check())
-	v1, err := kernels.Lookup("replay", "replay_v1")
-	require.NoError(t, err)
-	sms := d.Info().SMs
-	var floor, overhead float64
-	for _, k := range []*device.Kernel{ReplayKernel, v1} {
-		host, graphed := probeKernel(t, d, f, k, k == ReplayKernel)
-		for _, grid := range []int{1, sms} {
-			at0, atSpin := probeGroup(grid, 1), probeGroup(grid, probeSpinNS)
-			t.Logf("%-9s grid %3d: %5.0f ns at spin 0, %5.0f ns beyond a %d ns spin; in a chain, a kernel adds %5.0f ns from the host, %5.0f in a graph at spin 0, %5.0f beyond the spin in a graph at %d ns",
-				k.Name, grid, host.excess[at0], host.excess[atSpin], probeSpinNS, host.chain[at0], graphed.chain[at0], graphed.chain[atSpin]-probeSpinNS, probeSpinNS)
-		}
-		if k == ReplayKernel {
-			floor, overhead = host.excess[probeGroup(1, 1)], host.excess[probeGroup(1, probeSpinNS)]
+	got := map[string]probeStats{}
+	for _, k := range []*device.Kernel{ReplayKernel, replayV2} {
+		host, graphed := probeKernel(t, d, f, k, true)
+		got[k.Name] = host
+		t.Logf("%-9s %-18s %9s %9s %9s %9s %9s", k.Name, "shape", "floor", "overhead", "host@0", "graph@0", "graph+")
+		for _, s := range probeShapes(d.Info()) {
+			at0, atSpin := probeGroup(s, 1), probeGroup(s, probeSpinNS)
+			t.Logf("%-9s %-18v %9.0f %9.0f %9.0f %9.0f %9.0f", k.Name, s, host.excess[at0], host.excess[atSpin],
+				host.chain[at0], graphed.chain[at0], graphed.chain[atSpin]-probeSpinNS)
 		}
 	}
-	t.Logf("measured: overhead_ns=%.0f floor_ns=%.0f", max(0, overhead), max(0, floor))
+	t.Logf("columns: ns; floor = time at spin 0, overhead = beyond a %d ns spin (one kernel, median); host@0, graph@0 = what a kernel adds to a chain at spin 0, launched from the host or in one CUDA graph; graph+ = beyond the spin in a graph chain", probeSpinNS)
+	for _, k := range []*device.Kernel{replayV2, ReplayKernel} {
+		h := got[k.Name]
+		sig, four, one := probeShape{0, 1}, probeShape{4, 1}, probeShape{1, 1}
+		perRange := (h.excess[probeGroup(probeShape{8, 1}, 1)] - h.excess[probeGroup(one, 1)]) / 7
+		t.Logf("%s per range (1 to 8, floor): %.0f ns; after its spin (1 to 8): %.0f ns", k.Name, perRange,
+			(h.excess[probeGroup(probeShape{8, 1}, probeSpinNS)]-h.excess[probeGroup(one, probeSpinNS)])/7)
+		t.Logf("%s signature: overhead_ns=%.0f floor_ns=%.0f", k.Name, max(0, h.excess[probeGroup(sig, probeSpinNS)]), max(0, h.excess[probeGroup(sig, 1)]))
+		if k == ReplayKernel {
+			t.Logf("measured: overhead_ns=%.0f floor_ns=%.0f", max(0, h.excess[probeGroup(four, probeSpinNS)]), max(0, h.excess[probeGroup(four, 1)]))
+		}
+	}
 }

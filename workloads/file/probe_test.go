@@ -3,6 +3,7 @@ package file
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 
@@ -17,30 +18,67 @@ import (
 	"github.com/gpusched/gpusched/workloads/kernels"
 )
 
-// The probe's kernels: probeReps of each shape, spin 0 (1 ns recorded) and
-// probeSpinNS, one block of 128 threads or one block per SM.
+// The probe's kernels: probeReps of each shape at spin 0 (1 ns recorded)
+// and at probeSpinNS.
 const (
 	probeReps   = 16
 	probeSpinNS = 20000
 )
 
-// probeFile is a chain of replayed kernels for TestGPUReplayProbe: at a
-// grid of one block and then of one block per SM, probeReps kernels that
-// spin 0 and probeReps that spin probeSpinNS, each reading what the
-// previous one wrote.
+// probeShape is a group of the probe's kernels: how many buffer ranges
+// each touches (0: none, only the signature of the kernel before it, as
+// an import of a graph-replay trace does) and its grid.
+type probeShape struct{ ranges, grid int }
+
+func (s probeShape) String() string {
+	if s.ranges == 0 {
+		return fmt.Sprintf("sig grid %d", s.grid)
+	}
+	return fmt.Sprintf("%d ranges grid %d", s.ranges, s.grid)
+}
+
+// probeShapes are the probe's groups: a signature only and 1, 2, 3, 4 and
+// 8 ranges at one block; a signature and 4 ranges at a block per SM.
+func probeShapes(in device.Info) []probeShape {
+	return []probeShape{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {8, 1}, {0, in.SMs}, {4, in.SMs}}
+}
+
+// probeFile is a chain of replayed kernels for TestGPUReplayProbe: for
+// each of probeShapes, probeReps kernels that spin 0 and probeReps that
+// spin probeSpinNS, each after the one before. A kernel of one range
+// updates the chain's last output in place; of r ranges, it reads the
+// chain's last output and r-2 weights and writes its own output, as the
+// imported kernels do (whole buffers: a byte each in the arena); of none,
+// it names the kernel before it in `after`.
 func probeFile(in device.Info) *File {
 	f := &File{Format: Format, Name: "replay-probe", Device: DeviceOf(in)}
 	f.Buffers = []Buffer{{Name: "in", Bytes: 4096}}
-	prev := "in"
+	for w := 0; w < 6; w++ {
+		f.Buffers = append(f.Buffers, Buffer{Name: fmt.Sprintf("w%d", w), Bytes: 4096})
+	}
+	prev, last := "in", ""
 	var ops []Op
-	for _, grid := range []int{1, in.SMs} {
+	for _, s := range probeShapes(in) {
 		for _, dur := range []int64{1, probeSpinNS} {
 			for r := 0; r < probeReps; r++ {
-				name := fmt.Sprintf("g%d.d%d.%d", grid, dur, r)
-				f.Buffers = append(f.Buffers, Buffer{Name: name + ".out", Bytes: 4096})
-				ops = append(ops, Op{Kernel: name, Grid: Dim{grid, 1, 1}, Block: Dim{128, 1, 1}, Registers: 32, DurationNS: dur,
-					Reads: []Access{{Buffer: prev}}, Writes: []Access{{Buffer: name + ".out"}}})
-				prev = name + ".out"
+				o := Op{Kernel: fmt.Sprintf("r%d.g%d.d%d.%d", s.ranges, s.grid, dur, r), Grid: Dim{s.grid, 1, 1}, Block: Dim{128, 1, 1},
+					Registers: 32, DurationNS: dur}
+				switch {
+				case s.ranges == 0 && last != "":
+					o.After = []string{last}
+				case s.ranges == 1:
+					o.Reads, o.Writes = []Access{{Buffer: prev}}, []Access{{Buffer: prev}}
+				case s.ranges > 1:
+					out := o.Kernel + ".out"
+					f.Buffers = append(f.Buffers, Buffer{Name: out, Bytes: 4096})
+					o.Reads, o.Writes = []Access{{Buffer: prev}}, []Access{{Buffer: out}}
+					for w := 0; w < s.ranges-2; w++ {
+						o.Reads = append(o.Reads, Access{Buffer: fmt.Sprintf("w%d", w)})
+					}
+					prev = out
+				}
+				ops = append(ops, o)
+				last = o.Kernel
 			}
 		}
 	}
@@ -55,22 +93,24 @@ func probeFile(in device.Info) *File {
 }
 
 // probeStats is what the probe reads from one run's stamps, per group of
-// probeReps kernels (grid, spin): the median of each kernel's time from its
-// first block's start to its last block's end less its spin, and the time
-// a kernel adds to the chain (the group's last end less its first end,
-// over probeReps-1).
+// probeReps kernels (shape, spin): the median of each kernel's time from
+// its first block's start to its last block's end less its spin, and the
+// time a kernel adds to the chain (the group's last end less its first
+// end, over probeReps-1).
 type probeStats struct {
 	excess map[string]float64
 	chain  map[string]float64
 }
 
-func probeGroup(grid int, spin int64) string { return fmt.Sprintf("grid %d spin %d", grid, spin) }
+func probeGroup(s probeShape, spin int64) string { return fmt.Sprintf("%v spin %d", s, spin) }
 
 func readProbe(t *testing.T, f *File, state []byte) probeStats {
 	t.Helper()
 	steps, err := f.nodes()
 	require.NoError(t, err)
 	st := probeStats{excess: map[string]float64{}, chain: map[string]float64{}}
+	shapes := probeShapes(f.Device.info())
+	require.Len(t, steps[0], 2*probeReps*len(shapes))
 	for g := 0; g < len(steps[0]); g += probeReps {
 		group := steps[0][g : g+probeReps]
 		var ex []float64
@@ -85,7 +125,7 @@ func readProbe(t *testing.T, f *File, state []byte) probeStats {
 			lastEnd = end
 		}
 		sort.Float64s(ex)
-		key := probeGroup(group[0].op.Grid.X, f.Device.spinNS(group[0], 0, 0, 0))
+		key := probeGroup(shapes[g/(2*probeReps)], f.Device.spinNS(group[0], 0, 0, 0))
 		st.excess[key] = ex[len(ex)/2]
 		st.chain[key] = float64(int64(lastEnd-firstEnd)) / float64(probeReps-1)
 	}
@@ -156,8 +196,8 @@ func runAndStamps(t *testing.T, d device.Device, prog *workloads.Program, s sche
 		if outs, err = in.Outputs(h); err != nil {
 			return err
 		}
-		idx := len(prog.Buffers) - 3 // real buffers, arena, state, sig, desc
-		if idx < 0 || prog.Buffers[idx].Name != stateBuf {
+		idx := slices.IndexFunc(prog.Buffers, func(b workloads.BufferSpec) bool { return b.Name == stateBuf })
+		if idx < 0 {
 			return nil
 		}
 		state, err = readBuffer(h, in, idx, prog.Buffers[idx].Bytes)
@@ -205,19 +245,25 @@ func TestReplayProbeRunsOnTheSimulator(t *testing.T) {
 	defer func() { require.NoError(t, d.Close()) }()
 	f := probeFile(d.Info())
 	require.NoError(t, f.Check())
-	v1, err := kernels.Lookup("replay", "replay_v1")
-	require.NoError(t, err)
-	host, graphed := probeKernel(t, d, f, v1, false)
-	assert.Len(t, host.excess, 4)
-	assert.Len(t, graphed.chain, 4)
-	assert.Contains(t, host.excess, probeGroup(d.Info().SMs, probeSpinNS))
-	// The overlap kernel's two ranges share a byte of the arena (buffers
-	// shrink to a byte per gap between endpoints: 0-80-160-240).
+	host, graphed := probeKernel(t, d, f, replayV2, false)
+	assert.Len(t, host.excess, 2*len(probeShapes(d.Info())))
+	assert.Len(t, graphed.chain, 2*len(probeShapes(d.Info())))
+	assert.Contains(t, host.excess, probeGroup(probeShape{4, d.Info().SMs}, probeSpinNS))
 	_, r, err := program(f, Options{})
 	require.NoError(t, err)
+	counts := map[int]int{}
+	for _, op := range r.ops[:len(r.ops)-1] {
+		counts[len(op.args)]++
+	}
+	assert.Equal(t, map[int]int{0: 1, 1: 3*2*probeReps - 1, 2: 2 * probeReps, 3: 2 * probeReps, 4: 2 * 2 * probeReps, 8: 2 * probeReps}, counts,
+		"ranges per kernel: the signature groups and the one-range group touch one (the very first kernel none), the others as many as their shape")
+	// The overlap kernel's two ranges share a byte of the arena (buffers
+	// shrink to a byte per gap between endpoints: 0-80-160-240).
 	last := r.ops[len(r.ops)-1]
 	require.Len(t, last.args, 3, "two written ranges and one read")
 	assert.Equal(t, last.args[0].off+1, last.args[1].off, "the second range starts at the first one's second byte")
+	assert.True(t, writesOverlap(last.args))
+	assert.False(t, writesOverlap(r.ops[len(r.ops)-2].args))
 	_, _, _, ghz := timerProbe(t, d, 1000)
 	assert.Zero(t, ghz, "the simulator writes nothing into the timer's output")
 }

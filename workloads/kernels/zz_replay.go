@@ -17,13 +17,13 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "a273e66eca903f7ac62b4bcde8ef70671af8fec08d5734e41b709ba82aa14a57",
-		ImageSHA256:  "5bd89b01de0afc7ac12953ad1530efbc3add0cb9ba41605d39e5791976ed586c",
+		SourceSHA256: "71e210c1c7ddfe9371859d982b4e4c84d5fca36d09516eadf4f4a31e18b7c029",
+		ImageSHA256:  "25b3b144d8601bf2d9298ecaa7b0618c7b43a3faeeef97f4ed1595728d2b1ed9",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
-			{Module: "replay", Name: "replay_v1", Regs: 32, StaticShared: 4},
+			{Module: "replay", Name: "replay_v2", Regs: 32, StaticShared: 0},
 		},
 	})
 }
