@@ -63,11 +63,19 @@ var (
 func runOf(r *experiments.Results) replayRun {
 	run := replayRun{v2: isV2(r.Experiment)}
 	for i := range r.Rows {
-		if r.Rows[i].WorkloadParams["profiler_ns"] != "" {
+		if tookProfiler(&r.Rows[i]) {
 			run.profiler = true
 		}
 	}
 	return run
+}
+
+// tookProfiler says whether a row's workload took profiler_ns off its
+// durations: rows made before the parameter existed do not name it, rows
+// made since name 0 where it took nothing off.
+func tookProfiler(row *experiments.Row) bool {
+	p := row.WorkloadParams["profiler_ns"]
+	return p != "" && p != "0"
 }
 
 // newData reads the sets of one run.
@@ -107,8 +115,8 @@ func (d *data) add(row *experiments.Row, o0 bool) {
 	default:
 		d.sim[k], d.simName = row, row.Device
 	}
-	if p := row.WorkloadParams["profiler_ns"]; p != "" {
-		d.profiler = p
+	if tookProfiler(row) {
+		d.profiler = row.WorkloadParams["profiler_ns"]
 	}
 	if !o0 && !contains(d.schedulers, row.Scheduler) {
 		d.schedulers = append(d.schedulers, row.Scheduler)
