@@ -45,7 +45,7 @@ if [ "$DEV" = cuda ]; then
 	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$R/device.txt" 2>&1
 	cat "$R/device.txt"
 	log "replay kernel tests"
-	(cd workloads/file && timeout 90 "../../$B/file.test" -test.run 'GPUReplay' -test.count 3 -test.v) > "$R/replay-test.log" 2>&1
+	(cd workloads/file && timeout 60 "../../$B/file.test" -test.run 'GPUReplay' -test.count 3 -test.v) > "$R/replay-test.log" 2>&1
 	echo "rc=$?" >> "$R/replay-test.log"
 	grep -E 'shape|ranges grid|sig grid|per range|signature:|measured|globaltimer|--- |rc=' "$R/replay-test.log" | tail -40
 fi
@@ -56,7 +56,7 @@ for x in imported imported-graph; do
 	sed -E -e "s/^repetitions: .*/repetitions: 1/" -e "s/^devices: .*/devices: [$DEV]/" -e "s/^name: .*/name: $name/" \
 		-e '/^  - \{name: (taskflow|taskflow\+graph|nimble|nimble\+graph|kesco|kesco\+graph|autograph|acs-sw),/d' \
 		"configs/experiments/$x-gpu.yaml" > "$cfg"
-	timeout 60 "$B/gpusched" paper imported run "$cfg" -o "$R/$name" > "$R/$name.log" 2>&1
+	timeout 45 "$B/gpusched" paper imported run "$cfg" -o "$R/$name" > "$R/$name.log" 2>&1
 	echo "rc=$?" | tee -a "$R/$name.log"
 	rm -f "$cfg"
 	tail -3 "$R/$name.log"
