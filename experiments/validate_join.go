@@ -111,7 +111,9 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 			SchedulerDesc: g.SchedulerDesc, Baseline: g.Baseline, GPUDevice: g.DeviceName, SimConfig: cfg, source: len(v.Sources)}
 		vr.fid = fidelity.Row{Group: fmt.Sprintf("%d\x00%s\x00%s\x00%s", len(v.Sources), vr.Point, g.Workload, g.DeviceName),
 			Scheduler: g.Scheduler, Baseline: g.Baseline, GPU: gpuMakespans(g)}
-		vr.GPUMakespan = vr.fid.GPUMedian()
+		if m := vr.fid.GPUMedian(); m > 0 { // NaN without a measured repetition
+			vr.GPUMakespan = m
+		}
 		vr.GPUSpread = finite(vr.fid.Spread())
 		wl, ok := params[vr.Point+"\x00"+g.Workload]
 		if len(g.WorkloadParams) > 0 && gpu.Migrated == "" { // every parameter, defaults included

@@ -59,6 +59,9 @@ func TestJoinValidation(t *testing.T) {
 	// The failed row is left out and says why.
 	assert.True(t, v.Rows[5].Excluded)
 	assert.Nil(t, v.Rows[5].MakespanErr, "a failed row has no error figure")
+	assert.Zero(t, v.Rows[5].GPUMakespan, "no measured repetition: 0, not NaN")
+	_, err := v.JSON()
+	require.NoError(t, err, "validate -o writes validation.json")
 	assert.Contains(t, strings.Join(v.Rows[5].Problems, "; "), "gpu: deadlock")
 	assert.Equal(t, 1, v.Sources[0].Excluded)
 	// Sections: one experiment, two workloads.
