@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,6 +40,7 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 		base.Host.HandoffNs, base.Host.BusyStreamNs, base.Host.CallbackHandoffNs = 25000, 40, 70000
 		base.FrontEnd.BlockDispatchNs = 0.6 // full waves of empty blocks bound by the distributor
 		base.FrontEnd.EventWaitNs = 2500    // dependencies across streams slower than on one
+		base.Host.CaptureEventNs = 4000     // captured records and waits dearer than launches
 		recovers(t, base)
 	})
 }
@@ -70,7 +72,7 @@ func recovers(t *testing.T, base *sim.Config) {
 		"copy.pageable_gbps": base.Copy.PageableGBps, "info.mem_bandwidth": base.Info.MemBandwidth,
 		"sm.max_sm_bandwidth": base.SM.MaxSMBandwidth, "sm.sm_mem_saturation_warps": float64(base.SM.SMMemSaturationWarps),
 		"host.handoff_ns": base.Host.HandoffNs, "host.busy_stream_ns": base.Host.BusyStreamNs,
-		"front_end.event_wait_ns": base.FrontEnd.EventWaitNs,
+		"front_end.event_wait_ns": base.FrontEnd.EventWaitNs, "host.capture_event_ns": cmp.Or(base.Host.CaptureEventNs, base.Host.CaptureNs),
 	}
 	if base.Host.HandoffNs == 0 {
 		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost

@@ -31,7 +31,8 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		"front_end.graph_launch_latency_ns": &out.FrontEnd.GraphLaunchLatencyNs, "front_end.graph_node_ns": &out.FrontEnd.GraphNodeNs,
 		"front_end.callback_ns": &out.FrontEnd.CallbackNs, "front_end.min_block_ns": &out.FrontEnd.MinBlockNs,
 		"front_end.block_dispatch_ns": &out.FrontEnd.BlockDispatchNs, "front_end.event_wait_ns": &out.FrontEnd.EventWaitNs,
-		"copy.latency_ns": &out.Copy.LatencyNs, "copy.htod_gbps": &out.Copy.HtoDGBps, "copy.dtoh_gbps": &out.Copy.DtoHGBps,
+		"host.capture_event_ns": &out.Host.CaptureEventNs,
+		"copy.latency_ns":       &out.Copy.LatencyNs, "copy.htod_gbps": &out.Copy.HtoDGBps, "copy.dtoh_gbps": &out.Copy.DtoHGBps,
 		"copy.pageable_gbps": &out.Copy.PageableGBps, "info.mem_bandwidth": &out.Info.MemBandwidth, "host.handoff_ns": &out.Host.HandoffNs, "host.busy_stream_ns": &out.Host.BusyStreamNs,
 		"host.callback_handoff_ns": &out.Host.CallbackHandoffNs,
 		"sm.max_sm_bandwidth":      &out.SM.MaxSMBandwidth,
@@ -82,7 +83,7 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 // laterFields are config fields whose measurements came after the first
 // reports: a report without one keeps the base config's value.
 var laterFields = []string{"host.handoff_ns", "host.callback_handoff_ns", "host.busy_stream_ns",
-	"front_end.min_block_ns", "front_end.block_dispatch_ns", "front_end.event_wait_ns"}
+	"front_end.min_block_ns", "front_end.block_dispatch_ns", "front_end.event_wait_ns", "host.capture_event_ns"}
 
 // upgrade reads a report written before some measurements existed as
 // today's: a report that timed only full waves of empty blocks (its

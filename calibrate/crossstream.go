@@ -107,10 +107,10 @@ const capN1, capN2 = 8, 64
 // capturedChains times capturing and instantiating chains of 8 and 64
 // spin kernels, on one stream and over 8 streams as crossChain orders
 // them (each side stream joined back at the end): per kernel, the slope
-// of Host.Now around the capture and around the instantiation. Reported
-// only: what a graph built per step over many streams costs beside the
-// empty one-stream chains of host.capture_ns and
-// host.instantiate_per_node_ns.
+// of Host.Now around the capture and around the instantiation (reported:
+// what a graph built per step over many streams costs beside the empty
+// one-stream chains of host.capture_ns and host.instantiate_per_node_ns),
+// and host.capture_event_ns, what each captured record and wait adds.
 func (c *calibrator) capturedChains(h device.Host) error {
 	const maxS = 8
 	ss, err := newStreamSet(h, maxS)
@@ -144,6 +144,7 @@ func (c *calibrator) capturedChains(h device.Host) error {
 		t2 := h.Now()
 		return ns(t1 - t0), ns(t2 - t1), errors.Join(h.Destroy(x), h.Destroy(g))
 	}
+	captured := map[int][]float64{}
 	for _, s := range []int{1, maxS} {
 		var capt, inst []float64
 		for r := 0; r < c.rounds+1; r++ {
@@ -166,7 +167,15 @@ func (c *calibrator) capturedChains(h device.Host) error {
 		}
 		c.record(fmt.Sprintf("capture cost per kernel, chain over %d streams", s), "", "ns", "slope of Host.Now around capturing "+how, capt)
 		c.record(fmt.Sprintf("instantiate cost per kernel, chain over %d streams", s), "", "ns", "slope of Host.Now around instantiating "+how, inst)
+		captured[s] = capt
 	}
+	// Over 8 streams each kernel adds a captured wait and record.
+	event := make([]float64, len(captured[1]))
+	for r := range event {
+		event[r] = (captured[maxS][r] - captured[1][r]) / 2
+	}
+	c.record("capture cost per event record or wait", "host.capture_event_ns", "ns",
+		"per round, half the capture cost per kernel of the chain over 8 streams less the one-stream chain's", event)
 	return nil
 }
 

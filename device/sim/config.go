@@ -59,22 +59,26 @@ type HostCosts struct {
 	// DriverLockFraction is the part of every call's cost spent holding the
 	// driver lock, 0 to 1. It sets how launch throughput scales with host
 	// threads: at most 1/(fraction x launch_ns) launches per second.
-	DriverLockFraction   float64 `yaml:"driver_lock_fraction"`
-	LaunchNs             float64 `yaml:"launch_ns"`               // cuLaunchKernel
-	CopyEnqueueNs        float64 `yaml:"copy_enqueue_ns"`         // cuMemcpy*Async
-	RecordNs             float64 `yaml:"record_ns"`               // cuEventRecord
-	WaitNs               float64 `yaml:"wait_ns"`                 // cuStreamWaitEvent
-	QueryNs              float64 `yaml:"query_ns"`                // cuEventQuery, cuStreamQuery, cuEventElapsedTime
-	SyncCallNs           float64 `yaml:"sync_call_ns"`            // entering a stream, event or device synchronize
-	WakeupNs             float64 `yaml:"wakeup_ns"`               // a blocked host thread resuming after the GPU signals it
-	HostFuncNs           float64 `yaml:"host_func_ns"`            // cuLaunchHostFunc
-	StreamCreateNs       float64 `yaml:"stream_create_ns"`        // cuStreamCreateWithPriority
-	EventCreateNs        float64 `yaml:"event_create_ns"`         // cuEventCreate
-	DestroyNs            float64 `yaml:"destroy_ns"`              // destroying a stream, event, graph or graph exec
-	MallocNs             float64 `yaml:"malloc_ns"`               // cuMemAlloc
-	FreeNs               float64 `yaml:"free_ns"`                 // cuMemFree
-	AllocHostNs          float64 `yaml:"alloc_host_ns"`           // cuMemAllocHost (pageable allocations are charged the same)
-	CaptureNs            float64 `yaml:"capture_ns"`              // a command recorded into a graph while capturing
+	DriverLockFraction float64 `yaml:"driver_lock_fraction"`
+	LaunchNs           float64 `yaml:"launch_ns"`        // cuLaunchKernel
+	CopyEnqueueNs      float64 `yaml:"copy_enqueue_ns"`  // cuMemcpy*Async
+	RecordNs           float64 `yaml:"record_ns"`        // cuEventRecord
+	WaitNs             float64 `yaml:"wait_ns"`          // cuStreamWaitEvent
+	QueryNs            float64 `yaml:"query_ns"`         // cuEventQuery, cuStreamQuery, cuEventElapsedTime
+	SyncCallNs         float64 `yaml:"sync_call_ns"`     // entering a stream, event or device synchronize
+	WakeupNs           float64 `yaml:"wakeup_ns"`        // a blocked host thread resuming after the GPU signals it
+	HostFuncNs         float64 `yaml:"host_func_ns"`     // cuLaunchHostFunc
+	StreamCreateNs     float64 `yaml:"stream_create_ns"` // cuStreamCreateWithPriority
+	EventCreateNs      float64 `yaml:"event_create_ns"`  // cuEventCreate
+	DestroyNs          float64 `yaml:"destroy_ns"`       // destroying a stream, event, graph or graph exec
+	MallocNs           float64 `yaml:"malloc_ns"`        // cuMemAlloc
+	FreeNs             float64 `yaml:"free_ns"`          // cuMemFree
+	AllocHostNs        float64 `yaml:"alloc_host_ns"`    // cuMemAllocHost (pageable allocations are charged the same)
+	CaptureNs          float64 `yaml:"capture_ns"`       // a command recorded into a graph while capturing
+	// CaptureEventNs (optional) is what an event record or a stream wait
+	// costs while capturing (a fork or join of the captured streams); 0
+	// (left out): capture_ns, as before the field existed.
+	CaptureEventNs       float64 `yaml:"capture_event_ns,omitempty"`
 	InstantiateBaseNs    float64 `yaml:"instantiate_base_ns"`     // cuGraphInstantiate, fixed part
 	InstantiatePerNodeNs float64 `yaml:"instantiate_per_node_ns"` // cuGraphInstantiate, per node
 	GraphLaunchNs        float64 `yaml:"graph_launch_ns"`         // cuGraphLaunch, fixed part (all of it when the optional graph_launch_* fields are 0)

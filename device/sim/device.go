@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -206,7 +207,7 @@ type costs struct {
 	streamCreate, eventCreate, destroy, malloc, free, allocHost, capture    Time
 	instBase, instNode, graphLaunch, setNode, threadStart, dqSubmit, dqPoll Time
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
-	blockDispatch, handoff, cbHandoff, busyStream, eventWait                Time
+	blockDispatch, handoff, cbHandoff, busyStream, eventWait, captureEvent  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	cycle                                                                   float64 // ns per SM cycle
 
@@ -255,7 +256,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		setNode: nsTime(h.SetNodeNs), threadStart: nsTime(h.ThreadStartNs), dqSubmit: nsTime(h.DQSubmitNs), dqPoll: nsTime(h.DQPollNs),
 		launchLatency: nsTime(f.LaunchLatencyNs), backToBack: nsTime(f.BackToBackNs), graphLatency: nsTime(f.GraphLaunchLatencyNs),
 		graphNode: nsTime(f.GraphNodeNs), callback: nsTime(f.CallbackNs), minBlock: nsTime(f.MinBlockNs),
-		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
+		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), captureEvent: nsTime(cmp.Or(h.CaptureEventNs, h.CaptureNs)), copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),

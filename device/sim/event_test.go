@@ -168,3 +168,34 @@ func eventWaitSpans(t *testing.T, eventWait float64) (map[string][2]Time, Time) 
 	require.Len(t, spans, 4)
 	return spans, nsTime(cfg.FrontEnd.BackToBackNs)
 }
+
+// host.capture_event_ns: a record or wait captured into a graph costs it
+// (launches captured still cost capture_ns); left out, capture_ns.
+func TestCaptureEventCost(t *testing.T) {
+	for _, tc := range []struct{ eventNs, want float64 }{{0, 3 * 1000}, {2500, 1000 + 2*2500}} {
+		cfg, err := LoadConfig("h100-datasheet")
+		require.NoError(t, err)
+		cfg.Host.CaptureNs, cfg.Host.CaptureEventNs = 1000, tc.eventNs
+		d, err := New(cfg)
+		require.NoError(t, err)
+		var took time.Duration
+		require.NoError(t, d.Run(func(h device.Host) error {
+			a, _ := h.NewStream(device.StreamOptions{})
+			b, _ := h.NewStream(device.StreamOptions{})
+			fork, _ := h.NewEvent(device.EventOptions{})
+			join, _ := h.NewEvent(device.EventOptions{})
+			require.NoError(t, h.BeginCapture(a))
+			require.NoError(t, h.Record(fork, a))
+			require.NoError(t, h.Wait(b, fork))
+			t0 := h.Now()
+			require.NoError(t, h.Launch(b, spinLaunch(1, 32, time.Microsecond))) // capture_ns
+			require.NoError(t, h.Record(join, b))                                // capture_event_ns
+			require.NoError(t, h.Wait(a, join))                                  // capture_event_ns
+			took = h.Now() - t0
+			g, err := h.EndCapture(a)
+			require.NoError(t, err)
+			return h.Destroy(g)
+		}))
+		assert.Equal(t, time.Duration(tc.want), took, "capture_event_ns %g", tc.eventNs)
+	}
+}

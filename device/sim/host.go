@@ -233,7 +233,7 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 		return err
 	}
 	if st.capture != nil {
-		th.charge(d.cost.capture, "cuEventRecord (capture)")
+		th.charge(d.cost.captureEvent, "cuEventRecord (capture)")
 		ev.capture = st.capture
 		ev.capNodes = append(ev.capNodes[:0], st.capTail...)
 		return nil
@@ -266,7 +266,7 @@ func (th *thread) Wait(s device.Stream, e device.Event) error {
 		return err
 	}
 	if ev.capture != nil && !ev.capture.ended {
-		th.charge(d.cost.capture, "cuStreamWaitEvent (capture)")
+		th.charge(d.cost.captureEvent, "cuStreamWaitEvent (capture)")
 		return ev.capture.join(st, ev)
 	}
 	if st.capture != nil {
