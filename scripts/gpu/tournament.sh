@@ -9,7 +9,8 @@
 # Back here:        tar xzf tour.tgz; r/results/results.json (or, if the
 #                   limit cut the run short, the finished groups' rows in
 #                   r/results/rows.jsonl) is docs/results/tournament-gpu-CARD-rN.json;
-#                   the table on stdout is r/run.log; the tarball goes to
+#                   the table on stdout is r/run.log, chunk-graph's outputs
+#                   test r/pipeline-gpu-test.log; the tarball goes to
 #                   docs/results/raw/. Then gpusched paper tournament report
 #                   -o docs/results/tournament.md GPU-RESULTS... docs/results/tournament-sim.json
 #
@@ -42,5 +43,15 @@ s=$(date +%s)
 timeout "$LIMIT" "$BIN" paper tournament run "$OUT/r/config.yaml" -o "$OUT/r/results" > "$OUT/r/run.log" 2> "$OUT/r/stderr.log"
 rc=$?
 echo "rc=$rc $(( $(date +%s) - s ))s" | tee "$OUT/r/status.txt"
+# chunk-graph's outputs against serial's on every job workload (sched/pipeline
+# TestGPUChunkGraphMatchesSerial), when its test binary came along:
+#   go test -c -tags cuda -ldflags='-s -w' -o .gpu/tour/pipeline.test ./sched/pipeline && gzip .gpu/tour/pipeline.test
+T=$(dirname "$BIN")/pipeline.test
+if [ ! -e "$T" ] && [ -f "$T.gz" ]; then gunzip -c "$T.gz" > "$T" && chmod +x "$T"; fi
+if [ -x "$T" ]; then   # (without a GPU it skips)
+  s=$(date +%s)
+  timeout 90 "$T" -test.run GPU -test.v > "$OUT/r/pipeline-gpu-test.log" 2>&1
+  echo "pipeline test rc=$? $(( $(date +%s) - s ))s" | tee -a "$OUT/r/status.txt"
+fi
 tail -30 "$OUT/r/run.log"
 cd "$OUT" && tar czf tour.tgz r && rm -rf r
