@@ -39,29 +39,37 @@ type data struct {
 	gpuName, simName, overhead, floor, profiler string
 }
 
-// v2Tag marks the experiments of the replay kernel's second version
-// (imported-v2, imported-graph-v2-sim, ...); the others ran the first.
-const v2Tag = "-v2"
-
-// isV2 says whether an experiment ran the replay kernel's second version.
-func isV2(experiment string) bool { return strings.Contains(experiment, v2Tag) }
+// versionOf is the replay kernel's version an experiment ran: 3 for those
+// named -v3 (imported-v3, imported-graph-v3-sim, ...), 2 for -v2, else 1.
+func versionOf(experiment string) int {
+	for v := 3; v > 1; v-- {
+		if strings.Contains(experiment, fmt.Sprintf("-v%d", v)) {
+			return v
+		}
+	}
+	return 1
+}
 
 // replayRun is which rows one run of the replay holds: the replay
 // kernel's version, and whether its workloads took profiler_ns off the
 // recorded durations (the experiment's rows name it in their params).
-type replayRun struct{ v2, profiler bool }
+type replayRun struct {
+	version  int
+	profiler bool
+}
 
-// The runs the page shows, newest first: the second kernel with
-// profiler_ns, without it, and the first kernel.
+// The runs the page shows, newest first: the third kernel (with
+// profiler_ns), the second with and without it, and the first kernel.
 var (
-	runProfiler = replayRun{v2: true, profiler: true}
-	runSecond   = replayRun{v2: true}
-	runFirst    = replayRun{}
+	runThird    = replayRun{version: 3, profiler: true}
+	runProfiler = replayRun{version: 2, profiler: true}
+	runSecond   = replayRun{version: 2}
+	runFirst    = replayRun{version: 1}
 )
 
 // runOf is the run a set's rows belong to.
 func runOf(r *experiments.Results) replayRun {
-	run := replayRun{v2: isV2(r.Experiment)}
+	run := replayRun{version: versionOf(r.Experiment)}
 	for i := range r.Rows {
 		if tookProfiler(&r.Rows[i]) {
 			run.profiler = true

@@ -103,6 +103,21 @@ func TestNewDataKeepsRunsApart(t *testing.T) {
 	runs := readRuns(in)
 	require.Len(t, runs, 3)
 	assert.Equal(t, []replayRun{runProfiler, runSecond, runFirst}, []replayRun{runs[0].run, runs[1].run, runs[2].run}, "newest first")
+	// The third kernel's sets (named -v3) lead.
+	gpu3 := set("imported-graph-v3", 500, p818)
+	gpu3.Rows[0].Device = experiments.CUDADevice
+	in.Sets = append(in.Sets, set("imported-graph-v3-sim", 510, p818), gpu3)
+	runs = readRuns(in)
+	require.Len(t, runs, 4)
+	assert.Equal(t, runThird, runs[0].run)
+	m, ok = runs[0].gpu.median("m-b1.graph", baseline)
+	require.True(t, ok)
+	assert.InDelta(t, 0.5, m, 1e-9, "the third kernel's GPU rows")
+	assert.Equal(t, runProfiler, runs[1].run, "the second kernel's rows with profiler_ns stay apart from the third's")
+	m, ok = runs[1].gpu.median("m-b1.graph", baseline)
+	require.True(t, ok)
+	assert.InDelta(t, 0.55, m, 1e-9)
+	assert.Contains(t, predictedIntro(runs[0], runs[1]), "the second version; overhead_ns 416")
 }
 
 // The prediction section counts each column against PyTorch's graph
@@ -118,7 +133,7 @@ func TestWritePredictedCounts(t *testing.T) {
 	before := &data{gpu: at(130000)}
 	c := capture{Models: []model{{Model: "m", Batch: 1, Tag: "m-b1", Graph: &stat{Median: 100}}}}
 	var b bytes.Buffer
-	writePredicted(&b, c, p, before)
+	writePredicted(&b, c, p, before, predictedIntro(p, before))
 	out := b.String()
 	assert.Contains(t, out, "profiler_ns (818)")
 	assert.Contains(t, out, "| m | 1 | 100.0 | 130.0 | +30.0% **not met** | 105.0 | +5.0% met | 112.0 | +12.0% **not met** | -6.2% met |")

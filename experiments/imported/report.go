@@ -116,7 +116,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	writeTargets(&b, c, lead, "##")
 	writeGraphTraces(&b, c, lead, "##")
 	if lead.run.profiler && len(runs) > 1 {
-		writePredicted(&b, c, lead, runs[1])
+		writePredicted(&b, c, lead, runs[1], predictedIntro(lead, runs[1]))
 	}
 	writeBest(&b, c, lead, "##")
 	writeModels(&b, c, lead)
@@ -124,7 +124,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 		b.WriteString(earlierIntro(d.run))
 		writeTargets(&b, c, d, "###")
 		writeGraphTraces(&b, c, d, "###")
-		if d.run.v2 {
+		if d.run.version > 1 {
 			writeBest(&b, c, d, "###")
 		}
 	}
@@ -161,7 +161,7 @@ func loadCapture(dir string) (capture, error) {
 // leads with the first.
 func readRuns(in *experiments.ReportInput) []*data {
 	var runs []*data
-	for _, run := range []replayRun{runProfiler, runSecond, runFirst} {
+	for _, run := range []replayRun{runThird, runProfiler, runSecond, runFirst} {
 		if d := newData(in, run); !d.empty() {
 			runs = append(runs, d)
 		}
@@ -181,13 +181,49 @@ func readCapture(path string) (capture, error) {
 	return c, nil
 }
 
+// predictedIntro introduces the prediction section of the leading run p,
+// whose "before" column is the run before it.
+func predictedIntro(p, before *data) string {
+	if p.run.version == 3 {
+		return fmt.Sprintf("## The third replay kernel: predicted, then measured\n\n"+
+			"The third replay kernel (workloads/kernels/replay.cu: each range's mode and length come with the launch, "+
+			"so its loads wait for no descriptor, and its written ranges are written at once) at overhead_ns %s and floor_ns %s, "+
+			"both measured by workloads/file's TestGPUReplayProbe on the GPU before the models ran (docs/results/raw), profiler_ns %s as before. "+
+			"\"predicted\": the simulator's serial+graph at those settings, committed before the GPU ran the models; \"measured\": the GPU's; "+
+			"\"before\": the GPU's with the second kernel (%s; the section below). "+
+			"Each against PyTorch's graph replay, and the prediction against the measurement, against the 10%% target.\n\n",
+			orNone(p.overhead), orNone(p.floor), orNone(p.profiler), kernelOf(before))
+	}
+	return fmt.Sprintf("## profiler_ns: predicted, then measured\n\n"+
+		"profiler_ns (%s) is not fitted to these models: it is what the profiler records beyond a kernel's work, "+
+		"a sleep kernel of known length (torch.cuda._sleep, scripts/gpu/imported-chain-probe.py) recorded on the same GPU less that length, "+
+		"taken off every recorded kernel duration before the replay spins for it (docs/WORKLOADS.md). "+
+		"\"predicted\": the simulator's serial+graph with it; \"measured\": the GPU's; \"before\": the GPU's without it (the section below). "+
+		"Each against PyTorch's graph replay, and the prediction against the measurement, against the 10%% target.\n\n", p.profiler)
+}
+
 // earlierIntro introduces the rows of a run that a later one replaced.
 func earlierIntro(run replayRun) string {
-	if run.v2 {
+	switch {
+	case run == runProfiler:
+		return profilerIntro
+	case run.version == 2:
 		return secondKernelIntro
 	}
 	return firstKernelIntro
 }
+
+// profilerIntro introduces the second replay kernel's rows with
+// profiler_ns, which the third kernel's replaced.
+const profilerIntro = `## Earlier: the second replay kernel with profiler_ns (session 3's second call)
+
+The second replay kernel (replay_v2 in workloads/kernels/replay.cu: the
+ranges' modes and lengths read from a descriptor buffer before its loads,
+written range by range after the spin) at its overhead_ns and floor_ns, with
+profiler_ns taken off the recorded durations, and the simulator's rows at
+those settings (committed before that GPU run: a prediction).
+
+`
 
 // secondKernelIntro introduces the second replay kernel's rows without
 // profiler_ns: the recorded durations as the profiler recorded them.
@@ -236,15 +272,15 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 
 // kernelOf says which replay kernel a run used, at which settings.
 func kernelOf(d *data) string {
-	switch {
-	case !d.run.v2:
+	if d.run.version == 1 {
 		return fmt.Sprintf("the first version; overhead_ns %s (workloads/file's TestGPUReplay on the same GPU)", orNone(d.overhead))
-	case d.run.profiler:
-		return fmt.Sprintf("the second version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), profiler_ns %s",
-			orNone(d.overhead), orNone(d.floor), orNone(d.profiler))
 	}
-	return fmt.Sprintf("the second version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), no profiler_ns",
-		orNone(d.overhead), orNone(d.floor))
+	profiler := "no profiler_ns"
+	if d.run.profiler {
+		profiler = "profiler_ns " + orNone(d.profiler)
+	}
+	return fmt.Sprintf("the %s version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), %s",
+		[]string{"", "first", "second", "third"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
 }
 
 func orNone(s string) string {

@@ -291,18 +291,13 @@ func notes(d *data, w, s string) string {
 	return strings.Join(out, "; ")
 }
 
-// writePredicted sets the simulator's serial+graph with profiler_ns (its
-// rows made before the GPU ran them: a prediction) beside the GPU's as
-// measured and the GPU's before, without profiler_ns, each against
-// PyTorch's graph replay, then the prediction against the measurement:
-// the eager imports and the graph-replay traces, one table each.
-func writePredicted(b *bytes.Buffer, c capture, p, before *data) {
-	b.WriteString("## profiler_ns: predicted, then measured\n\n")
-	fmt.Fprintf(b, "profiler_ns (%s) is not fitted to these models: it is what the profiler records beyond a kernel's work, "+
-		"a sleep kernel of known length (torch.cuda._sleep, scripts/gpu/imported-chain-probe.py) recorded on the same GPU less that length, "+
-		"taken off every recorded kernel duration before the replay spins for it (docs/WORKLOADS.md). "+
-		"\"predicted\": the simulator's serial+graph with it; \"measured\": the GPU's; \"before\": the GPU's without it (the section below). "+
-		"Each against PyTorch's graph replay, and the prediction against the measurement, against the 10%% target.\n\n", p.profiler)
+// writePredicted sets the leading run's simulator serial+graph (its rows
+// made before the GPU ran them: a prediction) beside the GPU's as measured
+// and the GPU's of the run before it, each against PyTorch's graph replay,
+// then the prediction against the measurement: the eager imports and the
+// graph-replay traces, one table each, after intro (predictedIntro).
+func writePredicted(b *bytes.Buffer, c capture, p, before *data, intro string) {
+	b.WriteString(intro)
 	for _, graph := range []bool{false, true} {
 		what, suffix := "Eager imports", ""
 		if graph {

@@ -1,0 +1,72 @@
+#!/bin/bash
+# The imported PyTorch models (issue #19) replayed on the GPU with the
+# replay kernel's third version, from the repository root, with $OUT set and
+# no Go toolchain:
+#
+#   1. workloads/file's GPU tests (cuda tag), once: TestGPUReplay (outputs
+#      against the CPU reference) and TestGPUReplayProbe (the kernel's floor
+#      and overhead per shape, beside replay_v2's), a check that the values
+#      the experiments use (measured by scripts/gpu/imported-probe.sh on the
+#      same kind of GPU) still hold;
+#   2. configs/experiments/imported-v3-gpu.yaml (every eager import under
+#      serial, serial+graph and the multi-stream strategies),
+#      imported-graph-v3-gpu.yaml (the graph-replay traces, serial and
+#      serial+graph) and imported-graph-v3-gpu-o0.yaml (the same at
+#      overhead_ns 0), as committed: the simulator's rows of the same
+#      experiments (imported-v3-sim.yaml, imported-graph-v3-sim.yaml,
+#      imported-graph-v3-sim-o0.yaml) were committed before this ran.
+#
+# Everything lands in $OUT/import-v3.tgz (about 45 s on an H100; at most
+# 150 s: the timeouts).
+# Binaries, built here (gzipped; the script unpacks them):
+#
+#   mkdir -p .gpu/import
+#   go build -tags cuda -ldflags='-s -w' -o .gpu/import/gpusched ./cmd/gpusched
+#   go test -c -tags cuda -ldflags='-s -w' -o .gpu/import/file.test ./workloads/file
+#   gzip -f .gpu/import/gpusched .gpu/import/file.test; git log -1 --format='%H %s' > .gpu/import/commit.txt
+#
+# usage: bash scripts/gpu/imported-v3.sh [DEVICE]
+#   DEVICE: cuda (default), or a simulator config (h100) for a dry run of
+#   step 2 (step 1 needs a GPU).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+: "${OUT:?set OUT to the output folder}"
+B=${B:-.gpu/import}
+DEV=${1:-cuda}
+R=$OUT/import-v3
+mkdir -p "$R"
+start=$(date +%s)
+log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
+for z in "$B"/*.gz; do
+	[ -e "$z" ] || continue
+	gzip -dc "$z" > "${z%.gz}" && chmod +x "${z%.gz}" || { echo "cannot unpack $z" >&2; exit 1; }
+done
+[ -x "$B/gpusched" ] || { echo "missing $B/gpusched" >&2; exit 1; }
+{ cat "$B/commit.txt" 2>/dev/null; date -u; } > "$R/build.txt"
+if [ "$DEV" = cuda ]; then
+	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
+	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$R/device.txt" 2>&1
+	cat "$R/device.txt"
+	log "replay kernel tests"
+	(cd workloads/file && timeout 30 "../../$B/file.test" -test.run 'GPUReplay' -test.v) > "$R/replay-test.log" 2>&1
+	echo "rc=$?" >> "$R/replay-test.log"
+	grep -E 'per range|signature:|measured|--- |rc=' "$R/replay-test.log"
+fi
+# At most 150 s in all: the eager imports (11 schedulers) take the most.
+for run in imported-v3:75 imported-graph-v3:20 imported-graph-v3-o0:20; do
+	name=${run%:*}
+	cfg=configs/experiments/${name%-o0}-gpu${name##*-v3}.yaml
+	log "$name ($cfg) on $DEV"
+	run_cfg=$cfg
+	if [ "$DEV" != cuda ]; then # a dry run: the same file on the simulator
+		run_cfg=${cfg%.yaml}-dry.yaml
+		sed -E "s/^devices: .*/devices: [$DEV]/" "$cfg" > "$run_cfg"
+	fi
+	timeout "${run#*:}" "$B/gpusched" paper imported run "$run_cfg" -o "$R/$name" > "$R/$name.log" 2>&1
+	echo "rc=$?" | tee -a "$R/$name.log"
+	[ "$run_cfg" = "$cfg" ] || rm -f "$run_cfg"
+	grep -E "serial\+graph|^\S+ +serial " "$R/$name.log" | head -24
+done
+log done
+find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
+tar czf "$OUT/import-v3.tgz" -C "$OUT" import-v3 && rm -rf "$R"
