@@ -60,6 +60,10 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 		}
 		f.fitFractions(prof)
 	}
+	// Last: the kernel beside the copy is timed by what is fitted above.
+	if err := f.fitCopyContention(rep); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -120,6 +124,32 @@ func (f *Fitted) fitLockFraction(rep *Report) error {
 	f.Config.Host.DriverLockFraction = best
 	f.Comments["host.driver_lock_fraction"] = fmt.Sprintf("fitted: the launch throughput measurement (1, 2, 4, 8 host threads) simulated "+
 		"with fractions 0 to 1; %.2f fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
+	return nil
+}
+
+// fitCopyContention sets copy.dtod_contention to the one (0 to 2 in
+// twentieths) whose simulated device-to-device copy beside a streaming
+// kernel is closest to the measured one (copyOverlap).
+func (f *Fitted) fitCopyContention(rep *Report) error {
+	const name = "DtoD beside kernel: time over the longer alone"
+	m, ok := rep.byName(name)
+	if !ok {
+		f.Notes = append(f.Notes, "no copy beside a kernel measured: copy.dtod_contention kept from the base config")
+		return nil
+	}
+	cs := []float64{f.Config.Copy.DtoDContention}
+	for i := 0; i <= 40; i++ {
+		cs = append(cs, float64(i)/20)
+	}
+	best, bestErr, err := f.bySimulation("copies beside kernels", map[string]float64{name: m.Value}, cs,
+		func(c *sim.Config, v float64) { c.Copy.DtoDContention = v })
+	if err != nil {
+		return err
+	}
+	f.Config.Copy.DtoDContention = best
+	f.Comments["copy.dtod_contention"] = fmt.Sprintf("fitted: a 64 MiB device-to-device copy beside a kernel reading 64 MiB on every SM "+
+		"(%.3gx the longer alone, median of %d rounds, spread %.0f%%) simulated with 0 to 2; %.2f fits best, error %.1f%%",
+		m.Value, len(m.Rounds), 100*m.Spread(), best, 100*(math.Exp(bestErr)-1))
 	return nil
 }
 

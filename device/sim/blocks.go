@@ -215,7 +215,7 @@ func (d *Device) schedulePass() {
 		if b.block >= 0 {
 			d.blockStarted(b.k, b.sm, b.block, start, dur)
 		} else {
-			d.schedule(addTime(start, dur), evBatchDone, b.sm, b.n, b.k)
+			d.endBlocks(evBatchDone, b.k, b.sm, b.n, b.n, start, dur, d.memPart(b.k, sm, dur))
 		}
 	}
 	if d.cost.blockDispatch > 0 {
@@ -223,6 +223,7 @@ func (d *Device) schedulePass() {
 	}
 	clear(d.batches)
 	d.batches = d.batches[:0]
+	d.rerate()
 }
 
 // place distributes k's unplaced blocks breadth-first over the candidate
@@ -438,6 +439,7 @@ func (d *Device) batchDone(k *command, s, n int) {
 // start for the race checker, makes the block's start posts and schedules
 // its end.
 func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
+	mem := d.memPart(k, &d.sms[sm], dur) // before its start posts release other blocks
 	if k.blkAcc != nil {
 		k.blkStart[b] = start
 		d.hbBlockStart(k, int(b), start)
@@ -449,7 +451,7 @@ func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
 			d.startPosts(k, int(b))
 		}
 	}
-	d.schedule(addTime(start, dur), evBlockDone, sm, b, k)
+	d.endBlocks(evBlockDone, k, sm, b, 1, start, dur, mem)
 }
 
 // startPosts makes block b's posts at the start of its work.
@@ -584,10 +586,17 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 		ns = max(ns, w.Flops/rate)
 	}
 	if w.Bytes > 0 {
-		smRate := d.cfg.SM.MaxSMBandwidth * warps / float64(max(sm.memWarps, d.cfg.SM.SMMemSaturationWarps))
-		gpuRate := d.info.MemBandwidth * warps / float64(max(d.memWarps, k.res.Warps, 1))
-		rate := min(smRate, gpuRate) * fraction(d.cfg.SM.BandwidthFraction) / 1e9 // bytes per ns
-		ns = max(ns, w.Bytes/rate)
+		ns = max(ns, d.byteNs(k, sm))
 	}
 	return max(nsTime(ns), d.cost.minBlock)
+}
+
+// byteNs is what the bytes of one block of k take on sm at the residency
+// now, by the Work estimate (blockDur).
+func (d *Device) byteNs(k *command, sm *smState) float64 {
+	warps := float64(max(k.res.Warps, 1))
+	smRate := d.cfg.SM.MaxSMBandwidth * warps / float64(max(sm.memWarps, d.cfg.SM.SMMemSaturationWarps))
+	gpuRate := d.info.MemBandwidth * warps / float64(max(d.memWarps, k.res.Warps, 1))
+	rate := min(smRate, gpuRate) * fraction(d.cfg.SM.BandwidthFraction) / 1e9 // bytes per ns
+	return k.l.Work.Bytes / rate
 }

@@ -201,6 +201,11 @@ type CopyModel struct {
 	HtoDGBps     float64 `yaml:"htod_gbps"`     // pinned host memory to device
 	DtoHGBps     float64 `yaml:"dtoh_gbps"`     // device to pinned host memory
 	PageableGBps float64 `yaml:"pageable_gbps"` // either direction through the driver's staging buffer
+	// DtoDContention (optional, 0 to 2) is how much a device-to-device
+	// copy and memory-moving kernels beside it slow each other
+	// (bandwidth.go): 1 shares the memory bandwidth fully, 0 (left out)
+	// not at all, as before the field existed.
+	DtoDContention float64 `yaml:"dtod_contention,omitempty"`
 }
 
 // DQModel is ACS-HW's hardware dependency queue (Durvasula et al., arXiv

@@ -71,6 +71,8 @@ func (c *Config) check() error {
 		return bad("info.clock_hz", "%d is above 100 GHz", c.Info.ClockHz)
 	case c.Host.DriverLockFraction > 1:
 		return bad("host.driver_lock_fraction", "must be between 0 and 1, got %g", c.Host.DriverLockFraction)
+	case c.Copy.DtoDContention > 2:
+		return bad("copy.dtod_contention", "must be between 0 and 2, got %g", c.Copy.DtoDContention)
 	}
 	for _, r := range []struct {
 		v        float64

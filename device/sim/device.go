@@ -153,6 +153,7 @@ type Device struct {
 	slotWait    []slotWaiter
 	cbFree      Time // the callback thread is free from this time on
 	copyFree    [3]Time
+	bw          bandwidthState // memory bandwidth shared by device-to-device copies and kernels
 	cmdPool     []*command
 	cmdSeq      uint64
 
@@ -324,6 +325,7 @@ func (d *Device) reset() {
 	d.slotWait = d.slotWait[:0]
 	d.cbFree = 0
 	d.copyFree = [3]Time{}
+	d.resetBandwidth()
 	d.cmdSeq = 0
 	if len(d.sms) != d.info.SMs {
 		d.sms = make([]smState, d.info.SMs)
@@ -398,6 +400,9 @@ func (d *Device) loop() (err error) {
 		th := d.nextThread()
 		if len(d.heap) > 0 && (th == nil || d.heap[0].t <= th.clock) {
 			ev := d.heap.pop()
+			if d.stale(&ev) {
+				continue
+			}
 			d.now = ev.t
 			d.progress()
 			d.handle(ev)

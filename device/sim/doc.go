@@ -23,7 +23,10 @@
 // its SM's resident warps; any other kernel takes its Work estimate (cycles,
 // flops and bytes against the SM's and the memory system's rates, shared
 // among co-resident blocks, scaled by the achieved fractions of peak).
-// Stats says how many launches each timed.
+// Stats says how many launches each timed. With copy.dtod_contention, a
+// device-to-device copy and memory-moving blocks share the memory
+// bandwidth by progress rates (bandwidth.go): both slow while both run,
+// and their ends move whenever either's load changes.
 //
 // Host threads are coroutines in simulated time: only the engine or one
 // host thread runs at a time, and every host action happens in global time

@@ -75,6 +75,7 @@ type event struct {
 	seq  uint64
 	kind evKind
 	a, b int32
+	f    int32 // a flight's index + 1, or 1 for the copy, whose end the shared bandwidth moves (bandwidth.go); 0: none
 	cmd  *command
 }
 
@@ -135,12 +136,19 @@ func (h *eventHeap) pop() event {
 // schedule adds an event at time t. A time past the horizon ends the Run
 // with a *HorizonError naming the command that produced it.
 func (d *Device) schedule(t Time, kind evKind, a, b int32, cmd *command) {
+	d.scheduleF(t, kind, a, b, 0, cmd)
+}
+
+// scheduleF is schedule for an end the shared bandwidth may move (f, see
+// event); it returns the event's seq.
+func (d *Device) scheduleF(t Time, kind evKind, a, b, f int32, cmd *command) uint64 {
 	if t > horizon || t < 0 {
 		d.pastHorizon(t, kind, a, cmd)
-		return
+		return 0
 	}
 	d.seq++
-	d.heap.push(event{t: t, seq: d.seq, kind: kind, a: a, b: b, cmd: cmd})
+	d.heap.push(event{t: t, seq: d.seq, kind: kind, a: a, b: b, f: f, cmd: cmd})
+	return d.seq
 }
 
 // handle runs one event in engine context.
@@ -155,10 +163,23 @@ func (d *Device) handle(ev event) {
 	case evActivate:
 		d.activate(ev.cmd)
 	case evBatchDone:
+		if ev.f != 0 {
+			d.flightDone(ev.f)
+		}
 		d.batchDone(ev.cmd, int(ev.a), int(ev.b))
 	case evBlockDone:
+		if ev.f != 0 {
+			d.flightDone(ev.f)
+		}
 		d.syncBlockDone(ev.cmd, int(ev.a), int(ev.b))
 	case evCopyDone:
+		switch {
+		case ev.a == copyMoves:
+			d.copyMoving()
+			return
+		case ev.f != 0:
+			d.dtodDone(ev.cmd)
+		}
 		d.copyDone(ev.cmd)
 	case evCallback:
 		d.runCallback(ev.cmd)

@@ -462,6 +462,10 @@ func (d *Device) startCopy(k *command) {
 		// bytes / (GB/s) is nanoseconds.
 		dur = d.cost.copyLatency + nsTime(float64(c.Bytes)/gbps)
 	default:
+		if d.bw.on {
+			d.startDtoD(k)
+			return
+		}
 		// Device to device: every byte is read and written.
 		dur = d.cost.copyLatency + nsTime(2*float64(c.Bytes)/d.info.MemBandwidth*1e9)
 	}
