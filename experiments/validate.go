@@ -112,6 +112,7 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 		src.ExperimentFile = "as recorded in the results"
 	}
 	if gpu.Migrated != "" {
+		src.FirstRun = true
 		src.Notes = append(src.Notes, "converted from an earlier results format: its GPU rows timed the first run after Prepare, "+
 			"where the simulator now times the run after an untimed one (sched.Warm)")
 	}

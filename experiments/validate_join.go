@@ -29,8 +29,12 @@ type Source struct {
 	ExperimentFile string   `json:"experiment_file"`
 	Sim            []string `json:"sim"` // configs, as "GPU -> config" for files
 	Notes          []string `json:"notes,omitempty"`
-	Rows           int      `json:"rows"`     // GPU rows
-	Excluded       int      `json:"excluded"` // rows left out of the metrics
+	// FirstRun: the GPU rows timed the first run after Prepare (files
+	// converted from an earlier format), where the simulator times the run
+	// after an untimed one; their errors include that difference.
+	FirstRun bool `json:"gpu_first_run,omitempty"`
+	Rows     int  `json:"rows"`     // GPU rows
+	Excluded int  `json:"excluded"` // rows left out of the metrics
 	// KernelTiming sums the simulated rows' kernel launches by what timed
 	// them (nil: no simulated row says).
 	KernelTiming *KernelTiming `json:"kernel_timing,omitempty"`

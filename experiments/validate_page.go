@@ -105,7 +105,9 @@ func (v *Validation) Page(in PageInput) []byte {
 		"GPU spread: the range of a row's repetitions over their median; rerun MAPE: the same rows (workload, scheduler and their parameters, GPU, seed, "+
 		"and the gpusched commit where the files record one) measured in another results file, against this one (files converted from the earlier formats "+
 		"record no commit, so their reruns may include code changes). "+
-		"Errors below the GPU's spread mean nothing.\n\n", v.Options.Separation*100, v.Options.Tie*100)
+		"Errors below the GPU's spread mean nothing. GPU run timed: \"warm\" rows timed the run after an untimed one, as the simulator does; "+
+		"\"first run\" rows (files converted from the earlier formats) timed the first run after Prepare, so their errors include first-launch costs "+
+		"the simulator does not time.\n\n", v.Options.Separation*100, v.Options.Tie*100)
 	fmt.Fprintf(&b, "Targets (issue #18), on every paper and DAG shape with the default configs: makespan MAPE at most %.0f%%, median speedup error at most %.0f%%, "+
 		"at least %.0f%% of clearly separated pairs ordered right, the same best scheduler on every workload (\"targets met\" counts them).\n\n",
 		targetMAPE, targetSpeedup, targetPairsSame)
@@ -131,27 +133,40 @@ func (v *Validation) Page(in PageInput) []byte {
 // their own names) and GPU of the rows keep selects: a line on the
 // configs v simulated, and one on in.Before's.
 func (v *Validation) pageSummary(b *strings.Builder, in PageInput, keep func(*ValidatedRow) bool) {
-	key := func(r *ValidatedRow) string { return paperOf(r.Experiment) + "\x00" + r.GPUDevice }
+	key := func(r *ValidatedRow) string {
+		return paperOf(r.Experiment) + "\x00" + r.GPUDevice + "\x00" + v.timedRun(r)
+	}
 	groups := v.distinctWhere(keep, key)
 	if len(groups) == 0 {
 		b.WriteString("No GPU results of this kind were given.\n\n")
 		return
 	}
-	rows := [][]string{append([]string{"paper", "GPU", "simulator", "kernel profile"}, pageHeader...)}
+	rows := [][]string{append([]string{"paper", "GPU", "GPU run timed", "simulator", "kernel profile"}, pageHeader...)}
 	vs := []*Validation{v}
 	if in.Before != nil {
 		vs = append(vs, in.Before)
 	}
 	for _, g := range groups {
-		paper, gpu, _ := strings.Cut(g, "\x00")
+		f := strings.Split(g, "\x00")
+		paper, gpu, timed := f[0], f[1], f[2]
 		for _, x := range vs {
 			sel := func(r *ValidatedRow) bool { return keep(r) && key(r) == g }
 			cfgs := x.distinctWhere(sel, func(r *ValidatedRow) string { return r.SimConfig })
-			rows = append(rows, append([]string{paper, shortGPU(gpu), strings.Join(cfgs, ", "), profilesOf(cfgs)}, pageCells(x.summarize(sel))...))
+			rows = append(rows, append([]string{paper, shortGPU(gpu), timed, strings.Join(cfgs, ", "), profilesOf(cfgs)}, pageCells(x.summarize(sel))...))
 		}
 	}
 	writeMarkdownTable(b, rows)
 	b.WriteString("\n")
+}
+
+// timedRun says which run of a row its GPU repetitions timed: "warm" (the
+// run after an untimed one, as the simulator times it) or "first run" (the
+// first after Prepare, in files converted from an earlier format).
+func (v *Validation) timedRun(r *ValidatedRow) string {
+	if r.source >= 0 && r.source < len(v.Sources) && v.Sources[r.source].FirstRun {
+		return "first run"
+	}
+	return "warm"
 }
 
 // uncalibratedNote says, for each default config the rows were simulated

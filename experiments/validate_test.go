@@ -324,8 +324,8 @@ func TestPageBesideTheConfigsBeforeCalibration(t *testing.T) {
 	assert.Equal(t, page, string(v.Page(in)))
 	profiled, heldOut, ok := strings.Cut(page, "## Held-out random DAGs")
 	require.True(t, ok)
-	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| h100 \| h100 \(\d+ kernels\) \| 2 \| 0\.0% \|`, profiled, "h100 results against h100: no error")
-	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| h100-datasheet \| none \| 2 \| `, profiled)
+	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| warm \| h100 \| h100 \(\d+ kernels\) \| 2 \| 0\.0% \|`, profiled, "h100 results against h100: no error")
+	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| warm \| h100-datasheet \| none \| 2 \| `, profiled)
 	assert.Contains(t, heldOut, "No GPU results of this kind were given.")
 	assert.Contains(t, page, "## Where the simulator's choice costs most on the GPU")
 	assert.Contains(t, page, "| small-gpu.json | dag | H100 80GB HBM3 | h100 | 2 | 0.0% |")
@@ -334,6 +334,30 @@ func TestPageBesideTheConfigsBeforeCalibration(t *testing.T) {
 	// this size is in no profile point (2 rows x 24 launches, its model).
 	assert.Contains(t, page, "| NVIDIA H100 80GB HBM3 -> h100 | 0 / 48 / 0 |")
 	assert.NotContains(t, page, "is the datasheet config", "h100 is calibrated")
+}
+
+// TestPageSeparatesFirstRunRows: rows of a file converted from an earlier
+// format timed the first run after Prepare, not the warm run the simulator
+// times; the page summarizes them on their own line, so the paper's line of
+// comparable rows is not mixed with them.
+func TestPageSeparatesFirstRunRows(t *testing.T) {
+	dir := t.TempDir()
+	warm := writeGPUResults(t, dir, small)
+	r, err := ReadResults(warm)
+	require.NoError(t, err)
+	r.Migrated = "a test's earlier format"
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	old := filepath.Join(dir, "small-gpu-old.json")
+	require.NoError(t, os.WriteFile(old, b, 0o644))
+	v, _, err := ValidateFiles([]string{warm, old}, ValidateOptions{})
+	require.NoError(t, err)
+	require.Len(t, v.Sources, 2)
+	assert.False(t, v.Sources[0].FirstRun)
+	assert.True(t, v.Sources[1].FirstRun)
+	page := string(v.Page(PageInput{}))
+	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| warm \| h100 \| h100 \(\d+ kernels\) \| 2 \| `, page)
+	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| first run \| h100 \| h100 \(\d+ kernels\) \| 2 \| `, page)
 }
 
 // The page says in words which default configs are not calibrated: since
