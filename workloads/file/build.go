@@ -1,6 +1,7 @@
 package file
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -43,14 +44,11 @@ func (b *builder) build() (*workloads.Program, *reference, error) {
 		p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: name, Bytes: b.sizes[name], Init: pattern(name), Output: true})
 	}
 	p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: arenaBuf, Bytes: max(1, b.r.arenaSize), Init: b.r.arenaInit(b.sizes), Output: true})
-	b.state, b.sig = len(p.Buffers), len(p.Buffers)+1
+	b.state, b.sig, b.desc = len(p.Buffers), len(p.Buffers)+1, len(p.Buffers)+2
 	p.Buffers = append(p.Buffers,
 		workloads.BufferSpec{Name: stateBuf, Bytes: int64(max(1, slots) * stateSize)},
-		workloads.BufferSpec{Name: sigBuf, Bytes: int64(max(1, slots) * 4), Output: true})
-	if b.kernel() == replayV2 {
-		b.desc = len(p.Buffers)
-		p.Buffers = append(p.Buffers, workloads.BufferSpec{Name: descBuf, Bytes: 4}) // sized below
-	}
+		workloads.BufferSpec{Name: sigBuf, Bytes: int64(max(1, slots) * 4), Output: true},
+		workloads.BufferSpec{Name: descBuf, Bytes: 4}) // sized below
 	b.prog = p
 	args := map[*node][]dataArg{}
 	for _, s := range b.steps {
@@ -78,8 +76,15 @@ func (b *builder) build() (*workloads.Program, *reference, error) {
 		}
 		p.Steps = append(p.Steps, step)
 	}
-	if b.kernel() == replayV2 {
-		b.descInit()
+	// Every lane of the replay's first warp reads its range's pair of
+	// words along with its kernel's head (replay.cu): 32 pairs of zeros at
+	// the end keep the last kernel's lanes inside the buffer.
+	words := append(b.words, make([]uint32, 2*32)...)
+	p.Buffers[b.desc].Bytes = int64(len(words) * 4)
+	p.Buffers[b.desc].Init = func(data []byte) {
+		for i, w := range words {
+			binary.LittleEndian.PutUint32(data[4*i:], w)
+		}
 	}
 	ref := &reference{prog: p, sig: b.sig, ops: b.ref, owner: b.r.owner}
 	p.Check = ref.check
@@ -101,20 +106,16 @@ type dataArg struct {
 // hashes reports whether the kernel hashes the range's bytes.
 func (a dataArg) hashes() bool { return a.mode&device.Read != 0 && !a.orderOnly }
 
-// seenLen is the length the kernel samples: the range's, at most maxSeen.
-func (a dataArg) seenLen() int64 { return min(a.n, maxSeen) }
-
-// word is the range's word in the kernel's parameters: bit 31 hash, bit 30
-// write, the low 30 bits its length.
-func (a dataArg) word() uint32 {
-	w := uint32(a.seenLen())
+// descMode is the range's mode in replay.desc: bit 0 hash, bit 1 write.
+func (a dataArg) descMode() uint32 {
+	m := uint32(0)
 	if a.hashes() {
-		w |= 1 << 31
+		m |= 1
 	}
 	if a.mode&device.Write != 0 {
-		w |= 1 << 30
+		m |= 2
 	}
-	return w
+	return m
 }
 
 // dataArgs lists n's ranges as the kernel sees them: writes first (merged
@@ -171,11 +172,24 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	spin := d.spinNS(n, bytes, b.opt.OverheadNS, b.opt.ProfilerNS)
 	block := math.Max(float64(spin+b.opt.OverheadNS), float64(b.opt.FloorNS))
 	seen := min(len(args), seenArgs)
-	var specs []workloads.ArgSpec
-	if b.kernel() == replayV2 {
-		specs = b.descArgs(n, args[:seen], spin)
-	} else {
-		specs = launchArgs(n, args[:seen], spin, b.state, b.sig)
+	descOff := int64(len(b.words) * 4)
+	b.words = append(b.words, uint32(n.slot+1), b.count(args[:seen]))
+	for _, a := range args[:seen] {
+		b.words = append(b.words, a.descMode(), uint32(min(a.n, math.MaxUint32)))
+	}
+	specs := []workloads.ArgSpec{
+		workloads.BufRange(b.desc, device.Read, descOff, int64(len(b.words)*4)-descOff),
+		workloads.BufRange(b.state, device.ReadWrite, int64(n.slot*stateSize), stateSize),
+		workloads.BufRange(b.sig, device.Write, int64(n.slot*4), 4),
+		workloads.Scalar64(uint64(spin)),
+	}
+	for i := 0; i < seenArgs; i++ {
+		if i < seen {
+			a := args[i]
+			specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
+		} else {
+			specs = append(specs, workloads.Scalar64(0))
+		}
 	}
 	for _, a := range args[seen:] {
 		specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
@@ -195,39 +209,23 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	return op, nil
 }
 
-// launchArgs is the replay kernel's parameters for a kernel that sees
-// ranges seen (replay.cu): state, sig, spin_ns, head (seed, count, whether
-// written ranges overlap), the ranges' pointers a0..a23 and their words,
-// two to a parameter (m0..m11).
-func launchArgs(n *node, seen []dataArg, spin int64, state, sig int) []workloads.ArgSpec {
-	head := uint64(n.slot+1) | uint64(len(seen))<<32
-	if writesOverlap(seen) {
-		head |= 1 << 40
+// orderedWrites is the bit of a kernel's range count in replay.desc that
+// tells the replay kernel to write its ranges one after another.
+const orderedWrites = 1 << 31
+
+// count is the kernel's range count as replay.desc holds it: with
+// orderedWrites where two of its written ranges overlap, so that the
+// later one's bytes win as in the reference (the kernel otherwise writes
+// every range at once). replay_v2 writes range by range whatever the bit,
+// and reads the word as a count: it never gets the bit.
+func (b *builder) count(seen []dataArg) uint32 {
+	if b.kernel() != replayV2 && writesOverlap(seen) {
+		return uint32(len(seen)) | orderedWrites
 	}
-	specs := []workloads.ArgSpec{
-		workloads.BufRange(state, device.ReadWrite, int64(n.slot*stateSize), stateSize),
-		workloads.BufRange(sig, device.Write, int64(n.slot*4), 4),
-		workloads.Scalar64(uint64(spin)),
-		workloads.Scalar64(head),
-	}
-	words := make([]uint64, seenArgs/2)
-	for i := 0; i < seenArgs; i++ {
-		if i >= len(seen) {
-			specs = append(specs, workloads.Scalar64(0))
-			continue
-		}
-		a := seen[i]
-		specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
-		words[i/2] |= uint64(a.word()) << (32 * (i % 2))
-	}
-	for _, w := range words {
-		specs = append(specs, workloads.Scalar64(w))
-	}
-	return specs
+	return uint32(len(seen))
 }
 
-// writesOverlap reports whether two written ranges share a byte: the
-// kernel then writes them range after range (later wins), else all at once.
+// writesOverlap reports whether two written ranges share a byte.
 func writesOverlap(seen []dataArg) bool {
 	for i, a := range seen {
 		for _, c := range seen[:i] {
@@ -339,9 +337,9 @@ func (b *builder) markOrderOnly(args map[*node][]dataArg) {
 			if a.mode&device.Read == 0 {
 				continue
 			}
-			k := int(min(a.seenLen(), samples))
+			k := int(min(a.n, samples))
 			for j := 0; j < k; j++ {
-				if p := a.off + samplePos(a.seenLen(), j, k); ever[a.buf][p] && !sofar[a.buf][p] {
+				if p := a.off + samplePos(a.n, j, k); ever[a.buf][p] && !sofar[a.buf][p] {
 					a.orderOnly = true
 					break
 				}
@@ -370,9 +368,9 @@ func (b *builder) markWrites(n *node, args []dataArg, mark [][]bool) {
 		if a.mode&device.Write == 0 {
 			continue
 		}
-		k := int(min(a.seenLen(), samples))
+		k := int(min(a.n, samples))
 		for j := 0; j < k; j++ {
-			mark[a.buf][a.off+samplePos(a.seenLen(), j, k)] = true
+			mark[a.buf][a.off+samplePos(a.n, j, k)] = true
 		}
 	}
 }

@@ -146,43 +146,24 @@ func flatIndex(p *workloads.Program) map[string]int {
 	return m
 }
 
-// TestLaunchArgsLayout checks the replay kernel's parameters (replay.cu)
-// for conv1 of the example: state, sig, spin_ns, head (seed 1: the first
-// replayed kernel; 3 ranges; no overlapping writes), the pointers a0..a23
-// (y1 written, then x and w1 read; the rest zero), and their words two to a
-// parameter (bit 31 hash, bit 30 write, the length; x keeps its real size,
-// y1 and w1 are a byte each in the arena).
-func TestLaunchArgsLayout(t *testing.T) {
-	p, err := Program(loadExample(t), Options{})
+// TestOverlappingWritesAreOrdered checks the count word replay.desc
+// holds: the probe's overlap kernel writes two ranges that share bytes
+// 80-159, so the replay kernel must write them one after the other (bit 31),
+// while replay_v2, which always does, reads a plain count; adjacent ranges
+// do not overlap.
+func TestOverlappingWritesAreOrdered(t *testing.T) {
+	f := probeFile(loadExample(t).Device.info())
+	over := []dataArg{{buf: 0, off: 0, n: 160, mode: device.Write}, {buf: 0, off: 80, n: 160, mode: device.Write}}
+	b := &builder{}
+	assert.Equal(t, uint32(2|orderedWrites), b.count(over))
+	assert.Equal(t, uint32(2), (&builder{opt: Options{kernel: replayV2}}).count(over), "replay_v2 never gets the bit")
+	over[1].off = 160
+	assert.Equal(t, uint32(2), b.count(over), "adjacent ranges")
+	_, r, err := program(f, Options{})
 	require.NoError(t, err)
-	c1 := opNamed(t, p, "conv1")
-	require.Len(t, c1.Args, fixedArgs+seenArgs)
-	assert.Equal(t, uint64(1|3<<32), c1.Args[3].Bits, "head")
-	idx := map[string]int{}
-	for i, b := range p.Buffers {
-		idx[b.Name] = i
-	}
-	arena := idx["replay.arena"]
-	assert.Equal(t, workloads.BufRange(idx["replay.state"], device.ReadWrite, 0, stateSize), c1.Args[0])
-	assert.Equal(t, workloads.BufRange(idx["replay.sig"], device.Write, 0, 4), c1.Args[1])
-	assert.Equal(t, workloads.BufRange(arena, device.Write, 2, 1), c1.Args[4], "y1: the arena's third byte")
-	assert.Equal(t, workloads.BufRange(idx["x"], device.Read, 0, 602112), c1.Args[5])
-	assert.Equal(t, workloads.BufRange(arena, device.Read, 0, 1), c1.Args[6], "w1: the arena's first byte")
-	for i := 7; i < 4+seenArgs; i++ {
-		assert.Equal(t, workloads.Scalar64(0), c1.Args[i], "pointer %d", i-4)
-	}
-	words := c1.Args[4+seenArgs:]
-	assert.Equal(t, uint64(1<<30|1)|uint64(1<<31|602112)<<32, words[0].Bits, "y1 (written), x (hashed)")
-	assert.Equal(t, uint64(1<<31|1), words[1].Bits, "w1 (hashed)")
-	for _, w := range words[2:] {
-		assert.Zero(t, w.Bits)
-	}
-	// Two written ranges that share bytes 80-159: bit 40.
-	specs := launchArgs(&node{slot: 4}, []dataArg{{buf: 0, off: 0, n: 160, mode: device.Write}, {buf: 0, off: 80, n: 160, mode: device.Write}}, 7, 0, 1)
-	assert.Equal(t, uint64(7), specs[spinArg].Bits)
-	assert.Equal(t, uint64(5|2<<32|1<<40), specs[3].Bits)
-	specs = launchArgs(&node{slot: 4}, []dataArg{{buf: 0, off: 0, n: 80, mode: device.Write}, {buf: 0, off: 80, n: 160, mode: device.Write}}, 7, 0, 1)
-	assert.Equal(t, uint64(5|2<<32), specs[3].Bits, "adjacent ranges do not overlap")
+	last := r.ops[len(r.ops)-1]
+	assert.True(t, writesOverlap(last.args), "the probe's overlap kernel")
+	assert.False(t, writesOverlap(r.ops[len(r.ops)-2].args))
 }
 
 func programRef(t *testing.T, f *File) (*workloads.Program, *reference) {
@@ -222,14 +203,14 @@ func TestInPlaceOnInitialDataIsOrderOnly(t *testing.T) {
 	conv1 := r.ops[1]
 	var w1 []dataArg
 	for _, a := range conv1.args {
-		if a.buf == len(p.Buffers)-3 && a.off == 0 { // the arena's first byte is w1
+		if a.buf == len(p.Buffers)-4 && a.off == 0 { // the arena's first byte is w1
 			w1 = append(w1, a)
 		}
 	}
 	require.Len(t, w1, 1, "the read and the write of w1 merge into one range")
 	assert.Equal(t, device.ReadWrite, w1[0].mode)
 	assert.True(t, w1[0].orderOnly)
-	assert.Equal(t, uint32(1<<30), w1[0].word()&^maxSeen, "written, not hashed")
+	assert.Equal(t, uint32(2), w1[0].descMode(), "written, not hashed")
 }
 
 func TestAfterBecomesAccesses(t *testing.T) {

@@ -13,13 +13,16 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
+// replayV2 is the kernel ReplayKernel replaced (replay.cu's replay_v2),
+// kept only so that TestGPUReplayProbe measures it beside the current one.
+var replayV2, _ = kernels.Lookup("replay", "replay_v2")
+
 const (
-	seenArgs  = 24        // buffer parameters the replay kernel declares (a0..a23)
-	fixedArgs = 16        // state, sig, spin_ns, head, m0..m11
-	maxArgs   = 64        // what the CUDA backend passes at most
-	maxSeen   = 1<<30 - 1 // the longest range the kernel samples (30 bits of its word)
-	spinArg   = 2         // spin_ns's index in the kernel's parameters
-	stateSize = 32        // bytes of replay.state per kernel
+	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)
+	fixedArgs = 4  // desc, state, sig, spin_ns
+	maxArgs   = 64 // what the CUDA backend passes at most
+	spinArg   = 3  // spin_ns's index in the kernel's parameters
+	stateSize = 32 // bytes of replay.state per kernel
 	stateBuf  = "replay.state"
 	sigBuf    = "replay.sig"
 	descBuf   = "replay.desc"
@@ -50,8 +53,7 @@ type Options struct {
 	// be captured into a CUDA graph, so with it recorded as such every
 	// graph-based schedule fails, as it would have for the original.
 	PinHost bool
-	// kernel replaces the replay kernel (TestGPUReplayProbe's replay_v2,
-	// which reads the ranges' modes and lengths from replay.desc).
+	// kernel replaces the replay kernel (TestGPUReplayProbe's replay_v2).
 	kernel *device.Kernel
 }
 

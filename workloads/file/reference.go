@@ -114,9 +114,9 @@ func (r *reference) step(op refOp, mem, host [][]byte, sig []byte) {
 			continue
 		}
 		x := uint32(fnvOffset) ^ op.seed ^ uint32(i)<<24
-		k := int(min(a.seenLen(), samples))
+		k := int(min(a.n, samples))
 		for j := 0; j < k; j++ {
-			x = (x ^ uint32(mem[a.buf][a.off+samplePos(a.seenLen(), j, k)])) * fnvPrime
+			x = (x ^ uint32(mem[a.buf][a.off+samplePos(a.n, j, k)])) * fnvPrime
 		}
 		h += x
 	}
@@ -124,9 +124,9 @@ func (r *reference) step(op refOp, mem, host [][]byte, sig []byte) {
 		if a.mode&device.Write == 0 {
 			continue
 		}
-		k := int(min(a.seenLen(), samples))
+		k := int(min(a.n, samples))
 		for j := 0; j < k; j++ {
-			mem[a.buf][a.off+samplePos(a.seenLen(), j, k)] = byte(((h ^ uint32(i<<8) ^ uint32(j)) * fnvPrime) >> 24)
+			mem[a.buf][a.off+samplePos(a.n, j, k)] = byte(((h ^ uint32(i<<8) ^ uint32(j)) * fnvPrime) >> 24)
 		}
 	}
 	binary.LittleEndian.PutUint32(sig[op.slot*4:], h)

@@ -23,36 +23,36 @@
 //     writes h to *sig (the kernel's signature, which `after` dependencies
 //     read).
 //
-// Everything a lane needs comes with the launch: the ranges' pointers
-// (a0..a23) and, two ranges to a 64-bit word (m0..m11, range 2k in the low
-// half), each range's mode (bit 31: hash its bytes, bit 30: write them) and
-// length in bytes (the low 30 bits, at most 2^30-1); head holds the seed
-// (low 32 bits), the number n of ranges (bits 32-39) and, in bit 40, that
-// written ranges overlap. No load waits for another or for a descriptor,
-// no block for another, nothing is atomic: TestGPUReplayProbe measures the
-// cost per kernel and per range. A reader that overlaps its writer reads
-// bytes the writer has not written yet, so its h, its outputs and
-// everything downstream differ from the serial schedule's. workloads/file computes the same bytes on the CPU
+// desc (read-only) is this kernel's descriptor: desc[0] the seed, desc[1]
+// the number n of ranges it touches (at most 24, in a0..a23; bit 31 set
+// where two written ranges overlap), then for each range i: desc[2+2i] its
+// mode (bit 0: hash its bytes, bit 1: write them) and desc[3+2i] its length
+// in bytes. Every lane loads its range's pair with the head, in one round
+// trip, and keeps it and its pointer across the spin, so that the writes
+// wait for nothing. No block waits for another and nothing is atomic:
+// TestGPUReplayProbe measures the cost per kernel and per range. A reader
+// that overlaps its writer reads bytes the writer has not written yet, so
+// its h, its outputs and everything downstream differ from the serial
+// schedule's. workloads/file computes the same bytes on the CPU
 // (Reference). state is the kernel's own 32 bytes: the first block's start
 // (byte 16) and the last block's end after its writes (byte 24) on the
-// global timer. sig is its own 4 bytes of output. __launch_bounds__(1024, 2)
-// keeps it within 32 registers per thread, so that registers never limit
-// its blocks per SM below what threads allow: the padding alone sets
-// occupancy.
+// global timer. sig is its own 4 bytes of output.
+// __launch_bounds__(1024, 2) keeps it within 32 registers per thread, so
+// that registers never limit its blocks per SM below what threads allow:
+// the padding alone sets occupancy.
 //
-// replay_v2 is the kernel this one replaced (the ranges' modes and lengths
-// read from a descriptor buffer before the loads, the pointers through
-// local memory, the writes range by range), kept only so that
-// TestGPUReplayProbe can measure both; it computes the same bytes;
-// replay_timer measures the global timer's step and the SM clock's rate.
+// replay_v2 is the kernel this one replaced (the same reads, but the writes
+// range by range, each after a shuffle of its pair and a load of its
+// pointer: about 115 ns a range after the spin on an H100), kept only so
+// that TestGPUReplayProbe can measure both; it computes the same bytes and
+// never gets bit 31. replay_timer measures the global timer's step and the
+// SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
 #define REPLAY_SAMPLES 16
 #define REPLAY_FNV_OFFSET 2166136261u
 #define REPLAY_FNV_PRIME 16777619u
-#define REPLAY_LEN_MASK 0x3fffffffu
-#define REPLAY_HASH (1u << 31)
-#define REPLAY_WRITE (1u << 30)
+#define REPLAY_ORDERED (1u << 31)
 
 __device__ __forceinline__ unsigned long long replay_now() {
     unsigned long long t;
@@ -67,17 +67,17 @@ __device__ __forceinline__ void replay_spin(unsigned long long t0, unsigned long
 
 // The j-th sampled byte position of a range of n bytes: every byte up to
 // 16, else 16 spread evenly (j*n/16).
-__device__ __forceinline__ unsigned replay_at(unsigned n, unsigned j) {
-    return n <= REPLAY_SAMPLES ? j : (unsigned)(((unsigned long long)j * n) >> 4);
+__device__ __forceinline__ unsigned long long replay_pos(unsigned long long n, unsigned j) {
+    return n <= REPLAY_SAMPLES ? j : ((unsigned long long)j * n) >> 4;
 }
 
-// replay_fold is range i's share of h: its sampled bytes folded from a
-// basis of the seed and i (FNV-1a), the loads issued before any is used.
-__device__ __forceinline__ unsigned replay_fold(const unsigned char* p, unsigned len, unsigned seed, unsigned i) {
+// replay_hash is range i's contribution to h: its sampled bytes folded from
+// a basis of the seed and i, the loads issued before any is used.
+__device__ __forceinline__ unsigned replay_hash(const unsigned char* p, unsigned long long len, unsigned seed, unsigned i) {
     unsigned char b[REPLAY_SAMPLES];
 #pragma unroll
     for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-        b[j] = j < len ? __ldcg(p + replay_at(len, j)) : 0;
+        b[j] = j < len ? __ldcg(p + replay_pos(len, j)) : 0;
     }
     unsigned x = REPLAY_FNV_OFFSET ^ seed ^ (i << 24);
 #pragma unroll
@@ -87,111 +87,92 @@ __device__ __forceinline__ unsigned replay_fold(const unsigned char* p, unsigned
     return x;
 }
 
-// replay_put writes range i's sampled bytes, derived from h.
-__device__ __forceinline__ void replay_put(unsigned char* p, unsigned len, unsigned h, unsigned i) {
+// replay_put writes range i's sampled bytes (len, from p), derived from h.
+__device__ __forceinline__ void replay_put(unsigned char* p, unsigned long long len, unsigned h, unsigned i) {
 #pragma unroll
     for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-        if (j < len) __stcg(p + replay_at(len, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
+        if (j < len) __stcg(p + replay_pos(len, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
     }
 }
 
-// REPLAY_PICK sets p and word to range i's pointer and word: a chain of
-// selects on the parameters (constant indices), so that no lane goes
-// through local memory for them.
-#define REPLAY_PICK1(k, w) \
-    if (i == k) {          \
-        p = a##k;          \
-        word = w;          \
-    }
-#define REPLAY_PICK2(k0, k1, m) REPLAY_PICK1(k0, (unsigned)(m)) REPLAY_PICK1(k1, (unsigned)((m) >> 32))
-#define REPLAY_PICK(i, p, word)                                                                       \
-    do {                                                                                              \
-        p = 0;                                                                                        \
-        word = 0;                                                                                     \
-        REPLAY_PICK2(0, 1, m0) REPLAY_PICK2(2, 3, m1) REPLAY_PICK2(4, 5, m2) REPLAY_PICK2(6, 7, m3)     \
-        REPLAY_PICK2(8, 9, m4) REPLAY_PICK2(10, 11, m5) REPLAY_PICK2(12, 13, m6) REPLAY_PICK2(14, 15, m7) \
-        REPLAY_PICK2(16, 17, m8) REPLAY_PICK2(18, 19, m9) REPLAY_PICK2(20, 21, m10) REPLAY_PICK2(22, 23, m11) \
-    } while (0)
-
-extern "C" __global__ void __launch_bounds__(1024, 2) replay(unsigned* state, unsigned* sig, unsigned long long spin_ns, unsigned long long head,
-                                  unsigned char* a0, unsigned char* a1, unsigned char* a2, unsigned char* a3,
-                                  unsigned char* a4, unsigned char* a5, unsigned char* a6, unsigned char* a7,
-                                  unsigned char* a8, unsigned char* a9, unsigned char* a10, unsigned char* a11,
-                                  unsigned char* a12, unsigned char* a13, unsigned char* a14, unsigned char* a15,
-                                  unsigned char* a16, unsigned char* a17, unsigned char* a18, unsigned char* a19,
-                                  unsigned char* a20, unsigned char* a21, unsigned char* a22, unsigned char* a23,
-                                  unsigned long long m0, unsigned long long m1, unsigned long long m2, unsigned long long m3,
-                                  unsigned long long m4, unsigned long long m5, unsigned long long m6, unsigned long long m7,
-                                  unsigned long long m8, unsigned long long m9, unsigned long long m10, unsigned long long m11) {
-    unsigned long long t0 = replay_now();
-    unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+// replay_lead is the last block's first warp: it reads, spins and writes.
+// desc is read as pairs: (seed, count), then (mode, length) per range; lane
+// r loads range r's pair along with the head (the program pads every
+// descriptor list so that this never reads past its end), so both come in
+// one round trip, and keeps it, with its range's pointer, for the writes.
+__device__ void replay_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
+                            unsigned long long spin_ns, unsigned char* const* a, unsigned threads) {
     unsigned lane = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    if (block == 0 && lane == 0) {
-        __stcg((unsigned long long*)(state + 4), t0);
-    }
-    if (block != blocks - 1 || lane >= 32) {
-        replay_spin(t0, spin_ns);
-        return;
-    }
-    // The last block's first warp: lane r takes ranges r, r+width, ...
     unsigned width = threads < 32 ? threads : 32;
     unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
-    unsigned seed = (unsigned)head, n = (unsigned)(head >> 32) & 0xffu;
-    unsigned char* p;
-    unsigned word, part = 0;
+    uint2 head = __ldg(desc), mine = __ldg(desc + 1 + lane);
+    unsigned n = head.y & 0xffu;
+    unsigned char* p = lane < n ? a[lane] : 0;
+    unsigned part = 0;
     for (unsigned i = lane; i < n; i += width) {
-        REPLAY_PICK(i, p, word);
-        if (word & REPLAY_HASH) part += replay_fold(p, word & REPLAY_LEN_MASK, seed, i);
+        uint2 e = i == lane ? mine : __ldg(desc + 1 + i);
+        if (e.x & 1u) part += replay_hash(i == lane ? p : a[i], e.y, head.x, i);
     }
-    unsigned h = (REPLAY_FNV_OFFSET ^ seed) + __reduce_add_sync(mask, part);
+    unsigned h = (REPLAY_FNV_OFFSET ^ head.x) + __reduce_add_sync(mask, part);
     replay_spin(t0, spin_ns);
-    if (!((head >> 40) & 1u)) {
-        for (unsigned i = lane; i < n; i += width) {
-            REPLAY_PICK(i, p, word);
-            if (word & REPLAY_WRITE) replay_put(p, word & REPLAY_LEN_MASK, h, i);
+    if (!(head.y & REPLAY_ORDERED)) {
+        // No two written ranges overlap: every lane writes its own at once.
+        if (lane < n && (mine.x & 2u)) replay_put(p, mine.y, h, lane);
+        for (unsigned i = lane + width; i < n; i += width) {
+            uint2 e = __ldg(desc + 1 + i);
+            if (e.x & 2u) replay_put(a[i], e.y, h, i);
         }
     } else {
-        // Written ranges overlap: range after range, so that where they
-        // overlap the later one's bytes win, as in the reference.
+        // Range by range, lane j writing sample j, so that where two
+        // ranges overlap the later one's bytes win, as in the reference.
         for (unsigned i = 0; i < n; i++) {
-            if (i % width == lane) {
-                REPLAY_PICK(i, p, word);
-                if (word & REPLAY_WRITE) replay_put(p, word & REPLAY_LEN_MASK, h, i);
+            uint2 e;
+            if (i < width) {
+                e.x = __shfl_sync(mask, mine.x, i);
+                e.y = __shfl_sync(mask, mine.y, i);
+            } else {
+                e = __ldg(desc + 1 + i);
+            }
+            if (!(e.x & 2u)) continue;
+            unsigned char* q = a[i];
+            for (unsigned j = lane; j < REPLAY_SAMPLES && j < e.y; j += width) {
+                __stcg(q + replay_pos(e.y, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
             }
             __syncwarp(mask);
         }
     }
+    __syncwarp(mask);
     if (lane == 0) {
         __stcg(sig, h);
         __stcg((unsigned long long*)(state + 6), replay_now());
     }
 }
 
-// The kernel replay replaced (see above): its helpers are replay_v2_*.
-
-// The j-th sampled byte position of a range of n bytes: every byte up to
-// 16, else 16 spread evenly (j*n/16).
-__device__ __forceinline__ unsigned long long replay_v2_pos(unsigned long long n, unsigned j) {
-    return n <= REPLAY_SAMPLES ? j : ((unsigned long long)j * n) >> 4;
+extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+                                  unsigned char* a0, unsigned char* a1, unsigned char* a2, unsigned char* a3,
+                                  unsigned char* a4, unsigned char* a5, unsigned char* a6, unsigned char* a7,
+                                  unsigned char* a8, unsigned char* a9, unsigned char* a10, unsigned char* a11,
+                                  unsigned char* a12, unsigned char* a13, unsigned char* a14, unsigned char* a15,
+                                  unsigned char* a16, unsigned char* a17, unsigned char* a18, unsigned char* a19,
+                                  unsigned char* a20, unsigned char* a21, unsigned char* a22, unsigned char* a23) {
+    unsigned long long t0 = replay_now();
+    unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    if (block == 0 && thread == 0) {
+        __stcg((unsigned long long*)(state + 4), t0);
+    }
+    if (block == blocks - 1 && thread < 32) {
+        unsigned char* a[REPLAY_MAX_ARGS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11,
+                                             a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23};
+        replay_lead((const uint2*)desc, state, sig, t0, spin_ns, a, threads);
+        return;
+    }
+    replay_spin(t0, spin_ns);
 }
 
-// replay_v2_hash is range i's contribution to h: its sampled bytes folded from
-// a basis of the seed and i, the loads issued before any is used.
-__device__ __forceinline__ unsigned replay_v2_hash(const unsigned char* p, unsigned long long len, unsigned seed, unsigned i) {
-    unsigned char b[REPLAY_SAMPLES];
-#pragma unroll
-    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-        b[j] = j < len ? __ldcg(p + replay_v2_pos(len, j)) : 0;
-    }
-    unsigned x = REPLAY_FNV_OFFSET ^ seed ^ (i << 24);
-#pragma unroll
-    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-        if (j < len) x = (x ^ b[j]) * REPLAY_FNV_PRIME;
-    }
-    return x;
-}
+// The kernel replay replaced (see above).
 
 // replay_v2_lead is the last block's first warp: it reads, spins and writes.
 // desc is read as pairs: (seed, n), then (mode, length) per range; lane r
@@ -207,7 +188,7 @@ __device__ void replay_v2_lead(const uint2* __restrict__ desc, unsigned* state, 
     unsigned part = 0;
     for (unsigned i = lane; i < head.y; i += width) {
         uint2 e = i == lane ? mine : __ldg(desc + 1 + i);
-        if (e.x & 1u) part += replay_v2_hash(a[i], e.y, head.x, i);
+        if (e.x & 1u) part += replay_hash(a[i], e.y, head.x, i);
     }
     unsigned h = (REPLAY_FNV_OFFSET ^ head.x) + __reduce_add_sync(mask, part);
     replay_spin(t0, spin_ns);
@@ -224,7 +205,7 @@ __device__ void replay_v2_lead(const uint2* __restrict__ desc, unsigned* state, 
         if (!(e.x & 2u)) continue;
         unsigned char* p = a[i];
         for (unsigned j = lane; j < REPLAY_SAMPLES && j < e.y; j += width) {
-            __stcg(p + replay_v2_pos(e.y, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
+            __stcg(p + replay_pos(e.y, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
         }
         __syncwarp(mask);
     }

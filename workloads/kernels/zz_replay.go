@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "71e210c1c7ddfe9371859d982b4e4c84d5fca36d09516eadf4f4a31e18b7c029",
-		ImageSHA256:  "25b3b144d8601bf2d9298ecaa7b0618c7b43a3faeeef97f4ed1595728d2b1ed9",
+		SourceSHA256: "351e4ce2502e4eaa8d3b2904e92cbf91c07d77fb463dd4c6e38a71975427a645",
+		ImageSHA256:  "295ea49c184fc8b99bf2bfb6ea079a9fa87c33fc9f699bc3d06efd24b35885d9",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
