@@ -25,7 +25,12 @@
 #   go test -c -tags cuda -ldflags='-s -w' -o .gpu/import/file.test ./workloads/file
 #   gzip -f .gpu/import/gpusched .gpu/import/file.test; git log -1 --format='%H %s' > .gpu/import/commit.txt
 #
-# usage: bash scripts/gpu/imported-v3.sh [DEVICE]
+# With FROM_PROBE=1 the experiments run instead at the values step 1
+# measures (eager imports: its "measured:" line, 4 ranges; graph-replay
+# traces: its "replay signature:" line), written into copies of the
+# configs with sed, for a run whose simulator rows could not be made first.
+#
+# usage: [FROM_PROBE=1] bash scripts/gpu/imported-v3.sh [DEVICE]
 #   DEVICE: cuda (default), or a simulator config (h100) for a dry run of
 #   step 2 (step 1 needs a GPU).
 set -u
@@ -50,17 +55,30 @@ if [ "$DEV" = cuda ]; then
 	log "replay kernel tests"
 	(cd workloads/file && timeout 30 "../../$B/file.test" -test.run 'GPUReplay' -test.v) > "$R/replay-test.log" 2>&1
 	echo "rc=$?" >> "$R/replay-test.log"
-	grep -E 'per range|signature:|measured|--- |rc=' "$R/replay-test.log"
+	grep -E 'shape|ranges grid|sig grid|per range|signature:|measured|--- |rc=' "$R/replay-test.log"
 fi
+# probe_values LINE: "overhead_ns=O floor_ns=F" from the probe's line.
+probe_values() { grep -o "$1 overhead_ns=[0-9]* floor_ns=[0-9]*" "$R/replay-test.log" 2>/dev/null | tail -1 | sed "s/^$1 //"; }
 # At most 150 s in all: the eager imports (11 schedulers) take the most.
 for run in imported-v3:75 imported-graph-v3:20 imported-graph-v3-o0:20; do
 	name=${run%:*}
 	cfg=configs/experiments/${name%-o0}-gpu${name##*-v3}.yaml
 	log "$name ($cfg) on $DEV"
 	run_cfg=$cfg
-	if [ "$DEV" != cuda ]; then # a dry run: the same file on the simulator
-		run_cfg=${cfg%.yaml}-dry.yaml
+	if [ "$DEV" != cuda ] || [ -n "${FROM_PROBE:-}" ]; then
+		# a dry run on the simulator, or the probe's values: a copy
+		run_cfg=${cfg%.yaml}-run.yaml
 		sed -E "s/^devices: .*/devices: [$DEV]/" "$cfg" > "$run_cfg"
+		line="measured:"
+		case $name in imported-graph*) line="replay signature:" ;; esac
+		v=$(probe_values "$line")
+		if [ -n "${FROM_PROBE:-}" ] && [ -n "$v" ]; then
+			o=${v%% *}; o=${o#overhead_ns=}; f=${v##*floor_ns=}
+			case $name in *-o0) o=0 ;; esac
+			sed -i -E "s/overhead_ns: [0-9]+, floor_ns: [0-9]+/overhead_ns: $o, floor_ns: $f/" "$run_cfg"
+			echo "$name: overhead_ns $o, floor_ns $f from the probe ($line)" | tee -a "$R/from-probe.txt"
+		fi
+		cp "$run_cfg" "$R/"
 	fi
 	timeout "${run#*:}" "$B/gpusched" paper imported run "$run_cfg" -o "$R/$name" > "$R/$name.log" 2>&1
 	echo "rc=$?" | tee -a "$R/$name.log"
