@@ -186,13 +186,12 @@ func readCapture(path string) (capture, error) {
 func predictedIntro(p, before *data) string {
 	if p.run.version == 3 {
 		return fmt.Sprintf("## The third replay kernel: predicted, then measured\n\n"+
-			"The third replay kernel (workloads/kernels/replay.cu: each range's mode and length come with the launch, "+
-			"so its loads wait for no descriptor, and its written ranges are written at once) at overhead_ns %s and floor_ns %s, "+
-			"both measured by workloads/file's TestGPUReplayProbe on the GPU before the models ran (docs/results/raw), profiler_ns %s as before. "+
-			"\"predicted\": the simulator's serial+graph at those settings, committed before the GPU ran the models; \"measured\": the GPU's; "+
-			"\"before\": the GPU's with the second kernel (%s; the section below). "+
+			"The third replay kernel (workloads/kernels/replay.cu: the second kernel's reads, then every written range written at once "+
+			"after the spin, where the second wrote them one after another) with profiler_ns %s as before. "+
+			"\"predicted\": the simulator's serial+graph, committed before the GPU ran the models, at the overhead_ns and floor_ns its experiment files give "+
+			"(the notes say where they come from); \"measured\": the GPU's; \"before\": the GPU's with the second kernel (%s; the section below). "+
 			"Each against PyTorch's graph replay, and the prediction against the measurement, against the 10%% target.\n\n",
-			orNone(p.overhead), orNone(p.floor), orNone(p.profiler), kernelOf(before))
+			orNone(p.profiler), kernelOf(before))
 	}
 	return fmt.Sprintf("## profiler_ns: predicted, then measured\n\n"+
 		"profiler_ns (%s) is not fitted to these models: it is what the profiler records beyond a kernel's work, "+
