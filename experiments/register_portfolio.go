@@ -21,7 +21,7 @@ var portfolioMemo portfolio.Memo
 
 func init() {
 	RegisterScheduler("portfolio", "gpusched's own: every applicable strategy and combination predicted on the simulator, the best few checked on the device, the fastest kept "+
-		"(params: model=auto (the device's simulator config), auto-datasheet (its datasheet-only sibling) or a config name or path, finalists=4, check=3 timed runs per finalist (0: trust the model), margin=0.15)",
+		"(params: model=auto (the device's simulator config), auto-datasheet (its datasheet-only sibling) or a config name or path, finalists=4, check=3 timed runs per finalist (0: trust the model), margin=0.15, pick=NAME runs that candidate, selecting nothing)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			p := portfolio.DefaultOptions()
 			if err := DecodeParams(params, &p); err != nil {

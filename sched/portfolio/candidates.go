@@ -227,5 +227,5 @@ func Build(p *workloads.Program, dev []sched.Trait, name string) (sched.Schedule
 			return c.build()
 		}
 	}
-	return nil, fmt.Errorf("portfolio: no candidate %q for %s", name, p.Name)
+	return nil, fmt.Errorf("portfolio: no candidate %q for %s (candidates: %s)", name, p.Name, strings.Join(Candidates(p, dev), ", "))
 }

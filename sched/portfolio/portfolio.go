@@ -40,6 +40,10 @@ type Options struct {
 	// Margin: only candidates predicted within this fraction of the best
 	// prediction are finalists (serial is one whenever Check > 0).
 	Margin float64 `yaml:"margin"`
+	// Pick, if set, names the candidate to run (as Picked reports it)
+	// without selecting: the portfolio's own path around a fixed schedule,
+	// to compare with the bare schedule on the device.
+	Pick string `yaml:"pick"`
 }
 
 // DefaultOptions: the device's own simulator config, the 4 best
@@ -86,8 +90,11 @@ func New(opt Options, models Models, memo *Memo) (*Portfolio, error) {
 	return &Portfolio{opt: opt, models: models, memo: memo}, nil
 }
 
-// Name is "portfolio(model=M,check=C)".
+// Name is "portfolio(model=M,check=C)", or "portfolio(pick=NAME)".
 func (p *Portfolio) Name() string {
+	if p.opt.Pick != "" {
+		return fmt.Sprintf("portfolio(pick=%s)", p.opt.Pick)
+	}
 	return fmt.Sprintf("portfolio(model=%s,check=%d)", p.opt.Model, p.opt.Check)
 }
 
@@ -115,6 +122,9 @@ func (p *Portfolio) Prepare(h device.Host, in *workloads.Instance) error {
 	if !ok {
 		return errors.New("portfolio: the host does not describe its device (device.InfoHost), which the cost model needs")
 	}
+	if p.opt.Pick != "" {
+		return p.prepareForced(h, in)
+	}
 	info := ih.DeviceInfo()
 	key := memoKey{prog: in.Prog, device: info.Name, opt: p.opt}
 	if d, ok := p.memo.get(key); ok {
@@ -134,6 +144,20 @@ func (p *Portfolio) Prepare(h device.Host, in *workloads.Instance) error {
 	}
 	p.memo.put(key, d)
 	p.chosen, p.picked, p.inst, p.stats = s, d.pick.name, in, d.stats
+	return nil
+}
+
+// prepareForced prepares Options.Pick, selecting nothing.
+func (p *Portfolio) prepareForced(h device.Host, in *workloads.Instance) error {
+	s, err := Build(in.Prog, sched.DeviceTraits(h), p.opt.Pick)
+	if err != nil {
+		return err
+	}
+	if err := prepare(h, in, s); err != nil {
+		return fmt.Errorf("portfolio: %s: %w", p.opt.Pick, err)
+	}
+	p.chosen, p.picked, p.inst = s, p.opt.Pick, in
+	p.stats = map[string]float64{"picked:" + p.opt.Pick: 1, "forced": 1}
 	return nil
 }
 
