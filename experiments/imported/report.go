@@ -53,8 +53,12 @@ const commands = `## Commands
     OUT=$OUT bash scripts/gpu/imported-profiler-ns.sh   # on the GPU (session 3's second call): imported-v2-p818, imported-graph-v2-p818
     # the first replay kernel (GPU call 2a: bash scripts/gpu/imported-replay.sh cuda 420 at 882a630) and its simulator rows
     gpusched paper imported run configs/experiments/imported-sim.yaml -o results/imported-sim   # and imported-graph-sim, imported-graph-sim-o0
+    # session 4: the replay kernel's cost per buffer range (GPU call 1), the third kernel's predictions, then the GPU (call 2)
+    OUT=$OUT bash scripts/gpu/imported-probe.sh
+    gpusched paper imported run configs/experiments/imported-v3-sim.yaml -o results/imported-v3-sim   # and imported-graph-v3-sim, imported-graph-v3-sim-o0
+    FROM_PROBE=1 OUT=$OUT bash scripts/gpu/imported-v3.sh   # imported-v3, imported-graph-v3, imported-graph-v3-o0 at the probe's values
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json
 
 `
 
@@ -265,7 +269,7 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	for _, e := range runs[1:] {
 		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
 	}
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls), " +
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's), " +
 		"raw output under docs/results/raw |\n\n")
 }
 
