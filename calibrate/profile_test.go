@@ -184,3 +184,32 @@ func TestBindBudgetDropsCountAsSkipped(t *testing.T) {
 	assert.Len(t, pl.byProg[0], 2)
 	assert.Empty(t, pl.byProg[1])
 }
+
+// MergeProfiles adds a later profile's points: a new point is added, one
+// of the same launch and occupancy replaces the earlier, a new kernel
+// comes whole; base's overheads stay; other devices are refused.
+func TestMergeProfiles(t *testing.T) {
+	pt := func(grid int, cycles, ns float64) sim.ProfilePoint {
+		return sim.ProfilePoint{Grid: grid, Threads: 128, PerSM: 16, Cycles: cycles, Launches: 1, Ns: []float64{ns}}
+	}
+	base := &sim.Profile{Device: "GPU", SMs: 132, Source: "one", BackToBackNs: 2000, Kernels: []sim.KernelProfile{
+		{Kernel: "m.a", Regs: 16, Points: []sim.ProfilePoint{pt(132, 1000, 3000), pt(264, 1000, 4000)}}}}
+	add := &sim.Profile{Device: "GPU", SMs: 132, Source: "two", BackToBackNs: 1500, Kernels: []sim.KernelProfile{
+		{Kernel: "m.a", Regs: 16, Points: []sim.ProfilePoint{pt(132, 1000, 3100), pt(132, 8000, 9000)}},
+		{Kernel: "m.b", Regs: 32, Points: []sim.ProfilePoint{pt(132, 10, 2500)}}}}
+	got, err := MergeProfiles(base, add)
+	require.NoError(t, err)
+	require.Len(t, got.Kernels, 2)
+	assert.Equal(t, []sim.ProfilePoint{pt(132, 1000, 3100), pt(264, 1000, 4000), pt(132, 8000, 9000)}, got.Kernels[0].Points)
+	assert.Equal(t, "m.b", got.Kernels[1].Kernel)
+	assert.Equal(t, 2000.0, got.BackToBackNs, "base's overheads")
+	assert.Contains(t, got.Source, "two")
+	assert.Len(t, base.Kernels[0].Points, 2, "base is not changed")
+
+	add.Kernels[0].Regs = 20
+	_, err = MergeProfiles(base, add)
+	assert.ErrorContains(t, err, "not the same build")
+	add.SMs = 114
+	_, err = MergeProfiles(base, add)
+	assert.ErrorContains(t, err, "cannot merge a profile of GPU (114 SMs)")
+}

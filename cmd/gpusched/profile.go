@@ -69,7 +69,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	return writeFitTable(stdout, prof)
 }
 
-// cmdProfileFit refits a profile's models from its points.
+// cmdProfileFit refits a profile's models from its points (and the
+// points of the profiles after it, added to the first's).
 func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("profile fit", stderr)
 	out := fs.String("o", "", "profile to write (required)")
@@ -78,7 +79,7 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	dispatch := fs.Float64("block-dispatch", -1, "set the profile's block_dispatch_ns before fitting; -1 keeps it")
 	l2 := fs.Int64("l2-bytes", -1, "set the profile's l2_bytes (the device's L2 cache) before fitting; -1 keeps it")
 	clock := fs.Int64("clock-hz", -1, "set the profile's clock_hz (the device's SM clock) before fitting; -1 keeps it")
-	files, err := parse(fs, args, 1, 1)
+	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
 	}
@@ -88,6 +89,15 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	prof, err := sim.LoadProfile(files[0], "")
 	if err != nil {
 		return err
+	}
+	for _, f := range files[1:] { // later profiles' points added (calibrate.MergeProfiles)
+		add, err := sim.LoadProfile(f, "")
+		if err != nil {
+			return err
+		}
+		if prof, err = calibrate.MergeProfiles(prof, add); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
 	}
 	if *b2b >= 0 {
 		prof.BackToBackNs = *b2b
