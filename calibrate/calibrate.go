@@ -174,6 +174,22 @@ func Measure(dev device.Device, names []string, progress io.Writer) (*Report, er
 	return c.report, nil
 }
 
+// Leave makes the measurements of field reported only, so that a config
+// fitted from rep keeps the base config's value (an optional field
+// measured but not to be used yet), and notes it; false when no
+// measurement sets field.
+func Leave(rep *Report, field string) bool {
+	found := false
+	for i, m := range rep.Measurements {
+		if m.Field == field {
+			rep.Measurements[i].Field = ""
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s measured %s %s but left to the base config (calibrate fit --leave)", field, num(m.Value), m.Unit))
+			found = true
+		}
+	}
+	return found
+}
+
 // MeasurementNames are the names of Run's measurements, in order.
 func MeasurementNames() []string {
 	var out []string

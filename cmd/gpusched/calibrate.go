@@ -147,6 +147,9 @@ func cmdCalibrateFit(args []string, stdout, stderr io.Writer) error {
 	base := fs.String("base", "", "config whose unmeasured parts are kept (default: the datasheet config of the measured GPU's model)")
 	profile := fs.String("profile", "", "kernel profile (gpusched profile) the config names and the achieved fractions are fitted to")
 	out := fs.String("o", "", "device config to write (required), e.g. configs/devices/h100.yaml; its name is the file's")
+	var leave multiFlag
+	fs.Var(&leave, "leave", "keep this optional field (e.g. host.capture_event_ns) from the base config although the reports measure it: "+
+		"its measurement is reported only (repeatable)")
 	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -157,6 +160,12 @@ func cmdCalibrateFit(args []string, stdout, stderr io.Writer) error {
 	rep, err := readReports(files)
 	if err != nil {
 		return err
+	}
+	for _, f := range leave {
+		if !calibrate.Leave(rep, f) {
+			return usagef("--leave %s: no measurement sets that field", f)
+		}
+		fmt.Fprintf(stdout, "- %s\n", rep.Notes[len(rep.Notes)-1])
 	}
 	baseCfg, baseName, err := fitBase(*base, rep, stderr)
 	if err != nil {

@@ -259,7 +259,8 @@ func TestDevicesAndList(t *testing.T) {
 func TestCalibrateTheSimulator(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "measured-h100.yaml")
-	status, _, errOut := gpusched(t, "calibrate", "--device", "h100", "-o", out, "--report", filepath.Join(dir, "report.md"))
+	full := filepath.Join(dir, "full.json")
+	status, _, errOut := gpusched(t, "calibrate", "--device", "h100", "-o", out, "--report", filepath.Join(dir, "report.md"), "--raw", full)
 	require.Equal(t, 0, status, errOut)
 	assert.Contains(t, errOut, "fields not measured come from config h100")
 	got, err := sim.LoadConfig(out)
@@ -276,6 +277,39 @@ func TestCalibrateTheSimulator(t *testing.T) {
 	status, _, errOut = gpusched(t, "calibrate", "--device", "h100", "-o", filepath.Join(dir, "x.json"))
 	assert.Equal(t, 2, status)
 	assert.Contains(t, errOut, "ends in .yaml")
+	calibrateSomeAndFitThem(t, dir, full)
+}
+
+// calibrateSomeAndFitThem: --only runs a few measurements into a raw
+// report, `calibrate fit FULL PART` adds them to full's, and --leave keeps
+// a measured optional field from the base config.
+func calibrateSomeAndFitThem(t *testing.T, dir, full string) {
+	t.Helper()
+	status, out, errOut := gpusched(t, "calibrate", "--only", "list")
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, "cross-stream dependencies\n")
+	part := filepath.Join(dir, "part.json")
+	status, _, errOut = gpusched(t, "calibrate", "--device", "h100", "--only", "captured chains over streams", "--raw", part, "--report", filepath.Join(dir, "p.md"))
+	require.Equal(t, 0, status, errOut)
+	cfg := filepath.Join(dir, "fitted.yaml")
+	status, out, errOut = gpusched(t, "calibrate", "fit", full, part, "--base", "h100-datasheet", "--leave", "host.capture_event_ns", "-o", cfg)
+	require.Equal(t, 0, status, errOut)
+	assert.Contains(t, out, "host.capture_event_ns measured 1413 ns but left to the base config")
+	got, err := sim.LoadConfig(cfg)
+	require.NoError(t, err)
+	assert.Zero(t, got.Host.CaptureEventNs, "left to the base config")
+	for _, tt := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"calibrate", "--device", "h100", "--only", "graphs", "-o", cfg}, "--only writes no config"},
+		{[]string{"calibrate", "--device", "h100", "--only", "graphs"}, "--only needs --raw FILE"},
+		{[]string{"calibrate", "fit", full, "--leave", "host.nope_ns", "-o", cfg}, "--leave host.nope_ns: no measurement sets that field"},
+	} {
+		status, _, errOut := gpusched(t, tt.args...)
+		assert.Equal(t, 2, status, "%v: %s", tt.args, errOut)
+		assert.Contains(t, errOut, tt.stderr, "%v", tt.args)
+	}
 }
 
 // TestPaperReportRefusals: a paper's report writes only where -o says,
