@@ -72,3 +72,14 @@ func TestGeomean(t *testing.T) {
 	assert.InDelta(t, 2.0, geomean([]float64{1, 4}), 1e-12)
 	assert.True(t, geomean(nil) != geomean(nil), "NaN for no data")
 }
+
+// Two GPU runs of one experiment are told apart in the targets table by
+// the GPU's model and the day each ran.
+func TestGPURunLabelNamesModelAndDay(t *testing.T) {
+	r := &experiments.Results{Experiment: "acs-gpu-confirm",
+		Rows:       []experiments.Row{{Device: "cuda", DeviceName: "NVIDIA H200"}},
+		Provenance: []experiments.Provenance{{Gpusched: "devel", Date: "2026-11-26"}}}
+	assert.Equal(t, "cuda (acs-gpu-confirm, NVIDIA H200, 2026-11-26)", gpuRunLabel(r, "cuda"))
+	r.Provenance = nil
+	assert.Equal(t, "cuda (acs-gpu-confirm, NVIDIA H200)", gpuRunLabel(r, "cuda"), "a converted file records no day")
+}

@@ -20,7 +20,7 @@ func writeTargets(b *bytes.Buffer, sets []*experiments.Results) {
 			gpu, sim = gpu || isGPU, sim || !isGPU
 			t := deviceTargets{b: b, isGPU: isGPU, dev: d}
 			if isGPU {
-				t.dev = fmt.Sprintf("%s (%s)", d, r.Experiment) // several GPU runs may be given
+				t.dev = gpuRunLabel(r, d) // several GPU runs may be given
 			}
 			t.write(families[d], stats, d)
 		}
@@ -34,6 +34,26 @@ func writeTargets(b *bytes.Buffer, sets []*experiments.Results) {
 	}
 	b.WriteString("\n")
 	writeRaceCount(b, sets)
+}
+
+// gpuRunLabel names a GPU run apart from others of the same experiment:
+// the device, the experiment, the GPU's model and the day it ran, where the
+// results record them ("cuda (acs-gpu-confirm, NVIDIA H200, 2026-11-26)").
+func gpuRunLabel(r *experiments.Results, dev string) string {
+	parts := []string{r.Experiment}
+	for _, row := range r.Rows {
+		if row.Device == dev && row.DeviceName != "" {
+			parts = append(parts, row.DeviceName)
+			break
+		}
+	}
+	for _, p := range r.Provenance {
+		if p.Date != "" {
+			parts = append(parts, p.Date)
+			break
+		}
+	}
+	return fmt.Sprintf("%s (%s)", dev, strings.Join(parts, ", "))
 }
 
 func writeRaceCount(b *bytes.Buffer, sets []*experiments.Results) {
