@@ -32,21 +32,13 @@ B=${B:-.gpu/import}
 DEV=${1:-cuda}
 R=$OUT/import-probe
 mkdir -p "$R"
-start=$(date +%s)
-log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
-for z in "$B"/*.gz; do
-	[ -e "$z" ] || continue
-	gzip -dc "$z" > "${z%.gz}" && chmod +x "${z%.gz}" || { echo "cannot unpack $z" >&2; exit 1; }
-done
-[ -x "$B/gpusched" ] || { echo "missing $B/gpusched" >&2; exit 1; }
-{ cat "$B/commit.txt" 2>/dev/null; date -u; } > "$R/build.txt"
+. scripts/gpu/imported-lib.sh
+imported_unpack
+imported_build_txt
 if [ "$DEV" = cuda ]; then
 	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
-	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$R/device.txt" 2>&1
-	cat "$R/device.txt"
-	log "replay kernel tests"
-	(cd workloads/file && timeout 60 "../../$B/file.test" -test.run 'GPUReplay' -test.count 3 -test.v) > "$R/replay-test.log" 2>&1
-	echo "rc=$?" >> "$R/replay-test.log"
+	imported_device_txt
+	imported_replay_tests 60 -test.count 3
 	grep -E 'shape|ranges grid|sig grid|per range|signature:|measured|globaltimer|--- |rc=' "$R/replay-test.log" | tail -40
 fi
 for x in imported imported-graph; do

@@ -44,27 +44,19 @@ DEV=${1:-cuda}
 BUDGET=${2:-420}
 R=$OUT/imp
 mkdir -p "$R/w"
-start=$(date +%s)
-log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
-for z in "$B"/*.gz; do
-	[ -e "$z" ] || continue
-	gzip -dc "$z" > "${z%.gz}" && chmod +x "${z%.gz}" || { echo "cannot unpack $z" >&2; exit 1; }
-done
-[ -x "$B/gpusched" ] || { echo "missing $B/gpusched" >&2; exit 1; }
+. scripts/gpu/imported-lib.sh
+imported_unpack
 if [ "$DEV" = cuda ] && [ ! -x "$B/file.test" ]; then
 	echo "missing $B/file.test" >&2
 	exit 1
 fi
-{ cat "$B/commit.txt" 2>/dev/null; date -u; } > "$R/build.txt"
+imported_build_txt
 
 O=${OVERHEAD_NS:-0}
 FL=${FLOOR_NS:-0}
 if [ "$DEV" = cuda ]; then
-	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$R/device.txt" 2>&1
-	cat "$R/device.txt"
-	log "replay kernel tests"
-	(cd workloads/file && timeout 60 "../../$B/file.test" -test.run 'GPUReplay' -test.v) > "$R/replay-test.log" 2>&1
-	echo "rc=$?" >> "$R/replay-test.log"
+	imported_device_txt
+	imported_replay_tests 60
 	grep -E 'globaltimer|replay|measured|PASS|FAIL|rc=' "$R/replay-test.log" | tail -16
 	measured=$(grep -o 'measured: overhead_ns=[0-9]* floor_ns=[0-9]*' "$R/replay-test.log" | tail -1)
 	if [ -n "$measured" ]; then

@@ -40,21 +40,13 @@ B=${B:-.gpu/import}
 DEV=${1:-cuda}
 R=$OUT/import-v3
 mkdir -p "$R"
-start=$(date +%s)
-log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
-for z in "$B"/*.gz; do
-	[ -e "$z" ] || continue
-	gzip -dc "$z" > "${z%.gz}" && chmod +x "${z%.gz}" || { echo "cannot unpack $z" >&2; exit 1; }
-done
-[ -x "$B/gpusched" ] || { echo "missing $B/gpusched" >&2; exit 1; }
-{ cat "$B/commit.txt" 2>/dev/null; date -u; } > "$R/build.txt"
+. scripts/gpu/imported-lib.sh
+imported_unpack
+imported_build_txt
 if [ "$DEV" = cuda ]; then
 	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
-	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$R/device.txt" 2>&1
-	cat "$R/device.txt"
-	log "replay kernel tests"
-	(cd workloads/file && timeout 30 "../../$B/file.test" -test.run 'GPUReplay' -test.v) > "$R/replay-test.log" 2>&1
-	echo "rc=$?" >> "$R/replay-test.log"
+	imported_device_txt
+	imported_replay_tests 30
 	grep -E 'shape|ranges grid|sig grid|per range|signature:|measured|--- |rc=' "$R/replay-test.log"
 fi
 # probe_values LINE: "overhead_ns=O floor_ns=F" from the probe's line.
