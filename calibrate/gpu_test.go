@@ -4,7 +4,6 @@ package calibrate
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/device/cuda/cudatest"
 	"github.com/gpusched/gpusched/device/sim"
-	"github.com/gpusched/gpusched/workloads/kernels"
 )
 
 var gpuOut = flag.String("calibrate.out", "", "calibrate GPU 0 and write its config here (and the report beside it, .md)")
@@ -29,12 +27,7 @@ func TestCalibrateGPU(t *testing.T) {
 	if *gpuOut == "" {
 		t.Skip("measurement; run with -calibrate.out=FILE on a GPU")
 	}
-	dev, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
-	if errors.Is(err, device.ErrNoDevice) {
-		t.Skipf("no GPU: %v", err)
-	}
-	require.NoError(t, err)
-	defer dev.Close()
+	dev := cudatest.Open(t)
 	list, err := cuda.Devices()
 	require.NoError(t, err)
 	baseName := "h100"

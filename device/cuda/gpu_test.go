@@ -18,22 +18,10 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/device/cuda/cudatest"
 	"github.com/gpusched/gpusched/device/devicetest"
 	"github.com/gpusched/gpusched/workloads/kernels"
 )
-
-// open opens GPU 0 with every compiled module, or skips the test saying why
-// there is no GPU.
-func open(t testing.TB) *cuda.Device {
-	t.Helper()
-	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
-	if errors.Is(err, device.ErrNoDevice) {
-		t.Skipf("no GPU: %v", err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, d.Close()) })
-	return d
-}
 
 func kernel(t testing.TB, module, name string) *device.Kernel {
 	k, err := kernels.Lookup(module, name)
@@ -45,7 +33,7 @@ func kernel(t testing.TB, module, name string) *device.Kernel {
 func TestConformance(t *testing.T) {
 	spin := kernel(t, "devicetest", "spin")
 	devicetest.Run(t, func(t *testing.T) device.Device {
-		d := open(t)
+		d := cudatest.Open(t)
 		t.Logf("effective SM clock after warm-up: %.0f MHz (nominal %d MHz)", warm(t, d, spin), d.Info().ClockHz/1000000)
 		return d
 	}, devicetest.Options{Spin: spin})
@@ -85,7 +73,7 @@ func warm(t *testing.T, d *cuda.Device, spin *device.Kernel) (mhz float64) {
 }
 
 func TestInfoDescribesTheGPU(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	in := d.Info()
 	require.NoError(t, in.Check())
 	assert.Positive(t, in.SMs)
@@ -137,7 +125,7 @@ func synthLaunch(k *device.Kernel, in, out device.Buffer, n, iters int) *device.
 }
 
 func TestKernelComputesAndCopiesRoundTrip(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	k := kernel(t, "synthetic", "synth_node")
 	const n = 10000
 	for _, pinned := range []bool{true, false} {
@@ -178,7 +166,7 @@ func TestKernelComputesAndCopiesRoundTrip(t *testing.T) {
 
 // The launch path allocates nothing.
 func TestLaunchAllocatesNothing(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	empty := kernel(t, "calibrate", "cal_empty")
 	k := kernel(t, "synthetic", "synth_node")
 	require.NoError(t, d.Run(func(h device.Host) error {
@@ -203,7 +191,7 @@ func TestLaunchAllocatesNothing(t *testing.T) {
 }
 
 func TestHostCallbacksQueuesAndThreads(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	spin := kernel(t, "calibrate", "cal_spin")
 	require.NoError(t, d.Run(func(h device.Host) error {
 		done := h.NewQueue("done")
@@ -262,7 +250,7 @@ func TestHostCallbacksQueuesAndThreads(t *testing.T) {
 }
 
 func TestDeadlockIsReported(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	err := d.Run(func(h device.Host) error {
 		q := h.NewQueue("never")
 		_, ok := h.Get(q)
@@ -275,7 +263,7 @@ func TestDeadlockIsReported(t *testing.T) {
 }
 
 func TestDriverErrorsNameCallAndCode(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	err := d.Run(func(h device.Host) error {
 		a, err := h.NewEvent(device.EventOptions{})
 		require.NoError(t, err)
@@ -314,7 +302,7 @@ func TestDriverErrorsNameCallAndCode(t *testing.T) {
 }
 
 func TestGraphCaptureAcrossStreamsAndUpdate(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	k := kernel(t, "synthetic", "synth_node")
 	const n = 4096
 	require.NoError(t, d.Run(func(h device.Host) error {
@@ -382,7 +370,7 @@ func TestGraphCaptureAcrossStreamsAndUpdate(t *testing.T) {
 // what the node's launch at that time computes. ACS-SW's graph dispatch
 // relies on it.
 func TestGraphKernelNodeChangesKernel(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	a := kernel(t, "synthetic", "synth_node")
 	b := kernel(t, "calibrate", "cal_spin")
 	const n = 4096
@@ -449,7 +437,7 @@ func TestGraphKernelNodeChangesKernel(t *testing.T) {
 }
 
 func TestTraceTimeline(t *testing.T) {
-	d := open(t)
+	d := cudatest.Open(t)
 	spin := kernel(t, "calibrate", "cal_spin")
 	d.EnableTrace(true)
 	defer d.EnableTrace(false)
@@ -509,7 +497,7 @@ func TestCopyFirstTouch(t *testing.T) {
 	if !*copyDiag {
 		t.Skip("measurement; run with -copydiag")
 	}
-	d := open(t)
+	d := cudatest.Open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		const bytes = 16 << 20
 		s, _ := h.NewStream(device.StreamOptions{})
@@ -548,7 +536,7 @@ func TestLaunchLoopGoVsC(t *testing.T) {
 	if *launchBench <= 0 {
 		t.Skip("measurement; run with -launchbench=100000")
 	}
-	d := open(t)
+	d := cudatest.Open(t)
 	empty := kernel(t, "calibrate", "cal_empty")
 	n := *launchBench
 	const pairs = 10

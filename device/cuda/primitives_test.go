@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/device/cuda/cudatest"
 )
 
 var primBench = flag.Int("primbench", 0, "measure the host primitives' costs with this many calls per measurement (e.g. 2000)")
@@ -38,7 +39,7 @@ func TestHostPrimitiveCosts(t *testing.T) {
 		return v[len(v)/2]
 	}
 
-	d := open(t)
+	d := cudatest.Open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		s, err := h.NewStream(device.StreamOptions{})
 		require.NoError(t, err)
@@ -261,7 +262,7 @@ func TestKernelNodeUpdateCosts(t *testing.T) {
 	spinK := kernel(t, "calibrate", "cal_spin")
 	const elems = 1024
 	per := perCall
-	d := open(t)
+	d := cudatest.Open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		s, err := h.NewStream(device.StreamOptions{})
 		require.NoError(t, err)
@@ -406,7 +407,7 @@ func TestFirstLaunchCosts(t *testing.T) {
 	synth := kernel(t, "synthetic", "synth_node")
 	us := func(d time.Duration) string { return fmt.Sprintf("%.1f us", float64(d.Nanoseconds())/1e3) }
 	med := medianDuration
-	d := open(t)
+	d := cudatest.Open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		sb := newSlotBench(t, h, synth, slots, elems)
 		a, b, hin, hout, sides, fork, join, slotLaunch := sb.a, sb.b, sb.hin, sb.hout, sb.sides, sb.fork, sb.join, sb.launch
@@ -532,7 +533,7 @@ func TestGraphTopologyLaunchCosts(t *testing.T) {
 	synth := kernel(t, "synthetic", "synth_node")
 	us := func(d time.Duration) string { return perCall(d, 1) }
 	med := medianDuration
-	d := open(t)
+	d := cudatest.Open(t)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		sb := newSlotBench(t, h, synth, most, elems)
 		a, b, hin, hout, sides, fork, join, slotLaunch := sb.a, sb.b, sb.hin, sb.hout, sb.sides, sb.fork, sb.join, sb.launch

@@ -4,18 +4,16 @@ package acs
 
 import (
 	"bytes"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/device"
-	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/device/cuda/cudatest"
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/dnn"
-	"github.com/gpusched/gpusched/workloads/kernels"
 	"github.com/gpusched/gpusched/workloads/rl"
 )
 
@@ -52,12 +50,7 @@ func outputsOf(t *testing.T, d device.Device, prog *workloads.Program, s sched.S
 //
 //	go test -tags cuda ./sched/acs -run GPU -v
 func TestGPUVariantsMatchSerial(t *testing.T) {
-	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
-	if errors.Is(err, device.ErrNoDevice) {
-		t.Skipf("no GPU: %v", err)
-	}
-	require.NoError(t, err)
-	defer d.Close()
+	d := cudatest.Open(t)
 
 	rp := rl.DefaultParams()
 	rp.Steps = 4

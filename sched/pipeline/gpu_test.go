@@ -11,10 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/device"
-	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/device/cuda/cudatest"
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
-	"github.com/gpusched/gpusched/workloads/kernels"
 )
 
 // gpuOutputs runs prog under s on d as the runner does (Prepare, the warm
@@ -54,12 +53,7 @@ func gpuOutputs(t *testing.T, d device.Device, prog *workloads.Program, s sched.
 //
 //	go test -tags cuda ./sched/pipeline -run GPU -v
 func TestGPUChunkGraphMatchesSerial(t *testing.T) {
-	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
-	if errors.Is(err, device.ErrNoDevice) {
-		t.Skipf("no GPU: %v", err)
-	}
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, d.Close()) }()
+	d := cudatest.Open(t)
 	for _, w := range testWorkloads(t, 29) {
 		t.Run(w.Program.Name, func(t *testing.T) {
 			want := gpuOutputs(t, d, w.Program, sched.NewSerial())

@@ -3,7 +3,6 @@
 package tilesync
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -11,9 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/device"
-	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/device/cuda/cudatest"
 	"github.com/gpusched/gpusched/workloads"
-	"github.com/gpusched/gpusched/workloads/kernels"
 	"github.com/gpusched/gpusched/workloads/tiles"
 )
 
@@ -24,12 +22,7 @@ import (
 //
 //	go test -tags cuda ./sched/tilesync -run GPU -v
 func TestGPUPoliciesMatchStreamSync(t *testing.T) {
-	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
-	if errors.Is(err, device.ErrNoDevice) {
-		t.Skipf("no GPU: %v", err)
-	}
-	require.NoError(t, err)
-	defer d.Close()
+	d := cudatest.Open(t)
 
 	mlp := func(model string, tok, hid, ff int, tile string) *workloads.Program {
 		m, err := tiles.NewMLP(tiles.MLPParams{Model: model, Tokens: tok, Hidden: hid, FF: ff, Tile: tile, Steps: 2, CheckRows: 8}, 7)

@@ -4,7 +4,6 @@ package file
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,10 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/device"
-	"github.com/gpusched/gpusched/device/cuda"
+	"github.com/gpusched/gpusched/device/cuda/cudatest"
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
-	"github.com/gpusched/gpusched/workloads/kernels"
 )
 
 // calibrationFile is a chain of replayed kernels of known durations and
@@ -68,12 +66,7 @@ func calibrationFile(in device.Info) *File {
 //
 //	go test -tags cuda ./workloads/file -run GPU -v
 func TestGPUReplay(t *testing.T) {
-	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
-	if errors.Is(err, device.ErrNoDevice) {
-		t.Skipf("no GPU: %v", err)
-	}
-	require.NoError(t, err)
-	defer func() { require.NoError(t, d.Close()) }()
+	d := cudatest.Open(t)
 	f := calibrationFile(d.Info())
 	require.NoError(t, f.Check())
 	prog, err := Program(f, Options{})
@@ -181,12 +174,7 @@ func rrAssign(n, k int) []int {
 //
 //	go test -tags cuda ./workloads/file -run GPUReplayProbe -v
 func TestGPUReplayProbe(t *testing.T) {
-	d, err := cuda.Open(cuda.Options{Modules: kernels.Images()})
-	if errors.Is(err, device.ErrNoDevice) {
-		t.Skipf("no GPU: %v", err)
-	}
-	require.NoError(t, err)
-	defer func() { require.NoError(t, d.Close()) }()
+	d := cudatest.Open(t)
 	least, most, steps, ghz := timerProbe(t, d, 1000000)
 	t.Logf("globaltimer: steps of %d to %d ns, %d steps in 1 ms (mean %.1f ns); SM clock %.4f GHz (clock64 over the same ms)",
 		least, most, steps, 1e6/float64(max(steps, 1)), ghz)
