@@ -21,10 +21,12 @@ For each model and batch size, in one Python process on a CUDA GPU:
 Weights are random (no download, no network). Models: torchvision's
 resnet18, densenet121, mnasnet1_0 and shufflenet_v2_x1_0 on 224x224 images,
 and a BERT-base encoder (transformers BertModel from a default BertConfig,
-sequence length --seq-len). Everything is written under OUT/capture/ (OUT is
---out, default $OUT), then packed into OUT/capture.tar.gz, and the folder is
-removed so that one file comes back; OUT/capture-summary.json repeats the
-summary. A model that fails is recorded with its error and the others go on.
+sequence length --seq-len); --models also takes gpt2 (transformers
+GPT2Model, default GPT2Config) and any other torchvision.models builder,
+for checks on models the importer was not developed on. Everything is
+written under OUT/capture/ (OUT is --out, default $OUT), then packed into
+OUT/capture.tar.gz, and the folder is removed so that one file comes back;
+OUT/capture-summary.json repeats the summary. A model that fails is recorded with its error and the others go on.
 --budget stops starting optional work (graph traces, then further models)
 once that many seconds have passed.
 
@@ -51,12 +53,16 @@ import traceback
 os.environ.setdefault("TEARDOWN_CUPTI", "0")
 
 MODELS = ["resnet18", "densenet121", "mnasnet1_0", "shufflenet_v2_x1_0", "bert-base"]
+# Built from transformers' default configurations; every other name is a
+# torchvision.models builder (checked before anything runs).
+TRANSFORMERS = ["bert-base", "gpt2"]
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=os.environ.get("OUT", ""), help="output folder (default $OUT)")
-    p.add_argument("--models", default=",".join(MODELS), help="comma-separated, from " + ",".join(MODELS))
+    p.add_argument("--models", default=",".join(MODELS),
+                   help="comma-separated: bert-base, gpt2 or any torchvision.models builder (default " + ",".join(MODELS) + ")")
     p.add_argument("--batches", default="1,8", help="comma-separated batch sizes")
     p.add_argument("--seq-len", type=int, default=128, help="BERT sequence length")
     p.add_argument("--warmup", type=int, default=10, help="eager warm-up passes")
@@ -69,9 +75,8 @@ def parse_args(argv):
     if not a.out:
         p.error("--out is required when $OUT is not set")
     a.models = [m for m in a.models.split(",") if m]
-    for m in a.models:
-        if m not in MODELS:
-            p.error("unknown model %r (known: %s)" % (m, ", ".join(MODELS)))
+    if not a.models:
+        p.error("--models names no model")
     a.batches = [int(b) for b in a.batches.split(",") if b]
     if not a.batches or min(a.batches) < 1:
         p.error("--batches needs positive integers")
@@ -81,8 +86,24 @@ def parse_args(argv):
     return a
 
 
+def unknown_models(names):
+    """The names that are neither a transformer built here nor a torchvision.models builder."""
+    import torchvision
+
+    return [m for m in names if m not in TRANSFORMERS and not callable(getattr(torchvision.models, m, None))]
+
+
 def build_model(torch, name, batch, seq_len):
     """Returns (module, inputs tuple, description) with random weights on the GPU."""
+    if name == "gpt2":
+        from transformers import GPT2Config, GPT2Model
+
+        cfg = GPT2Config()  # GPT-2 small: 12 layers, hidden 768, 12 heads
+        model = GPT2Model(cfg)
+        ids = torch.randint(0, cfg.vocab_size, (batch, seq_len), device="cuda")
+        desc = {"family": "transformers.GPT2Model", "seq_len": seq_len, "layers": cfg.n_layer,
+                "hidden": cfg.n_embd, "attn_implementation": getattr(cfg, "_attn_implementation", None)}
+        return model.cuda().eval(), (ids,), desc
     if name == "bert-base":
         from transformers import BertConfig, BertModel
 
@@ -257,6 +278,10 @@ def main(argv):
 
     if not torch.cuda.is_available():
         print("capture: no CUDA device visible to torch", file=sys.stderr)
+        return 2
+    unknown = unknown_models(args.models)
+    if unknown:
+        print("capture: unknown model(s) %s: not bert-base, gpt2 or a torchvision.models builder" % ", ".join(unknown), file=sys.stderr)
         return 2
     summary = {"env": environment(torch), "args": {k: v for k, v in vars(args).items() if k != "out"}, "models": []}
     warm_gpu(torch)
