@@ -14,10 +14,12 @@
 #      and floor_ns given in $EAGER and $GRAPH ("OVERHEAD FLOOR", measured by
 #      the replay probe on the same kind of GPU) and profiler_ns $PROFILER.
 #
-# Everything lands in $OUT/heldout.tgz: capture-summary.json, the imported
-# workload files (w/, gzipped) and the experiment files that name them, the
-# results folders and logs. The simulator's rows of the same experiments
-# run afterwards from those files (no GPU needed).
+# The imports go to configs/workloads/pytorch-heldout/ (gzipped) and the
+# experiment files to configs/experiments/imported{,-graph}-heldout-gpu.yaml
+# of the host's copy, where they are committed afterwards, so that the
+# results name repository paths (`gpusched validate` reruns them on the
+# simulator). Everything lands in $OUT/heldout.tgz: capture-summary.json,
+# the traces, those files (w/), the results folders and logs.
 #
 # usage: EAGER="384 1503" GRAPH="160 1151" bash scripts/gpu/imported-heldout.sh [DEVICE]
 #   DEVICE: cuda (default), or a simulator config (h100) for a dry run that
@@ -34,7 +36,9 @@ DEV=${1:-cuda}
 MODELS=${MODELS:-mobilenet_v2,efficientnet_b0,resnet50,squeezenet1_1,gpt2}
 PROFILER=${PROFILER:-818}
 R=$OUT/heldout
-mkdir -p "$R/w" "$R/traces"
+W=configs/workloads/pytorch-heldout
+X=configs/experiments
+mkdir -p "$R/w" "$R/traces" "$W"
 . scripts/gpu/imported-lib.sh
 imported_unpack
 imported_build_txt
@@ -55,16 +59,16 @@ fi
 log import
 eager=""
 graph=""
-entry() { echo "  - {name: $1, family: file, params: {path: $1.yaml.gz, overhead_ns: $2, floor_ns: $3, profiler_ns: $PROFILER}}"; }
+entry() { echo "  - {name: $1, family: file, params: {path: ../workloads/pytorch-heldout/$1.yaml.gz, overhead_ns: $2, floor_ns: $3, profiler_ns: $PROFILER}}"; }
 for t in "$R"/traces/*.trace.json.gz; do
 	m=$(basename "$t" .trace.json.gz)
 	args=()
 	[ -f "$R/traces/$m.et.json.gz" ] && args=(--et "$R/traces/$m.et.json.gz")
-	if ! timeout 60 "$B/gpusched" import kineto "$t" "${args[@]}" --name "$m" -o "$R/w/$m.yaml" >> "$R/import.log" 2>&1; then
+	if ! timeout 60 "$B/gpusched" import kineto "$t" "${args[@]}" --name "$m" -o "$W/$m.yaml" >> "$R/import.log" 2>&1; then
 		echo "$m: import FAILED" | tee -a "$R/import.log"
 		continue
 	fi
-	gzip -nf "$R/w/$m.yaml"
+	gzip -nf "$W/$m.yaml" && cp "$W/$m.yaml.gz" "$R/w/"
 	case $m in
 	*.graph) graph="$graph$(entry "$m" $GRAPH)"$'\n' ;;
 	*) eager="$eager$(entry "$m" $EAGER)"$'\n' ;;
@@ -72,10 +76,12 @@ for t in "$R"/traces/*.trace.json.gz; do
 done
 grep -c . "$R/import.log" > /dev/null && tail -5 "$R/import.log"
 
-# experiment NAME DESCRIPTION WORKLOADS SCHEDULERS: an experiment file in w/.
+# experiment NAME DESCRIPTION WORKLOADS SCHEDULERS: $X/NAME-gpu.yaml, and
+# a copy in w/.
 experiment() {
 	printf "name: %s\ndescription: %s\nseed: 1\nrepetitions: 5\nbaseline: serial+graph\nworkloads:\n%sschedulers:\n%sdevices: [%s]\n" \
-		"$1" "$2" "$3" "$4" "$DEV" > "$R/w/$1.yaml"
+		"$1" "$2" "$3" "$4" "$DEV" > "$X/$1-gpu.yaml"
+	cp "$X/$1-gpu.yaml" "$R/w/"
 }
 base="  - {name: serial, kind: serial}
   - {name: serial+graph, kind: serial-graph, params: {graph: true}}
@@ -95,7 +101,7 @@ experiment imported-graph-heldout "held-out PyTorch models (graph-replay traces)
 for run in imported-heldout:150 imported-graph-heldout:40; do
 	name=${run%:*}
 	log "$name on $DEV"
-	timeout "${run#*:}" "$B/gpusched" paper imported run "$R/w/$name.yaml" -o "$R/$name" > "$R/$name.log" 2>&1
+	timeout "${run#*:}" "$B/gpusched" paper imported run "$X/$name-gpu.yaml" -o "$R/$name" > "$R/$name.log" 2>&1
 	echo "rc=$?" | tee -a "$R/$name.log"
 	grep -E "serial\+graph|^\S+ +serial " "$R/$name.log" | head -24
 done
