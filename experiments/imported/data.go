@@ -92,11 +92,16 @@ func tookProfiler(row *experiments.Row) bool {
 	return p != "" && p != "0"
 }
 
-// newData reads the sets of one run.
+// newData reads the sets of one run, the held-out models' left out.
 func newData(in *experiments.ReportInput, run replayRun) *data {
+	return newDataOf(in, run, func(r *experiments.Results) bool { return runOf(r) == run && !isHeldout(r.Experiment) })
+}
+
+// newDataOf reads the sets keep keeps, as those of run.
+func newDataOf(in *experiments.ReportInput, run replayRun, keep func(*experiments.Results) bool) *data {
 	d := &data{run: run, gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}}
 	for _, r := range in.Sets {
-		if runOf(r) != run {
+		if !keep(r) {
 			continue
 		}
 		o0 := strings.HasSuffix(r.Experiment, o0Suffix)

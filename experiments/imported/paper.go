@@ -15,6 +15,11 @@
 // kernel's second version) from the first version's, and within the
 // second, those whose workloads set profiler_ns from those that did not:
 // the page leads with the newest run and shows the others below it.
+// Experiments named "*-heldout*" (scripts/gpu/imported-heldout.sh: models
+// the importer was not developed on) make a page of their own from
+// raw/imported-heldout-capture.json:
+//
+//	gpusched paper imported report -o docs/results/imported-heldout.md docs/results/imported*-heldout-*.json
 package imported
 
 import "github.com/gpusched/gpusched/experiments"

@@ -101,6 +101,12 @@ const (
 const o0Suffix = "-o0"
 
 func report(w io.Writer, in *experiments.ReportInput) error {
+	if held, err := heldoutOnly(in); err != nil || held {
+		if err != nil {
+			return err
+		}
+		return heldoutReport(w, in)
+	}
 	c, err := loadCapture(in.Dir)
 	if err != nil {
 		return err
@@ -133,15 +139,20 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 		}
 	}
 	b.WriteString(commands)
+	writeRaw(&b, in)
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// writeRaw appends every set's own results page, one level down.
+func writeRaw(b *bytes.Buffer, in *experiments.ReportInput) {
 	for i, r := range in.Sets {
-		fmt.Fprintf(&b, "## Raw results: %s\n\n", in.Files[i])
+		fmt.Fprintf(b, "## Raw results: %s\n\n", in.Files[i])
 		raw := string(experiments.Markdown(r, false))
 		raw = strings.ReplaceAll(raw, "\n## ", "\n#### ")
 		raw = strings.ReplaceAll(raw, "\n# ", "\n### ")
 		b.WriteString(strings.TrimPrefix(raw, "# ") + "\n")
 	}
-	_, err = w.Write(b.Bytes())
-	return err
 }
 
 // loadCapture reads PyTorch's times beside the page, with the chain
