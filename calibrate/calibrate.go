@@ -18,7 +18,9 @@
 // of 1 to 32 streams, host costs with many busy streams, dependencies
 // through events across 2 to 8 streams (and such chains captured into
 // graphs), the hand-off of a
-// host thread blocked in a Queue Get, and copies beside kernels. Each
+// host thread blocked in a Queue Get (and after idle times past its spin,
+// when it has parked, and a synchronize's return after such waits), and
+// copies beside kernels. Each
 // figure is the median over rounds; each round times a batch, so clock
 // granularity and one-off stalls wash out, and every round is kept
 // (Report.WriteJSON): the spread between rounds is the GPU's own. Config
@@ -240,6 +242,7 @@ var measurements = []struct {
 	{"cross-stream dependencies", (*calibrator).crossStreamWaits},
 	{"captured chains over streams", (*calibrator).capturedChains},
 	{"host thread hand-off", (*calibrator).handoff},
+	{"parked hand-offs", (*calibrator).parkedHandoffs},
 	{"graphs of hundreds of nodes", (*calibrator).bigGraphs},
 	{"copies beside kernels", (*calibrator).copyOverlap},
 }

@@ -41,6 +41,12 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 		base.FrontEnd.BlockDispatchNs = 0.6 // full waves of empty blocks bound by the distributor
 		base.FrontEnd.EventWaitNs = 2500    // dependencies across streams slower than on one
 		base.Host.CaptureEventNs = 4000     // captured records and waits dearer than launches
+		// Waiting threads that park: a Get whose value arrives 190 us
+		// after it (the sweep's 150 us idle plus the 25 us hand-off arrives
+		// under, 180 us over), a synchronize past 2 ms (midway between the
+		// sweep's 1 and 3 ms) wake slower.
+		base.Host.ParkAfterNs, base.Host.ParkedWakeNs = 190e3, 35e3
+		base.Host.SyncParkAfterNs, base.Host.SyncParkedWakeNs = 2e6, 20e3
 		recovers(t, base)
 	})
 }
@@ -73,6 +79,8 @@ func recovers(t *testing.T, base *sim.Config) {
 		"sm.max_sm_bandwidth": base.SM.MaxSMBandwidth, "sm.sm_mem_saturation_warps": float64(base.SM.SMMemSaturationWarps),
 		"host.handoff_ns": base.Host.HandoffNs, "host.busy_stream_ns": base.Host.BusyStreamNs,
 		"front_end.event_wait_ns": base.FrontEnd.EventWaitNs, "host.capture_event_ns": cmp.Or(base.Host.CaptureEventNs, base.Host.CaptureNs),
+		"host.park_after_ns": base.Host.ParkAfterNs, "host.parked_wake_ns": base.Host.ParkedWakeNs,
+		"host.sync_park_after_ns": base.Host.SyncParkAfterNs, "host.sync_parked_wake_ns": base.Host.SyncParkedWakeNs,
 	}
 	if base.Host.HandoffNs == 0 {
 		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost

@@ -35,7 +35,9 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		"copy.latency_ns":       &out.Copy.LatencyNs, "copy.htod_gbps": &out.Copy.HtoDGBps, "copy.dtoh_gbps": &out.Copy.DtoHGBps,
 		"copy.pageable_gbps": &out.Copy.PageableGBps, "info.mem_bandwidth": &out.Info.MemBandwidth, "host.handoff_ns": &out.Host.HandoffNs, "host.busy_stream_ns": &out.Host.BusyStreamNs,
 		"host.callback_handoff_ns": &out.Host.CallbackHandoffNs,
-		"sm.max_sm_bandwidth":      &out.SM.MaxSMBandwidth,
+		"host.park_after_ns":       &out.Host.ParkAfterNs, "host.parked_wake_ns": &out.Host.ParkedWakeNs,
+		"host.sync_park_after_ns": &out.Host.SyncParkAfterNs, "host.sync_parked_wake_ns": &out.Host.SyncParkedWakeNs,
+		"sm.max_sm_bandwidth": &out.SM.MaxSMBandwidth,
 	}
 	setInt := map[string]*int{"sm.sm_mem_saturation_warps": &out.SM.SMMemSaturationWarps}
 	seen := map[string]bool{}
@@ -83,7 +85,8 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 // laterFields are config fields whose measurements came after the first
 // reports: a report without one keeps the base config's value.
 var laterFields = []string{"host.handoff_ns", "host.callback_handoff_ns", "host.busy_stream_ns",
-	"front_end.min_block_ns", "front_end.block_dispatch_ns", "front_end.event_wait_ns", "host.capture_event_ns"}
+	"front_end.min_block_ns", "front_end.block_dispatch_ns", "front_end.event_wait_ns", "host.capture_event_ns",
+	"host.park_after_ns", "host.parked_wake_ns", "host.sync_park_after_ns", "host.sync_parked_wake_ns"}
 
 // upgrade reads a report written before some measurements existed as
 // today's: a report that timed only full waves of empty blocks (its

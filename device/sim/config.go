@@ -96,6 +96,21 @@ type HostCosts struct {
 	// (the driver's callback thread wakes the waiting thread); 0: as
 	// HandoffNs.
 	CallbackHandoffNs float64 `yaml:"callback_handoff_ns,omitempty"`
+	// ParkAfterNs and ParkedWakeNs (optional): a host thread that has
+	// waited in a Queue Get longer than ParkAfterNs when its value arrives
+	// has parked (device/cuda's Get spins, then sleeps in the kernel), and
+	// resuming costs it ParkedWakeNs on top of the hand-off. The wait runs
+	// from the Get to the value's arrival (the Put plus the hand-off).
+	// ParkedWakeNs 0 (left out): no hand-off pays it, as before the fields
+	// existed.
+	ParkAfterNs  float64 `yaml:"park_after_ns,omitempty"`
+	ParkedWakeNs float64 `yaml:"parked_wake_ns,omitempty"`
+	// SyncParkAfterNs and SyncParkedWakeNs (optional) are the same for a
+	// host thread blocked in a stream, event or device synchronize (the
+	// driver's own spin, then sleep) on top of wakeup_ns; 0: wakeup_ns
+	// alone.
+	SyncParkAfterNs  float64 `yaml:"sync_park_after_ns,omitempty"`
+	SyncParkedWakeNs float64 `yaml:"sync_parked_wake_ns,omitempty"`
 	// BusyStreamNs (optional) is what every launch, event record and
 	// stream wait costs more per other stream with commands pending (the
 	// driver's work grows with the streams in use); 0: nothing, as before

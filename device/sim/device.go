@@ -210,6 +210,7 @@ type costs struct {
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
 	blockDispatch, handoff, cbHandoff, busyStream, eventWait, captureEvent  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
+	parkAfter, parkedWake, syncParkAfter, syncParkedWake                    Time
 	cycle                                                                   float64 // ns per SM cycle
 
 	// The optional graph costs: per kernel (and host-function) node, per
@@ -261,6 +262,8 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
+		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs),
+		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		cycle: cyc,
 	}
 	return d, nil
@@ -490,8 +493,21 @@ func (d *Device) spawn(name string, fn func(device.Host) error, at Time) *thread
 	return th
 }
 
-// wake makes a parked host thread runnable at time at plus the wake-up cost.
-func (d *Device) wake(th *thread, at Time) { d.wakeAfter(th, at, d.cost.wakeup) }
+// wake makes a parked host thread runnable at time at plus the wake-up
+// cost, and the parked wake-up's when it has waited past the driver's spin.
+func (d *Device) wake(th *thread, at Time) {
+	d.wakeAfter(th, at, d.cost.wakeup+parkedExtra(th, at+d.cost.wakeup, d.cost.syncParkAfter, d.cost.syncParkedWake))
+}
+
+// parkedExtra is what a thread blocked since its clock pays more to
+// resume at arrive: wake when it has waited longer than after (it has
+// parked), else nothing.
+func parkedExtra(th *thread, arrive, after, wake Time) Time {
+	if wake > 0 && th.state == thParked && arrive-th.clock > after {
+		return wake
+	}
+	return 0
+}
 
 // handOff wakes a host thread parked in a Queue Get at time at plus the
 // hand-off cost: from a host callback (fromCallback) the callback
@@ -505,7 +521,7 @@ func (d *Device) handOff(th *thread, at Time, fromCallback bool) {
 	if fromCallback && d.cost.cbHandoff > 0 {
 		c = d.cost.cbHandoff
 	}
-	d.wakeAfter(th, at, c)
+	d.wakeAfter(th, at, c+parkedExtra(th, at+c, d.cost.parkAfter, d.cost.parkedWake))
 }
 
 // wakeAfter makes a parked host thread runnable at time at plus cost.

@@ -1,0 +1,235 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// The idle times (us) the parked hand-off measurement sweeps: a waiting
+// thread spins a while (device/cuda's Queue.Get 200 us, the driver in a
+// synchronize its own time), then parks, and a wake-up costs more. The
+// points around 200 us place the Get's spin window to 10 us.
+var (
+	parkedIdles   = []int{20, 100, 150, 180, 195, 205, 220, 300, 1000}
+	callbackIdles = []int{20, 50, 80, 110, 140, 170, 200, 300, 1000}
+	syncIdles     = []int{20, 100, 300, 1000, 3000, 10000}
+)
+
+func us(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+
+const (
+	parkedExchanges = 20 // hand-offs per idle time and round
+	// parkedMinExtra is the smallest parked extra cost taken as a second
+	// regime: below it the sweep is one regime within its noise.
+	parkedMinExtra = 2000.0 // ns
+)
+
+// hold keeps the calling host thread busy for d: on the simulator Spend
+// advances its clock; on a GPU, where Spend is free, it polls the clock.
+func hold(h device.Host, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	end := h.Now() + d
+	h.Spend(d)
+	for h.Now() < end { // polling: the thread must not sleep
+		continue
+	}
+}
+
+// parkedHandoffs measures what a wake-up costs a host thread that has
+// waited longer than its spin, against one that has not: a Queue Put from
+// another host thread, a host callback's Put, and the return of a stream
+// and an event synchronize, each after idle times from 20 us to 1 ms or
+// more. It sets host.park_after_ns and host.parked_wake_ns (Queue Gets)
+// and host.sync_park_after_ns and host.sync_parked_wake_ns
+// (synchronizes); the callback sweep and the event synchronize are
+// reported, as checks. Every figure is a difference of Host.Now readings
+// in this run, so it needs no earlier measurement (calibrate --only).
+func (c *calibrator) parkedHandoffs(h device.Host) error {
+	byIdle, err := c.queueAfterIdle(h)
+	if err != nil {
+		return err
+	}
+	c.recordRegimes("queue hand-off", "host.park_after_ns", "host.parked_wake_ns", parkedIdles, byIdle,
+		"Host.Now of the Put (carried in the value) to the Get's return, the waiting thread idle in Get for the time given")
+	t, err := newTimedStream(h)
+	if err != nil {
+		return err
+	}
+	ev, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+	if err != nil {
+		return err
+	}
+	cb, err := c.callbackAfterIdle(h, t)
+	if err != nil {
+		return err
+	}
+	c.recordRegimes("callback hand-off", "", "", callbackIdles, cb,
+		"Host.Now from launching a spin kernel of the time given and a host function that Puts, to the Get's return, less that time")
+	ss, es, err := c.syncAfterIdle(h, t, ev)
+	if err != nil {
+		return err
+	}
+	c.recordRegimes("stream synchronize return", "host.sync_park_after_ns", "host.sync_parked_wake_ns", syncIdles, ss,
+		"Host.Now around launching a spin kernel of the time given and StreamSynchronize, less that time")
+	c.recordRegimes("event synchronize return", "", "", syncIdles, es,
+		"Host.Now around launching a spin kernel of the time given, recording an event and EventSynchronize, less that time")
+	return h.Destroy(ev)
+}
+
+// queueAfterIdle: a partner thread Gets from one queue; the main thread
+// holds for the idle time after the partner's previous Get returned, then
+// Puts its clock. The partner's hand-off is its clock after the Get less
+// the Put's. Per round and idle time, the median of parkedExchanges.
+func (c *calibrator) queueAfterIdle(h device.Host) ([][]float64, error) {
+	ping, pong := h.NewQueue("parked ping"), h.NewQueue("parked pong")
+	h.Go("calibrate parked", func(h device.Host) error {
+		for {
+			v, ok := h.Get(ping)
+			if !ok {
+				return nil
+			}
+			got := h.Now()
+			pong.Put([2]time.Duration{got, got - v.(time.Duration)})
+		}
+	})
+	defer ping.Close()
+	out := make([][]float64, len(parkedIdles))
+	for r := 0; r < c.rounds+1; r++ {
+		for i, idle := range parkedIdles {
+			hand := make([]float64, 0, parkedExchanges)
+			since := h.Now()
+			for x := 0; x < parkedExchanges+1; x++ {
+				hold(h, since+us(idle)-h.Now())
+				ping.Put(h.Now())
+				v, ok := h.Get(pong)
+				if !ok {
+					return nil, errors.New("parked pong queue closed")
+				}
+				m := v.([2]time.Duration)
+				since = m[0]
+				if x > 0 { // the first follows an idle time of another length
+					hand = append(hand, ns(m[1]))
+				}
+			}
+			if r > 0 {
+				out[i] = append(out[i], medianOf(hand))
+			}
+		}
+	}
+	return out, nil
+}
+
+// callbackAfterIdle: a spin kernel of the idle time, then a host function
+// that Puts to a queue the main thread waits on in Get.
+func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) ([][]float64, error) {
+	q := h.NewQueue("parked callback")
+	put := func() { q.Put(struct{}{}) }
+	out := make([][]float64, len(callbackIdles))
+	for r := 0; r < c.rounds+1; r++ {
+		for i, idle := range callbackIdles {
+			d := us(idle)
+			spin := c.spinLaunch(d, t.done)
+			var each []float64
+			for x := 0; x < parkedExchanges; x++ {
+				t0 := h.Now()
+				if err := h.Launch(t.s, spin); err != nil {
+					return nil, err
+				}
+				if err := h.HostFunc(t.s, put); err != nil {
+					return nil, err
+				}
+				if _, ok := h.Get(q); !ok {
+					return nil, errors.New("parked callback queue closed")
+				}
+				each = append(each, ns(h.Now()-t0-d))
+			}
+			if r > 0 {
+				out[i] = append(out[i], medianOf(each))
+			}
+		}
+	}
+	return out, h.StreamSynchronize(t.s)
+}
+
+// syncAfterIdle: a spin kernel of the idle time, then StreamSynchronize;
+// and the same with an event recorded behind it and EventSynchronize.
+func (c *calibrator) syncAfterIdle(h device.Host, t *timedStream, ev device.Event) (stream, event [][]float64, err error) {
+	stream, event = make([][]float64, len(syncIdles)), make([][]float64, len(syncIdles))
+	for r := 0; r < c.rounds+1; r++ {
+		for i, idle := range syncIdles {
+			d := us(idle)
+			spin := c.spinLaunch(d, t.done)
+			t0 := h.Now()
+			if err := h.Launch(t.s, spin); err != nil {
+				return nil, nil, err
+			}
+			if err := h.StreamSynchronize(t.s); err != nil {
+				return nil, nil, err
+			}
+			t1 := h.Now()
+			if err := h.Launch(t.s, spin); err != nil {
+				return nil, nil, err
+			}
+			if err := h.Record(ev, t.s); err != nil {
+				return nil, nil, err
+			}
+			if err := h.EventSynchronize(ev); err != nil {
+				return nil, nil, err
+			}
+			if r > 0 {
+				stream[i] = append(stream[i], ns(t1-t0-d))
+				event[i] = append(event[i], ns(h.Now()-t1-d))
+			}
+		}
+	}
+	return stream, event, nil
+}
+
+// recordRegimes records the cost after each idle time (reported) and,
+// when afterField is set, the two-regime fit of every round: the extra
+// cost (the longest idle's less the shortest's) and the wait past which a
+// wake-up pays it: midway between the last idle time under half the extra
+// and the first over, plus the shortest idle's cost, since the simulator
+// counts a wait to the value's arrival (device/sim's parkedExtra). A
+// round whose extra is under parkedMinExtra is one regime: 0 for both.
+func (c *calibrator) recordRegimes(what, afterField, wakeField string, idles []int, byIdle [][]float64, method string) {
+	for i, idle := range idles {
+		c.record(fmt.Sprintf("%s after %d us idle", what, idle), "", "ns", method, byIdle[i])
+	}
+	if afterField == "" {
+		return
+	}
+	var after, extra []float64
+	for r := range byIdle[0] {
+		costs := make([]float64, len(idles))
+		for i := range idles {
+			costs[i] = byIdle[i][r]
+		}
+		a, e := twoRegimes(idles, costs)
+		after, extra = append(after, a), append(extra, e)
+	}
+	c.record(what+": idle before a waiting thread parks", afterField, "ns",
+		"per round, midway between the last idle time whose "+what+" costs under half the parked extra above the 20 us one and the first over, plus the 20 us one's cost (0: one regime)", after)
+	c.record(what+": extra cost once parked", wakeField, "ns",
+		"per round, the "+what+" after the longest idle time less after the shortest (0: under 2 us, one regime)", extra)
+}
+
+// twoRegimes fits costs (ns) over idles (us, ascending) as a step: the
+// extra and the wait (ns) where it starts; 0, 0 without a step.
+func twoRegimes(idles []int, costs []float64) (after, extra float64) {
+	extra = costs[len(costs)-1] - costs[0]
+	if extra < parkedMinExtra {
+		return 0, 0
+	}
+	for i := 1; i < len(costs); i++ {
+		if costs[i] > costs[0]+extra/2 {
+			return 1e3*float64(idles[i-1]+idles[i])/2 + costs[0], extra
+		}
+	}
+	return 0, 0 // unreachable: the last point is over
+}
