@@ -216,10 +216,9 @@ const orderedWrites = 1 << 31
 // count is the kernel's range count as replay.desc holds it: with
 // orderedWrites where two of its written ranges overlap, so that the
 // later one's bytes win as in the reference (the kernel otherwise writes
-// every range at once). replay_v2 writes range by range whatever the bit,
-// and reads the word as a count: it never gets the bit.
+// every range at once). replay_v3 reads the word alike.
 func (b *builder) count(seen []dataArg) uint32 {
-	if b.kernel() != replayV2 && writesOverlap(seen) {
+	if writesOverlap(seen) {
 		return uint32(len(seen)) | orderedWrites
 	}
 	return uint32(len(seen))

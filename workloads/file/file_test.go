@@ -148,15 +148,13 @@ func flatIndex(p *workloads.Program) map[string]int {
 
 // TestOverlappingWritesAreOrdered checks the count word replay.desc
 // holds: the probe's overlap kernel writes two ranges that share bytes
-// 80-159, so the replay kernel must write them one after the other (bit 31),
-// while replay_v2, which always does, reads a plain count; adjacent ranges
-// do not overlap.
+// 80-159, so the replay kernel must write them one after the other (bit 31);
+// adjacent ranges do not overlap.
 func TestOverlappingWritesAreOrdered(t *testing.T) {
 	f := probeFile(loadExample(t).Device.info())
 	over := []dataArg{{buf: 0, off: 0, n: 160, mode: device.Write}, {buf: 0, off: 80, n: 160, mode: device.Write}}
 	b := &builder{}
 	assert.Equal(t, uint32(2|orderedWrites), b.count(over))
-	assert.Equal(t, uint32(2), (&builder{opt: Options{kernel: replayV2}}).count(over), "replay_v2 never gets the bit")
 	over[1].off = 160
 	assert.Equal(t, uint32(2), b.count(over), "adjacent ranges")
 	_, r, err := program(f, Options{})

@@ -15,6 +15,7 @@ import (
 	"github.com/gpusched/gpusched/device/cuda/cudatest"
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/kernels"
 )
 
 // calibrationFile is a chain of replayed kernels of known durations and
@@ -158,19 +159,25 @@ func rrAssign(n, k int) []int {
 	return a
 }
 
+// replayBare stamps its start and end and touches nothing: the probe's
+// lower bound for any kernel with the replay kernel's parameters.
+var replayBare, _ = kernels.Lookup("replay", "replay_bare")
+
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel and the one it replaced (replay_v2): the global timer's
-// step and the SM clock's rate (replay_timer over 1 ms), then, per shape of
-// probeFile's chain (a signature only, as the imports of graph-replay
-// traces touch, or 1 to 8 buffer ranges, at one block and at a block per
-// SM), from the kernels' stamps: its floor (time at spin 0, first block's
-// start to last block's end), its overhead (time beyond a 20 us spin), and
-// what each kernel adds to a chain of them launched from the host and as
-// one CUDA graph (at spin 0, and beyond the spin at 20 us). The last lines
-// give the replay kernel's overhead_ns and floor_ns for the file family's
-// parameters at one block: for a signature (graph traces) and for 4 ranges
-// (the eager imports' kernels touch 3.4 to 4.3), and the cost of a range
-// (scripts/gpu/imported-replay.sh reads the line "measured:").
+// the replay kernel, the one it replaced (replay_v3) and replay_bare (the
+// same parameters and stamps, nothing read or written: what any such kernel
+// costs): the global timer's step and the SM clock's rate (replay_timer
+// over 1 ms), then, per shape of probeFile's chain (a signature only, as
+// the imports of graph-replay traces touch, or 1 to 8 buffer ranges, at
+// one block and at a block per SM), from the kernels' stamps: its floor
+// (time at spin 0, first block's start to last block's end), its overhead
+// (time beyond a 20 us spin), and what each kernel adds to a chain of them
+// launched from the host and as one CUDA graph (at spin 0, and beyond the
+// spin at 20 us). The last lines give each kernel's overhead_ns and
+// floor_ns for the file family's parameters at one block: for a signature
+// (graph traces; the replay kernel's is the line "replay signature:") and
+// for 4 ranges (the eager imports' kernels touch 3.4 to 4.3; the replay
+// kernel's is the line "measured:", which scripts/gpu/imported-v4.sh reads).
 //
 //	go test -tags cuda ./workloads/file -run GPUReplayProbe -v
 func TestGPUReplayProbe(t *testing.T) {
@@ -181,24 +188,25 @@ func TestGPUReplayProbe(t *testing.T) {
 	f := probeFile(d.Info())
 	require.NoError(t, f.Check())
 	got := map[string]probeStats{}
-	for _, k := range []*device.Kernel{ReplayKernel, replayV2} {
-		host, graphed := probeKernel(t, d, f, k, true)
+	for _, k := range []*device.Kernel{ReplayKernel, replayV3, replayBare} {
+		host, graphed := probeKernel(t, d, f, k, k != replayBare)
 		got[k.Name] = host
-		t.Logf("%-9s %-18s %9s %9s %9s %9s %9s", k.Name, "shape", "floor", "overhead", "host@0", "graph@0", "graph+")
+		t.Logf("%-11s %-18s %9s %9s %9s %9s %9s", k.Name, "shape", "floor", "overhead", "host@0", "graph@0", "graph+")
 		for _, s := range probeShapes(d.Info()) {
 			at0, atSpin := probeGroup(s, 1), probeGroup(s, probeSpinNS)
-			t.Logf("%-9s %-18v %9.0f %9.0f %9.0f %9.0f %9.0f", k.Name, s, host.excess[at0], host.excess[atSpin],
+			t.Logf("%-11s %-18v %9.0f %9.0f %9.0f %9.0f %9.0f", k.Name, s, host.excess[at0], host.excess[atSpin],
 				host.chain[at0], graphed.chain[at0], graphed.chain[atSpin]-probeSpinNS)
 		}
 	}
 	t.Logf("columns: ns; floor = time at spin 0, overhead = beyond a %d ns spin (one kernel, median); host@0, graph@0 = what a kernel adds to a chain at spin 0, launched from the host or in one CUDA graph; graph+ = beyond the spin in a graph chain", probeSpinNS)
-	for _, k := range []*device.Kernel{replayV2, ReplayKernel} {
+	for _, k := range []*device.Kernel{replayV3, replayBare, ReplayKernel} {
 		h := got[k.Name]
 		sig, four, one := probeShape{0, 1}, probeShape{4, 1}, probeShape{1, 1}
 		perRange := (h.excess[probeGroup(probeShape{8, 1}, 1)] - h.excess[probeGroup(one, 1)]) / 7
 		t.Logf("%s per range (1 to 8, floor): %.0f ns; after its spin (1 to 8): %.0f ns", k.Name, perRange,
 			(h.excess[probeGroup(probeShape{8, 1}, probeSpinNS)]-h.excess[probeGroup(one, probeSpinNS)])/7)
 		t.Logf("%s signature: overhead_ns=%.0f floor_ns=%.0f", k.Name, max(0, h.excess[probeGroup(sig, probeSpinNS)]), max(0, h.excess[probeGroup(sig, 1)]))
+		t.Logf("%s 4 ranges: overhead_ns=%.0f floor_ns=%.0f", k.Name, max(0, h.excess[probeGroup(four, probeSpinNS)]), max(0, h.excess[probeGroup(four, 1)]))
 		if k == ReplayKernel {
 			t.Logf("measured: overhead_ns=%.0f floor_ns=%.0f", max(0, h.excess[probeGroup(four, probeSpinNS)]), max(0, h.excess[probeGroup(four, 1)]))
 		}

@@ -245,7 +245,7 @@ func TestReplayProbeRunsOnTheSimulator(t *testing.T) {
 	defer func() { require.NoError(t, d.Close()) }()
 	f := probeFile(d.Info())
 	require.NoError(t, f.Check())
-	host, graphed := probeKernel(t, d, f, replayV2, false)
+	host, graphed := probeKernel(t, d, f, replayV3, false)
 	assert.Len(t, host.excess, 2*len(probeShapes(d.Info())))
 	assert.Len(t, graphed.chain, 2*len(probeShapes(d.Info())))
 	assert.Contains(t, host.excess, probeGroup(probeShape{4, d.Info().SMs}, probeSpinNS))

@@ -17,13 +17,14 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "351e4ce2502e4eaa8d3b2904e92cbf91c07d77fb463dd4c6e38a71975427a645",
-		ImageSHA256:  "295ea49c184fc8b99bf2bfb6ea079a9fa87c33fc9f699bc3d06efd24b35885d9",
+		SourceSHA256: "91e1b69c3787fdede23720f6234e919b2110dbb852136abf826690782879b9a1",
+		ImageSHA256:  "20744eb376f870b007b9f954d1454340af75b4c93de366788126ee8f23acd5b4",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_bare", Regs: 11, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
-			{Module: "replay", Name: "replay_v2", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v3", Regs: 32, StaticShared: 0},
 		},
 	})
 }
