@@ -19,8 +19,9 @@
 // through events across 2 to 8 streams (and such chains captured into
 // graphs), the hand-off of a
 // host thread blocked in a Queue Get (and after idle times past its spin,
-// when it has parked, and a synchronize's return after such waits), and
-// copies beside kernels. Each
+// when it has parked, and a synchronize's return after such waits; and
+// launches, hand-offs and synchronizes beside threads waiting in
+// StreamSynchronize), and copies beside kernels. Each
 // figure is the median over rounds; each round times a batch, so clock
 // granularity and one-off stalls wash out, and every round is kept
 // (Report.WriteJSON): the spread between rounds is the GPU's own. Config
@@ -243,6 +244,7 @@ var measurements = []struct {
 	{"captured chains over streams", (*calibrator).capturedChains},
 	{"host thread hand-off", (*calibrator).handoff},
 	{"parked hand-offs", (*calibrator).parkedHandoffs},
+	{"beside synchronizing threads", (*calibrator).besideSynchronizingThreads},
 	{"graphs of hundreds of nodes", (*calibrator).bigGraphs},
 	{"copies beside kernels", (*calibrator).copyOverlap},
 }

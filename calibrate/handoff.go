@@ -13,16 +13,7 @@ const handoffExchanges = 50
 // two hand-offs per exchange), and when a host callback Puts behind a
 // kernel (ACS-SW's and SET's threaded variants wait this way).
 func (c *calibrator) handoff(h device.Host) error {
-	ping, pong := h.NewQueue("ping"), h.NewQueue("pong")
-	h.Go("calibrate pong", func(h device.Host) error {
-		for {
-			v, ok := h.Get(ping)
-			if !ok {
-				return nil
-			}
-			pong.Put(v)
-		}
-	})
+	ping, pong := startPong(h, "")
 	var hand []float64
 	for r := 0; r < c.rounds+1; r++ {
 		t0 := h.Now()
@@ -40,6 +31,22 @@ func (c *calibrator) handoff(h device.Host) error {
 	c.record("queue hand-off between host threads", "host.handoff_ns", "ns",
 		"Host.Now around 50 ping-pong exchanges of two host threads over two queues, per hand-off (half an exchange)", hand)
 	return c.callbackWake(h)
+}
+
+// startPong starts a host thread that Puts every value of ping to pong
+// until ping is closed (named by what, for traces).
+func startPong(h device.Host, what string) (ping, pong device.Queue) {
+	ping, pong = h.NewQueue(what+"ping"), h.NewQueue(what+"pong")
+	h.Go("calibrate "+what+"pong", func(h device.Host) error {
+		for {
+			v, ok := h.Get(ping)
+			if !ok {
+				return nil
+			}
+			pong.Put(v)
+		}
+	})
+	return ping, pong
 }
 
 // callbackWake: a kernel of known duration, then a host function that

@@ -5,8 +5,11 @@
 # idle in Get for 20 us to 1 ms (host.park_after_ns, host.parked_wake_ns),
 # a host callback's Put behind spin kernels of 20 us to 1 ms (reported),
 # and StreamSynchronize / EventSynchronize returning after 20 us to 10 ms
-# kernels (host.sync_park_after_ns, host.sync_parked_wake_ns). About 2 s of
-# GPU work after the context is up.
+# kernels (host.sync_park_after_ns, host.sync_parked_wake_ns); and
+# `--only "beside synchronizing threads"`: one thread's launch, a queue
+# ping-pong and a launch + synchronize of 20 us while 0, 1, 3 and 7 other
+# threads loop on 2 ms kernels and StreamSynchronize (reported). About 2 s
+# of GPU work after the context is up.
 #
 # Run from the repository root, with the binary built here:
 #   go build -tags cuda -ldflags='-s -w' -o .gpu/fidelity/gpusched ./cmd/gpusched && gzip -f .gpu/fidelity/gpusched
@@ -43,7 +46,7 @@ lscpu >"$work/lscpu.txt" 2>&1
 [ -f .gpu/fidelity/BUILD ] && cp .gpu/fidelity/BUILD "$work/BUILD"
 
 t0=$(date +%s)
-timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "parked hand-offs" \
+timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "parked hand-offs" --only "beside synchronizing threads" \
     --raw "$work/$tag-parked.json" --report "$work/$tag-parked.md" 2>"$work/calibrate.log"
 cal_rc=$?
 cal_s=$(($(date +%s) - t0))
