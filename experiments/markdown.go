@@ -11,7 +11,7 @@ import (
 func Markdown(r *Results, withPlots bool) []byte {
 	var b bytes.Buffer
 	writeMarkdownHeader(&b, r)
-	for _, wl := range distinct(r.Rows, func(row *Row) string { return row.Workload }) {
+	for _, wl := range Distinct(r.Rows, func(row *Row) string { return row.Workload }) {
 		fmt.Fprintf(&b, "## %s\n\n", wl)
 		writeWorkloadTable(&b, r, wl)
 		writeRowNotes(&b, r, wl)

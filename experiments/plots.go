@@ -32,7 +32,7 @@ type Chart struct {
 func Charts(r *Results) []Chart {
 	est := r.Speedups()
 	var out []Chart
-	for _, wl := range distinct(r.Rows, func(row *Row) string { return row.Workload }) {
+	for _, wl := range Distinct(r.Rows, func(row *Row) string { return row.Workload }) {
 		out = append(out, Chart{Name: "speedup-" + sanitize(wl), Workload: wl,
 			Alt: "speedup of each scheduler on " + wl, Chart: barChart(r, wl, est)})
 		for _, p := range r.Sweep {
@@ -130,7 +130,7 @@ func schedulersOf(r *Results, wl string) []string {
 			rows = append(rows, row)
 		}
 	}
-	return distinct(rows, func(row *Row) string { return row.Scheduler })
+	return Distinct(rows, func(row *Row) string { return row.Scheduler })
 }
 
 func barChart(r *Results, wl string, est map[int]Estimate) *figures.BarChart {

@@ -77,8 +77,9 @@ func rowLabel(row *Row) string {
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// distinct lists key(row) over rows, first-seen order.
-func distinct(rows []Row, key func(*Row) string) []string {
+// Distinct lists key(row) over rows, first-seen order: a results set's
+// devices, workloads or schedulers in the order they ran.
+func Distinct(rows []Row, key func(*Row) string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for i := range rows {

@@ -68,11 +68,6 @@ func TestRunAndReport(t *testing.T) {
 	}
 }
 
-func TestGeomean(t *testing.T) {
-	assert.InDelta(t, 2.0, geomean([]float64{1, 4}), 1e-12)
-	assert.True(t, geomean(nil) != geomean(nil), "NaN for no data")
-}
-
 // Two GPU runs of one experiment are told apart in the targets table by
 // the GPU's model and the day each ran.
 func TestGPURunLabelNamesModelAndDay(t *testing.T) {

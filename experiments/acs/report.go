@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/gpusched/gpusched/experiments"
 )
@@ -120,30 +121,6 @@ func speedup(row *experiments.Row) (float64, bool) {
 	return *row.Speedup, true
 }
 
-func geomean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += math.Log(x)
-	}
-	return math.Exp(s / float64(len(xs)))
-}
-
-func distinct(rows []experiments.Row, key func(*experiments.Row) string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for i := range rows {
-		k := key(&rows[i])
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // find returns the row of (device, workload, scheduler entry).
 func find(r *experiments.Results, device, workload, entry string) *experiments.Row {
 	for i := range r.Rows {
@@ -170,15 +147,15 @@ type familyStats struct {
 // collect gathers, per device and family (in order of appearance), the
 // speedups the targets are judged on.
 func collect(r *experiments.Results) (devices []string, families map[string][]string, stats map[[2]string]*familyStats) {
-	devices = distinct(r.Rows, func(row *experiments.Row) string { return row.Device })
+	devices = experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Device })
 	families = map[string][]string{}
 	stats = map[[2]string]*familyStats{}
 	for _, dev := range devices {
-		for _, fam := range distinct(r.Rows, func(row *experiments.Row) string { return row.Family }) {
+		for _, fam := range experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Family }) {
 			families[dev] = append(families[dev], fam)
 			st := &familyStats{}
 			stats[[2]string{dev, fam}] = st
-			for _, wl := range distinct(r.Rows, func(row *experiments.Row) string { return row.Workload }) {
+			for _, wl := range experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Workload }) {
 				st.add(workloadSpeedups(r, dev, fam, wl))
 			}
 		}
@@ -290,8 +267,8 @@ func writeSet(b *bytes.Buffer, r *experiments.Results, file string) {
 	}
 	fmt.Fprintf(b, "From `%s` (experiment file `%s`, seed %d, %d measured repetitions per row). Cells: speedup over serial (median makespan in microseconds).\n\n",
 		file, r.Source, r.Seed, r.Repetitions)
-	entries := distinct(r.Rows, func(row *experiments.Row) string { return row.Scheduler })
-	for _, dev := range distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
+	entries := experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Scheduler })
+	for _, dev := range experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
 		name := dev
 		for _, row := range r.Rows {
 			if row.Device == dev && row.DeviceName != "" {
@@ -299,9 +276,9 @@ func writeSet(b *bytes.Buffer, r *experiments.Results, file string) {
 				break
 			}
 		}
-		for _, fam := range distinct(r.Rows, func(row *experiments.Row) string { return row.Family }) {
+		for _, fam := range experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Family }) {
 			var workloads []string
-			for _, wl := range distinct(r.Rows, func(row *experiments.Row) string { return row.Workload }) {
+			for _, wl := range experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Workload }) {
 				for _, row := range r.Rows {
 					if row.Workload == wl && row.Family == fam && row.Device == dev {
 						workloads = append(workloads, wl)
@@ -368,7 +345,7 @@ func writeLine(b *bytes.Buffer, r *experiments.Results, dev, entry, label string
 		}
 	}
 	if len(xs) > 0 {
-		fmt.Fprintf(b, " %.2fx |\n", geomean(xs))
+		fmt.Fprintf(b, " %.2fx |\n", stat.GeometricMean(xs, nil))
 	} else {
 		b.WriteString(" - |\n")
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/gpusched/gpusched/experiments"
 )
 
@@ -97,8 +99,8 @@ func (t *deviceTargets) write(families []string, stats map[[2]string]*familyStat
 			continue
 		}
 		famNames = append(famNames, fam)
-		famPaper = append(famPaper, geomean(st.paper))
-		famBest = append(famBest, geomean(st.best))
+		famPaper = append(famPaper, stat.GeometricMean(st.paper, nil))
+		famBest = append(famBest, stat.GeometricMean(st.best, nil))
 		for i := range hwWins {
 			for j := range hwWins[i] {
 				hwWins[i][j] += st.wins[i][j]
@@ -109,7 +111,7 @@ func (t *deviceTargets) write(families []string, stats map[[2]string]*familyStat
 			t.writeRLPhysics(st)
 		} else {
 			fmt.Fprintf(t.b, "| (reference) ACS-SW on %s | %s | paper configuration geomean %.2fx; best variant %.2fx | for reference |\n",
-				fam, t.dev, geomean(st.paper), geomean(st.best))
+				fam, t.dev, stat.GeometricMean(st.paper, nil), stat.GeometricMean(st.best, nil))
 		}
 	}
 	t.writeAverage(famNames, famPaper, famBest)
@@ -117,11 +119,11 @@ func (t *deviceTargets) write(families []string, stats map[[2]string]*familyStat
 }
 
 func (t *deviceTargets) writeRLPhysics(st *familyStats) {
-	g := geomean(st.paper)
+	g := stat.GeometricMean(st.paper, nil)
 	target, v := t.mark(g >= targetSWOverSerial)
 	fmt.Fprintf(t.b, "| %sACS-SW (paper configuration) >= %.2fx over one stream on rl-physics | %s | geomean %.2fx over %d environments | %s |\n",
 		target, targetSWOverSerial, t.dev, g, len(st.paper), v)
-	g = geomean(st.best)
+	g = stat.GeometricMean(st.best, nil)
 	_, v = t.mark(g >= targetSWOverSerial)
 	fmt.Fprintf(t.b, "| %sbest ACS-SW variant >= %.2fx over one stream on rl-physics | %s | geomean of the best variant per environment %.2fx | %s |\n",
 		target, targetSWOverSerial, t.dev, g, v)
@@ -159,7 +161,7 @@ func (t *deviceTargets) writeAverage(famNames []string, famPaper, famBest []floa
 // the variants beyond the paper best against best.
 func (t *deviceTargets) writeHW(wins [2][2]int, ratios [2][2][]float64) {
 	cell := func(i, j int) string {
-		return fmt.Sprintf("faster on %d of %d workloads (geomean ratio %.2fx)", wins[i][j], len(ratios[i][j]), geomean(ratios[i][j]))
+		return fmt.Sprintf("faster on %d of %d workloads (geomean ratio %.2fx)", wins[i][j], len(ratios[i][j]), stat.GeometricMean(ratios[i][j], nil))
 	}
 	if n := len(ratios[0][0]); n > 0 {
 		fmt.Fprintf(t.b, "| ACS-HW above ACS-SW, both as the paper configures them (simulator) | %s | ACS-HW (one host thread) over ACS-SW (N=32, K=4, sync): %s | %s |\n",

@@ -69,7 +69,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	var b bytes.Buffer
 	b.WriteString(intro)
 	for i, r := range in.Sets {
-		for _, dev := range distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
+		for _, dev := range experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
 			writeDevice(&b, in.Files[i], r, dev)
 		}
 	}
@@ -79,18 +79,6 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	experiments.WriteTableLinks(&b, in)
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-func distinct(rows []experiments.Row, key func(*experiments.Row) string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for i := range rows {
-		if k := key(&rows[i]); !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 func fx(v float64) string {

@@ -72,7 +72,7 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	var b bytes.Buffer
 	b.WriteString(intro)
 	for i, r := range in.Sets {
-		for _, dev := range distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
+		for _, dev := range experiments.Distinct(r.Rows, func(row *experiments.Row) string { return row.Device }) {
 			writeDevice(&b, in.Files[i], r, dev)
 		}
 	}
@@ -82,19 +82,6 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	experiments.WriteTableLinks(&b, in)
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-func distinct(rows []experiments.Row, key func(*experiments.Row) string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for i := range rows {
-		k := key(&rows[i])
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // table indexes one device's rows by workload and scheduler entry.

@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/gpusched/gpusched/experiments"
 )
 
@@ -255,8 +258,8 @@ func (c *comparison) writeHeadline(b *bytes.Buffer, v string) {
 	}
 	if len(vsQ) > 0 {
 		fmt.Fprintf(b, "| **mean** (%d pairs) | | | **%.3fx** | **%.3fx** | **%.3f** | **%.3f** | **%.3f** | | | |\n", len(vsQ), mean(vsQ), mean(vsB), mean(shS), mean(shQ), mean(shB))
-		fmt.Fprintf(b, "| geometric mean | | | %.3fx | %.3fx | | | | | | |\n", geomean(vsQ), geomean(vsB))
-		fmt.Fprintf(b, "| min .. max | | | %.2f .. %.2fx | %.2f .. %.2fx | | | | | | |\n", minOf(vsQ), maxOf(vsQ), minOf(vsB), maxOf(vsB))
+		fmt.Fprintf(b, "| geometric mean | | | %.3fx | %.3fx | | | | | | |\n", stat.GeometricMean(vsQ, nil), stat.GeometricMean(vsB, nil))
+		fmt.Fprintf(b, "| min .. max | | | %.2f .. %.2fx | %.2f .. %.2fx | | | | | | |\n", floats.Min(vsQ), floats.Max(vsQ), floats.Min(vsB), floats.Max(vsB))
 	}
 	b.WriteString("\n")
 }
@@ -336,28 +339,4 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-func geomean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += math.Log(x)
-	}
-	return math.Exp(s / float64(len(xs)))
-}
-
-func minOf(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Min(m, x)
-	}
-	return m
-}
-
-func maxOf(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	return m
 }
