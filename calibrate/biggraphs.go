@@ -66,29 +66,9 @@ func (c *calibrator) bigGraphs(h device.Host) error {
 // launches each, forked from and joined back into the origin.
 func (ss *streamSet) chains(h device.Host, branches, perBranch int, l *device.Launch) func() error {
 	return func() error {
-		if err := h.Record(ss.fork, ss.t.s); err != nil {
-			return err
-		}
-		for b := 0; b < branches; b++ {
-			st := ss.stream(b)
-			if b > 0 {
-				if err := h.Wait(st, ss.fork); err != nil {
-					return err
-				}
-			}
-			if err := chain(h, st, perBranch, func() *device.Launch { return l })(); err != nil {
-				return err
-			}
-			if b > 0 {
-				if err := h.Record(ss.joins[b-1], st); err != nil {
-					return err
-				}
-				if err := h.Wait(ss.t.s, ss.joins[b-1]); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return ss.chainsOf(h, branches, func(st device.Stream) error {
+			return chain(h, st, perBranch, func() *device.Launch { return l })()
+		})
 	}
 }
 

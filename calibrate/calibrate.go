@@ -21,7 +21,8 @@
 // host thread blocked in a Queue Get (and after idle times past its spin,
 // when it has parked, and a synchronize's return after such waits; and
 // launches, hand-offs and synchronizes beside threads waiting in
-// StreamSynchronize), and copies beside kernels. Each
+// StreamSynchronize), copies beside kernels, and the device time of
+// graphs of copy nodes and of 1 to 16 branches. Each
 // figure is the median over rounds; each round times a batch, so clock
 // granularity and one-off stalls wash out, and every round is kept
 // (Report.WriteJSON): the spread between rounds is the GPU's own. Config
@@ -247,6 +248,7 @@ var measurements = []struct {
 	{"beside synchronizing threads", (*calibrator).besideSynchronizingThreads},
 	{"graphs of hundreds of nodes", (*calibrator).bigGraphs},
 	{"copies beside kernels", (*calibrator).copyOverlap},
+	{"graph device costs", (*calibrator).graphDeviceCosts},
 }
 
 type calibrator struct {

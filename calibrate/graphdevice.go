@@ -1,0 +1,254 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// Sizes of graphDeviceCosts' copy nodes: small, and a chunk of SET-batch
+// (16 jobs of 64 KiB, one copy each way).
+const gdSmall, gdChunk = 4 << 10, 1 << 20
+
+// gdRepeats are the launches per Elapsed: one alone, and back to back on
+// one stream as SET-batch's dispatcher issues them.
+var gdRepeats = []int{1, 16}
+
+// gdShape is one graph graphDeviceCosts launches: a head node, branches
+// parallel chains of perBranch nodes forked from it and joined into a tail
+// node. Heads and tails are copies ("c", pinned host-to-device and
+// device-to-host of copy bytes) or empty kernels ("k"), or absent (""); a
+// chain's nodes are empty kernels, 4 KiB copies alternating direction
+// (copyChain), or kernels and such copies alternating (mixed).
+type gdShape struct {
+	name                string
+	head, tail          string
+	branches, perBranch int
+	copyChain, mixed    bool
+	copyBytes           int64
+}
+
+// gdShapes: chains of copies and of kernels and copies at two lengths
+// (slopes per node), fork/join of 1-16 one-kernel branches between copies
+// and between kernels (slope per branch), and SET-batch's chunk graph
+// (1 MiB copies around 16 jobs of 4 kernels as 16, 4 and 1 branches).
+var gdShapes = []gdShape{
+	{name: "copy chain 2", branches: 1, perBranch: 2, copyChain: true},
+	{name: "copy chain 16", branches: 1, perBranch: 16, copyChain: true},
+	{name: "kernel chain 2", branches: 1, perBranch: 2},
+	{name: "kernel chain 16", branches: 1, perBranch: 16},
+	{name: "kernel-copy chain 2", branches: 1, perBranch: 2, mixed: true},
+	{name: "kernel-copy chain 16", branches: 1, perBranch: 16, mixed: true},
+	{name: "copy, 1 branch, copy", head: "c", tail: "c", branches: 1, perBranch: 1, copyBytes: gdSmall},
+	{name: "copy, 2 branches, copy", head: "c", tail: "c", branches: 2, perBranch: 1, copyBytes: gdSmall},
+	{name: "copy, 4 branches, copy", head: "c", tail: "c", branches: 4, perBranch: 1, copyBytes: gdSmall},
+	{name: "copy, 8 branches, copy", head: "c", tail: "c", branches: 8, perBranch: 1, copyBytes: gdSmall},
+	{name: "copy, 16 branches, copy", head: "c", tail: "c", branches: 16, perBranch: 1, copyBytes: gdSmall},
+	{name: "kernel, 1 branch, kernel", head: "k", tail: "k", branches: 1, perBranch: 1},
+	{name: "kernel, 2 branches, kernel", head: "k", tail: "k", branches: 2, perBranch: 1},
+	{name: "kernel, 4 branches, kernel", head: "k", tail: "k", branches: 4, perBranch: 1},
+	{name: "kernel, 8 branches, kernel", head: "k", tail: "k", branches: 8, perBranch: 1},
+	{name: "kernel, 16 branches, kernel", head: "k", tail: "k", branches: 16, perBranch: 1},
+	{name: "1 MiB copy, 16x4 kernels, 1 MiB copy", head: "c", tail: "c", branches: 16, perBranch: 4, copyBytes: gdChunk},
+	{name: "1 MiB copy, 4x16 kernels, 1 MiB copy", head: "c", tail: "c", branches: 4, perBranch: 16, copyBytes: gdChunk},
+	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk},
+}
+
+// gdEnv is what graphDeviceCosts' graphs use: 16 streams, a device
+// buffer and pinned host memory of gdChunk bytes.
+type gdEnv struct {
+	ss  *streamSet
+	dev device.Buffer
+	pin *device.HostMem
+	le  *device.Launch
+}
+
+// graphDeviceCosts times, on the device, graphs of copy nodes, of kernel
+// and copy nodes alternating, and of 1 to 16 branches forked from and
+// joined into copy or kernel nodes (gdShapes): Elapsed behind a gate
+// kernel of one launch and of 16 launches back to back (per launch). It
+// records every shape's time and the slopes the simulator's optional
+// graph device costs are fitted to: per copy node and per kernel node of
+// a chain, what alternating kernel and copy nodes add, and per branch of
+// a fork/join between copies and between kernels.
+func (c *calibrator) graphDeviceCosts(h device.Host) error {
+	env, err := c.newGDEnv(h)
+	if err != nil {
+		return err
+	}
+	times := map[string][][]float64{} // shape -> per repeat count, per round
+	for _, sh := range gdShapes {
+		x, err := c.instantiate(h, env.ss.t.s, env.issue(h, sh))
+		if err != nil {
+			return fmt.Errorf("%s: %w", sh.name, err)
+		}
+		for _, n := range gdRepeats {
+			r, err := c.gdRounds(h, env, x, sh, n)
+			if err != nil {
+				return fmt.Errorf("%s: %w", sh.name, err)
+			}
+			c.record(fmt.Sprintf("graph device time, %s, %d launches", sh.name, n), "", "ns",
+				"Elapsed behind a gate kernel of the launches back to back, per launch", r)
+			times[sh.name] = append(times[sh.name], r)
+		}
+		if err := h.Destroy(x); err != nil {
+			return err
+		}
+	}
+	c.recordGDSlopes(times)
+	return nil
+}
+
+func (c *calibrator) newGDEnv(h device.Host) (*gdEnv, error) {
+	env := &gdEnv{le: c.emptyLaunch(1)}
+	var err error
+	if env.ss, err = newStreamSet(h, 16); err != nil {
+		return nil, err
+	}
+	if env.dev, err = h.Malloc(gdChunk); err != nil {
+		return nil, err
+	}
+	if env.pin, err = h.AllocHost(gdChunk, true); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// gdRounds is the Elapsed of n launches of x behind a gate, per launch,
+// per round.
+func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh gdShape, n int) ([]float64, error) {
+	// The gate covers the host's enqueueing of the n launches: a launch
+	// costs about a kernel launch per branch and per copy node.
+	calls := n * (2 + sh.branches + sh.perBranch/8)
+	var out []float64
+	for r := 0; r < c.rounds+1; r++ {
+		y, err := c.gatedFanOut(h, env.ss, 1, calls, func() error {
+			for i := 0; i < n; i++ {
+				if err := h.GraphLaunch(x, env.ss.t.s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if r > 0 {
+			out = append(out, y/float64(n))
+		}
+	}
+	return out, nil
+}
+
+// issue captures sh on the set's origin stream and its side streams.
+func (env *gdEnv) issue(h device.Host, sh gdShape) func() error {
+	s := env.ss.t.s
+	return func() error {
+		if err := env.end(h, s, sh.head, sh.copyBytes, device.HostToDevice); err != nil {
+			return err
+		}
+		if err := env.ss.chainsOf(h, sh.branches, func(st device.Stream) error { return env.branch(h, st, sh) }); err != nil {
+			return err
+		}
+		return env.end(h, s, sh.tail, sh.copyBytes, device.DeviceToHost)
+	}
+}
+
+// end issues a head or tail node on s: a copy of bytes of kind ("c"), an
+// empty kernel ("k") or nothing.
+func (env *gdEnv) end(h device.Host, s device.Stream, what string, bytes int64, kind device.CopyKind) error {
+	switch what {
+	case "c":
+		return h.Copy(s, env.copy(kind, bytes))
+	case "k":
+		return h.Launch(s, env.le)
+	}
+	return nil
+}
+
+func (env *gdEnv) copy(kind device.CopyKind, bytes int64) *device.Copy {
+	if kind == device.HostToDevice {
+		return &device.Copy{Kind: kind, Dst: env.dev, Host: env.pin, Bytes: bytes}
+	}
+	return &device.Copy{Kind: kind, Src: env.dev, Host: env.pin, Bytes: bytes}
+}
+
+// branch issues one branch of sh on st: perBranch nodes.
+func (env *gdEnv) branch(h device.Host, st device.Stream, sh gdShape) error {
+	for i := 0; i < sh.perBranch; i++ {
+		var err error
+		switch {
+		case sh.copyChain || (sh.mixed && i%2 == 1):
+			kind := device.HostToDevice
+			if i%2 == 1 {
+				kind = device.DeviceToHost
+			}
+			err = h.Copy(st, env.copy(kind, gdSmall))
+		default:
+			err = h.Launch(st, env.le)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chainsOf issues one branch on each of the first branches streams of the
+// set, forked from the origin's last command and joined back into it.
+func (ss *streamSet) chainsOf(h device.Host, branches int, issue func(device.Stream) error) error {
+	if err := h.Record(ss.fork, ss.t.s); err != nil {
+		return err
+	}
+	for b := 0; b < branches; b++ {
+		st := ss.stream(b)
+		if b > 0 {
+			if err := h.Wait(st, ss.fork); err != nil {
+				return err
+			}
+		}
+		if err := issue(st); err != nil {
+			return err
+		}
+		if b > 0 {
+			if err := h.Record(ss.joins[b-1], st); err != nil {
+				return err
+			}
+			if err := h.Wait(ss.t.s, ss.joins[b-1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recordGDSlopes records, per repeat count, the slopes between shapes:
+// per copy node and per kernel node of a chain, per node of a chain of
+// kernel and copy nodes alternating less the mean of the two, and per
+// branch between copies and between kernels (1 to 16 branches).
+func (c *calibrator) recordGDSlopes(times map[string][][]float64) {
+	slope := func(a, b string, ri int, dn float64) []float64 {
+		var out []float64
+		for i := range times[a][ri] {
+			out = append(out, (times[b][ri][i]-times[a][ri][i])/dn)
+		}
+		return out
+	}
+	for ri, n := range gdRepeats {
+		tag := fmt.Sprintf(", %d launches", n)
+		cp := c.record("graph device time per copy node"+tag, "", "ns",
+			"chains of 2 and 16 4 KiB pinned copies alternating direction: slope per node", slope("copy chain 2", "copy chain 16", ri, 14))
+		k := c.record("graph device time per kernel node"+tag, "", "ns",
+			"chains of 2 and 16 empty kernels: slope per node", slope("kernel chain 2", "kernel chain 16", ri, 14))
+		mixed := slope("kernel-copy chain 2", "kernel-copy chain 16", ri, 14)
+		for i := range mixed {
+			mixed[i] -= (cp + k) / 2
+		}
+		c.record("graph device time per kernel-copy switch"+tag, "", "ns",
+			"chains of 2 and 16 nodes, empty kernels and 4 KiB copies alternating: slope per node less the mean of the two chains' slopes", mixed)
+		c.record("graph device time per branch between copies"+tag, "", "ns",
+			"a 4 KiB copy, 1 and 16 one-kernel branches, a 4 KiB copy: slope per branch", slope("copy, 1 branch, copy", "copy, 16 branches, copy", ri, 15))
+		c.record("graph device time per branch between kernels"+tag, "", "ns",
+			"an empty kernel, 1 and 16 one-kernel branches, an empty kernel: slope per branch", slope("kernel, 1 branch, kernel", "kernel, 16 branches, kernel", ri, 15))
+	}
+}
