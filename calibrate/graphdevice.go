@@ -26,6 +26,10 @@ type gdShape struct {
 	branches, perBranch int
 	copyChain, mixed    bool
 	copyBytes           int64
+	// update: both copy nodes are updated (their host offset moved by
+	// copyBytes and back) before every launch, as SET-batch updates a
+	// chunk's copy nodes.
+	update bool
 }
 
 // gdShapes: chains of copies and of kernels and copies at two lengths
@@ -52,10 +56,12 @@ var gdShapes = []gdShape{
 	{name: "1 MiB copy, 16x4 kernels, 1 MiB copy", head: "c", tail: "c", branches: 16, perBranch: 4, copyBytes: gdChunk},
 	{name: "1 MiB copy, 4x16 kernels, 1 MiB copy", head: "c", tail: "c", branches: 4, perBranch: 16, copyBytes: gdChunk},
 	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk},
+	{name: "1 MiB copy, 16x4 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 16, perBranch: 4, copyBytes: gdChunk, update: true},
+	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk, update: true},
 }
 
 // gdEnv is what graphDeviceCosts' graphs use: 16 streams, a device
-// buffer and pinned host memory of gdChunk bytes.
+// buffer of gdChunk bytes and pinned host memory of twice that.
 type gdEnv struct {
 	ss  *streamSet
 	dev device.Buffer
@@ -66,8 +72,9 @@ type gdEnv struct {
 // graphDeviceCosts times, on the device, graphs of copy nodes, of kernel
 // and copy nodes alternating, and of 1 to 16 branches forked from and
 // joined into copy or kernel nodes (gdShapes): Elapsed behind a gate
-// kernel of one launch and of 16 launches back to back (per launch). It
-// records every shape's time and the slopes the simulator's optional
+// kernel of one launch and of 16 launches back to back (per launch; in
+// two shapes, SET-batch's chunk graph with both copy nodes updated before
+// every launch). It records every shape's time and the slopes the simulator's optional
 // graph device costs are fitted to: per copy node and per kernel node of
 // a chain, what alternating kernel and copy nodes add, and per branch of
 // a fork/join between copies and between kernels.
@@ -108,7 +115,7 @@ func (c *calibrator) newGDEnv(h device.Host) (*gdEnv, error) {
 	if env.dev, err = h.Malloc(gdChunk); err != nil {
 		return nil, err
 	}
-	if env.pin, err = h.AllocHost(gdChunk, true); err != nil {
+	if env.pin, err = h.AllocHost(2*gdChunk, true); err != nil {
 		return nil, err
 	}
 	return env, nil
@@ -124,6 +131,9 @@ func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh 
 	for r := 0; r < c.rounds+1; r++ {
 		y, err := c.gatedFanOut(h, env.ss, 1, calls, func() error {
 			for i := 0; i < n; i++ {
+				if err := env.updateCopies(h, x, sh, i); err != nil {
+					return err
+				}
 				if err := h.GraphLaunch(x, env.ss.t.s); err != nil {
 					return err
 				}
@@ -138,6 +148,22 @@ func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh 
 		}
 	}
 	return out, nil
+}
+
+// updateCopies updates, when sh says so, x's head and tail copy nodes
+// (its first and last) to host offset copyBytes on odd launches i, 0 on
+// even ones.
+func (env *gdEnv) updateCopies(h device.Host, x device.GraphExec, sh gdShape, i int) error {
+	if !sh.update {
+		return nil
+	}
+	off := int64(i%2) * sh.copyBytes
+	in, out := env.copy(device.HostToDevice, sh.copyBytes), env.copy(device.DeviceToHost, sh.copyBytes)
+	in.HostOff, out.HostOff = off, off
+	if err := h.SetCopyNode(x, 0, in); err != nil {
+		return err
+	}
+	return h.SetCopyNode(x, x.Nodes()-1, out)
 }
 
 // issue captures sh on the set's origin stream and its side streams.
