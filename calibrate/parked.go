@@ -50,12 +50,16 @@ func hold(h device.Host, d time.Duration) {
 // reported, as checks. Every figure is a difference of Host.Now readings
 // in this run, so it needs no earlier measurement (calibrate --only).
 func (c *calibrator) parkedHandoffs(h device.Host) error {
-	byIdle, err := c.queueAfterIdle(h)
+	byIdle, meanByIdle, err := c.queueAfterIdle(h)
 	if err != nil {
 		return err
 	}
 	c.recordRegimes("queue hand-off", "host.park_after_ns", "host.parked_wake_ns", parkedIdles, byIdle,
 		"Host.Now of the Put (carried in the value) to the Get's return, the waiting thread idle in Get for the time given")
+	// The mean beside the median: a wake-up that is sometimes fast and
+	// sometimes slow costs a run its mean.
+	c.recordRegimes("queue hand-off (mean)", "", "", parkedIdles, meanByIdle,
+		"as the queue hand-off, the mean of the round's hand-offs instead of the median")
 	t, err := newTimedStream(h)
 	if err != nil {
 		return err
@@ -64,12 +68,14 @@ func (c *calibrator) parkedHandoffs(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	cb, err := c.callbackAfterIdle(h, t)
+	cb, cbMean, err := c.callbackAfterIdle(h, t)
 	if err != nil {
 		return err
 	}
 	c.recordRegimes("callback hand-off", "", "", callbackIdles, cb,
 		"Host.Now from launching a spin kernel of the time given and a host function that Puts, to the Get's return, less that time")
+	c.recordRegimes("callback hand-off (mean)", "", "", callbackIdles, cbMean,
+		"as the callback hand-off, the mean of the round's instead of the median")
 	ss, es, err := c.syncAfterIdle(h, t, ev)
 	if err != nil {
 		return err
@@ -84,8 +90,9 @@ func (c *calibrator) parkedHandoffs(h device.Host) error {
 // queueAfterIdle: a partner thread Gets from one queue; the main thread
 // holds for the idle time after the partner's previous Get returned, then
 // Puts its clock. The partner's hand-off is its clock after the Get less
-// the Put's. Per round and idle time, the median of parkedExchanges.
-func (c *calibrator) queueAfterIdle(h device.Host) ([][]float64, error) {
+// the Put's. Per round and idle time, the median and the mean of
+// parkedExchanges.
+func (c *calibrator) queueAfterIdle(h device.Host) (med, mean [][]float64, err error) {
 	ping, pong := h.NewQueue("parked ping"), h.NewQueue("parked pong")
 	h.Go("calibrate parked", func(h device.Host) error {
 		for {
@@ -98,7 +105,7 @@ func (c *calibrator) queueAfterIdle(h device.Host) ([][]float64, error) {
 		}
 	})
 	defer ping.Close()
-	out := make([][]float64, len(parkedIdles))
+	med, mean = make([][]float64, len(parkedIdles)), make([][]float64, len(parkedIdles))
 	for r := 0; r < c.rounds+1; r++ {
 		for i, idle := range parkedIdles {
 			hand := make([]float64, 0, parkedExchanges)
@@ -108,7 +115,7 @@ func (c *calibrator) queueAfterIdle(h device.Host) ([][]float64, error) {
 				ping.Put(h.Now())
 				v, ok := h.Get(pong)
 				if !ok {
-					return nil, errors.New("parked pong queue closed")
+					return nil, nil, errors.New("parked pong queue closed")
 				}
 				m := v.([2]time.Duration)
 				since = m[0]
@@ -117,19 +124,27 @@ func (c *calibrator) queueAfterIdle(h device.Host) ([][]float64, error) {
 				}
 			}
 			if r > 0 {
-				out[i] = append(out[i], medianOf(hand))
+				med[i], mean[i] = append(med[i], medianOf(hand)), append(mean[i], meanOf(hand))
 			}
 		}
 	}
-	return out, nil
+	return med, mean, nil
+}
+
+func meanOf(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // callbackAfterIdle: a spin kernel of the idle time, then a host function
 // that Puts to a queue the main thread waits on in Get.
-func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) ([][]float64, error) {
+func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) (med, mean [][]float64, err error) {
 	q := h.NewQueue("parked callback")
 	put := func() { q.Put(struct{}{}) }
-	out := make([][]float64, len(callbackIdles))
+	med, mean = make([][]float64, len(callbackIdles)), make([][]float64, len(callbackIdles))
 	for r := 0; r < c.rounds+1; r++ {
 		for i, idle := range callbackIdles {
 			d := us(idle)
@@ -138,22 +153,22 @@ func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) ([][]float
 			for x := 0; x < parkedExchanges; x++ {
 				t0 := h.Now()
 				if err := h.Launch(t.s, spin); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if err := h.HostFunc(t.s, put); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if _, ok := h.Get(q); !ok {
-					return nil, errors.New("parked callback queue closed")
+					return nil, nil, errors.New("parked callback queue closed")
 				}
 				each = append(each, ns(h.Now()-t0-d))
 			}
 			if r > 0 {
-				out[i] = append(out[i], medianOf(each))
+				med[i], mean[i] = append(med[i], medianOf(each)), append(mean[i], meanOf(each))
 			}
 		}
 	}
-	return out, h.StreamSynchronize(t.s)
+	return med, mean, h.StreamSynchronize(t.s)
 }
 
 // syncAfterIdle: a spin kernel of the idle time, then StreamSynchronize;
