@@ -30,12 +30,17 @@ type gdShape struct {
 	// copyBytes and back) before every launch, as SET-batch updates a
 	// chunk's copy nodes.
 	update bool
+	// hostFunc: a no-op host function follows every launch on the
+	// stream, as SET-batch's completion callbacks do.
+	hostFunc bool
 }
 
 // gdShapes: chains of copies and of kernels and copies at two lengths
 // (slopes per node), fork/join of 1-16 one-kernel branches between copies
 // and between kernels (slope per branch), and SET-batch's chunk graph
-// (1 MiB copies around 16 jobs of 4 kernels as 16, 4 and 1 branches).
+// (1 MiB copies around 16 jobs of 4 kernels as 16, 4 and 1 branches; a
+// chain of 16 between them with and without a host function after each
+// launch), and 1 MiB copies alone in a graph.
 var gdShapes = []gdShape{
 	{name: "copy chain 2", branches: 1, perBranch: 2, copyChain: true},
 	{name: "copy chain 16", branches: 1, perBranch: 16, copyChain: true},
@@ -56,6 +61,10 @@ var gdShapes = []gdShape{
 	{name: "1 MiB copy, 16x4 kernels, 1 MiB copy", head: "c", tail: "c", branches: 16, perBranch: 4, copyBytes: gdChunk},
 	{name: "1 MiB copy, 4x16 kernels, 1 MiB copy", head: "c", tail: "c", branches: 4, perBranch: 16, copyBytes: gdChunk},
 	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk},
+	{name: "1 MiB HtoD copy", head: "c", copyBytes: gdChunk},
+	{name: "1 MiB DtoH copy", tail: "c", copyBytes: gdChunk},
+	{name: "1 MiB copy, 1x16 kernels, 1 MiB copy", head: "c", tail: "c", branches: 1, perBranch: 16, copyBytes: gdChunk},
+	{name: "1 MiB copy, 1x16 kernels, 1 MiB copy, a host function after each launch", head: "c", tail: "c", branches: 1, perBranch: 16, copyBytes: gdChunk, hostFunc: true},
 	{name: "1 MiB copy, 16x4 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 16, perBranch: 4, copyBytes: gdChunk, update: true},
 	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk, update: true},
 }
@@ -71,13 +80,13 @@ type gdEnv struct {
 
 // graphDeviceCosts times, on the device, graphs of copy nodes, of kernel
 // and copy nodes alternating, and of 1 to 16 branches forked from and
-// joined into copy or kernel nodes (gdShapes): Elapsed behind a gate
-// kernel of one launch and of 16 launches back to back (per launch; in
-// two shapes, SET-batch's chunk graph with both copy nodes updated before
-// every launch). It records every shape's time and the slopes the simulator's optional
-// graph device costs are fitted to: per copy node and per kernel node of
-// a chain, what alternating kernel and copy nodes add, and per branch of
-// a fork/join between copies and between kernels.
+// joined into copy or kernel nodes, and SET-batch's chunk graphs
+// (gdShapes): Elapsed behind a gate kernel of one launch and of 16
+// launches back to back, per launch. It records every shape's time and
+// the slopes the simulator's optional graph device costs are fitted to:
+// per copy node and per kernel node of a chain, what alternating kernel
+// and copy nodes add, and per branch of a fork/join between copies and
+// between kernels.
 func (c *calibrator) graphDeviceCosts(h device.Host) error {
 	env, err := c.newGDEnv(h)
 	if err != nil {
@@ -126,7 +135,7 @@ func (c *calibrator) newGDEnv(h device.Host) (*gdEnv, error) {
 func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh gdShape, n int) ([]float64, error) {
 	// The gate covers the host's enqueueing of the n launches: a launch
 	// costs about a kernel launch per branch and per copy node.
-	calls := n * (2 + sh.branches + sh.perBranch/8)
+	calls := n * (3 + sh.branches + sh.perBranch/8)
 	var out []float64
 	for r := 0; r < c.rounds+1; r++ {
 		y, err := c.gatedFanOut(h, env.ss, 1, calls, func() error {
@@ -136,6 +145,11 @@ func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh 
 				}
 				if err := h.GraphLaunch(x, env.ss.t.s); err != nil {
 					return err
+				}
+				if sh.hostFunc {
+					if err := h.HostFunc(env.ss.t.s, func() {}); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
@@ -173,8 +187,10 @@ func (env *gdEnv) issue(h device.Host, sh gdShape) func() error {
 		if err := env.end(h, s, sh.head, sh.copyBytes, device.HostToDevice); err != nil {
 			return err
 		}
-		if err := env.ss.chainsOf(h, sh.branches, func(st device.Stream) error { return env.branch(h, st, sh) }); err != nil {
-			return err
+		if sh.branches > 0 {
+			if err := env.ss.chainsOf(h, sh.branches, func(st device.Stream) error { return env.branch(h, st, sh) }); err != nil {
+				return err
+			}
 		}
 		return env.end(h, s, sh.tail, sh.copyBytes, device.DeviceToHost)
 	}
