@@ -33,16 +33,23 @@ func (t table) median(w, s string) (float64, bool) {
 // and each one's run of the graph-replay traces at overhead_ns 0, all of
 // one run of the replay (one kernel version, with or without profiler_ns).
 type data struct {
-	run                                         replayRun
-	gpu, gpu0, sim, sim0                        table
+	run                  replayRun
+	gpu, gpu0, sim, sim0 table
+	// pred is the simulator's rows committed before the GPU ran (a
+	// prediction, at estimated overhead_ns and floor_ns); sim is the same
+	// unless sets named -measured (the simulator at the GPU's probe values)
+	// were given: then sim holds those and measured is set.
+	pred                                        table
+	measured                                    bool
 	schedulers                                  []string
 	gpuName, simName, overhead, floor, profiler string
 }
 
-// versionOf is the replay kernel's version an experiment ran: 3 for those
-// named -v3 (imported-v3, imported-graph-v3-sim, ...), 2 for -v2, else 1.
+// versionOf is the replay kernel's version an experiment ran: 4 for those
+// named -v4 (imported-v4, imported-graph-v4-sim, ...), 3 for -v3, 2 for
+// -v2, else 1.
 func versionOf(experiment string) int {
-	for v := 3; v > 1; v-- {
+	for v := 4; v > 1; v-- {
 		if strings.Contains(experiment, fmt.Sprintf("-v%d", v)) {
 			return v
 		}
@@ -58,9 +65,10 @@ type replayRun struct {
 	profiler bool
 }
 
-// The runs the page shows, newest first: the third kernel (with
-// profiler_ns), the second with and without it, and the first kernel.
+// The runs the page shows, newest first: the fourth and third kernels
+// (with profiler_ns), the second with and without it, and the first kernel.
 var (
+	runFourth   = replayRun{version: 4, profiler: true}
 	runThird    = replayRun{version: 3, profiler: true}
 	runProfiler = replayRun{version: 2, profiler: true}
 	runSecond   = replayRun{version: 2}
@@ -100,11 +108,18 @@ func newData(in *experiments.ReportInput, run replayRun) *data {
 // newDataOf reads the sets keep keeps, as those of run.
 func newDataOf(in *experiments.ReportInput, run replayRun, keep func(*experiments.Results) bool) *data {
 	d := &data{run: run, gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}}
+	measured := table{}
 	for _, r := range in.Sets {
 		if !keep(r) {
 			continue
 		}
 		o0 := strings.HasSuffix(r.Experiment, o0Suffix)
+		if strings.HasSuffix(r.Experiment, measuredSuffix) {
+			for i := range r.Rows {
+				measured[[2]string{r.Rows[i].Workload, r.Rows[i].Scheduler}] = &r.Rows[i]
+			}
+			continue
+		}
 		for _, p := range r.Provenance {
 			if p.GPU != nil && !o0 {
 				d.gpuName = fmt.Sprintf("%s, driver %s, CUDA %s, %s", p.GPU.Name, p.GPU.Driver, p.GPU.CUDA, p.Date)
@@ -113,6 +128,10 @@ func newDataOf(in *experiments.ReportInput, run replayRun, keep func(*experiment
 		for i := range r.Rows {
 			d.add(&r.Rows[i], o0)
 		}
+	}
+	d.pred = d.sim
+	if len(measured) > 0 {
+		d.sim, d.measured = measured, true
 	}
 	return d
 }

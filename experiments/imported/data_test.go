@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/workloads/file"
 )
 
 // Five samples: the sign test's best bounds are the extremes, which hold
@@ -35,6 +36,14 @@ func TestMedianBoundsHundredSamples(t *testing.T) {
 func row(ns ...int64) *experiments.Row {
 	s := experiments.MakespanSummary(ns)
 	return &experiments.Row{MakespansNS: ns, Makespan: &s}
+}
+
+// set is an experiment of one row: m-b1.graph under the baseline on the
+// simulated h100, its makespan ns.
+func set(name string, ns int64, params map[string]string) *experiments.Results {
+	r := row(ns)
+	r.Workload, r.Scheduler, r.Device, r.WorkloadParams = "m-b1.graph", baseline, "h100", params
+	return &experiments.Results{Experiment: name, Rows: []experiments.Row{*r}}
 }
 
 // Round i of the base against round i of the row, not medians apart.
@@ -70,11 +79,6 @@ func TestVerdict(t *testing.T) {
 // profiler_ns off the recorded durations from those that did not, whatever
 // their names, so that the page can lead with the newest run.
 func TestNewDataKeepsRunsApart(t *testing.T) {
-	set := func(name string, ns int64, params map[string]string) *experiments.Results {
-		r := row(ns)
-		r.Workload, r.Scheduler, r.Device, r.WorkloadParams = "m-b1.graph", baseline, "h100", params
-		return &experiments.Results{Experiment: name, Rows: []experiments.Row{*r}}
-	}
 	p818 := map[string]string{"overhead_ns": "416", "profiler_ns": "818"}
 	gpu := set("imported-graph-v2-p818", 550, p818)
 	gpu.Rows[0].Device = experiments.CUDADevice
@@ -129,7 +133,7 @@ func TestWritePredictedCounts(t *testing.T) {
 		r := row(ns)
 		return table{{"m-b1", baseline}: r, {"m-b1.graph", baseline}: r}
 	}
-	p := &data{gpu: at(112000), sim: at(105000), profiler: "818"}
+	p := &data{gpu: at(112000), sim: at(105000), pred: at(105000), profiler: "818"}
 	before := &data{gpu: at(130000)}
 	c := capture{Models: []model{{Model: "m", Batch: 1, Tag: "m-b1", Graph: &stat{Median: 100}}}}
 	var b bytes.Buffer
@@ -139,4 +143,53 @@ func TestWritePredictedCounts(t *testing.T) {
 	assert.Contains(t, out, "| m | 1 | 100.0 | 130.0 | +30.0% **not met** | 105.0 | +5.0% met | 112.0 | +12.0% **not met** | -6.2% met |")
 	assert.Contains(t, out, "Eager imports within 10% of PyTorch's graph replay: before 0 of 1, predicted 1 of 1, measured 0 of 1; prediction within 10% of the measurement 1 of 1.")
 	assert.Contains(t, out, "Graph-replay traces within 10% of PyTorch's graph replay: before 0 of 1, predicted 1 of 1, measured 0 of 1")
+	assert.NotContains(t, out, "sim at measured")
+	// The simulator at the measured values (110 µs) beside the prediction:
+	// -1.8% against the measurement.
+	p.sim, p.measured = at(110000), true
+	b.Reset()
+	writePredicted(&b, c, p, before, predictedIntro(p, before))
+	out = b.String()
+	assert.Contains(t, out, "| 105.0 | +5.0% met | 112.0 | +12.0% **not met** | -6.2% met | 110.0 | -1.8% met |")
+	assert.Contains(t, out, "prediction within 10% of the measurement 1 of 1; the simulator at the measured values within 10% of the measurement 1 of 1.")
+}
+
+// The fourth kernel's sets lead; a simulator set named -measured fills
+// the rows set against the GPU's, the prediction's stay as pred.
+func TestFourthKernelAndMeasuredSim(t *testing.T) {
+	p818 := map[string]string{"profiler_ns": "818"}
+	gpu3, gpu4 := set("imported-graph-v3", 500, p818), set("imported-graph-v4", 400, p818)
+	gpu3.Rows[0].Device, gpu4.Rows[0].Device = experiments.CUDADevice, experiments.CUDADevice
+	in := &experiments.ReportInput{Sets: []*experiments.Results{gpu3, set("imported-graph-v3-sim", 510, p818), gpu4,
+		set("imported-graph-v4-sim", 380, p818), set("imported-graph-v4-sim-measured", 390, p818)}}
+	runs := readRuns(in)
+	require.Len(t, runs, 2)
+	assert.Equal(t, runFourth, runs[0].run)
+	assert.True(t, runs[0].measured)
+	assert.False(t, runs[1].measured)
+	for _, c := range []struct {
+		t    table
+		want float64
+	}{{runs[0].gpu, 0.4}, {runs[0].sim, 0.39}, {runs[0].pred, 0.38}, {runs[1].sim, 0.51}, {runs[1].pred, 0.51}} {
+		m, ok := c.t.median("m-b1.graph", baseline)
+		require.True(t, ok)
+		assert.InDelta(t, c.want, m, 1e-9)
+	}
+	assert.Contains(t, predictedIntro(runs[0], runs[1]), "the third version; overhead_ns")
+	assert.Contains(t, predictedIntro(runs[0], runs[1]), "\"sim at measured\"")
+}
+
+// The floor's cost by hand: blocks of 200 ns (1 wave) and 500 ns (2
+// waves) under a 1,000 ns floor cost 800 + 2 x 500 ns = 1.8 µs, a 2,000 ns
+// block nothing; with a rest of 9 µs against PyTorch's 100 µs, the
+// replay meets 10% while the floor costs at most 1 µs: up to a floor of
+// 733 ns (533 + 2 x 233 = 999 ns; 734 costs 1,002).
+func TestFloorCost(t *testing.T) {
+	blocks := []file.ReplayBlock{{NS: 200, Waves: 1}, {NS: 500, Waves: 2}, {NS: 2000, Waves: 1}}
+	us, below := floorCost(blocks, 1000)
+	assert.InDelta(t, 1.8, us, 1e-9)
+	assert.Equal(t, 2, below)
+	assert.Equal(t, 733, floorFor(blocks, 9, 100, 1000))
+	assert.Equal(t, -1, floorFor(blocks, 10.5, 100, 1000), "the rest alone misses 10%")
+	assert.Equal(t, 1000, floorFor(blocks, 0, 100, 1000), "met at the floor itself")
 }

@@ -57,8 +57,13 @@ const commands = `## Commands
     OUT=$OUT bash scripts/gpu/imported-probe.sh
     gpusched paper imported run configs/experiments/imported-v3-sim.yaml -o results/imported-v3-sim   # and imported-graph-v3-sim, imported-graph-v3-sim-o0
     FROM_PROBE=1 OUT=$OUT bash scripts/gpu/imported-v3.sh   # imported-v3, imported-graph-v3, imported-graph-v3-o0 at the probe's values
+    # session 5: the fourth kernel's predictions (estimated values), then the GPU (probe, then the models at its values),
+    # then the simulator at the probe's values
+    gpusched paper imported run configs/experiments/imported-v4-sim.yaml -o results/imported-v4-sim   # and imported-graph-v4-sim, imported-graph-v4-sim-o0
+    FROM_PROBE=1 OUT=$OUT bash scripts/gpu/imported-v4.sh   # imported-v4, imported-graph-v4, imported-graph-v4-o0 at the probe's values
+    gpusched paper imported run configs/experiments/imported-v4-sim-measured.yaml -o results/imported-v4-sim-measured   # and imported-graph-v4-sim-measured
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json
 
 `
 
@@ -100,6 +105,12 @@ const (
 // imported-graph-sim-o0.yaml on the simulator): their rows are kept apart.
 const o0Suffix = "-o0"
 
+// measuredSuffix names the simulator's experiments run after a GPU run at
+// the overhead_ns and floor_ns its probe measured (imported-v4-sim-measured,
+// ...): their rows replace the prediction's in the tables that set the
+// simulator against the GPU, and the prediction keeps its own section.
+const measuredSuffix = "-measured"
+
 func report(w io.Writer, in *experiments.ReportInput) error {
 	if held, err := heldoutOnly(in); err != nil || held {
 		if err != nil {
@@ -125,6 +136,9 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	writeEnv(&b, c, runs)
 	writeTargets(&b, c, lead, "##")
 	writeGraphTraces(&b, c, lead, "##")
+	if err := writeFloorSplit(&b, c, lead); err != nil {
+		return err
+	}
 	if lead.run.profiler && len(runs) > 1 {
 		writePredicted(&b, c, lead, runs[1], predictedIntro(lead, runs[1]))
 	}
@@ -176,7 +190,7 @@ func loadCapture(dir string) (capture, error) {
 // leads with the first.
 func readRuns(in *experiments.ReportInput) []*data {
 	var runs []*data
-	for _, run := range []replayRun{runThird, runProfiler, runSecond, runFirst} {
+	for _, run := range []replayRun{runFourth, runThird, runProfiler, runSecond, runFirst} {
 		if d := newData(in, run); !d.empty() {
 			runs = append(runs, d)
 		}
@@ -199,6 +213,21 @@ func readCapture(path string) (capture, error) {
 // predictedIntro introduces the prediction section of the leading run p,
 // whose "before" column is the run before it.
 func predictedIntro(p, before *data) string {
+	if p.run.version == 4 {
+		measured := ""
+		if p.measured {
+			measured = "\"sim at measured\": the simulator's serial+graph made after the GPU run, at the overhead_ns and floor_ns the run's own probe measured " +
+				"(the values the GPU's rows ran at), against the GPU's; the tables above use these. "
+		}
+		return fmt.Sprintf("## The fourth replay kernel: predicted, then measured\n\n"+
+			"The fourth replay kernel (workloads/kernels/replay.cu: the third kernel's reads and writes, its descriptor's loads issued first and "+
+			"each range's pointer read from the launch's parameters where it needs it, instead of a copy of all 24 in local memory first) "+
+			"with profiler_ns %s as before. \"predicted\": the simulator's serial+graph, committed before the GPU ran the models, at the "+
+			"overhead_ns and floor_ns its experiment files give (estimates; the notes say how they were made); \"measured\": the GPU's; "+
+			"\"before\": the GPU's with the third kernel (%s; the section below). %s"+
+			"Each against PyTorch's graph replay, and the simulator against the measurement, against the 10%% target.\n\n",
+			orNone(p.profiler), kernelOf(before), measured)
+	}
 	if p.run.version == 3 {
 		return fmt.Sprintf("## The third replay kernel: predicted, then measured\n\n"+
 			"The third replay kernel (workloads/kernels/replay.cu: the second kernel's reads, then every written range written at once "+
@@ -219,6 +248,8 @@ func predictedIntro(p, before *data) string {
 // earlierIntro introduces the rows of a run that a later one replaced.
 func earlierIntro(run replayRun) string {
 	switch {
+	case run == runThird:
+		return thirdKernelIntro
 	case run == runProfiler:
 		return profilerIntro
 	case run.version == 2:
@@ -226,6 +257,19 @@ func earlierIntro(run replayRun) string {
 	}
 	return firstKernelIntro
 }
+
+// thirdKernelIntro introduces the third replay kernel's rows, which the
+// fourth's replaced.
+const thirdKernelIntro = `## Earlier: the third replay kernel (session 4's second call)
+
+The third replay kernel (replay_v3 in workloads/kernels/replay.cu: the
+second kernel's reads, every written range written at once after the spin;
+its range pointers copied from the launch's parameters to local memory
+before it loads its own range's descriptor) at the overhead_ns and floor_ns
+its own probe measured, with profiler_ns, and the simulator's rows
+committed before that GPU run (at estimated values: a prediction).
+
+`
 
 // profilerIntro introduces the second replay kernel's rows with
 // profiler_ns, which the third kernel's replaced.
@@ -280,7 +324,7 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	for _, e := range runs[1:] {
 		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
 	}
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's), " +
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's), " +
 		"raw output under docs/results/raw |\n\n")
 }
 
@@ -294,7 +338,7 @@ func kernelOf(d *data) string {
 		profiler = "profiler_ns " + orNone(d.profiler)
 	}
 	return fmt.Sprintf("the %s version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), %s",
-		[]string{"", "first", "second", "third"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
+		[]string{"", "first", "second", "third", "fourth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
 }
 
 func orNone(s string) string {

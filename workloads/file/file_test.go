@@ -365,3 +365,21 @@ func TestPinHostPinsPageableCopies(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, p.Host[0].Pinned)
 }
+
+// TestReplayBlocks checks the blocks the replay spins for against the
+// file's recorded durations: the probe file's kernels of 1 ns and
+// 20,000 ns, less profiler_ns (and never below 0), one wave each.
+func TestReplayBlocks(t *testing.T) {
+	f := probeFile(loadExample(t).Device.info())
+	blocks, err := f.ReplayBlocks(500)
+	require.NoError(t, err)
+	require.Len(t, blocks, 2*probeReps*len(probeShapes(f.Device.info()))+1)
+	assert.Equal(t, ReplayBlock{NS: 0, Waves: 1}, blocks[0], "1 ns recorded, 500 taken off")
+	assert.Equal(t, ReplayBlock{NS: 19500, Waves: 1}, blocks[probeReps], "20,000 ns recorded")
+	// 128 threads of 32 registers: 16 blocks to an SM (2,048 threads), so
+	// 3 x 16 blocks per SM run in 3 waves, each a third of the duration.
+	f.Steps[0].Ops[probeReps].Grid = Dim{3 * f.Device.SMs * 16, 1, 1}
+	blocks, err = f.ReplayBlocks(0)
+	require.NoError(t, err)
+	assert.Equal(t, ReplayBlock{NS: 6667, Waves: 3}, blocks[probeReps])
+}

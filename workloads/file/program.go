@@ -356,3 +356,42 @@ func (r *ranges) owner(buf int, off int64) string {
 	}
 	return name
 }
+
+// ReplayBlock is one replayed operation's block as the replay spins for
+// it: NS, its share of the recorded duration (less profiler_ns) per wave
+// before the replay's overhead comes off, and Waves, how many waves of
+// blocks the original ran on the recorded device.
+type ReplayBlock struct {
+	NS    int64
+	Waves int
+}
+
+// ReplayBlocks lists the blocks of every kernel, memset and join the file
+// replays, in issue order, with profilerNS taken off measured durations as
+// Program takes it: what a replay floor of F ns costs the file is the sum
+// over them of Waves * max(0, F - NS).
+func (f *File) ReplayBlocks(profilerNS int64) ([]ReplayBlock, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	steps, err := f.nodes()
+	if err != nil {
+		return nil, err
+	}
+	sizes := f.sizes()
+	var out []ReplayBlock
+	for _, s := range steps {
+		for _, n := range s {
+			if !n.replayed() {
+				continue
+			}
+			waves := (blocksOf(n) + f.Device.SMs*f.Device.occupancy(n) - 1) / (f.Device.SMs * f.Device.occupancy(n))
+			var bytes int64
+			if n.kind == "memset" {
+				bytes = copyBytes(n.op, sizes)
+			}
+			out = append(out, ReplayBlock{NS: f.Device.spinNS(n, bytes, 0, profilerNS), Waves: waves})
+		}
+	}
+	return out, nil
+}
