@@ -59,10 +59,28 @@ func heldoutReport(w io.Writer, in *experiments.ReportInput) error {
 	writeGraphTraces(&b, c, d, "##")
 	writeBest(&b, c, d, "##")
 	writeModels(&b, c, d)
+	b.WriteString(heldoutCommands)
 	writeRaw(&b, in)
 	_, err = w.Write(b.Bytes())
 	return err
 }
+
+const heldoutCommands = `## Commands
+
+    # on the GPU host, one call: the replay probe and the development models (for the probe's values), then this check
+    FROM_PROBE=1 OUT=$OUT bash scripts/gpu/imported-v4.sh
+    EAGER="416 1119" GRAPH="160 863" B=.gpu/import OUT=$OUT bash scripts/gpu/imported-heldout.sh cuda
+    # here: its imports and experiment files committed as they ran (configs/workloads/pytorch-heldout,
+    # configs/experiments/imported{,-graph}-heldout-gpu.yaml), then the simulator's rows
+    gpusched paper imported run configs/experiments/imported-heldout-sim.yaml -o results/imported-heldout-sim
+    gpusched paper imported run configs/experiments/imported-graph-heldout-sim.yaml -o results/imported-graph-heldout-sim
+    gpusched paper imported run configs/experiments/imported-graph-heldout-sim-o0.yaml -o results/imported-graph-heldout-sim-o0
+    # this page
+    gpusched paper imported report -o docs/results/imported-heldout.md --notes docs/results/imported-heldout-notes.md \
+        docs/results/imported-heldout-gpu.json docs/results/imported-graph-heldout-gpu.json docs/results/imported-heldout-sim.json \
+        docs/results/imported-graph-heldout-sim.json docs/results/imported-graph-heldout-sim-o0.json
+
+`
 
 const heldoutIntro = `# Imported PyTorch models the importer was not developed on
 
