@@ -249,6 +249,8 @@ var measurements = []struct {
 	{"graphs of hundreds of nodes", (*calibrator).bigGraphs},
 	{"copies beside kernels", (*calibrator).copyOverlap},
 	{"graph device costs", (*calibrator).graphDeviceCosts},
+	{"chains interleaved over streams", (*calibrator).interleavedStreams},
+	{"graph builds over streams", (*calibrator).graphBuilds},
 }
 
 type calibrator struct {

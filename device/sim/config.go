@@ -147,6 +147,25 @@ type HostCosts struct {
 	// cuGraphExecKernelNodeSetParams that changes the node's kernel costs
 	// on top of SetNodeNs.
 	SetNodeKernelChangeNs float64 `yaml:"set_node_kernel_change_ns,omitempty"`
+
+	// The host costs of many streams and of graphs built per step
+	// (optional: 0, as before they existed).
+	//
+	// StreamSwitchNs is what a launch, event record or stream wait costs
+	// more when the host thread's previous one went to another stream (a
+	// round-robin scheduler moves once per kernel; serial never).
+	StreamSwitchNs float64 `yaml:"stream_switch_ns,omitempty"`
+	// FirstGraphLaunchPerNodeNs is what the first cuGraphLaunch of a
+	// graph exec costs more per node than later ones (the driver uploads
+	// the fresh exec).
+	FirstGraphLaunchPerNodeNs float64 `yaml:"first_graph_launch_per_node_ns,omitempty"`
+	// InstantiatePerArgNs is what cuGraphInstantiate costs per argument
+	// of each kernel node, on top of instantiate_per_node_ns (measured
+	// with an argument-less kernel).
+	InstantiatePerArgNs float64 `yaml:"instantiate_per_arg_ns,omitempty"`
+	// DestroyExecPerNodeNs is what destroying a graph exec costs per node,
+	// on top of destroy_ns.
+	DestroyExecPerNodeNs float64 `yaml:"destroy_exec_per_node_ns,omitempty"`
 }
 
 // FrontEndCosts are GPU-side latencies, in nanoseconds.
@@ -170,6 +189,12 @@ type FrontEndCosts struct {
 	// completes. 0 (left out): as soon as it completes, as before the
 	// field existed. Measured by calibrate's cross-stream chains.
 	EventWaitNs float64 `yaml:"event_wait_ns,omitempty"`
+	// EventWaitDoublingNs (optional) makes that wait grow with the streams
+	// that have commands pending when the record completes (n, at least
+	// 2): event_wait_ns + event_wait_doubling_ns x (log2 n - 2), at least
+	// 0, so that event_wait_ns is the wait at 4 streams (the mean of the
+	// measurement over 2, 4 and 8). 0 (left out): event_wait_ns flat.
+	EventWaitDoublingNs float64 `yaml:"event_wait_doubling_ns,omitempty"`
 	// CallbackNs is how long the driver's callback thread takes to run a
 	// host callback and release its stream (callbacks run one at a time).
 	CallbackNs float64 `yaml:"callback_ns"`
