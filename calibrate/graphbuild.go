@@ -102,10 +102,11 @@ func (c *calibrator) graphBuilds(h device.Host) error {
 			return err
 		}
 	}
-	synth, err := newSynthLaunch(h)
+	ls, err := newSynthLaunches(h, synthChain, 1)
 	if err != nil {
 		return err
 	}
+	synth := ls[0]
 	cases := []gbCase{
 		{"synth_node, 1 stream", synth, len(synth.Args), 1},
 		{"synth_node, 8 streams", synth, len(synth.Args), maxS},

@@ -9,46 +9,61 @@ import (
 	"github.com/gpusched/gpusched/workloads/synthetic"
 )
 
-// The synthetic DAGs' chain kernel (synth_node, 64 blocks of 128 threads,
-// 1,024 iterations: about 5 us on an H100), the stream counts and the
-// chain lengths of the interleaved-stream measurements.
-const (
-	synthBlocks, synthThreads, synthIters = 64, 128, 1024
-	ilN1, ilN2                            = 10, 50
+// The synthetic DAGs' kernels of the interleaved-stream measurements:
+// the chain shape's (64 blocks of 128 threads, 1,024 iterations: about
+// 5 us on an H100) and the tiny shape's (2 blocks of 64 threads, 512
+// iterations: shorter than the host's calls), the stream counts and the
+// chain lengths.
+var (
+	synthChain = synthSize{"chain kernel", 64, 128, 1024}
+	synthTiny  = synthSize{"tiny kernel", 2, 64, 512}
 )
+
+const ilN1, ilN2 = 10, 50
 
 var interleaveStreams = []int{1, 2, 4, 8}
 
-// synthLaunch is one synth_node launch reading in and writing out (one
-// input, as a chain's node has).
-func synthLaunch(in, out device.Buffer) *device.Launch {
-	n := int32(synthBlocks * synthThreads)
+type synthSize struct {
+	name                   string
+	blocks, threads, iters int
+}
+
+// synthLaunch is one synth_node launch of size z reading in and writing
+// out (one input, as a chain's node has).
+func synthLaunch(z synthSize, in, out device.Buffer) *device.Launch {
+	n := int32(z.blocks * z.threads)
 	var args []device.Arg
 	for i := 0; i < 4; i++ {
 		args = append(args, device.In(in), device.I32(n))
 	}
-	args = append(args, device.I32(1), device.Out(out), device.I32(n), device.I32(synthIters))
+	args = append(args, device.I32(1), device.Out(out), device.I32(n), device.I32(int32(z.iters)))
 	return &device.Launch{
-		Kernel: synthetic.Kernel, Grid: device.D1(synthBlocks), Block: device.D1(synthThreads), Label: "synth_node",
-		Args: args, Work: synthetic.Work(synthThreads, 1, synthIters),
+		Kernel: synthetic.Kernel, Grid: device.D1(z.blocks), Block: device.D1(z.threads), Label: "synth_node",
+		Args: args, Work: synthetic.Work(z.threads, 1, z.iters),
 	}
 }
 
-// newSynthLaunch allocates synth_node's two buffers.
-func newSynthLaunch(h device.Host) (*device.Launch, error) {
-	bytes := int64(4 * synthBlocks * synthThreads)
+// newSynthLaunches allocates an input and k outputs for synth_node of
+// size z and returns k launches, one per output (one per stream, so that
+// kernels on different streams never write the same buffer).
+func newSynthLaunches(h device.Host, z synthSize, k int) ([]*device.Launch, error) {
+	bytes := int64(4 * z.blocks * z.threads)
 	in, err := h.Malloc(bytes)
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.Malloc(bytes)
-	if err != nil {
-		return nil, err
+	out := make([]*device.Launch, k)
+	for i := range out {
+		b, err := h.Malloc(bytes)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = synthLaunch(z, in, b)
 	}
-	return synthLaunch(in, out), nil
+	return out, nil
 }
 
-// ilCosts are one interleaved chain's host time, split by call, and its
+// ilCosts are one interleaved issue's host time, split by call, and its
 // elapsed time free-running and behind a gate kernel.
 type ilCosts struct{ host, launch, record, wait, free, gated float64 }
 
@@ -57,12 +72,45 @@ func (a ilCosts) minus(b ilCosts, n float64) ilCosts {
 		(a.free - b.free) / n, (a.gated - b.gated) / n}
 }
 
-// interleavedChain issues n synth_node kernels as a round-robin scheduler
-// issues a chain over s streams (kernel j on stream j mod s waits on the
-// event recorded behind kernel j-1, one event reused as sched's event
-// pool reuses it), timing each call with Host.Now. bare (s = 1 only)
-// leaves the records and waits out, as the serial scheduler issues.
-func interleavedChain(h device.Host, ss *streamSet, ev device.Event, l *device.Launch, s, n int, bare bool, c *ilCosts) error {
+// ilVariant is one way of issuing n kernels of size z round-robin over s
+// streams: chain (kernel j waits on the event recorded behind kernel j-1,
+// as round-robin issues a chain) or bare (launches only: independent
+// kernels, as serial issues on one stream).
+type ilVariant struct {
+	z     synthSize
+	s     int
+	chain bool
+}
+
+func (v ilVariant) String() string {
+	switch {
+	case v.s == 1 && v.chain:
+		return fmt.Sprintf("%s, 1 stream, with record and wait", v.z.name)
+	case v.s == 1:
+		return fmt.Sprintf("%s, 1 stream, launches only", v.z.name)
+	case v.chain:
+		return fmt.Sprintf("%s, chain over %d streams", v.z.name, v.s)
+	}
+	return fmt.Sprintf("%s, independent over %d streams", v.z.name, v.s)
+}
+
+func (v ilVariant) method() string {
+	size := fmt.Sprintf("synth_node (%d blocks of %d threads, %d iterations)", v.z.blocks, v.z.threads, v.z.iters)
+	switch {
+	case v.s == 1 && v.chain:
+		return fmt.Sprintf("%d and %d %s on one stream, each waiting on the event recorded behind the one before", ilN1, ilN2, size)
+	case v.s == 1:
+		return fmt.Sprintf("%d and %d %s on one stream, launches only (as serial issues)", ilN1, ilN2, size)
+	case v.chain:
+		return fmt.Sprintf("chains of %d and %d %s, kernel j on stream j mod %d waiting on the event recorded behind kernel j-1 (one event, reused)", ilN1, ilN2, size, v.s)
+	}
+	return fmt.Sprintf("%d and %d independent %s, kernel j on stream j mod %d, launches only", ilN1, ilN2, size, v.s)
+}
+
+// interleavedIssue issues n kernels as v says, timing each call with
+// Host.Now (one event reused, as sched's event pool reuses it for a
+// chain).
+func interleavedIssue(h device.Host, ss *streamSet, ev device.Event, ls []*device.Launch, v ilVariant, n int, c *ilCosts) error {
 	timed := func(into *float64, call func() error) error {
 		t0 := h.Now()
 		err := call()
@@ -71,8 +119,8 @@ func interleavedChain(h device.Host, ss *streamSet, ev device.Event, l *device.L
 	}
 	t0 := h.Now()
 	for j := 0; j < n; j++ {
-		st := ss.stream(j % s)
-		if j > 0 && !bare {
+		st, l := ss.stream(j%v.s), ls[j%v.s]
+		if j > 0 && v.chain {
 			if err := timed(&c.wait, func() error { return h.Wait(st, ev) }); err != nil {
 				return err
 			}
@@ -80,27 +128,53 @@ func interleavedChain(h device.Host, ss *streamSet, ev device.Event, l *device.L
 		if err := timed(&c.launch, func() error { return h.Launch(st, l) }); err != nil {
 			return err
 		}
-		if !bare {
+		if v.chain {
 			if err := timed(&c.record, func() error { return h.Record(ev, st) }); err != nil {
 				return err
 			}
 		}
 	}
 	c.host += ns(h.Now() - t0)
-	if last := (n - 1) % s; last != 0 {
-		return h.Wait(ss.stream(0), ev)
-	}
 	return nil
 }
 
-// interleavedOnce times one chain of n kernels over s streams: issued
-// free-running (the host's pace sets the GPU's, as in a scheduler's run)
-// and again behind a gate kernel long enough for the host to issue all
-// of it (the GPU's own pace).
-func (c *calibrator) interleavedOnce(h device.Host, ss *streamSet, ev device.Event, l *device.Launch, s, n int, bare bool) (ilCosts, error) {
+// around runs issue with streams 1..s-1 of ss forked from the origin
+// before it and joined back after it.
+func (ss *streamSet) around(h device.Host, s int, issue func() error) func() error {
+	return func() error {
+		if s > 1 {
+			if err := h.Record(ss.fork, ss.t.s); err != nil {
+				return err
+			}
+			for i := 1; i < s; i++ {
+				if err := h.Wait(ss.stream(i), ss.fork); err != nil {
+					return err
+				}
+			}
+		}
+		if err := issue(); err != nil {
+			return err
+		}
+		for i := 1; i < s; i++ {
+			if err := h.Record(ss.joins[i-1], ss.stream(i)); err != nil {
+				return err
+			}
+			if err := h.Wait(ss.t.s, ss.joins[i-1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// interleavedOnce times n kernels issued as v says: free-running (the
+// host's pace sets the GPU's, as in a scheduler's run) and again behind a
+// gate kernel long enough for the host to issue all of it (the GPU's own
+// pace).
+func (c *calibrator) interleavedOnce(h device.Host, ss *streamSet, ev device.Event, ls []*device.Launch, v ilVariant, n int) (ilCosts, error) {
 	var out ilCosts
 	var err error
-	out.free, err = ss.t.elapsed(h, func() error { return interleavedChain(h, ss, ev, l, s, n, bare, &out) })
+	out.free, err = ss.t.elapsed(h, ss.around(h, v.s, func() error { return interleavedIssue(h, ss, ev, ls, v, n, &out) }))
 	if err != nil {
 		return out, err
 	}
@@ -109,20 +183,22 @@ func (c *calibrator) interleavedOnce(h device.Host, ss *streamSet, ev device.Eve
 		return out, err
 	}
 	var ignored ilCosts
-	out.gated, err = ss.t.elapsed(h, func() error { return interleavedChain(h, ss, ev, l, s, n, bare, &ignored) })
+	out.gated, err = ss.t.elapsed(h, ss.around(h, v.s, func() error { return interleavedIssue(h, ss, ev, ls, v, n, &ignored) }))
 	return out, err
 }
 
-// interleavedStreams measures what a round-robin chain of the synthetic
-// DAGs' kernel costs over 1, 2, 4 and 8 streams (#18: the host costs of
-// records and waits on many streams): per kernel, the slope over chains
-// of 10 and 50 kernels of the host's time issuing it (and of each call's
-// share), of the chain's elapsed time free-running, and of its elapsed
-// time behind a gate (the GPU's own cost per cross-stream edge). The one
-// stream case issues the same record and wait per kernel (on its own
-// stream) and, as serial does, without them.
+// interleavedStreams measures what the synthetic DAGs' kernels cost
+// issued round-robin over 1, 2, 4 and 8 streams (#18: the host costs of
+// records and waits on many streams), as chains (a record and a wait per
+// kernel) and as independent launches: per kernel, the slope over 10 and
+// 50 kernels of the host's time issuing them (and of each call's share),
+// of their elapsed time free-running, and of their elapsed time behind a
+// gate (the GPU's own cost per cross-stream edge, or its throughput over
+// streams). The one-stream chain issues the same record and wait per
+// kernel on its own stream.
 func (c *calibrator) interleavedStreams(h device.Host) error {
-	ss, err := newStreamSet(h, interleaveStreams[len(interleaveStreams)-1])
+	maxS := interleaveStreams[len(interleaveStreams)-1]
+	ss, err := newStreamSet(h, maxS)
 	if err != nil {
 		return err
 	}
@@ -130,26 +206,28 @@ func (c *calibrator) interleavedStreams(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	l, err := newSynthLaunch(h)
-	if err != nil {
-		return err
-	}
-	type variant struct {
-		s    int
-		bare bool
-	}
-	variants := []variant{{1, true}}
-	for _, s := range interleaveStreams {
-		variants = append(variants, variant{s, false})
+	var variants []ilVariant
+	launches := map[string][]*device.Launch{}
+	for _, z := range []synthSize{synthChain, synthTiny} {
+		if launches[z.name], err = newSynthLaunches(h, z, maxS); err != nil {
+			return err
+		}
+		variants = append(variants, ilVariant{z, 1, false})
+		for _, s := range interleaveStreams {
+			variants = append(variants, ilVariant{z, s, true})
+		}
+		for _, s := range interleaveStreams[1:] {
+			variants = append(variants, ilVariant{z, s, false})
+		}
 	}
 	per := make([][]ilCosts, len(variants))
 	for r := 0; r < c.rounds+1; r++ { // the first round warms up
 		for i, v := range variants {
-			a, err := c.interleavedOnce(h, ss, ev, l, v.s, ilN1, v.bare)
+			a, err := c.interleavedOnce(h, ss, ev, launches[v.z.name], v, ilN1)
 			if err != nil {
 				return err
 			}
-			b, err := c.interleavedOnce(h, ss, ev, l, v.s, ilN2, v.bare)
+			b, err := c.interleavedOnce(h, ss, ev, launches[v.z.name], v, ilN2)
 			if err != nil {
 				return err
 			}
@@ -159,23 +237,13 @@ func (c *calibrator) interleavedStreams(h device.Host) error {
 		}
 	}
 	for i, v := range variants {
-		c.recordInterleaved(v.s, v.bare, per[i])
+		c.recordInterleaved(v, per[i])
 	}
-	c.recordStreamSwitch(per)
+	c.recordStreamSwitch(variants, per)
 	return nil
 }
 
-func (c *calibrator) recordInterleaved(s int, bare bool, rounds []ilCosts) {
-	what := fmt.Sprintf("%d streams", s)
-	how := fmt.Sprintf("synth_node chains of %d and %d kernels (%d blocks of %d threads, %d iterations), kernel j on stream j mod %d waiting on the event recorded behind kernel j-1", ilN1, ilN2, synthBlocks, synthThreads, synthIters, s)
-	switch {
-	case bare:
-		what = "1 stream, launches only"
-		how = fmt.Sprintf("synth_node chains of %d and %d kernels on one stream, launches only (as serial issues)", ilN1, ilN2)
-	case s == 1:
-		what = "1 stream, with record and wait"
-		how = fmt.Sprintf("synth_node chains of %d and %d kernels on one stream, each waiting on the event recorded behind the one before", ilN1, ilN2)
-	}
+func (c *calibrator) recordInterleaved(v ilVariant, rounds []ilCosts) {
 	get := func(f func(ilCosts) float64) []float64 {
 		out := make([]float64, len(rounds))
 		for i, x := range rounds {
@@ -183,35 +251,51 @@ func (c *calibrator) recordInterleaved(s int, bare bool, rounds []ilCosts) {
 		}
 		return out
 	}
+	what, how := v.String(), v.method()
 	c.record("interleaved host cost per kernel, "+what, "", "ns", "slope of Host.Now around issuing "+how, get(func(x ilCosts) float64 { return x.host }))
-	if !bare {
-		c.record("interleaved launch cost per kernel, "+what, "", "ns", "the same, Host.Now around each launch", get(func(x ilCosts) float64 { return x.launch }))
+	c.record("interleaved launch cost per kernel, "+what, "", "ns", "the same, Host.Now around each launch", get(func(x ilCosts) float64 { return x.launch }))
+	if v.chain {
 		c.record("interleaved record cost per kernel, "+what, "", "ns", "the same, Host.Now around each record", get(func(x ilCosts) float64 { return x.record }))
 		c.record("interleaved wait cost per kernel, "+what, "", "ns", "the same, Host.Now around each wait", get(func(x ilCosts) float64 { return x.wait }))
 	}
-	c.record("interleaved chain period per kernel, "+what, "", "ns", "slope of Elapsed around issuing "+how, get(func(x ilCosts) float64 { return x.free }))
-	c.record("interleaved chain device time per kernel, "+what, "", "ns", "slope of Elapsed around "+how+", issued behind a gate kernel", get(func(x ilCosts) float64 { return x.gated }))
+	c.record("interleaved period per kernel, "+what, "", "ns", "slope of Elapsed around issuing "+how, get(func(x ilCosts) float64 { return x.free }))
+	c.record("interleaved device time per kernel, "+what, "", "ns", "slope of Elapsed around "+how+", issued behind a gate kernel", get(func(x ilCosts) float64 { return x.gated }))
 }
 
-// recordStreamSwitch records what interleaving over streams adds: per
-// round, the host cost per kernel over 2, 4 and 8 streams less the same
-// calls' on one stream (host.stream_switch_ns: each kernel's calls move
-// to another stream once), the device time per kernel less the one-stream
-// launches-only chain's, per stream count (reported), and the
-// least-squares slope of those over log2 of the streams
-// (front_end.event_wait_doubling_ns: how the cross-stream wait grows per
-// doubling of the streams; the line's value at 4 streams is the mean over
-// 2, 4 and 8, front_end.event_wait_ns's measurement).
-func (c *calibrator) recordStreamSwitch(per [][]ilCosts) {
-	one := per[1] // 1 stream with record and wait
+// recordStreamSwitch records, from the chain kernel's variants, what
+// interleaving over streams adds. On the host, per round and as the mean
+// over 2, 4 and 8 streams: independent launches over them less on one
+// stream (host.stream_switch_ns: every launch moves to another stream),
+// and the chain over them less on one stream with the same record and
+// wait, less that switch (host.wait_pending_ns: the wait is on a record
+// of another stream, still pending). On the GPU: the gated device time
+// per kernel chained over s streams less on one stream, per stream count
+// (reported), and the least-squares slope of those over log2 of the
+// streams (front_end.event_wait_doubling_ns: how the cross-stream wait
+// grows per doubling of the streams; the line's value at 4 streams is the
+// mean over 2, 4 and 8, front_end.event_wait_ns's measurement).
+func (c *calibrator) recordStreamSwitch(variants []ilVariant, per [][]ilCosts) {
+	find := func(s int, chain bool) []ilCosts {
+		for i, v := range variants {
+			if v.z == synthChain && v.s == s && v.chain == chain {
+				return per[i]
+			}
+		}
+		panic(fmt.Sprintf("calibrate: no interleaved variant of %d streams", s)) // programming error
+	}
+	one, bare := find(1, true), find(1, false)
 	multi := interleaveStreams[1:]
 	sw := make([]float64, len(one))
+	pend := make([]float64, len(one))
 	slope := make([]float64, len(one))
-	for i, s := range multi {
+	for _, s := range multi {
 		var gap []float64
+		chain, indep := find(s, true), find(s, false)
 		for r := range one {
-			sw[r] += (per[i+2][r].host - one[r].host) / float64(len(multi))
-			g := per[i+2][r].gated - per[0][r].gated
+			k := float64(len(multi))
+			sw[r] += (indep[r].host - bare[r].host) / k
+			pend[r] += (chain[r].host - one[r].host - (indep[r].host - bare[r].host)) / k
+			g := chain[r].gated - bare[r].gated
 			gap = append(gap, g)
 			// Over x = log2(s) - 2 (-1, 0, 1 for 2, 4, 8 streams) the
 			// least-squares slope is sum(x g) / sum(x^2).
@@ -219,10 +303,12 @@ func (c *calibrator) recordStreamSwitch(per [][]ilCosts) {
 			slope[r] += x * g / 2
 		}
 		c.record(fmt.Sprintf("cross-stream device gap per kernel, %d streams", s), "", "ns",
-			fmt.Sprintf("per round, the gated device time per kernel over %d streams less the one-stream launches-only chain's", s), gap)
+			fmt.Sprintf("per round, the chain kernel's gated device time per kernel chained over %d streams less on one stream, launches only", s), gap)
 	}
 	c.record("cross-stream wait rise per doubling of streams", "front_end.event_wait_doubling_ns", "ns",
 		"per round, the least-squares slope of the three gaps above over log2 of the streams", slope)
 	c.record("host cost of moving to another stream", "host.stream_switch_ns", "ns",
-		"per round, the mean over 2, 4 and 8 streams of the host cost per kernel less the one-stream chain's with the same record and wait", sw)
+		"per round, the mean over 2, 4 and 8 streams of the chain kernel's host cost per kernel launched independently over them less on one stream", sw)
+	c.record("host cost of a wait on another stream's pending record", "host.wait_pending_ns", "ns",
+		"per round, the mean over 2, 4 and 8 streams of the chain kernel's host cost per kernel chained over them less chained on one stream (the same record and wait), less the move to another stream above", pend)
 }

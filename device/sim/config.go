@@ -155,6 +155,10 @@ type HostCosts struct {
 	// more when the host thread's previous one went to another stream (a
 	// round-robin scheduler moves once per kernel; serial never).
 	StreamSwitchNs float64 `yaml:"stream_switch_ns,omitempty"`
+	// WaitPendingNs is what a stream wait costs more when the event's last
+	// record is on another stream and not yet complete (the driver sets up
+	// a semaphore wait instead of passing it).
+	WaitPendingNs float64 `yaml:"wait_pending_ns,omitempty"`
 	// FirstGraphLaunchPerNodeNs is what the first cuGraphLaunch of a
 	// graph exec costs more per node than later ones (the driver uploads
 	// the fresh exec).

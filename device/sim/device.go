@@ -218,6 +218,13 @@ type costs struct {
 	// since the exec's previous launch, and a node update that changes
 	// the kernel.
 	graphNodeLaunch, graphCopyLaunch, graphBranchLaunch, graphKernelChange, setNodeKernelChange Time
+
+	// The optional costs of many streams and of graphs built per step:
+	// moving a host thread's calls to another stream, the cross-stream
+	// wait's growth per doubling of the busy streams, a fresh exec's first
+	// launch and its destruction per node, instantiation per kernel
+	// argument.
+	streamSwitch, waitPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
 }
 
 // New builds a simulated device from cfg.
@@ -264,6 +271,8 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
+		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
+		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
 		cycle: cyc,
 	}
 	return d, nil
@@ -570,6 +579,9 @@ type thread struct {
 	dqKnown   uint64 // dependency-queue ids up to this one are in vc
 	misuse    error  // misuse of a call that has no error result (Get)
 	ahead     int    // calls since the engine last caught up (single-thread run-ahead)
+	// lastStream is the stream of the thread's last launch, record or
+	// wait (with host.stream_switch_ns only).
+	lastStream *stream
 	// Results handed over by whoever woke the thread.
 	qv  any
 	qok bool

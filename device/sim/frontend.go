@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+
 	"github.com/gpusched/gpusched/device"
 )
 
@@ -278,7 +280,7 @@ func (d *Device) dispatch(c *conn) {
 // another stream (among the event's recent records; an older one passes
 // now).
 func (d *Device) waitPassAt(k *command) Time {
-	if d.cost.eventWait == 0 {
+	if !d.eventWaits() {
 		return d.now
 	}
 	for _, r := range k.ev.recent {
@@ -286,10 +288,29 @@ func (d *Device) waitPassAt(k *command) Time {
 			if r.stream == k.st.id {
 				return d.now
 			}
-			return max(d.now, r.at+d.cost.eventWait)
+			return max(d.now, r.at+r.wait)
 		}
 	}
 	return d.now
+}
+
+// eventWaits reports whether cross-stream waits cost anything.
+func (d *Device) eventWaits() bool { return d.cost.eventWait > 0 || d.cost.eventWaitDoubling > 0 }
+
+// eventWaitMaxStreams bounds the busy streams eventWaitNow counts: the
+// most the calibration measured.
+const eventWaitMaxStreams = 8
+
+// eventWaitNow is what a cross-stream wait on a record completing now
+// adds: event_wait_ns, plus event_wait_doubling_ns per doubling of the
+// streams with commands pending beyond 4 (less below; 2 to 8 counted).
+func (d *Device) eventWaitNow() Time {
+	if d.cost.eventWaitDoubling == 0 {
+		return d.cost.eventWait
+	}
+	n := min(max(d.busyStreams, 2), eventWaitMaxStreams)
+	w := float64(d.cost.eventWait) + float64(d.cost.eventWaitDoubling)*(math.Log2(float64(n))-2)
+	return Time(max(0, math.Round(w)))
 }
 
 // launchKernel sends a resident kernel to the block scheduler at k.firstAt.
@@ -356,11 +377,11 @@ func (d *Device) recordDone(ev *eventObj, gen uint64, streamID int) {
 	if gen == ev.issued {
 		ev.doneAt = d.now
 	}
-	if d.cost.eventWait > 0 {
+	if d.eventWaits() {
 		if len(ev.recent) == recentRecords {
 			ev.recent = append(ev.recent[:0], ev.recent[1:]...)
 		}
-		ev.recent = append(ev.recent, doneRec{gen: gen, stream: streamID, at: d.now})
+		ev.recent = append(ev.recent, doneRec{gen: gen, stream: streamID, at: d.now, wait: d.eventWaitNow()})
 	}
 	if len(ev.hostWait) > 0 {
 		keep := ev.hostWait[:0]

@@ -101,6 +101,7 @@ type graphExec struct {
 	// changes: graph_launch_ns plus its nodes' per-node costs plus its
 	// branches' per-branch cost.
 	launchCost Time
+	launched   bool // launched before (host.first_graph_launch_per_node_ns)
 	// With graph_launch_kernel_change_ns set: each kernel node's kernel at
 	// the exec's previous launch (or instantiation), and the kernel nodes
 	// updated since then (once each, marked in updated).
@@ -221,7 +222,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	}
 	gr := g.(*graph)
 	n := len(gr.nodes)
-	th.charge(addTime(d.cost.instBase, mulTime(int64(n), d.cost.instNode)), "cuGraphInstantiate")
+	th.charge(addTime(d.cost.instBase, addTime(mulTime(int64(n), d.cost.instNode), mulTime(int64(kernelArgs(gr.nodes)), d.cost.instArg))), "cuGraphInstantiate")
 	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
 	x.launchCost = d.cost.graphLaunch
 	track := d.cost.graphKernelChange > 0
@@ -256,6 +257,17 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	return x, nil
 }
 
+// kernelArgs is the number of arguments of the kernel nodes.
+func kernelArgs(nodes []gnode) int {
+	n := 0
+	for i := range nodes {
+		if nodes[i].kind == cmdKernel {
+			n += len(nodes[i].l.Args)
+		}
+	}
+	return n
+}
+
 func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 	d := th.d
 	if err := d.execOf(gx, "cuGraphLaunch"); err != nil {
@@ -270,7 +282,13 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 			Msg: "launching a graph into a capturing stream (child graphs) is not modelled"}
 	}
 	x := gx.(*graphExec)
-	th.charge(addTime(x.launchCost, mulTime(int64(x.kernelChanges()), d.cost.graphKernelChange)), "cuGraphLaunch")
+	cost := addTime(x.launchCost, mulTime(int64(x.kernelChanges()), d.cost.graphKernelChange))
+	if !x.launched {
+		// The driver uploads a fresh exec at its first launch.
+		cost = addTime(cost, mulTime(int64(len(x.nodes)), d.cost.firstGraphLaunchNode))
+		x.launched = true
+	}
+	th.charge(cost, "cuGraphLaunch")
 	k := d.newCommand(cmdGraph)
 	k.gx = x
 	k.gr = &graphRun{x: x, nodes: x.nodes, cmd: k}

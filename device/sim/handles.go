@@ -92,6 +92,7 @@ type doneRec struct {
 	gen    uint64
 	stream int
 	at     Time
+	wait   Time // what a wait on another stream adds (eventWaitNow)
 }
 
 // recentRecords is how many completed records an event remembers for

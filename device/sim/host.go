@@ -145,6 +145,9 @@ func (th *thread) Destroy(r device.Resource) error {
 		if err := d.execOf(x, "cuGraphExecDestroy"); err != nil {
 			return err
 		}
+		if d.cost.destroyExecNode > 0 {
+			th.charge(mulTime(int64(len(x.nodes)), d.cost.destroyExecNode), "cuGraphExecDestroy (per node)")
+		}
 		x.destroyed = true
 	default:
 		return invalidHandle("destroy", fmt.Sprintf("%T is not a resource of this simulator", r))
@@ -153,20 +156,43 @@ func (th *thread) Destroy(r device.Resource) error {
 }
 
 // busyCost is what a launch, record or wait on st costs beyond its own:
-// busy_stream_ns per other stream with commands pending. With the cost set,
-// the thread first lets the engine catch up, so that it counts the streams
-// busy at its clock.
+// stream_switch_ns when the thread's previous one went to another stream,
+// and busy_stream_ns per other stream with commands pending. With the
+// latter set, the thread first lets the engine catch up, so that it
+// counts the streams busy at its clock.
 func (th *thread) busyCost(st *stream) Time {
 	d := th.d
+	var c Time
+	if d.cost.streamSwitch > 0 {
+		if th.lastStream != nil && th.lastStream != st {
+			c = d.cost.streamSwitch
+		}
+		th.lastStream = st
+	}
 	if d.cost.busyStream == 0 {
-		return 0
+		return c
 	}
 	th.catchUp()
 	n := d.busyStreams
 	if st.pending > 0 {
 		n--
 	}
-	return Time(n) * d.cost.busyStream
+	return c + Time(n)*d.cost.busyStream
+}
+
+// pendingWaitCost is what a wait on st costs more when ev's last record is
+// on another stream and not complete at the thread's clock
+// (host.wait_pending_ns); the thread first lets the engine catch up.
+func (th *thread) pendingWaitCost(st *stream, ev *eventObj) Time {
+	d := th.d
+	if d.cost.waitPending == 0 || ev.issued == 0 {
+		return 0
+	}
+	th.catchUp()
+	if ev.done(ev.issued) || ev.recordStream(ev.issued) == st.id {
+		return 0
+	}
+	return d.cost.waitPending
 }
 
 func (th *thread) Launch(s device.Stream, l *device.Launch) error {
@@ -274,7 +300,7 @@ func (th *thread) Wait(s device.Stream, e device.Event) error {
 		return &device.APIError{Call: "cuStreamWaitEvent", Code: "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
 			Msg: fmt.Sprintf("capturing stream %d waits on event %d, which was not recorded in the capture", st.id, ev.id)}
 	}
-	th.charge(d.cost.wait+th.busyCost(st), "cuStreamWaitEvent")
+	th.charge(d.cost.wait+th.busyCost(st)+th.pendingWaitCost(st, ev), "cuStreamWaitEvent")
 	k := d.newCommand(cmdWait)
 	// A wait binds to the last record issued before it. A wait on an event
 	// never recorded binds to its first record (on CUDA it would be a

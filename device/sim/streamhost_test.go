@@ -1,0 +1,205 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// streamHostConfig is the datasheet H100 with the busy-stream cost off
+// (so that the host costs below are exact) and the fields of the many
+// streams' and per-step graphs' costs set.
+func streamHostConfig(t *testing.T, set func(*Config)) *Config {
+	cfg, err := LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.Host.BusyStreamNs = 0
+	set(cfg)
+	return cfg
+}
+
+// host.stream_switch_ns and host.wait_pending_ns: a launch, record or
+// wait costs the switch when the thread's previous one went to another
+// stream, and a wait on another stream's record still pending costs
+// wait_pending_ns more; a wait on a completed record, or on the stream's
+// own, does not. Left out, every call costs its own.
+func TestStreamSwitchAndPendingWait(t *testing.T) {
+	const sw, pend = 2000, 700
+	for _, on := range []bool{true, false} {
+		cfg := streamHostConfig(t, func(c *Config) {
+			if on {
+				c.Host.StreamSwitchNs, c.Host.WaitPendingNs = sw, pend
+			}
+		})
+		d, err := New(cfg)
+		require.NoError(t, err)
+		took := map[string]time.Duration{}
+		timed := func(h device.Host, name string, call func() error) {
+			t0 := h.Now()
+			require.NoError(t, call())
+			took[name] = h.Now() - t0
+		}
+		require.NoError(t, d.Run(func(h device.Host) error {
+			a, _ := h.NewStream(device.StreamOptions{})
+			b, _ := h.NewStream(device.StreamOptions{})
+			ea, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			eb, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			l := spinLaunch(1, 32, 50*time.Microsecond)
+			timed(h, "first launch", func() error { return h.Launch(a, l) })
+			timed(h, "record, same stream", func() error { return h.Record(ea, a) })
+			timed(h, "wait, pending, other stream", func() error { return h.Wait(b, ea) })
+			timed(h, "launch, same stream", func() error { return h.Launch(b, l) })
+			timed(h, "record on b", func() error { return h.Record(eb, b) })
+			timed(h, "wait, pending, own stream", func() error { return h.Wait(b, eb) })
+			require.NoError(t, h.Synchronize())
+			timed(h, "wait, complete, other stream", func() error { return h.Wait(a, eb) })
+			return h.Synchronize()
+		}))
+		h := cfg.Host
+		s, p := 0.0, 0.0
+		if on {
+			s, p = sw, pend
+		}
+		ns := func(x float64) time.Duration { return time.Duration(x) }
+		assert.Equal(t, ns(h.LaunchNs), took["first launch"], "the thread's first call: no switch")
+		assert.Equal(t, ns(h.RecordNs), took["record, same stream"])
+		assert.Equal(t, ns(h.WaitNs+s+p), took["wait, pending, other stream"], "switch and pending (on=%v)", on)
+		assert.Equal(t, ns(h.LaunchNs), took["launch, same stream"])
+		assert.Equal(t, ns(h.RecordNs), took["record on b"])
+		assert.Equal(t, ns(h.WaitNs), took["wait, pending, own stream"], "the stream's own record: no pending cost")
+		assert.Equal(t, ns(h.WaitNs+s), took["wait, complete, other stream"], "complete: the switch only")
+	}
+}
+
+// front_end.event_wait_doubling_ns: a cross-stream wait passes
+// event_wait_ns + doubling x (log2 n - 2) after its record completes, n
+// the streams with commands pending then (2 to 8 counted): stream a's
+// kernel, b's waiting one and k streams kept busy by a long kernel.
+func TestEventWaitGrowsWithBusyStreams(t *testing.T) {
+	const wait, doubling = 1000.0, 800.0
+	for _, tc := range []struct {
+		busy int
+		want float64
+	}{{0, wait - doubling}, {2, wait}, {6, wait + doubling}, {14, wait + doubling}} {
+		cfg := streamHostConfig(t, func(c *Config) {
+			c.FrontEnd.EventWaitNs, c.FrontEnd.EventWaitDoublingNs = wait, doubling
+		})
+		d, err := New(cfg, WithTrace(true))
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			for i := 0; i < tc.busy; i++ {
+				s, _ := h.NewStream(device.StreamOptions{})
+				require.NoError(t, h.Launch(s, spinLaunch(1, 32, 500*time.Microsecond)))
+			}
+			a, _ := h.NewStream(device.StreamOptions{})
+			b, _ := h.NewStream(device.StreamOptions{})
+			ea, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			first := spinLaunch(1, 32, 50*time.Microsecond)
+			first.Label = "first"
+			require.NoError(t, h.Launch(a, first))
+			require.NoError(t, h.Record(ea, a))
+			require.NoError(t, h.Wait(b, ea))
+			cross := spinLaunch(1, 32, 10*time.Microsecond)
+			cross.Label = "cross"
+			require.NoError(t, h.Launch(b, cross))
+			return h.Synchronize()
+		}))
+		spans := map[string][2]Time{}
+		for _, s := range d.lastTrace.spans {
+			if s.kind == trackStream {
+				spans[s.name] = [2]Time{s.start, s.end}
+			}
+		}
+		assert.Equal(t, spans["first"][1]+nsTime(tc.want)+nsTime(cfg.FrontEnd.BackToBackNs), spans["cross"][0], "%d busy streams", tc.busy)
+	}
+}
+
+// host.first_graph_launch_per_node_ns, host.instantiate_per_arg_ns and
+// host.destroy_exec_per_node_ns: a fresh exec's first launch costs per
+// node (its relaunch does not), instantiation per kernel argument, and
+// destroying the exec per node.
+func TestGraphBuildCosts(t *testing.T) {
+	const first, perArg, destroyNode = 3000.0, 400.0, 500.0
+	for _, on := range []bool{true, false} {
+		cfg := streamHostConfig(t, func(c *Config) {
+			if on {
+				c.Host.FirstGraphLaunchPerNodeNs, c.Host.InstantiatePerArgNs, c.Host.DestroyExecPerNodeNs = first, perArg, destroyNode
+			}
+		})
+		d, err := New(cfg)
+		require.NoError(t, err)
+		took := map[string]time.Duration{}
+		timed := func(h device.Host, name string, call func() error) {
+			t0 := h.Now()
+			require.NoError(t, call())
+			took[name] = h.Now() - t0
+		}
+		require.NoError(t, d.Run(func(h device.Host) error {
+			s, _ := h.NewStream(device.StreamOptions{})
+			buf, err := h.Malloc(64)
+			require.NoError(t, err)
+			l := spinLaunch(1, 32, 5*time.Microsecond)
+			l.Args = []device.Arg{device.U64(1), device.InOut(buf)} // 2 arguments
+			require.NoError(t, h.BeginCapture(s))
+			for i := 0; i < 3; i++ {
+				require.NoError(t, h.Launch(s, l))
+			}
+			g, err := h.EndCapture(s)
+			require.NoError(t, err)
+			var x device.GraphExec
+			timed(h, "instantiate", func() (err error) { x, err = h.Instantiate(g); return err })
+			timed(h, "first launch", func() error { return h.GraphLaunch(x, s) })
+			timed(h, "relaunch", func() error { return h.GraphLaunch(x, s) })
+			require.NoError(t, h.StreamSynchronize(s))
+			timed(h, "destroy exec", func() error { return h.Destroy(x) })
+			return h.Destroy(g)
+		}))
+		hc := cfg.Host
+		f, a, dn := 0.0, 0.0, 0.0
+		if on {
+			f, a, dn = first, perArg, destroyNode
+		}
+		launch := hc.GraphLaunchNs + 3*hc.GraphLaunchNodeNs + hc.GraphLaunchBranchNs // a chain: one branch
+		ns := func(x float64) time.Duration { return time.Duration(x) }
+		assert.Equal(t, ns(hc.InstantiateBaseNs+3*hc.InstantiatePerNodeNs+6*a), took["instantiate"], "on=%v", on)
+		assert.Equal(t, ns(launch+3*f), took["first launch"], "on=%v", on)
+		assert.Equal(t, ns(launch), took["relaunch"], "on=%v", on)
+		assert.Equal(t, ns(hc.DestroyNs+3*dn), took["destroy exec"], "on=%v", on)
+	}
+}
+
+// The new costs keep runs deterministic: a round-robin chain over four
+// streams with every one of them set gives the same trace twice.
+func TestStreamHostCostsDeterministic(t *testing.T) {
+	cfg := streamHostConfig(t, func(c *Config) {
+		c.Host.StreamSwitchNs, c.Host.WaitPendingNs, c.Host.BusyStreamNs = 2000, 700, 4
+		c.FrontEnd.EventWaitNs, c.FrontEnd.EventWaitDoublingNs = 1000, 800
+	})
+	run := func() []span {
+		d, err := New(cfg, WithTrace(true))
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			var ss []device.Stream
+			for i := 0; i < 4; i++ {
+				s, _ := h.NewStream(device.StreamOptions{})
+				ss = append(ss, s)
+			}
+			ev, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			for j := 0; j < 24; j++ {
+				if j > 0 {
+					require.NoError(t, h.Wait(ss[j%4], ev))
+				}
+				require.NoError(t, h.Launch(ss[j%4], spinLaunch(2, 64, time.Duration(1+j%3)*time.Microsecond)))
+				require.NoError(t, h.Record(ev, ss[j%4]))
+			}
+			return h.Synchronize()
+		}))
+		return d.lastTrace.spans
+	}
+	first := run()
+	require.NotEmpty(t, first)
+	assert.Equal(t, first, run())
+}
