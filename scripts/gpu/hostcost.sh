@@ -28,7 +28,7 @@
 #
 # Environment: DEVICE (default cuda), BIN (default .gpu/hostcost/gpusched,
 # unpacked from BIN.gz when that is there), CAL_TIMEOUT (seconds, default
-# 60), ROUNDS (calibrate runs, default 2: the second's spread beside the
+# 45), ROUNDS (calibrate runs, default 2: the second's spread beside the
 # first's), RUN_TIMEOUT (seconds, default 60).
 # Back here: docs/results/calibration-h100.md ("Host costs of many streams
 # and of graphs built per step") has the refit commands.
@@ -37,7 +37,7 @@ set -uo pipefail
 : "${OUT:?set OUT to the directory the tarball goes to}"
 DEVICE=${DEVICE:-cuda}
 BIN=${BIN:-.gpu/hostcost/gpusched}
-CAL_TIMEOUT=${CAL_TIMEOUT:-60}
+CAL_TIMEOUT=${CAL_TIMEOUT:-45}
 ROUNDS=${ROUNDS:-2}
 RUN_TIMEOUT=${RUN_TIMEOUT:-60}
 start=$(date +%s)
