@@ -38,7 +38,7 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		"host.park_after_ns":       &out.Host.ParkAfterNs, "host.parked_wake_ns": &out.Host.ParkedWakeNs,
 		"host.sync_park_after_ns": &out.Host.SyncParkAfterNs, "host.sync_parked_wake_ns": &out.Host.SyncParkedWakeNs,
 		"sm.max_sm_bandwidth":   &out.SM.MaxSMBandwidth,
-		"host.stream_switch_ns": &out.Host.StreamSwitchNs, "host.wait_pending_ns": &out.Host.WaitPendingNs, "front_end.event_wait_doubling_ns": &out.FrontEnd.EventWaitDoublingNs,
+		"host.stream_switch_ns": &out.Host.StreamSwitchNs, "host.wait_pending_ns": &out.Host.WaitPendingNs, "host.record_pending_ns": &out.Host.RecordPendingNs, "front_end.event_wait_doubling_ns": &out.FrontEnd.EventWaitDoublingNs,
 		"host.first_graph_launch_per_node_ns": &out.Host.FirstGraphLaunchPerNodeNs, "host.destroy_exec_per_node_ns": &out.Host.DestroyExecPerNodeNs,
 		"host.instantiate_per_arg_ns": &out.Host.InstantiatePerArgNs,
 	}
@@ -90,7 +90,7 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 var laterFields = []string{"host.handoff_ns", "host.callback_handoff_ns", "host.busy_stream_ns",
 	"front_end.min_block_ns", "front_end.block_dispatch_ns", "front_end.event_wait_ns", "host.capture_event_ns",
 	"host.park_after_ns", "host.parked_wake_ns", "host.sync_park_after_ns", "host.sync_parked_wake_ns",
-	"host.stream_switch_ns", "host.wait_pending_ns", "front_end.event_wait_doubling_ns", "host.first_graph_launch_per_node_ns", "host.destroy_exec_per_node_ns",
+	"host.stream_switch_ns", "host.wait_pending_ns", "host.record_pending_ns", "front_end.event_wait_doubling_ns", "host.first_graph_launch_per_node_ns", "host.destroy_exec_per_node_ns",
 	"host.instantiate_per_arg_ns"}
 
 // upgrade reads a report written before some measurements existed as

@@ -159,6 +159,10 @@ type HostCosts struct {
 	// record is on another stream and not yet complete (the driver sets up
 	// a semaphore wait instead of passing it).
 	WaitPendingNs float64 `yaml:"wait_pending_ns,omitempty"`
+	// RecordPendingNs is what an event record costs more when the event's
+	// previous record is not yet complete (an event recorded again and
+	// again, as round-robin's event pool reuses one along a chain).
+	RecordPendingNs float64 `yaml:"record_pending_ns,omitempty"`
 	// FirstGraphLaunchPerNodeNs is what the first cuGraphLaunch of a
 	// graph exec costs more per node than later ones (the driver uploads
 	// the fresh exec).

@@ -220,11 +220,12 @@ type costs struct {
 	graphNodeLaunch, graphCopyLaunch, graphBranchLaunch, graphKernelChange, setNodeKernelChange Time
 
 	// The optional costs of many streams and of graphs built per step:
-	// moving a host thread's calls to another stream, the cross-stream
-	// wait's growth per doubling of the busy streams, a fresh exec's first
+	// moving a host thread's calls to another stream, a wait on another
+	// stream's pending record, a record of an event whose last is pending,
+	// the cross-stream wait's growth per doubling of the busy streams, a fresh exec's first
 	// launch and its destruction per node, instantiation per kernel
 	// argument.
-	streamSwitch, waitPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
+	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
 }
 
 // New builds a simulated device from cfg.
@@ -271,7 +272,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
-		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
+		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
 		cycle: cyc,
 	}

@@ -195,6 +195,21 @@ func (th *thread) pendingWaitCost(st *stream, ev *eventObj) Time {
 	return d.cost.waitPending
 }
 
+// pendingRecordCost is what a record of ev costs more when its previous
+// record is not complete at the thread's clock (host.record_pending_ns);
+// the thread first lets the engine catch up.
+func (th *thread) pendingRecordCost(ev *eventObj) Time {
+	d := th.d
+	if d.cost.recordPending == 0 || len(ev.pend) == 0 {
+		return 0
+	}
+	th.catchUp()
+	if len(ev.pend) == 0 {
+		return 0
+	}
+	return d.cost.recordPending
+}
+
 func (th *thread) Launch(s device.Stream, l *device.Launch) error {
 	d := th.d
 	st, err := d.streamOf(s, "cuLaunchKernel")
@@ -264,7 +279,7 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 		ev.capNodes = append(ev.capNodes[:0], st.capTail...)
 		return nil
 	}
-	th.charge(d.cost.record+th.busyCost(st), "cuEventRecord")
+	th.charge(d.cost.record+th.busyCost(st)+th.pendingRecordCost(ev), "cuEventRecord")
 	ev.capture = nil
 	rc := ev.nextRC
 	ev.nextRC = nil

@@ -21,17 +21,19 @@ func streamHostConfig(t *testing.T, set func(*Config)) *Config {
 	return cfg
 }
 
-// host.stream_switch_ns and host.wait_pending_ns: a launch, record or
-// wait costs the switch when the thread's previous one went to another
-// stream, and a wait on another stream's record still pending costs
-// wait_pending_ns more; a wait on a completed record, or on the stream's
-// own, does not. Left out, every call costs its own.
+// host.stream_switch_ns, host.wait_pending_ns and host.record_pending_ns:
+// a launch, record or wait costs the switch when the thread's previous one
+// went to another stream, a wait on another stream's record still pending
+// costs wait_pending_ns more (a wait on a completed record, or on the
+// stream's own, does not), and a record of an event whose previous record
+// is pending costs record_pending_ns more. Left out, every call costs its
+// own.
 func TestStreamSwitchAndPendingWait(t *testing.T) {
-	const sw, pend = 2000, 700
+	const sw, pend, rec = 2000, 700, 300
 	for _, on := range []bool{true, false} {
 		cfg := streamHostConfig(t, func(c *Config) {
 			if on {
-				c.Host.StreamSwitchNs, c.Host.WaitPendingNs = sw, pend
+				c.Host.StreamSwitchNs, c.Host.WaitPendingNs, c.Host.RecordPendingNs = sw, pend, rec
 			}
 		})
 		d, err := New(cfg)
@@ -50,22 +52,26 @@ func TestStreamSwitchAndPendingWait(t *testing.T) {
 			l := spinLaunch(1, 32, 50*time.Microsecond)
 			timed(h, "first launch", func() error { return h.Launch(a, l) })
 			timed(h, "record, same stream", func() error { return h.Record(ea, a) })
+			timed(h, "record again, pending", func() error { return h.Record(ea, a) })
 			timed(h, "wait, pending, other stream", func() error { return h.Wait(b, ea) })
 			timed(h, "launch, same stream", func() error { return h.Launch(b, l) })
 			timed(h, "record on b", func() error { return h.Record(eb, b) })
 			timed(h, "wait, pending, own stream", func() error { return h.Wait(b, eb) })
 			require.NoError(t, h.Synchronize())
 			timed(h, "wait, complete, other stream", func() error { return h.Wait(a, eb) })
+			timed(h, "record again, complete", func() error { return h.Record(ea, a) })
 			return h.Synchronize()
 		}))
 		h := cfg.Host
-		s, p := 0.0, 0.0
+		s, p, r := 0.0, 0.0, 0.0
 		if on {
-			s, p = sw, pend
+			s, p, r = sw, pend, rec
 		}
 		ns := func(x float64) time.Duration { return time.Duration(x) }
 		assert.Equal(t, ns(h.LaunchNs), took["first launch"], "the thread's first call: no switch")
 		assert.Equal(t, ns(h.RecordNs), took["record, same stream"])
+		assert.Equal(t, ns(h.RecordNs+r), took["record again, pending"], "on=%v", on)
+		assert.Equal(t, ns(h.RecordNs), took["record again, complete"])
 		assert.Equal(t, ns(h.WaitNs+s+p), took["wait, pending, other stream"], "switch and pending (on=%v)", on)
 		assert.Equal(t, ns(h.LaunchNs), took["launch, same stream"])
 		assert.Equal(t, ns(h.RecordNs), took["record on b"])
@@ -175,7 +181,7 @@ func TestGraphBuildCosts(t *testing.T) {
 // streams with every one of them set gives the same trace twice.
 func TestStreamHostCostsDeterministic(t *testing.T) {
 	cfg := streamHostConfig(t, func(c *Config) {
-		c.Host.StreamSwitchNs, c.Host.WaitPendingNs, c.Host.BusyStreamNs = 2000, 700, 4
+		c.Host.StreamSwitchNs, c.Host.WaitPendingNs, c.Host.RecordPendingNs, c.Host.BusyStreamNs = 2000, 700, 300, 4
 		c.FrontEnd.EventWaitNs, c.FrontEnd.EventWaitDoublingNs = 1000, 800
 	})
 	run := func() []span {
