@@ -292,16 +292,22 @@ func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {
 
 // record adds a measurement from its per-round values.
 func (c *calibrator) record(name, field, unit, method string, rounds []float64) float64 {
-	s := append([]float64(nil), rounds...)
-	sort.Float64s(s)
-	m := Measurement{Name: name, Field: field, Unit: unit, Method: method, Min: s[0], Max: s[len(s)-1], Value: median(s),
-		Rounds: append([]float64(nil), rounds...)}
+	m := measurement(name, field, unit, method, rounds)
 	c.report.Measurements = append(c.report.Measurements, m)
 	if c.progress != nil {
 		// Progress is best effort: a lost line must not fail a measurement.
 		_, _ = fmt.Fprintf(c.progress, "calibrate: %-40s %12s %s\n", name, num(m.Value), unit)
 	}
 	return m.Value
+}
+
+// measurement is a Measurement of its per-round values: their median,
+// smallest and largest.
+func measurement(name, field, unit, method string, rounds []float64) Measurement {
+	s := append([]float64(nil), rounds...)
+	sort.Float64s(s)
+	return Measurement{Name: name, Field: field, Unit: unit, Method: method, Min: s[0], Max: s[len(s)-1], Value: median(s),
+		Rounds: append([]float64(nil), rounds...)}
 }
 
 // medianOf is the median of xs, in any order.

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 		// after it (the sweep's 150 us idle plus the 25 us hand-off arrives
 		// under, 180 us over), a synchronize past 2 ms (midway between the
 		// sweep's 1 and 3 ms) wake slower.
-		base.Host.ParkAfterNs, base.Host.ParkedWakeNs = 190e3, 35e3
+		base.Host.ParkAfterNs, base.Host.ParkedWakeNs, base.Host.ParkedCallbackWakeNs = 190e3, 35e3, 15e3
 		base.Host.SyncParkAfterNs, base.Host.SyncParkedWakeNs = 2e6, 20e3
 		recovers(t, base)
 	})
@@ -80,7 +81,8 @@ func recovers(t *testing.T, base *sim.Config) {
 		"host.handoff_ns": base.Host.HandoffNs, "host.busy_stream_ns": base.Host.BusyStreamNs,
 		"front_end.event_wait_ns": base.FrontEnd.EventWaitNs, "host.capture_event_ns": cmp.Or(base.Host.CaptureEventNs, base.Host.CaptureNs),
 		"host.park_after_ns": base.Host.ParkAfterNs, "host.parked_wake_ns": base.Host.ParkedWakeNs,
-		"host.sync_park_after_ns": base.Host.SyncParkAfterNs, "host.sync_parked_wake_ns": base.Host.SyncParkedWakeNs,
+		"host.parked_callback_wake_ns": cmp.Or(base.Host.ParkedCallbackWakeNs, base.Host.ParkedWakeNs),
+		"host.sync_park_after_ns":      base.Host.SyncParkAfterNs, "host.sync_parked_wake_ns": base.Host.SyncParkedWakeNs,
 	}
 	if base.Host.HandoffNs == 0 {
 		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost
@@ -215,4 +217,36 @@ func TestFitFromRawMeasurements(t *testing.T) {
 	for _, r := range rows {
 		assert.InDelta(t, 0, r.ErrPct, 2, r.Name)
 	}
+}
+
+// A report of the parked sweeps is fitted again from its per-idle rounds
+// (a report recorded before the fit changed gives today's fields):
+// hand-computed steps.
+func TestParkedSweepsRefit(t *testing.T) {
+	rep := &Report{}
+	sweep := func(what string, idles []int, costs []float64) {
+		for i, idle := range idles {
+			rep.Measurements = append(rep.Measurements, measurement(fmt.Sprintf("%s after %d us idle", what, idle), "", "ns", "", []float64{costs[i], costs[i]}))
+		}
+	}
+	// Spinning 700 ns up to 195 us, parked from 205 us on.
+	sweep("queue hand-off", parkedIdles, []float64{700, 700, 700, 700, 700, 86000, 83000, 85700, 111000})
+	rep.Measurements = append(rep.Measurements, measurement("queue hand-off: extra cost once parked", "host.parked_wake_ns", "ns", "", []float64{110300}))
+	sweep("callback hand-off", callbackIdles, []float64{41000, 41000, 41000, 41000, 41000, 84000, 86000, 91000, 132000})
+	sweep("stream synchronize return", syncIdles, []float64{15800, 10100, 11400, 11600, 13500, 15500})
+	got, kept, _ := upgrade(rep)
+	want := map[string]float64{
+		"host.park_after_ns":           200e3 + 700,           // midway between 195 and 205 us, plus the spinning cost
+		"host.parked_wake_ns":          (85700+86000)/2 - 700, // the median past the step, less the spinning cost
+		"host.parked_callback_wake_ns": (86000+91000)/2 - 41000,
+		"host.sync_park_after_ns":      0, // a step under 2 us: one regime
+		"host.sync_parked_wake_ns":     0,
+	}
+	for field, w := range want {
+		m, ok := got.Get(field)
+		require.True(t, ok, field)
+		assert.InDelta(t, w, m.Value, 1e-6, field)
+		assert.False(t, kept[field], field)
+	}
+	assert.Len(t, got.Measurements, len(rep.Measurements)+4, "the four fits added, the recorded one replaced")
 }

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/gpusched/gpusched/device/sim"
@@ -35,7 +36,7 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		"copy.latency_ns":       &out.Copy.LatencyNs, "copy.htod_gbps": &out.Copy.HtoDGBps, "copy.dtoh_gbps": &out.Copy.DtoHGBps,
 		"copy.pageable_gbps": &out.Copy.PageableGBps, "info.mem_bandwidth": &out.Info.MemBandwidth, "host.handoff_ns": &out.Host.HandoffNs, "host.busy_stream_ns": &out.Host.BusyStreamNs,
 		"host.callback_handoff_ns": &out.Host.CallbackHandoffNs,
-		"host.park_after_ns":       &out.Host.ParkAfterNs, "host.parked_wake_ns": &out.Host.ParkedWakeNs,
+		"host.park_after_ns":       &out.Host.ParkAfterNs, "host.parked_wake_ns": &out.Host.ParkedWakeNs, "host.parked_callback_wake_ns": &out.Host.ParkedCallbackWakeNs,
 		"host.sync_park_after_ns": &out.Host.SyncParkAfterNs, "host.sync_parked_wake_ns": &out.Host.SyncParkedWakeNs,
 		"sm.max_sm_bandwidth":   &out.SM.MaxSMBandwidth,
 		"host.stream_switch_ns": &out.Host.StreamSwitchNs, "host.wait_pending_ns": &out.Host.WaitPendingNs, "host.record_pending_ns": &out.Host.RecordPendingNs, "front_end.event_wait_doubling_ns": &out.FrontEnd.EventWaitDoublingNs,
@@ -89,7 +90,7 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 // reports: a report without one keeps the base config's value.
 var laterFields = []string{"host.handoff_ns", "host.callback_handoff_ns", "host.busy_stream_ns",
 	"front_end.min_block_ns", "front_end.block_dispatch_ns", "front_end.event_wait_ns", "host.capture_event_ns",
-	"host.park_after_ns", "host.parked_wake_ns", "host.sync_park_after_ns", "host.sync_parked_wake_ns",
+	"host.park_after_ns", "host.parked_wake_ns", "host.parked_callback_wake_ns", "host.sync_park_after_ns", "host.sync_parked_wake_ns",
 	"host.stream_switch_ns", "host.wait_pending_ns", "host.record_pending_ns", "front_end.event_wait_doubling_ns", "host.first_graph_launch_per_node_ns", "host.destroy_exec_per_node_ns",
 	"host.instantiate_per_arg_ns"}
 
@@ -115,6 +116,7 @@ func upgrade(rep *Report) (*Report, map[string]bool, []string) {
 			out.Measurements[i].Field = "host.callback_handoff_ns"
 		}
 	}
+	refitRegimes(&out)
 	kept := map[string]bool{}
 	for _, f := range laterFields {
 		if _, ok := out.Get(f); !ok {
@@ -158,4 +160,41 @@ func sig4(x float64) float64 {
 	}
 	e := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
 	return math.Round(x*e) / e
+}
+
+// regimeSweeps are the parked hand-off measurement's sweeps and the fields
+// their two-regime fits set.
+var regimeSweeps = []struct {
+	what, afterField, wakeField string
+	idles                       []int
+}{
+	{"queue hand-off", "host.park_after_ns", "host.parked_wake_ns", parkedIdles},
+	{"callback hand-off", "", "host.parked_callback_wake_ns", callbackIdles},
+	{"stream synchronize return", "host.sync_park_after_ns", "host.sync_parked_wake_ns", syncIdles},
+}
+
+// refitRegimes fits every parked sweep in rep again from its per-idle
+// rounds, so that a report measured before the fit changed (or before a
+// sweep's field existed) gives today's fields.
+func refitRegimes(rep *Report) {
+	for _, sw := range regimeSweeps {
+		byIdle := make([][]float64, len(sw.idles))
+		for i, idle := range sw.idles {
+			m, ok := rep.byName(fmt.Sprintf("%s after %d us idle", sw.what, idle))
+			if !ok {
+				break
+			}
+			byIdle[i] = m.Rounds
+		}
+		if byIdle[len(byIdle)-1] == nil || len(byIdle[0]) == 0 {
+			continue
+		}
+		for _, fit := range regimeMeasurements(sw.what, sw.afterField, sw.wakeField, sw.idles, byIdle) {
+			if i := slices.IndexFunc(rep.Measurements, func(m Measurement) bool { return m.Name == fit.Name }); i >= 0 {
+				rep.Measurements[i] = fit
+			} else {
+				rep.Measurements = append(rep.Measurements, fit)
+			}
+		}
+	}
 }

@@ -44,10 +44,10 @@ func hold(h device.Host, d time.Duration) {
 // waited longer than its spin, against one that has not: a Queue Put from
 // another host thread, a host callback's Put, and the return of a stream
 // and an event synchronize, each after idle times from 20 us to 1 ms or
-// more. It sets host.park_after_ns and host.parked_wake_ns (Queue Gets)
+// more. It sets host.park_after_ns and host.parked_wake_ns (Queue Gets
+// after a thread's Put), host.parked_callback_wake_ns (after a callback's)
 // and host.sync_park_after_ns and host.sync_parked_wake_ns
-// (synchronizes); the callback sweep and the event synchronize are
-// reported, as checks. Every figure is a difference of Host.Now readings
+// (synchronizes); the event synchronize is reported, as a check. Every figure is a difference of Host.Now readings
 // in this run, so it needs no earlier measurement (calibrate --only).
 func (c *calibrator) parkedHandoffs(h device.Host) error {
 	byIdle, meanByIdle, err := c.queueAfterIdle(h)
@@ -72,7 +72,7 @@ func (c *calibrator) parkedHandoffs(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	c.recordRegimes("callback hand-off", "", "", callbackIdles, cb,
+	c.recordRegimes("callback hand-off", "", "host.parked_callback_wake_ns", callbackIdles, cb,
 		"Host.Now from launching a spin kernel of the time given and a host function that Puts, to the Get's return, less that time")
 	c.recordRegimes("callback hand-off (mean)", "", "", callbackIdles, cbMean,
 		"as the callback hand-off, the mean of the round's instead of the median")
@@ -205,20 +205,22 @@ func (c *calibrator) syncAfterIdle(h device.Host, t *timedStream, ev device.Even
 	return stream, event, nil
 }
 
-// recordRegimes records the cost after each idle time (reported) and,
-// when afterField is set, the two-regime fit of every round: the extra
-// cost (the longest idle's less the shortest's) and the wait past which a
-// wake-up pays it: midway between the last idle time under half the extra
-// and the first over, plus the shortest idle's cost, since the simulator
-// counts a wait to the value's arrival (device/sim's parkedExtra). A
-// round whose extra is under parkedMinExtra is one regime: 0 for both.
+// recordRegimes records the cost after each idle time (reported) and the
+// two-regime fit of every round (regimeFit) as the fields given ("": not
+// recorded).
 func (c *calibrator) recordRegimes(what, afterField, wakeField string, idles []int, byIdle [][]float64, method string) {
 	for i, idle := range idles {
 		c.record(fmt.Sprintf("%s after %d us idle", what, idle), "", "ns", method, byIdle[i])
 	}
-	if afterField == "" {
-		return
+	for _, m := range regimeMeasurements(what, afterField, wakeField, idles, byIdle) {
+		c.record(m.Name, m.Field, m.Unit, m.Method, m.Rounds)
 	}
+}
+
+// regimeMeasurements are the fitted measurements of what's sweep over idles
+// (byIdle[i] the rounds after idles[i]) that set afterField and wakeField
+// (those not "").
+func regimeMeasurements(what, afterField, wakeField string, idles []int, byIdle [][]float64) []Measurement {
 	var after, extra []float64
 	for r := range byIdle[0] {
 		costs := make([]float64, len(idles))
@@ -228,22 +230,36 @@ func (c *calibrator) recordRegimes(what, afterField, wakeField string, idles []i
 		a, e := twoRegimes(idles, costs)
 		after, extra = append(after, a), append(extra, e)
 	}
-	c.record(what+": idle before a waiting thread parks", afterField, "ns",
-		"per round, midway between the last idle time whose "+what+" costs under half the parked extra above the 20 us one and the first over, plus the 20 us one's cost (0: one regime)", after)
-	c.record(what+": extra cost once parked", wakeField, "ns",
-		"per round, the "+what+" after the longest idle time less after the shortest (0: under 2 us, one regime)", extra)
+	var out []Measurement
+	if afterField != "" {
+		out = append(out, measurement(what+": idle before a waiting thread parks", afterField, "ns",
+			"per round, midway between the last idle time whose "+what+" costs under a quarter of the rise (the longest idle's less the shortest's) above the shortest's and the first over, plus the shortest's cost (0: one regime)", after))
+	}
+	if wakeField != "" {
+		out = append(out, measurement(what+": extra cost once parked", wakeField, "ns",
+			"per round, the median "+what+" after the idle times from the step on less the shortest idle's (0: a rise under 2 us, one regime)", extra))
+	}
+	return out
 }
 
 // twoRegimes fits costs (ns) over idles (us, ascending) as a step: the
-// extra and the wait (ns) where it starts; 0, 0 without a step.
+// wait (ns) where it starts and the extra past it; 0, 0 without a step.
+// The step starts at the first idle time that costs a quarter of the
+// whole rise (the longest idle's less the shortest's) more than the
+// shortest: a quarter, not a half, because the cost keeps growing past
+// the step (a thread parked longer sleeps deeper). The wait is midway
+// between that idle time and the one before, plus the shortest idle's
+// cost, since the simulator counts a wait to the value's arrival
+// (device/sim's parkedExtra); the extra is the median cost from the step
+// on less the shortest idle's.
 func twoRegimes(idles []int, costs []float64) (after, extra float64) {
-	extra = costs[len(costs)-1] - costs[0]
-	if extra < parkedMinExtra {
+	rise := costs[len(costs)-1] - costs[0]
+	if rise < parkedMinExtra {
 		return 0, 0
 	}
 	for i := 1; i < len(costs); i++ {
-		if costs[i] > costs[0]+extra/2 {
-			return 1e3*float64(idles[i-1]+idles[i])/2 + costs[0], extra
+		if costs[i] > costs[0]+rise/4 {
+			return 1e3*float64(idles[i-1]+idles[i])/2 + costs[0], medianOf(costs[i:]) - costs[0]
 		}
 	}
 	return 0, 0 // unreachable: the last point is over

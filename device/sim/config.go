@@ -105,6 +105,9 @@ type HostCosts struct {
 	// existed.
 	ParkAfterNs  float64 `yaml:"park_after_ns,omitempty"`
 	ParkedWakeNs float64 `yaml:"parked_wake_ns,omitempty"`
+	// ParkedCallbackWakeNs (optional) is ParkedWakeNs when a host callback
+	// Puts (the driver's thread wakes the waiting one); 0: ParkedWakeNs.
+	ParkedCallbackWakeNs float64 `yaml:"parked_callback_wake_ns,omitempty"`
 	// SyncParkAfterNs and SyncParkedWakeNs (optional) are the same for a
 	// host thread blocked in a stream, event or device synchronize (the
 	// driver's own spin, then sleep) on top of wakeup_ns; 0: wakeup_ns

@@ -210,7 +210,7 @@ type costs struct {
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
 	blockDispatch, handoff, cbHandoff, busyStream, eventWait, captureEvent  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
-	parkAfter, parkedWake, syncParkAfter, syncParkedWake                    Time
+	parkAfter, parkedWake, parkedCbWake, syncParkAfter, syncParkedWake      Time
 	cycle                                                                   float64 // ns per SM cycle
 
 	// The optional graph costs: per kernel (and host-function) node, per
@@ -270,7 +270,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs),
+		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
@@ -524,14 +524,14 @@ func parkedExtra(th *thread, arrive, after, wake Time) Time {
 // hand-off, else the thread hand-off; each falls back to the one before
 // it (callback to thread to wake-up) when the config sets none.
 func (d *Device) handOff(th *thread, at Time, fromCallback bool) {
-	c := d.cost.handoff
+	c, parked := d.cost.handoff, d.cost.parkedWake
 	if c == 0 {
 		c = d.cost.wakeup
 	}
-	if fromCallback && d.cost.cbHandoff > 0 {
-		c = d.cost.cbHandoff
+	if fromCallback {
+		c, parked = cmp.Or(d.cost.cbHandoff, c), d.cost.parkedCbWake
 	}
-	d.wakeAfter(th, at, c+parkedExtra(th, at+c, d.cost.parkAfter, d.cost.parkedWake))
+	d.wakeAfter(th, at, c+parkedExtra(th, at+c, d.cost.parkAfter, parked))
 }
 
 // wakeAfter makes a parked host thread runnable at time at plus cost.

@@ -117,6 +117,10 @@ func TestParkedCallbackHandoff(t *testing.T) {
 	assert.Equal(t, 155800*time.Nanosecond, callbackWake(t, cfg, 95500*time.Nanosecond))
 	assert.Equal(t, 186300*time.Nanosecond, callbackWake(t, cfg, 96*time.Microsecond))
 	assert.Equal(t, 156300*time.Nanosecond, callbackWake(t, parkedConfig(t, 0, 0, 0, 0), 96*time.Microsecond))
+	// A callback's parked extra of its own (10 us), the thread's left alone.
+	cfg.Host.ParkedCallbackWakeNs = 10e3
+	assert.Equal(t, 166300*time.Nanosecond, callbackWake(t, cfg, 96*time.Microsecond))
+	assert.Equal(t, 1031*time.Microsecond, queueWake(t, cfg, time.Millisecond))
 }
 
 // syncWake: launch a kernel of dur and synchronize its stream (or record an
