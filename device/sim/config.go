@@ -194,6 +194,17 @@ type FrontEndCosts struct {
 	// node's first block: the per-node cost of a graph, lower than
 	// BackToBackNs.
 	GraphNodeNs float64 `yaml:"graph_node_ns"`
+	// GraphCopyNodeNs (optional) is what a memcpy node of a graph adds,
+	// on the device, to the delay before it starts (graph_node_ns, or
+	// graph_launch_latency_ns for a root): the graph executor sets a
+	// copy up on a copy engine more slowly than a kernel. 0 (left out):
+	// nothing, as before the field existed.
+	GraphCopyNodeNs float64 `yaml:"graph_copy_node_ns,omitempty"`
+	// GraphBranchNs (optional) is the device's time per branch of a
+	// fork: the successors a finished node releases (and a launch's
+	// roots) start this far apart, one after another, in node order.
+	// 0 (left out): all at once, as before the field existed.
+	GraphBranchNs float64 `yaml:"graph_branch_ns,omitempty"`
 	// EventWaitNs (optional) is what a stream wait on an event recorded on
 	// another stream adds to the dependency, on top of the back-to-back
 	// gap: the waiting stream passes the wait this long after the record

@@ -395,12 +395,27 @@ func (d *Device) startGraph(k *command) {
 		d.graphFinished(gr)
 		return
 	}
-	at := d.now + d.cost.graphLatency
+	j := 0
 	for i := range gr.nodes {
 		if gr.npend[i] == 0 {
-			d.schedule(at, evGraphRelease, 0, int32(i), k)
+			d.scheduleRelease(gr, int32(i), d.cost.graphLatency, j)
+			j++
 		}
 	}
+}
+
+// scheduleRelease schedules node i of gr's release delay from now, as
+// the j-th node released at this instant (j x graph_branch_ns later),
+// plus graph_copy_node_ns for a copy node.
+func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time, j int) {
+	at := d.now + delay
+	if d.cost.graphBranch > 0 {
+		at = addTime(at, mulTime(int64(j), d.cost.graphBranch))
+	}
+	if gr.nodes[i].kind == cmdCopy {
+		at = addTime(at, d.cost.graphCopyNode)
+	}
+	d.schedule(at, evGraphRelease, 0, i, gr.cmd)
 }
 
 // graphRelease starts node i of the graph run of launch command gk.
@@ -434,10 +449,12 @@ func (d *Device) graphRelease(gk *command, i int) {
 func (d *Device) graphNodeDone(k *command) {
 	gr := k.gr
 	d.hbGraphNodeDone(k)
+	j := 0
 	for _, s := range gr.x.succ[k.node] {
 		gr.npend[s]--
 		if gr.npend[s] == 0 {
-			d.schedule(d.now+d.cost.graphNode, evGraphRelease, 0, s, gr.cmd)
+			d.scheduleRelease(gr, s, d.cost.graphNode, j)
+			j++
 		}
 	}
 	gr.remaining--

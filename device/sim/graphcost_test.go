@@ -111,13 +111,8 @@ func TestGraphLaunchStartsTheGraphAfterItsHostCost(t *testing.T) {
 	// it, each graph_node_ns (0.5 us) after its predecessor and 10 us long:
 	// launch 10.1 us + latency 2 us + 8 x 10 us + 7 x 0.5 us from the first
 	// record to the second.
-	d, err := New(withGraphCosts(t))
-	require.NoError(t, err)
-	var el time.Duration
-	require.NoError(t, d.Run(func(h device.Host) error {
+	el := graphElapsed(t, withGraphCosts(t), func(h device.Host) (device.GraphExec, device.Stream) {
 		s, _ := h.NewStream(device.StreamOptions{})
-		a, _ := h.NewEvent(device.EventOptions{})
-		b, _ := h.NewEvent(device.EventOptions{})
 		require.NoError(t, h.BeginCapture(s))
 		for i := 0; i < 8; i++ {
 			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 10*time.Microsecond)))
@@ -126,13 +121,8 @@ func TestGraphLaunchStartsTheGraphAfterItsHostCost(t *testing.T) {
 		require.NoError(t, err)
 		x, err := h.Instantiate(g)
 		require.NoError(t, err)
-		require.NoError(t, h.Record(a, s))
-		require.NoError(t, h.GraphLaunch(x, s))
-		require.NoError(t, h.Record(b, s))
-		require.NoError(t, h.StreamSynchronize(s))
-		el, err = h.Elapsed(a, b)
-		return err
-	}))
+		return x, s
+	})
 	assert.Equal(t, (10100+2000+80000+3500)*time.Nanosecond, el)
 }
 

@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// graphElapsed is Elapsed from an event recorded just before one launch
+// of what build captures to one recorded after it, on c.
+func graphElapsed(t *testing.T, c *Config, build func(h device.Host) (device.GraphExec, device.Stream)) time.Duration {
+	t.Helper()
+	d, err := New(c)
+	require.NoError(t, err)
+	var el time.Duration
+	require.NoError(t, d.Run(func(h device.Host) error {
+		x, s := build(h)
+		a, _ := h.NewEvent(device.EventOptions{})
+		b, _ := h.NewEvent(device.EventOptions{})
+		require.NoError(t, h.Record(a, s))
+		require.NoError(t, h.GraphLaunch(x, s))
+		require.NoError(t, h.Record(b, s))
+		require.NoError(t, h.StreamSynchronize(s))
+		el, err = h.Elapsed(a, b)
+		return err
+	}))
+	return el
+}
+
+// withGraphDeviceCosts is the datasheet H100 with graph_copy_node_ns
+// 3 us and graph_branch_ns 0.7 us.
+func withGraphDeviceCosts(t *testing.T) *Config {
+	c := h100Config(t)
+	c.FrontEnd.GraphCopyNodeNs, c.FrontEnd.GraphBranchNs = 3000, 700
+	return c
+}
+
+// independentOf captures n independent 1 us kernels (n roots).
+func independentOf(t *testing.T, h device.Host, n int) (device.GraphExec, device.Stream) {
+	t.Helper()
+	s, err := h.NewStream(device.StreamOptions{})
+	require.NoError(t, err)
+	fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+	require.NoError(t, err)
+	require.NoError(t, h.BeginCapture(s))
+	require.NoError(t, h.Record(fork, s))
+	require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+	for i := 1; i < n; i++ {
+		side, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		require.NoError(t, h.Wait(side, fork))
+		require.NoError(t, h.Launch(side, spinLaunch(1, 32, time.Microsecond)))
+		join, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+		require.NoError(t, err)
+		require.NoError(t, h.Record(join, side))
+		require.NoError(t, h.Wait(s, join))
+	}
+	g, err := h.EndCapture(s)
+	require.NoError(t, err)
+	x, err := h.Instantiate(g)
+	require.NoError(t, err)
+	return x, s
+}
+
+func TestGraphDeviceCostsDelayCopyNodesAndForks(t *testing.T) {
+	// Each shape's Elapsed with the two fields set, less without them
+	// (the host's launch cost and everything else equal), hand-computed:
+	for _, tc := range []struct {
+		name  string
+		build func(t *testing.T, h device.Host) (device.GraphExec, device.Stream)
+		extra time.Duration
+	}{
+		// A chain of 8 kernels: no copy node, no fork.
+		{"chain of 8 kernels", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
+			return graphOf(t, h, 8, 0, 0)
+		}, 0},
+		// Two copies, then 4 kernels, in one chain: 2 x 3 us.
+		{"2 copies then 4 kernels", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
+			return graphOf(t, h, 4, 2, 0)
+		}, 6000 * time.Nanosecond},
+		// A copy in, 8 kernels on 4 branches, a copy out: the copy in
+		// 3 us later; the 4 branches' heads released 0, 0.7, 1.4, 2.1 us
+		// after it ends, the last branch's second node 1 us plus
+		// graph_node_ns after its head (no fork there), so the join ends
+		// 2.1 us later; the copy out 3 us later.
+		{"copy, 8 kernels on 4 branches, copy", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
+			return forkJoinOf(t, h, 8, 4, true)
+		}, 8100 * time.Nanosecond},
+		// 5 independent kernels: 5 roots released 0.7 us apart, the
+		// last 2.8 us after the first.
+		{"5 roots", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
+			return independentOf(t, h, 5)
+		}, 2800 * time.Nanosecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			build := func(h device.Host) (device.GraphExec, device.Stream) { return tc.build(t, h) }
+			base := graphElapsed(t, h100Config(t), build)
+			with := graphElapsed(t, withGraphDeviceCosts(t), build)
+			assert.Equal(t, tc.extra, with-base)
+			// Deterministic: the same run again gives the same time.
+			assert.Equal(t, with, graphElapsed(t, withGraphDeviceCosts(t), build))
+		})
+	}
+}
+
+func TestGraphDeviceCostFieldsParseAndAreChecked(t *testing.T) {
+	c := h100Config(t)
+	assert.Zero(t, c.FrontEnd.GraphCopyNodeNs)
+	assert.Zero(t, c.FrontEnd.GraphBranchNs)
+	out, err := withGraphDeviceCosts(t).Marshal()
+	require.NoError(t, err)
+	back, err := ParseConfig(out, "marshalled")
+	require.NoError(t, err)
+	assert.InDelta(t, 3000, back.FrontEnd.GraphCopyNodeNs, 0)
+	assert.InDelta(t, 700, back.FrontEnd.GraphBranchNs, 0)
+	c.FrontEnd.GraphBranchNs = -1
+	_, err = New(c)
+	assert.ErrorContains(t, err, "front_end.graph_branch_ns must not be negative")
+}
