@@ -64,6 +64,9 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 	if err := f.fitCopyContention(rep); err != nil {
 		return nil, err
 	}
+	if err := f.fitGraphDeviceCosts(rep); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 

@@ -2,6 +2,8 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -293,4 +295,67 @@ func (c *calibrator) recordGDSlopes(times map[string][][]float64) {
 		c.record("graph device time per branch between kernels"+tag, "", "ns",
 			"an empty kernel, 1 and 16 one-kernel branches, an empty kernel: slope per branch", slope("kernel, 1 branch, kernel", "kernel, 16 branches, kernel", ri, 15))
 	}
+}
+
+// fitGraphDeviceCosts sets front_end.graph_copy_node_ns and
+// front_end.graph_branch_ns from graphDeviceCosts' slopes at one launch:
+// each field adds exactly its value to its slope (per copy node of a
+// chain; per branch of a fork, the branches released one after another),
+// so each is the measured slope less the slope simulated without it (0
+// when the simulator is already slower). The branch slope is the mean of
+// the forks between copies and between kernels. The comment gives the
+// chunk graphs' error after the fit.
+func (f *Fitted) fitGraphDeviceCosts(rep *Report) error {
+	const (
+		copyNode = "graph device time per copy node, 1 launches"
+		brCopies = "graph device time per branch between copies, 1 launches"
+		brKerns  = "graph device time per branch between kernels, 1 launches"
+	)
+	mc, ok1 := rep.byName(copyNode)
+	mb1, ok2 := rep.byName(brCopies)
+	mb2, ok3 := rep.byName(brKerns)
+	if !ok1 || !ok2 || !ok3 {
+		f.Notes = append(f.Notes, "no graph device costs measured: front_end.graph_copy_node_ns and graph_branch_ns kept from the base config")
+		return nil
+	}
+	fe := &f.Config.FrontEnd
+	fe.GraphCopyNodeNs, fe.GraphBranchNs = 0, 0
+	got, err := simulate(f.Config, "graph device costs")
+	if err != nil {
+		return err
+	}
+	sc, _ := got.byName(copyNode)
+	sb1, _ := got.byName(brCopies)
+	sb2, _ := got.byName(brKerns)
+	fe.GraphCopyNodeNs = math.Round(max(0, mc.Value-sc.Value))
+	wantBranch := (mb1.Value + mb2.Value) / 2
+	fe.GraphBranchNs = math.Round(max(0, wantBranch-(sb1.Value+sb2.Value)/2))
+	after, err := simulate(f.Config, "graph device costs")
+	if err != nil {
+		return err
+	}
+	chunks := chunkErrors(rep, after)
+	f.Comments["front_end.graph_copy_node_ns"] = fmt.Sprintf("fitted: graph device costs, a chain of 4 KiB pinned copy nodes %s ns per node "+
+		"(median of %d rounds, spread %.0f%%), simulated %s without the field; after the fit %s", num(mc.Value), len(mc.Rounds), 100*mc.Spread(), num(sc.Value), chunks)
+	f.Comments["front_end.graph_branch_ns"] = fmt.Sprintf("fitted: graph device costs, 1 to 16 one-kernel branches between copies %s and between kernels %s ns per branch "+
+		"(medians of %d rounds), simulated %s without the field; after the fit %s", num(mb1.Value), num(mb2.Value), len(mb1.Rounds), num((sb1.Value+sb2.Value)/2), chunks)
+	return nil
+}
+
+// chunkErrors is the simulated SET-batch chunk graphs' error against the
+// measured ones, at one launch, as text.
+func chunkErrors(rep, sim *Report) string {
+	var parts []string
+	for _, sh := range gdShapes {
+		if sh.copyBytes != gdChunk || sh.branches == 0 {
+			continue
+		}
+		name := fmt.Sprintf("graph device time, %s, 1 launches", sh.name)
+		m, ok := rep.byName(name)
+		s, ok2 := sim.byName(name)
+		if ok && ok2 && m.Value != 0 {
+			parts = append(parts, fmt.Sprintf("%s %+.0f%%", sh.name, 100*(s.Value/m.Value-1)))
+		}
+	}
+	return "chunk graphs' error: " + strings.Join(parts, ", ")
 }
