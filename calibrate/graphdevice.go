@@ -298,38 +298,35 @@ func (c *calibrator) recordGDSlopes(times map[string][][]float64) {
 }
 
 // fitGraphDeviceCosts sets front_end.graph_copy_node_ns and
-// front_end.graph_branch_ns from graphDeviceCosts' slopes at one launch:
-// each field adds exactly its value to its slope (per copy node of a
-// chain; per branch of a fork, the branches released one after another),
-// so each is the measured slope less the slope simulated without it (0
-// when the simulator is already slower). The branch slope is the mean of
-// the forks between copies and between kernels. The comment gives the
-// chunk graphs' error after the fit.
+// front_end.graph_dispatch_ns from graphDeviceCosts' slopes at one
+// launch: each field adds exactly its value to its slope (per copy node
+// of a chain of copies; per branch of a fork of one-kernel branches
+// between kernels, released one after another), so each is the measured
+// slope less the slope simulated without it (0 when the simulator is
+// already slower). The forks between 4 KiB copies are reported only:
+// their rounds spread as the small copies do. The comment gives the chunk
+// graphs' error after the fit.
 func (f *Fitted) fitGraphDeviceCosts(rep *Report) error {
 	const (
 		copyNode = "graph device time per copy node, 1 launches"
-		brCopies = "graph device time per branch between copies, 1 launches"
-		brKerns  = "graph device time per branch between kernels, 1 launches"
+		branch   = "graph device time per branch between kernels, 1 launches"
 	)
 	mc, ok1 := rep.byName(copyNode)
-	mb1, ok2 := rep.byName(brCopies)
-	mb2, ok3 := rep.byName(brKerns)
-	if !ok1 || !ok2 || !ok3 {
-		f.Notes = append(f.Notes, "no graph device costs measured: front_end.graph_copy_node_ns and graph_branch_ns kept from the base config")
+	mb, ok2 := rep.byName(branch)
+	if !ok1 || !ok2 {
+		f.Notes = append(f.Notes, "no graph device costs measured: front_end.graph_copy_node_ns and graph_dispatch_ns kept from the base config")
 		return nil
 	}
 	fe := &f.Config.FrontEnd
-	fe.GraphCopyNodeNs, fe.GraphBranchNs = 0, 0
+	fe.GraphCopyNodeNs, fe.GraphDispatchNs = 0, 0
 	got, err := simulate(f.Config, "graph device costs")
 	if err != nil {
 		return err
 	}
 	sc, _ := got.byName(copyNode)
-	sb1, _ := got.byName(brCopies)
-	sb2, _ := got.byName(brKerns)
+	sb, _ := got.byName(branch)
 	fe.GraphCopyNodeNs = math.Round(max(0, mc.Value-sc.Value))
-	wantBranch := (mb1.Value + mb2.Value) / 2
-	fe.GraphBranchNs = math.Round(max(0, wantBranch-(sb1.Value+sb2.Value)/2))
+	fe.GraphDispatchNs = math.Round(max(0, mb.Value-sb.Value))
 	after, err := simulate(f.Config, "graph device costs")
 	if err != nil {
 		return err
@@ -337,8 +334,8 @@ func (f *Fitted) fitGraphDeviceCosts(rep *Report) error {
 	chunks := chunkErrors(rep, after)
 	f.Comments["front_end.graph_copy_node_ns"] = fmt.Sprintf("fitted: graph device costs, a chain of 4 KiB pinned copy nodes %s ns per node "+
 		"(median of %d rounds, spread %.0f%%), simulated %s without the field; after the fit %s", num(mc.Value), len(mc.Rounds), 100*mc.Spread(), num(sc.Value), chunks)
-	f.Comments["front_end.graph_branch_ns"] = fmt.Sprintf("fitted: graph device costs, 1 to 16 one-kernel branches between copies %s and between kernels %s ns per branch "+
-		"(medians of %d rounds), simulated %s without the field; after the fit %s", num(mb1.Value), num(mb2.Value), len(mb1.Rounds), num((sb1.Value+sb2.Value)/2), chunks)
+	f.Comments["front_end.graph_dispatch_ns"] = fmt.Sprintf("fitted: graph device costs, an empty kernel, 1 to 16 one-kernel branches, an empty kernel: %s ns per branch "+
+		"(median of %d rounds, spread %.0f%%), simulated %s without the field; after the fit %s", num(mb.Value), len(mb.Rounds), 100*mb.Spread(), num(sb.Value), chunks)
 	return nil
 }
 

@@ -200,11 +200,12 @@ type FrontEndCosts struct {
 	// copy up on a copy engine more slowly than a kernel. 0 (left out):
 	// nothing, as before the field existed.
 	GraphCopyNodeNs float64 `yaml:"graph_copy_node_ns,omitempty"`
-	// GraphBranchNs (optional) is the device's time per branch of a
-	// fork: the successors a finished node releases (and a launch's
-	// roots) start this far apart, one after another, in node order.
-	// 0 (left out): all at once, as before the field existed.
-	GraphBranchNs float64 `yaml:"graph_branch_ns,omitempty"`
+	// GraphDispatchNs (optional) is the device's time per node of a
+	// launched graph: its executor releases the launch's nodes one at a
+	// time, at least this far apart (a fork's branches, the parallel
+	// nodes of a wide graph), in the order they become ready. 0 (left
+	// out): all at once, as before the field existed.
+	GraphDispatchNs float64 `yaml:"graph_dispatch_ns,omitempty"`
 	// EventWaitNs (optional) is what a stream wait on an event recorded on
 	// another stream adds to the dependency, on top of the back-to-back
 	// gap: the waiting stream passes the wait this long after the record

@@ -121,6 +121,9 @@ type graphRun struct {
 	remaining int
 	nvc       []vclock // per node: the join of its finished predecessors' clocks
 	all       vclock   // the join of its finished nodes' clocks
+	// nextRelease is the soonest the next node may be released, with
+	// graph_dispatch_ns set.
+	nextRelease Time
 }
 
 func (d *Device) graphOf(g device.Graph, call string) error {
@@ -395,22 +398,22 @@ func (d *Device) startGraph(k *command) {
 		d.graphFinished(gr)
 		return
 	}
-	j := 0
 	for i := range gr.nodes {
 		if gr.npend[i] == 0 {
-			d.scheduleRelease(gr, int32(i), d.cost.graphLatency, j)
-			j++
+			d.scheduleRelease(gr, int32(i), d.cost.graphLatency)
 		}
 	}
 }
 
-// scheduleRelease schedules node i of gr's release delay from now, as
-// the j-th node released at this instant (j x graph_branch_ns later),
-// plus graph_copy_node_ns for a copy node.
-func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time, j int) {
+// scheduleRelease schedules node i of gr's release delay from now, but
+// with graph_dispatch_ns set no sooner than that after the launch's
+// previous release (its executor releases nodes one at a time, in the
+// order they become ready), plus graph_copy_node_ns for a copy node.
+func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
 	at := d.now + delay
-	if d.cost.graphBranch > 0 {
-		at = addTime(at, mulTime(int64(j), d.cost.graphBranch))
+	if d.cost.graphDispatch > 0 {
+		at = max(at, gr.nextRelease)
+		gr.nextRelease = addTime(at, d.cost.graphDispatch)
 	}
 	if gr.nodes[i].kind == cmdCopy {
 		at = addTime(at, d.cost.graphCopyNode)
@@ -449,12 +452,10 @@ func (d *Device) graphRelease(gk *command, i int) {
 func (d *Device) graphNodeDone(k *command) {
 	gr := k.gr
 	d.hbGraphNodeDone(k)
-	j := 0
 	for _, s := range gr.x.succ[k.node] {
 		gr.npend[s]--
 		if gr.npend[s] == 0 {
-			d.scheduleRelease(gr, s, d.cost.graphNode, j)
-			j++
+			d.scheduleRelease(gr, s, d.cost.graphNode)
 		}
 	}
 	gr.remaining--

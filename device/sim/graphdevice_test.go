@@ -32,10 +32,10 @@ func graphElapsed(t *testing.T, c *Config, build func(h device.Host) (device.Gra
 }
 
 // withGraphDeviceCosts is the datasheet H100 with graph_copy_node_ns
-// 3 us and graph_branch_ns 0.7 us.
+// 3 us and graph_dispatch_ns 0.7 us.
 func withGraphDeviceCosts(t *testing.T) *Config {
 	c := h100Config(t)
-	c.FrontEnd.GraphCopyNodeNs, c.FrontEnd.GraphBranchNs = 3000, 700
+	c.FrontEnd.GraphCopyNodeNs, c.FrontEnd.GraphDispatchNs = 3000, 700
 	return c
 }
 
@@ -74,7 +74,7 @@ func TestGraphDeviceCostsDelayCopyNodesAndForks(t *testing.T) {
 		build func(t *testing.T, h device.Host) (device.GraphExec, device.Stream)
 		extra time.Duration
 	}{
-		// A chain of 8 kernels: no copy node, no fork.
+		// A chain of 8 kernels: no copy node, releases 1.5 us apart.
 		{"chain of 8 kernels", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
 			return graphOf(t, h, 8, 0, 0)
 		}, 0},
@@ -82,14 +82,15 @@ func TestGraphDeviceCostsDelayCopyNodesAndForks(t *testing.T) {
 		{"2 copies then 4 kernels", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
 			return graphOf(t, h, 4, 2, 0)
 		}, 6000 * time.Nanosecond},
-		// A copy in, 8 kernels on 4 branches, a copy out: the copy in
-		// 3 us later; the 4 branches' heads released 0, 0.7, 1.4, 2.1 us
-		// after it ends, the last branch's second node 1 us plus
-		// graph_node_ns after its head (no fork there), so the join ends
-		// 2.1 us later; the copy out 3 us later.
+		// A copy in, 8 kernels on 4 branches, a copy out (graph_node_ns
+		// 0.5 us, 1 us kernels): each copy 3 us later; after the copy in
+		// (at T) the 4 branches' heads are released at T, T+0.7, T+1.4,
+		// T+2.1, their second nodes, ready at T+1.5 .. T+3.6, at T+2.8,
+		// T+3.5, T+4.2, T+4.9 (0.7 us after the previous release), so
+		// the last ends at T+5.9 rather than T+2.5: 3.4 us + 6 us.
 		{"copy, 8 kernels on 4 branches, copy", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
 			return forkJoinOf(t, h, 8, 4, true)
-		}, 8100 * time.Nanosecond},
+		}, 9400 * time.Nanosecond},
 		// 5 independent kernels: 5 roots released 0.7 us apart, the
 		// last 2.8 us after the first.
 		{"5 roots", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
@@ -110,14 +111,14 @@ func TestGraphDeviceCostsDelayCopyNodesAndForks(t *testing.T) {
 func TestGraphDeviceCostFieldsParseAndAreChecked(t *testing.T) {
 	c := h100Config(t)
 	assert.Zero(t, c.FrontEnd.GraphCopyNodeNs)
-	assert.Zero(t, c.FrontEnd.GraphBranchNs)
+	assert.Zero(t, c.FrontEnd.GraphDispatchNs)
 	out, err := withGraphDeviceCosts(t).Marshal()
 	require.NoError(t, err)
 	back, err := ParseConfig(out, "marshalled")
 	require.NoError(t, err)
 	assert.InDelta(t, 3000, back.FrontEnd.GraphCopyNodeNs, 0)
-	assert.InDelta(t, 700, back.FrontEnd.GraphBranchNs, 0)
-	c.FrontEnd.GraphBranchNs = -1
+	assert.InDelta(t, 700, back.FrontEnd.GraphDispatchNs, 0)
+	c.FrontEnd.GraphDispatchNs = -1
 	_, err = New(c)
-	assert.ErrorContains(t, err, "front_end.graph_branch_ns must not be negative")
+	assert.ErrorContains(t, err, "front_end.graph_dispatch_ns must not be negative")
 }
