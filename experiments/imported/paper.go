@@ -33,6 +33,7 @@ func init() {
 			"configs/experiments/imported-v2-predict-sim.yaml", "configs/experiments/imported-graph-v2-predict-sim.yaml", "configs/experiments/imported-graph-v2-p818-sim-o0.yaml",
 			"configs/experiments/imported-v3-sim.yaml", "configs/experiments/imported-graph-v3-sim.yaml", "configs/experiments/imported-graph-v3-sim-o0.yaml",
 			"configs/experiments/imported-v4-sim.yaml", "configs/experiments/imported-graph-v4-sim.yaml", "configs/experiments/imported-graph-v4-sim-o0.yaml",
+			"configs/experiments/imported-v4-sim-measured.yaml", "configs/experiments/imported-graph-v4-sim-measured.yaml",
 			"configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml",
 			"configs/experiments/imported-sim.yaml", "configs/experiments/imported-graph-sim.yaml", "configs/experiments/imported-graph-sim-o0.yaml"},
 		Report: report,
