@@ -118,3 +118,31 @@ func TestGraphOnceReplaysAStaticProgram(t *testing.T) {
 	serial, _, _ := runOnSim(t, sched.NewSerial(), prog)
 	assert.Less(t, span, serial, "graph replay pays no per-kernel launch cost and runs branches concurrently")
 }
+
+// Round-robin plans in Prepare, outside the timed region, as the static
+// planners do; a run on another instance than the prepared one plans
+// again, so it still waits on every cross-stream dependency (no races).
+func TestRoundRobinPlansInPrepare(t *testing.T) {
+	prog := wideDAG(t, 2)
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	rr, err := sched.NewRoundRobin(4)
+	require.NoError(t, err)
+	err = dev.Run(func(h device.Host) error {
+		a, err := workloads.Bind(h, prog)
+		require.NoError(t, err)
+		b, err := workloads.Bind(h, prog)
+		require.NoError(t, err)
+		require.NoError(t, rr.Prepare(h, a))
+		first := rr.Stats()["waits"]
+		assert.Positive(t, first, "planned before any run: the wide DAG crosses streams")
+		require.NoError(t, rr.Run(h, a))
+		require.NoError(t, rr.Run(h, b), "an instance Prepare did not see")
+		assert.Equal(t, first, rr.Stats()["waits"], "the same program, the same waits")
+		require.NoError(t, rr.Cleanup(h))
+		require.NoError(t, a.Release(h))
+		return b.Release(h)
+	})
+	require.NoError(t, err)
+	assert.Empty(t, dev.Races())
+}
