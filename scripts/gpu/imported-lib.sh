@@ -38,3 +38,51 @@ imported_replay_tests() {
 	(cd workloads/file && timeout "$limit" "../../$B/file.test" -test.run 'GPUReplay' "$@" -test.v) > "$R/replay-test.log" 2>&1
 	echo "rc=$?" >> "$R/replay-test.log"
 }
+
+# imported_kernel_run V TEST_LIMIT EAGER_LIMIT GRAPH_LIMIT runs one replay
+# kernel version's experiments (imported-vV, imported-graph-vV,
+# imported-graph-vV-o0, from configs/experiments/*-vV-gpu*.yaml) after, on
+# a GPU, workloads/file's GPU tests; with FROM_PROBE set, at the values the
+# probe measured (eager imports: its "measured:" line; graph-replay traces:
+# its "replay signature:" line), written into copies of the configs. Every
+# file lands in $R, packed into $OUT/import-vV.tgz. imported-v3.sh and
+# imported-v4.sh call it.
+imported_kernel_run() {
+	local v=$1 test_limit=$2 eager=$3 graph=$4 run name cfg run_cfg line val o f
+	imported_unpack
+	imported_build_txt
+	if [ "$DEV" = cuda ]; then
+		[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
+		imported_device_txt
+		imported_replay_tests "$test_limit"
+		grep -E 'shape|ranges grid|sig grid|per range|signature:|measured|--- |rc=' "$R/replay-test.log"
+	fi
+	for run in "imported-v$v:$eager" "imported-graph-v$v:$graph" "imported-graph-v$v-o0:$graph"; do
+		name=${run%:*}
+		cfg=configs/experiments/${name%-o0}-gpu${name##*-v$v}.yaml
+		log "$name ($cfg) on $DEV"
+		run_cfg=$cfg
+		if [ "$DEV" != cuda ] || [ -n "${FROM_PROBE:-}" ]; then
+			# a dry run on the simulator, or the probe's values: a copy
+			run_cfg=${cfg%.yaml}-run.yaml
+			sed -E "s/^devices: .*/devices: [$DEV]/" "$cfg" > "$run_cfg"
+			line="measured:"
+			case $name in imported-graph*) line="replay signature:" ;; esac
+			val=$(grep -o "$line overhead_ns=[0-9]* floor_ns=[0-9]*" "$R/replay-test.log" 2>/dev/null | tail -1 | sed "s/^$line //")
+			if [ -n "${FROM_PROBE:-}" ] && [ -n "$val" ]; then
+				o=${val%% *}; o=${o#overhead_ns=}; f=${val##*floor_ns=}
+				case $name in *-o0) o=0 ;; esac
+				sed -i -E "s/overhead_ns: [0-9]+, floor_ns: [0-9]+/overhead_ns: $o, floor_ns: $f/" "$run_cfg"
+				echo "$name: overhead_ns $o, floor_ns $f from the probe ($line)" | tee -a "$R/from-probe.txt"
+			fi
+			cp "$run_cfg" "$R/"
+		fi
+		timeout "${run#*:}" "$B/gpusched" paper imported run "$run_cfg" -o "$R/$name" > "$R/$name.log" 2>&1
+		echo "rc=$?" | tee -a "$R/$name.log"
+		[ "$run_cfg" = "$cfg" ] || rm -f "$run_cfg"
+		grep -E "serial\+graph|^\S+ +serial " "$R/$name.log" | head -24
+	done
+	log done
+	find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
+	tar czf "$OUT/import-v$v.tgz" -C "$OUT" "import-v$v" && rm -rf "$R"
+}

@@ -41,42 +41,5 @@ DEV=${1:-cuda}
 R=$OUT/import-v3
 mkdir -p "$R"
 . scripts/gpu/imported-lib.sh
-imported_unpack
-imported_build_txt
-if [ "$DEV" = cuda ]; then
-	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
-	imported_device_txt
-	imported_replay_tests 30
-	grep -E 'shape|ranges grid|sig grid|per range|signature:|measured|--- |rc=' "$R/replay-test.log"
-fi
-# probe_values LINE: "overhead_ns=O floor_ns=F" from the probe's line.
-probe_values() { grep -o "$1 overhead_ns=[0-9]* floor_ns=[0-9]*" "$R/replay-test.log" 2>/dev/null | tail -1 | sed "s/^$1 //"; }
 # At most 150 s in all: the eager imports (11 schedulers) take the most.
-for run in imported-v3:75 imported-graph-v3:20 imported-graph-v3-o0:20; do
-	name=${run%:*}
-	cfg=configs/experiments/${name%-o0}-gpu${name##*-v3}.yaml
-	log "$name ($cfg) on $DEV"
-	run_cfg=$cfg
-	if [ "$DEV" != cuda ] || [ -n "${FROM_PROBE:-}" ]; then
-		# a dry run on the simulator, or the probe's values: a copy
-		run_cfg=${cfg%.yaml}-run.yaml
-		sed -E "s/^devices: .*/devices: [$DEV]/" "$cfg" > "$run_cfg"
-		line="measured:"
-		case $name in imported-graph*) line="replay signature:" ;; esac
-		v=$(probe_values "$line")
-		if [ -n "${FROM_PROBE:-}" ] && [ -n "$v" ]; then
-			o=${v%% *}; o=${o#overhead_ns=}; f=${v##*floor_ns=}
-			case $name in *-o0) o=0 ;; esac
-			sed -i -E "s/overhead_ns: [0-9]+, floor_ns: [0-9]+/overhead_ns: $o, floor_ns: $f/" "$run_cfg"
-			echo "$name: overhead_ns $o, floor_ns $f from the probe ($line)" | tee -a "$R/from-probe.txt"
-		fi
-		cp "$run_cfg" "$R/"
-	fi
-	timeout "${run#*:}" "$B/gpusched" paper imported run "$run_cfg" -o "$R/$name" > "$R/$name.log" 2>&1
-	echo "rc=$?" | tee -a "$R/$name.log"
-	[ "$run_cfg" = "$cfg" ] || rm -f "$run_cfg"
-	grep -E "serial\+graph|^\S+ +serial " "$R/$name.log" | head -24
-done
-log done
-find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
-tar czf "$OUT/import-v3.tgz" -C "$OUT" import-v3 && rm -rf "$R"
+imported_kernel_run 3 30 75 20
