@@ -27,11 +27,9 @@ func (c *calibrator) crossStreamWaits(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	evs := make([]device.Event, maxS)
-	for i := range evs {
-		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
-			return err
-		}
+	evs, err := newEvents(h, maxS)
+	if err != nil {
+		return err
 	}
 	spin := c.spinLaunch(spinD, ss.t.done)
 	chainOn := func(s, n int) func() error {
@@ -117,11 +115,9 @@ func (c *calibrator) capturedChains(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	evs := make([]device.Event, 2*maxS)
-	for i := range evs {
-		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
-			return err
-		}
+	evs, err := newEvents(h, 2*maxS)
+	if err != nil {
+		return err
 	}
 	spin := c.spinLaunch(spinD, ss.t.done)
 	// timed captures and instantiates one chain: its two host times.

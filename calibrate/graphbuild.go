@@ -96,11 +96,9 @@ func (c *calibrator) graphBuilds(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	evs := make([]device.Event, 2*maxS)
-	for i := range evs {
-		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
-			return err
-		}
+	evs, err := newEvents(h, 2*maxS)
+	if err != nil {
+		return err
 	}
 	ls, err := newSynthLaunches(h, synthChain, 1)
 	if err != nil {

@@ -220,11 +220,9 @@ func (c *calibrator) interleavedStreams(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	evs := make([]device.Event, ilN2)
-	for i := range evs {
-		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
-			return err
-		}
+	evs, err := newEvents(h, ilN2)
+	if err != nil {
+		return err
 	}
 	var variants []ilVariant
 	launches := map[string][]*device.Launch{}

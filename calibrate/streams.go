@@ -52,6 +52,19 @@ func newStreamSet(h device.Host, n int) (*streamSet, error) {
 	return ss, nil
 }
 
+// newEvents makes n events without timing, for records and waits between
+// streams.
+func newEvents(h device.Host, n int) ([]device.Event, error) {
+	evs := make([]device.Event, n)
+	for i := range evs {
+		var err error
+		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+			return nil, err
+		}
+	}
+	return evs, nil
+}
+
 // stream is stream i of the set (0: the origin).
 func (ss *streamSet) stream(i int) device.Stream {
 	if i == 0 {
@@ -154,11 +167,9 @@ func (c *calibrator) busyStreamCosts(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	evs := make([]device.Event, 16)
-	for i := range evs {
-		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
-			return err
-		}
+	evs, err := newEvents(h, 16)
+	if err != nil {
+		return err
 	}
 	gate := c.spinLaunch(busyD, ss.t.done)
 	empty := c.emptyLaunch(1)
