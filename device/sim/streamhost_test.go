@@ -38,12 +38,7 @@ func TestStreamSwitchAndPendingWait(t *testing.T) {
 		})
 		d, err := New(cfg)
 		require.NoError(t, err)
-		took := map[string]time.Duration{}
-		timed := func(h device.Host, name string, call func() error) {
-			t0 := h.Now()
-			require.NoError(t, call())
-			took[name] = h.Now() - t0
-		}
+		took, timed := callTimer(t)
 		require.NoError(t, d.Run(func(h device.Host) error {
 			a, _ := h.NewStream(device.StreamOptions{})
 			b, _ := h.NewStream(device.StreamOptions{})
@@ -137,12 +132,7 @@ func TestGraphBuildCosts(t *testing.T) {
 		})
 		d, err := New(cfg)
 		require.NoError(t, err)
-		took := map[string]time.Duration{}
-		timed := func(h device.Host, name string, call func() error) {
-			t0 := h.Now()
-			require.NoError(t, call())
-			took[name] = h.Now() - t0
-		}
+		took, timed := callTimer(t)
 		require.NoError(t, d.Run(func(h device.Host) error {
 			s, _ := h.NewStream(device.StreamOptions{})
 			buf, err := h.Malloc(64)
@@ -208,4 +198,15 @@ func TestStreamHostCostsDeterministic(t *testing.T) {
 	first := run()
 	require.NotEmpty(t, first)
 	assert.Equal(t, first, run())
+}
+
+// callTimer returns what each named call took in simulated time, and the
+// function that times one call (which must succeed) under a name.
+func callTimer(t *testing.T) (map[string]time.Duration, func(device.Host, string, func() error)) {
+	took := map[string]time.Duration{}
+	return took, func(h device.Host, name string, call func() error) {
+		t0 := h.Now()
+		require.NoError(t, call())
+		took[name] = h.Now() - t0
+	}
 }
