@@ -64,6 +64,9 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 	if err := f.fitCopyContention(rep); err != nil {
 		return nil, err
 	}
+	// The callback wake before the graph device costs, whose comment
+	// gives the chunk chain with host functions after it.
+	f.fitCallbackWake(rep)
 	if err := f.fitGraphDeviceCosts(rep); err != nil {
 		return nil, err
 	}

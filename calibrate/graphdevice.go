@@ -65,8 +65,8 @@ var gdShapes = []gdShape{
 	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk},
 	{name: "1 MiB HtoD copy", head: "c", copyBytes: gdChunk},
 	{name: "1 MiB DtoH copy", tail: "c", copyBytes: gdChunk},
-	{name: "1 MiB copy, 1x16 kernels, 1 MiB copy", head: "c", tail: "c", branches: 1, perBranch: 16, copyBytes: gdChunk},
-	{name: "1 MiB copy, 1x16 kernels, 1 MiB copy, a host function after each launch", head: "c", tail: "c", branches: 1, perBranch: 16, copyBytes: gdChunk, hostFunc: true},
+	{name: gdChunkChain, head: "c", tail: "c", branches: 1, perBranch: 16, copyBytes: gdChunk},
+	{name: gdChunkChainHost, head: "c", tail: "c", branches: 1, perBranch: 16, copyBytes: gdChunk, hostFunc: true},
 	{name: "1 MiB copy, 16x4 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 16, perBranch: 4, copyBytes: gdChunk, update: true},
 	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk, update: true},
 }
@@ -355,4 +355,67 @@ func chunkErrors(rep, sim *Report) string {
 		}
 	}
 	return "chunk graphs' error: " + strings.Join(parts, ", ")
+}
+
+// The chunk chain graphDeviceCosts times with and without a host function
+// after each launch (gdShapes), by name.
+const (
+	gdChunkChain     = "1 MiB copy, 1x16 kernels, 1 MiB copy"
+	gdChunkChainHost = gdChunkChain + ", a host function after each launch"
+)
+
+// fitCallbackWake sets front_end.callback_wake_ns, and with it
+// front_end.callback_ns and host.callback_handoff_ns, from what a host
+// function adds to the chunk chain over 16 launches back to back (D: each
+// callback finds the callback thread idle after a graph, so each pays the
+// wake W and the run cb) and the callback duration (C, over
+// callbacksQueued host functions queued back to back behind a kernel:
+// only the first finds the thread idle, C = cb + W/n):
+//
+//	W = (D - C) n/(n-1), cb = C - W/n
+//
+// The callback hand-off was measured from a kernel's end to a woken Get,
+// less C: it holds the wake, which the callback now pays before its Put,
+// so the hand-off is what remains, the measured one less D - C. The
+// simulator then reproduces all three measurements. Without the shapes or
+// the callback duration, or when D is not above C, the base config's
+// fields stay.
+func (f *Fitted) fitCallbackWake(rep *Report) {
+	at16 := func(shape string) string { return fmt.Sprintf("graph device time, %s, 16 launches", shape) }
+	with, ok1 := rep.byName(at16(gdChunkChainHost))
+	without, ok2 := rep.byName(at16(gdChunkChain))
+	dur, ok3 := rep.byName("host callback duration")
+	if !ok1 || !ok2 || !ok3 || dur.Field != "front_end.callback_ns" {
+		f.Notes = append(f.Notes, "no host function after a graph, or no callback duration, measured: front_end.callback_wake_ns kept from the base config")
+		return
+	}
+	d, c, n := with.Value-without.Value, dur.Value, float64(callbacksQueued)
+	fe := &f.Config.FrontEnd
+	if d <= c {
+		f.Notes = append(f.Notes, fmt.Sprintf("a host function after a graph adds %s ns, not more than the callback duration %s ns: "+
+			"front_end.callback_wake_ns kept from the base config", num(d), num(c)))
+		return
+	}
+	w := (d - c) * n / (n - 1)
+	fe.CallbackWakeNs, fe.CallbackNs = math.Round(w), math.Round(c-w/n)
+	alone := ""
+	if w1, ok := rep.byName(fmt.Sprintf("graph device time, %s, 1 launches", gdChunkChainHost)); ok {
+		if wo1, ok := rep.byName(fmt.Sprintf("graph device time, %s, 1 launches", gdChunkChain)); ok {
+			alone = fmt.Sprintf(" (at one launch %s ns, spread %.0f%%)", num(w1.Value-wo1.Value), 100*w1.Spread())
+		}
+	}
+	f.Comments["front_end.callback_wake_ns"] = fmt.Sprintf("fitted: graph device costs, a host function after each of 16 launches of "+
+		"the chunk chain adds %s ns a launch%s, %s ns with and %s without (medians of %d rounds, spread %.0f%% and %.0f%%); "+
+		"the callback duration %s ns over %d queued host functions holds one wake: wake (D - C) n/(n-1)",
+		num(d), alone, num(with.Value), num(without.Value), len(with.Rounds), 100*with.Spread(), 100*without.Spread(), num(c), callbacksQueued)
+	f.Comments["front_end.callback_ns"] = fmt.Sprintf("fitted: the callback duration measured, %s ns (median of %d rounds, spread %.0f%%), "+
+		"less its share of the one wake among %d queued host functions (front_end.callback_wake_ns / %d)", num(c), len(dur.Rounds), 100*dur.Spread(), callbacksQueued, callbacksQueued)
+	hand, ok := rep.byName("callback to host thread hand-off")
+	if !ok || hand.Field != "host.callback_handoff_ns" {
+		return
+	}
+	f.Config.Host.CallbackHandoffNs = math.Round(max(0, hand.Value-(d-c)))
+	f.Comments["host.callback_handoff_ns"] = fmt.Sprintf("fitted: the callback hand-off measured, %s ns (median of %d rounds, spread %.0f%%), "+
+		"less the wake the callback now pays before its Put (%s ns: the host function's cost after a graph less the callback duration)",
+		num(hand.Value), len(hand.Rounds), 100*hand.Spread(), num(d-c))
 }

@@ -39,3 +39,48 @@ func TestGraphDeviceCostsFitBack(t *testing.T) {
 	assert.InDelta(t, 5, g.Config.FrontEnd.GraphDispatchNs, 0)
 	assert.Contains(t, g.Notes[0], "no graph device costs measured")
 }
+
+// Measured on a simulator with callback_wake_ns 31 us, callback_ns 4.8 us
+// and callback_handoff_ns 40 us, the callback duration, the callback
+// hand-off and the chunk chain with and without a host function fit back
+// to those three from a base config without a wake; without the chunk
+// chain the base config's stay.
+func TestCallbackWakeFitBack(t *testing.T) {
+	truth, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	truth.FrontEnd.CallbackWakeNs, truth.FrontEnd.CallbackNs, truth.Host.CallbackHandoffNs = 31000, 4800, 40000
+	rep, err := Measure(mustSim(t, truth), []string{"host API costs", "launch latency, back-to-back gap, wake-up",
+		"host callbacks", "host thread hand-off", "graph device costs"}, nil)
+	require.NoError(t, err)
+	m, ok := rep.byName("host callback duration")
+	require.True(t, ok)
+	assert.InDelta(t, 4800+31000/32.0, m.Value, 1, "one wake among the queued callbacks")
+
+	f := &Fitted{Config: measuredCallbacks(t, rep), Comments: map[string]string{}}
+	f.fitCallbackWake(rep)
+	fe := f.Config.FrontEnd
+	assert.InDelta(t, 31000, fe.CallbackWakeNs, 2)
+	assert.InDelta(t, 4800, fe.CallbackNs, 2)
+	assert.InDelta(t, 40000, f.Config.Host.CallbackHandoffNs, 2)
+	assert.Contains(t, f.Comments["front_end.callback_wake_ns"], "a host function after each of 16 launches")
+
+	without := &Report{Measurements: []Measurement{m}}
+	g := &Fitted{Config: measuredCallbacks(t, rep), Comments: map[string]string{}}
+	g.Config.FrontEnd.CallbackWakeNs = 7
+	g.fitCallbackWake(without)
+	assert.InDelta(t, 7, g.Config.FrontEnd.CallbackWakeNs, 0)
+	assert.Contains(t, g.Notes[0], "front_end.callback_wake_ns kept from the base config")
+}
+
+// measuredCallbacks is the datasheet H100 with rep's callback duration
+// and callback hand-off, as Config sets them.
+func measuredCallbacks(t *testing.T, rep *Report) *sim.Config {
+	t.Helper()
+	cfg, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	c, ok1 := rep.Get("front_end.callback_ns")
+	h, ok2 := rep.Get("host.callback_handoff_ns")
+	require.True(t, ok1 && ok2)
+	cfg.FrontEnd.CallbackNs, cfg.Host.CallbackHandoffNs = c.Value, h.Value
+	return cfg
+}

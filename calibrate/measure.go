@@ -234,13 +234,17 @@ func (c *calibrator) graphs(h device.Host) error {
 	return nil
 }
 
+// callbacksQueued is how many host functions the callback duration is
+// timed over, back to back behind a kernel.
+const callbacksQueued = 32
+
 func (c *calibrator) callbacks(h device.Host) error {
 	t, err := newTimedStream(h)
 	if err != nil {
 		return err
 	}
 	long := c.spinLaunch(callbackD, t.done)
-	const n = 32
+	const n = callbacksQueued
 	nop := func() {}
 	var cb []float64
 	for r := 0; r < c.rounds+1; r++ {

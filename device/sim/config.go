@@ -221,6 +221,15 @@ type FrontEndCosts struct {
 	// CallbackNs is how long the driver's callback thread takes to run a
 	// host callback and release its stream (callbacks run one at a time).
 	CallbackNs float64 `yaml:"callback_ns"`
+	// CallbackWakeNs (optional) is how much later a host callback starts
+	// when the callback thread is idle as its stream reaches it (no
+	// callback running or queued): the thread sleeps, and the device's
+	// completion has to wake it. A callback queued behind another one
+	// (back to back on a stream, or from another stream while one runs)
+	// does not pay it. Its stream stays blocked until the callback ends,
+	// and what it Puts is handed off after that. 0 (left out): no wake,
+	// as before the field existed.
+	CallbackWakeNs float64 `yaml:"callback_wake_ns,omitempty"`
 	// MinBlockNs is the shortest duration of a block (an empty kernel's).
 	MinBlockNs float64 `yaml:"min_block_ns"`
 	// BlockDispatchNs is the GPU-wide block distributor's time per block:

@@ -514,10 +514,14 @@ func (d *Device) copyDone(k *command) {
 	d.finishCmd(k)
 }
 
-// Host callbacks run one at a time on the driver's callback thread.
+// Host callbacks run one at a time on the driver's callback thread, which
+// wakes (callback_wake_ns) when a callback finds it idle.
 
 func (d *Device) startCallback(k *command) {
 	start := max(d.now, d.cbFree)
+	if d.now > d.cbFree {
+		start += d.cost.callbackWake
+	}
 	k.start = start
 	k.end = start + d.cost.callback
 	d.cbFree = k.end

@@ -108,6 +108,9 @@ func (d *Device) commandCause(kind evKind, k *command) (field, cause string) {
 	case evCopyDone:
 		return d.copyCause(k)
 	case evCallback:
+		if fe.CallbackWakeNs > fe.CallbackNs {
+			return ns("front_end.callback_wake_ns", fe.CallbackWakeNs)
+		}
 		return ns("front_end.callback_ns", fe.CallbackNs)
 	case evDQInsert:
 		return ns("dependency_queue.insert_cycles", float64(d.cfg.DQ.InsertCycles)*d.cost.cycle)

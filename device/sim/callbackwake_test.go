@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// callbacksAfter launches, on one new stream per entry of kernels, a
+// kernel of that duration and then a host function per entry of its
+// list; it returns when each named callback ended (engine time), from
+// the first launch (stream creation left out).
+func callbacksAfter(t *testing.T, cfg *Config, kernels []time.Duration, names [][]string) map[string]time.Duration {
+	d, err := New(cfg)
+	require.NoError(t, err)
+	ends := map[string]time.Duration{}
+	var t0 time.Duration
+	require.NoError(t, d.Run(func(h device.Host) error {
+		var ss []device.Stream
+		for range kernels {
+			s, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			ss = append(ss, s)
+		}
+		t0 = h.Now()
+		for i, dur := range kernels {
+			require.NoError(t, h.Launch(ss[i], spinLaunch(1, 32, dur)))
+			for _, name := range names[i] {
+				require.NoError(t, h.HostFunc(ss[i], func() { ends[name] = d.now.Duration() }))
+			}
+		}
+		return h.Synchronize()
+	}))
+	for name := range ends {
+		ends[name] -= t0
+	}
+	return ends
+}
+
+func TestCallbackWakeAfterIdle(t *testing.T) {
+	// Datasheet H100: launch 3.3 us, host function 2.5 us, launch latency
+	// 2 us, callback 5 us; callback_wake_ns 30 us.
+	cfg := h100Config(t)
+	cfg.FrontEnd.CallbackWakeNs = 30e3
+	us := func(x float64) time.Duration { return time.Duration(x * 1e3) }
+
+	// One stream: a 20 us kernel (arrives 3.3, runs 5.3-25.3), two host
+	// functions behind it. The first finds the thread idle at 25.3: it
+	// starts at 55.3 and ends at 60.3. The second is reached at 60.3, as
+	// the thread frees: no wake, it ends at 65.3.
+	got := callbacksAfter(t, cfg, []time.Duration{20 * time.Microsecond}, [][]string{{"a1", "a2"}})
+	assert.Equal(t, map[string]time.Duration{"a1": us(60.3), "a2": us(65.3)}, got)
+
+	// Without the field the first starts at 25.3 (as before it existed).
+	got = callbacksAfter(t, h100Config(t), []time.Duration{20 * time.Microsecond}, [][]string{{"a1", "a2"}})
+	assert.Equal(t, map[string]time.Duration{"a1": us(30.3), "a2": us(35.3)}, got)
+
+	// Two streams. A: launched at 0, kernel 5.3-25.3, host function
+	// issued by 5.8. B: launched 5.8-9.1, kernel 11.1-31.1. A's callback
+	// wakes the thread (55.3-60.3); B's, reached at 31.1 during that
+	// wake, waits for the thread and runs 60.3-65.3 without a wake of
+	// its own. With B's kernel 60 us (11.1-71.1) the thread is idle again
+	// when B's callback is reached: it runs 101.1-106.1.
+	two := [][]string{{"a"}, {"b"}}
+	got = callbacksAfter(t, cfg, []time.Duration{20 * time.Microsecond, 20 * time.Microsecond}, two)
+	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(65.3)}, got)
+	got = callbacksAfter(t, cfg, []time.Duration{20 * time.Microsecond, 60 * time.Microsecond}, two)
+	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(106.1)}, got)
+}
+
+// Elapsed over a kernel and a host function behind it, on one stream:
+// the callback holds the stream callback_ns plus, after idle,
+// callback_wake_ns, before the record behind it completes.
+func TestCallbackWakeHoldsItsStream(t *testing.T) {
+	elapsed := func(wake float64) time.Duration {
+		cfg := h100Config(t)
+		cfg.FrontEnd.CallbackWakeNs = wake
+		var el time.Duration
+		runOn(t, cfg, func(h device.Host) error {
+			s, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			a, _ := h.NewEvent(device.EventOptions{})
+			b, _ := h.NewEvent(device.EventOptions{})
+			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 100*time.Microsecond)))
+			require.NoError(t, h.Record(a, s))
+			require.NoError(t, h.HostFunc(s, func() {}))
+			require.NoError(t, h.Record(b, s))
+			require.NoError(t, h.StreamSynchronize(s))
+			el, err = h.Elapsed(a, b)
+			return err
+		})
+		return el
+	}
+	// The record a completes as the kernel ends; the callback is reached
+	// then (the host issued everything during the kernel) and runs 5 us,
+	// after a wake of 30 us when the field is set.
+	assert.Equal(t, 5*time.Microsecond, elapsed(0))
+	assert.Equal(t, 35*time.Microsecond, elapsed(30e3))
+}
