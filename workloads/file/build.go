@@ -216,7 +216,7 @@ const orderedWrites = 1 << 31
 // count is the kernel's range count as replay.desc holds it: with
 // orderedWrites where two of its written ranges overlap, so that the
 // later one's bytes win as in the reference (the kernel otherwise writes
-// every range at once). replay_v3 reads the word alike.
+// every range at once). replay_v5 reads the word alike.
 func (b *builder) count(seen []dataArg) uint32 {
 	if writesOverlap(seen) {
 		return uint32(len(seen)) | orderedWrites

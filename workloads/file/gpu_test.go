@@ -164,20 +164,23 @@ func rrAssign(n, k int) []int {
 var replayBare, _ = kernels.Lookup("replay", "replay_bare")
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel, the one it replaced (replay_v3) and replay_bare (the
-// same parameters and stamps, nothing read or written: what any such kernel
-// costs): the global timer's step and the SM clock's rate (replay_timer
-// over 1 ms), then, per shape of probeFile's chain (a signature only, as
-// the imports of graph-replay traces touch, or 1 to 8 buffer ranges, at
-// one block and at a block per SM), from the kernels' stamps: its floor
-// (time at spin 0, first block's start to last block's end), its overhead
-// (time beyond a 20 us spin), and what each kernel adds to a chain of them
-// launched from the host and as one CUDA graph (at spin 0, and beyond the
-// spin at 20 us). The last lines give each kernel's overhead_ns and
-// floor_ns for the file family's parameters at one block: for a signature
-// (graph traces; the replay kernel's is the line "replay signature:") and
-// for 4 ranges (the eager imports' kernels touch 3.4 to 4.3; the replay
-// kernel's is the line "measured:", which scripts/gpu/imported-v4.sh reads).
+// the replay kernel, the candidate to replace it (replay_v5) and
+// replay_bare (the same parameters and stamps, nothing read or written:
+// what any such kernel costs): the global timer's step and the SM clock's
+// rate (replay_timer over 1 ms), then, per shape of probeFile's chain (a
+// signature only, as the imports of graph-replay traces touch, or 1 to 8
+// buffer ranges, at one block and at a block per SM; 4 ranges at 4 blocks
+// an SM with padded shared memory, in one wave and in three, spinning
+// 40 us a wave), from the kernels' stamps: its floor (time at spin 0,
+// first block's start to last block's end), its overhead (time beyond the
+// long spin), and what each kernel adds to a chain of them launched from
+// the host and as one CUDA graph (at spin 0, and beyond the spin). The
+// last lines give each kernel's overhead_ns and floor_ns for the file
+// family's parameters at one block: for a signature (graph traces; the
+// replay kernel's is the line "replay signature:") and for 4 ranges (the
+// eager imports' kernels touch 3.4 to 4.3; the replay kernel's is the
+// line "measured:", which scripts/gpu/imported-v4.sh reads), and the busy
+// shapes' overhead beyond the spin.
 //
 //	go test -tags cuda ./workloads/file -run GPUReplayProbe -v
 func TestGPUReplayProbe(t *testing.T) {
@@ -188,27 +191,34 @@ func TestGPUReplayProbe(t *testing.T) {
 	f := probeFile(d.Info())
 	require.NoError(t, f.Check())
 	got := map[string]probeStats{}
-	for _, k := range []*device.Kernel{ReplayKernel, replayV3, replayBare} {
+	for _, k := range []*device.Kernel{ReplayKernel, replayAlt, replayBare} {
 		host, graphed := probeKernel(t, d, f, k, k != replayBare)
 		got[k.Name] = host
-		t.Logf("%-11s %-18s %9s %9s %9s %9s %9s", k.Name, "shape", "floor", "overhead", "host@0", "graph@0", "graph+")
+		t.Logf("%-11s %-22s %9s %9s %9s %9s %9s", k.Name, "shape", "floor", "overhead", "host@0", "graph@0", "graph+")
 		for _, s := range probeShapes(d.Info()) {
-			at0, atSpin := probeGroup(s, 1), probeGroup(s, probeSpinNS)
-			t.Logf("%-11s %-18v %9.0f %9.0f %9.0f %9.0f %9.0f", k.Name, s, host.excess[at0], host.excess[atSpin],
-				host.chain[at0], graphed.chain[at0], graphed.chain[atSpin]-probeSpinNS)
+			at0, atSpin := probeGroup(s, false), probeGroup(s, true)
+			t.Logf("%-11s %-22v %9.0f %9.0f %9.0f %9.0f %9.0f", k.Name, s, host.excess[at0], host.excess[atSpin],
+				host.chain[at0], graphed.chain[at0], graphed.chain[atSpin]-float64(s.longNS(d.Info())))
 		}
 	}
-	t.Logf("columns: ns; floor = time at spin 0, overhead = beyond a %d ns spin (one kernel, median); host@0, graph@0 = what a kernel adds to a chain at spin 0, launched from the host or in one CUDA graph; graph+ = beyond the spin in a graph chain", probeSpinNS)
-	for _, k := range []*device.Kernel{replayV3, replayBare, ReplayKernel} {
+	t.Logf("columns: ns; floor = time at spin 0, overhead = beyond the long spin (%d ns; busy shapes %d ns a wave) (one kernel, median); host@0, graph@0 = what a kernel adds to a chain at spin 0, launched from the host or in one CUDA graph; graph+ = beyond the spin in a graph chain", probeSpinNS, probeBusySpinNS)
+	var busy []probeShape
+	for _, s := range probeShapes(d.Info()) {
+		if s.busy {
+			busy = append(busy, s)
+		}
+	}
+	for _, k := range []*device.Kernel{replayAlt, replayBare, ReplayKernel} {
 		h := got[k.Name]
-		sig, four, one := probeShape{0, 1}, probeShape{4, 1}, probeShape{1, 1}
-		perRange := (h.excess[probeGroup(probeShape{8, 1}, 1)] - h.excess[probeGroup(one, 1)]) / 7
-		t.Logf("%s per range (1 to 8, floor): %.0f ns; after its spin (1 to 8): %.0f ns", k.Name, perRange,
-			(h.excess[probeGroup(probeShape{8, 1}, probeSpinNS)]-h.excess[probeGroup(one, probeSpinNS)])/7)
-		t.Logf("%s signature: overhead_ns=%.0f floor_ns=%.0f", k.Name, max(0, h.excess[probeGroup(sig, probeSpinNS)]), max(0, h.excess[probeGroup(sig, 1)]))
-		t.Logf("%s 4 ranges: overhead_ns=%.0f floor_ns=%.0f", k.Name, max(0, h.excess[probeGroup(four, probeSpinNS)]), max(0, h.excess[probeGroup(four, 1)]))
+		sig, four, one := probeShape{0, 1, false}, probeShape{4, 1, false}, probeShape{1, 1, false}
+		eight := probeShape{8, 1, false}
+		t.Logf("%s per range (1 to 8, floor): %.0f ns; after its spin (1 to 8): %.0f ns", k.Name, (h.excess[probeGroup(eight, false)]-h.excess[probeGroup(one, false)])/7,
+			(h.excess[probeGroup(eight, true)]-h.excess[probeGroup(one, true)])/7)
+		t.Logf("%s busy, 4 ranges, beyond the spin: %s %.0f ns, %s %.0f ns", k.Name, busy[0], h.excess[probeGroup(busy[0], true)], busy[1], h.excess[probeGroup(busy[1], true)])
+		t.Logf("%s signature: overhead_ns=%.0f floor_ns=%.0f", k.Name, max(0, h.excess[probeGroup(sig, true)]), max(0, h.excess[probeGroup(sig, false)]))
+		t.Logf("%s 4 ranges: overhead_ns=%.0f floor_ns=%.0f", k.Name, max(0, h.excess[probeGroup(four, true)]), max(0, h.excess[probeGroup(four, false)]))
 		if k == ReplayKernel {
-			t.Logf("measured: overhead_ns=%.0f floor_ns=%.0f", max(0, h.excess[probeGroup(four, probeSpinNS)]), max(0, h.excess[probeGroup(four, 1)]))
+			t.Logf("measured: overhead_ns=%.0f floor_ns=%.0f", max(0, h.excess[probeGroup(four, true)]), max(0, h.excess[probeGroup(four, false)]))
 		}
 	}
 }

@@ -19,33 +19,68 @@ import (
 )
 
 // The probe's kernels: probeReps of each shape at spin 0 (1 ns recorded)
-// and at probeSpinNS.
+// and at its long spin: probeSpinNS, or probeBusySpinNS a wave for the
+// busy shapes (probeBusyPerSM blocks an SM).
 const (
-	probeReps   = 16
-	probeSpinNS = 20000
+	probeReps       = 16
+	probeSpinNS     = 20000
+	probeBusySpinNS = 40000
+	probeBusyPerSM  = 4
 )
 
 // probeShape is a group of the probe's kernels: how many buffer ranges
 // each touches (0: none, only the signature of the kernel before it, as
-// an import of a graph-replay trace does) and its grid.
-type probeShape struct{ ranges, grid int }
+// an import of a graph-replay trace does), its grid, and whether it is
+// busy: blocks of 256 threads at 64 registers, probeBusyPerSM an SM by
+// registers, which the replay (32 registers) matches by padding its
+// shared memory to about a quarter of the SM's (what leaves its L1 the
+// least room), as the batch-8 models' wide kernels do; else blocks of 128
+// threads at 32 registers, no padding.
+type probeShape struct {
+	ranges, grid int
+	busy         bool
+}
 
 func (s probeShape) String() string {
+	name := fmt.Sprintf("%d ranges grid %d", s.ranges, s.grid)
 	if s.ranges == 0 {
-		return fmt.Sprintf("sig grid %d", s.grid)
+		name = fmt.Sprintf("sig grid %d", s.grid)
 	}
-	return fmt.Sprintf("%d ranges grid %d", s.ranges, s.grid)
+	if s.busy {
+		name += fmt.Sprintf(" %d/SM", probeBusyPerSM)
+	}
+	return name
+}
+
+// waves is how many waves of blocks the shape's kernels run in.
+func (s probeShape) waves(in device.Info) int {
+	if !s.busy {
+		return 1
+	}
+	return (s.grid + in.SMs*probeBusyPerSM - 1) / (in.SMs * probeBusyPerSM)
+}
+
+// longNS is the recorded duration of the shape's long-spin kernels: its
+// spin a wave times its waves.
+func (s probeShape) longNS(in device.Info) int64 {
+	if s.busy {
+		return int64(s.waves(in)) * probeBusySpinNS
+	}
+	return probeSpinNS
 }
 
 // probeShapes are the probe's groups: a signature only and 1, 2, 3, 4 and
-// 8 ranges at one block; a signature and 4 ranges at a block per SM.
+// 8 ranges at one block; a signature and 4 ranges at a block per SM; 4
+// ranges busy, in one wave and in three.
 func probeShapes(in device.Info) []probeShape {
-	return []probeShape{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {8, 1}, {0, in.SMs}, {4, in.SMs}}
+	busy := in.SMs * probeBusyPerSM
+	return []probeShape{{0, 1, false}, {1, 1, false}, {2, 1, false}, {3, 1, false}, {4, 1, false}, {8, 1, false},
+		{0, in.SMs, false}, {4, in.SMs, false}, {4, busy, true}, {4, 3 * busy, true}}
 }
 
 // probeFile is a chain of replayed kernels for TestGPUReplayProbe: for
-// each of probeShapes, probeReps kernels that spin 0 and probeReps that
-// spin probeSpinNS, each after the one before. A kernel of one range
+// each of probeShapes, probeReps kernels that spin 0 and probeReps at the
+// shape's long spin, each after the one before. A kernel of one range
 // updates the chain's last output in place; of r ranges, it reads the
 // chain's last output and r-2 weights and writes its own output, as the
 // imported kernels do (whole buffers: a byte each in the arena); of none,
@@ -59,10 +94,14 @@ func probeFile(in device.Info) *File {
 	prev, last := "in", ""
 	var ops []Op
 	for _, s := range probeShapes(in) {
-		for _, dur := range []int64{1, probeSpinNS} {
+		block, regs := 128, 32
+		if s.busy {
+			block, regs = 256, 64
+		}
+		for _, dur := range []int64{1, s.longNS(in)} {
 			for r := 0; r < probeReps; r++ {
-				o := Op{Kernel: fmt.Sprintf("r%d.g%d.d%d.%d", s.ranges, s.grid, dur, r), Grid: Dim{s.grid, 1, 1}, Block: Dim{128, 1, 1},
-					Registers: 32, DurationNS: dur}
+				o := Op{Kernel: fmt.Sprintf("r%d.g%d.d%d.%d", s.ranges, s.grid, dur, r), Grid: Dim{s.grid, 1, 1}, Block: Dim{block, 1, 1},
+					Registers: regs, DurationNS: dur}
 				switch {
 				case s.ranges == 0 && last != "":
 					o.After = []string{last}
@@ -93,16 +132,21 @@ func probeFile(in device.Info) *File {
 }
 
 // probeStats is what the probe reads from one run's stamps, per group of
-// probeReps kernels (shape, spin): the median of each kernel's time from
-// its first block's start to its last block's end less its spin, and the
-// time a kernel adds to the chain (the group's last end less its first
-// end, over probeReps-1).
+// probeReps kernels (shape, spin 0 or long): the median of each kernel's
+// time from its first block's start to its last block's end less its
+// spin (a block's spin times its waves), and the time a kernel adds to
+// the chain (the group's last end less its first end, over probeReps-1).
 type probeStats struct {
 	excess map[string]float64
 	chain  map[string]float64
 }
 
-func probeGroup(s probeShape, spin int64) string { return fmt.Sprintf("%v spin %d", s, spin) }
+func probeGroup(s probeShape, long bool) string {
+	if long {
+		return fmt.Sprintf("%v long", s)
+	}
+	return fmt.Sprintf("%v spin 0", s)
+}
 
 func readProbe(t *testing.T, f *File, state []byte) probeStats {
 	t.Helper()
@@ -118,14 +162,15 @@ func readProbe(t *testing.T, f *File, state []byte) probeStats {
 		for i, n := range group {
 			slot := state[n.slot*stateSize:]
 			start, end := binary.LittleEndian.Uint64(slot[16:]), binary.LittleEndian.Uint64(slot[24:])
-			ex = append(ex, float64(int64(end-start)-f.Device.spinNS(n, 0, 0, 0)))
+			waves := int64(blocksOf(n)+f.Device.SMs*f.Device.occupancy(n)-1) / int64(f.Device.SMs*f.Device.occupancy(n))
+			ex = append(ex, float64(int64(end-start)-waves*f.Device.spinNS(n, 0, 0, 0)))
 			if i == 0 {
 				firstEnd = end
 			}
 			lastEnd = end
 		}
 		sort.Float64s(ex)
-		key := probeGroup(shapes[g/(2*probeReps)], f.Device.spinNS(group[0], 0, 0, 0))
+		key := probeGroup(shapes[g/(2*probeReps)], (g/probeReps)%2 == 1)
 		st.excess[key] = ex[len(ex)/2]
 		st.chain[key] = float64(int64(lastEnd-firstEnd)) / float64(probeReps-1)
 	}
@@ -245,17 +290,17 @@ func TestReplayProbeRunsOnTheSimulator(t *testing.T) {
 	defer func() { require.NoError(t, d.Close()) }()
 	f := probeFile(d.Info())
 	require.NoError(t, f.Check())
-	host, graphed := probeKernel(t, d, f, replayV3, false)
+	host, graphed := probeKernel(t, d, f, replayAlt, false)
 	assert.Len(t, host.excess, 2*len(probeShapes(d.Info())))
 	assert.Len(t, graphed.chain, 2*len(probeShapes(d.Info())))
-	assert.Contains(t, host.excess, probeGroup(probeShape{4, d.Info().SMs}, probeSpinNS))
+	assert.Contains(t, host.excess, probeGroup(probeShape{4, d.Info().SMs, false}, true))
 	_, r, err := program(f, Options{})
 	require.NoError(t, err)
 	counts := map[int]int{}
 	for _, op := range r.ops[:len(r.ops)-1] {
 		counts[len(op.args)]++
 	}
-	assert.Equal(t, map[int]int{0: 1, 1: 3*2*probeReps - 1, 2: 2 * probeReps, 3: 2 * probeReps, 4: 2 * 2 * probeReps, 8: 2 * probeReps}, counts,
+	assert.Equal(t, map[int]int{0: 1, 1: 3*2*probeReps - 1, 2: 2 * probeReps, 3: 2 * probeReps, 4: 4 * 2 * probeReps, 8: 2 * probeReps}, counts,
 		"ranges per kernel: the signature groups and the one-range group touch one (the very first kernel none), the others as many as their shape")
 	// The overlap kernel's two ranges share a byte of the arena (buffers
 	// shrink to a byte per gap between endpoints: 0-80-160-240).
@@ -264,6 +309,14 @@ func TestReplayProbeRunsOnTheSimulator(t *testing.T) {
 	assert.Equal(t, last.args[0].off+1, last.args[1].off, "the second range starts at the first one's second byte")
 	assert.True(t, writesOverlap(last.args))
 	assert.False(t, writesOverlap(r.ops[len(r.ops)-2].args))
+	// The busy shapes' launches pad their shared memory down to the
+	// original's blocks per SM (64 registers: 4), about a quarter of the SM's.
+	prog, err := Program(f, Options{})
+	require.NoError(t, err)
+	busy := prog.Steps[0].Ops[len(prog.Steps[0].Ops)-1]
+	per, _ := f.Device.blocksPerSM(busy.Block.X, ReplayKernel.Regs, busy.SharedMem)
+	assert.Equal(t, probeBusyPerSM, per)
+	assert.Greater(t, busy.SharedMem, 48<<10)
 	_, _, _, ghz := timerProbe(t, d, 1000)
 	assert.Zero(t, ghz, "the simulator writes nothing into the timer's output")
 }

@@ -13,9 +13,9 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
-// replayV3 is the kernel ReplayKernel replaced (replay.cu's replay_v3),
-// kept only so that TestGPUReplayProbe measures it beside the current one.
-var replayV3, _ = kernels.Lookup("replay", "replay_v3")
+// replayAlt is the candidate to replace ReplayKernel (replay.cu's
+// replay_v5), kept so that TestGPUReplayProbe measures both.
+var replayAlt, _ = kernels.Lookup("replay", "replay_v5")
 
 const (
 	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)
@@ -53,7 +53,7 @@ type Options struct {
 	// be captured into a CUDA graph, so with it recorded as such every
 	// graph-based schedule fails, as it would have for the original.
 	PinHost bool
-	// kernel replaces the replay kernel (TestGPUReplayProbe's replay_v3 and replay_bare).
+	// kernel replaces the replay kernel (TestGPUReplayProbe's replayAlt and replay_bare).
 	kernel *device.Kernel
 }
 

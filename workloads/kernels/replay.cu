@@ -41,12 +41,8 @@
 // that registers never limit its blocks per SM below what threads allow:
 // the padding alone sets occupancy.
 //
-// replay_v2 is the kernel this one replaced (the same reads, but the writes
-// range by range, each after a shuffle of its pair and a load of its
-// pointer: about 115 ns a range after the spin on an H100), kept only so
-// that TestGPUReplayProbe can measure both; it computes the same bytes and
-// never gets bit 31. replay_timer measures the global timer's step and the
-// SM clock's rate.
+// replay_v5 (below) is a candidate to replace it. replay_timer measures
+// the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
 #define REPLAY_SAMPLES 16
@@ -192,51 +188,81 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
     }
 }
 
-// The kernel replay replaced (see above).
+// replay_v5 is the candidate to replace replay: the same reads, spin and
+// writes, computing the same bytes, with nothing kept in local memory.
+// ptxas gives replay 40 bytes of stack under its 32 registers, and its
+// last block's lead warp reloads its range's pointer and the descriptor's
+// count from there after the spin; replay_v5 takes sample positions in 32
+// bits (a length fits in 32 bits, so j*len/16 does too), carries only what
+// its writes need across the spin (the pointer, the bytes to write, h and
+// the count word, pinned in registers by an empty asm just before the
+// spin) and keeps the loops over the ranges beyond a warp's lanes (blocks
+// of fewer threads than ranges) inline: ptxas gives it no stack at all.
+// TestGPUReplayProbe measures both.
 
-// replay_v3_lead is the third kernel's last block's first warp: it reads,
-// spins and writes.
-// desc is read as pairs: (seed, count), then (mode, length) per range; lane
-// r loads range r's pair along with the head (the program pads every
-// descriptor list so that this never reads past its end), so both come in
-// one round trip, and keeps it, with its range's pointer, for the writes.
-__device__ void replay_v3_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
-                            unsigned long long spin_ns, unsigned char* const* a, unsigned threads) {
-    unsigned lane = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    unsigned width = threads < 32 ? threads : 32;
-    unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
+__device__ __forceinline__ unsigned replay5_pos(unsigned n, unsigned j) {
+    return n <= REPLAY_SAMPLES ? j : (unsigned)(((unsigned long long)j * n) >> 4);
+}
+
+__device__ __forceinline__ unsigned replay5_hash(const unsigned char* p, unsigned len, unsigned seed, unsigned i) {
+    unsigned char b[REPLAY_SAMPLES];
+#pragma unroll
+    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
+        b[j] = j < len ? __ldcg(p + replay5_pos(len, j)) : 0;
+    }
+    unsigned x = REPLAY_FNV_OFFSET ^ seed ^ (i << 24);
+#pragma unroll
+    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
+        if (j < len) x = (x ^ b[j]) * REPLAY_FNV_PRIME;
+    }
+    return x;
+}
+
+__device__ __forceinline__ void replay5_put(unsigned char* p, unsigned len, unsigned h, unsigned i) {
+#pragma unroll
+    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
+        if (j < len) __stcg(p + replay5_pos(len, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
+    }
+}
+
+// replay_v5_lead is replay_lead with put (the bytes lane's range gets
+// written, 0 if it is not) standing for its mode and length after the hash.
+__device__ __forceinline__ void replay_v5_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
+                                               unsigned long long spin_ns, const unsigned char* const* a, unsigned lane, unsigned width) {
     uint2 head = __ldg(desc), mine = __ldg(desc + 1 + lane);
+    unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
     unsigned n = head.y & 0xffu;
-    unsigned char* p = lane < n ? a[lane] : 0;
-    unsigned part = 0;
-    for (unsigned i = lane; i < n; i += width) {
-        uint2 e = i == lane ? mine : __ldg(desc + 1 + i);
-        if (e.x & 1u) part += replay_hash(i == lane ? p : a[i], e.y, head.x, i);
+    bool own = lane < n;
+    unsigned char* p = own ? (unsigned char*)a[lane] : 0;
+    unsigned part = own && (mine.x & 1u) ? replay5_hash(p, mine.y, head.x, lane) : 0;
+    for (unsigned i = lane + width; i < n; i += width) {
+        uint2 e = __ldg(desc + 1 + i);
+        if (e.x & 1u) part += replay5_hash(a[i], e.y, head.x, i);
     }
     unsigned h = (REPLAY_FNV_OFFSET ^ head.x) + __reduce_add_sync(mask, part);
+    unsigned put = own && (mine.x & 2u) ? mine.y : 0, count = head.y;
+    asm volatile("" : "+r"(put), "+r"(count), "+r"(h), "+l"(p));
     replay_spin(t0, spin_ns);
-    if (!(head.y & REPLAY_ORDERED)) {
-        // No two written ranges overlap: every lane writes its own at once.
-        if (lane < n && (mine.x & 2u)) replay_put(p, mine.y, h, lane);
+    n = count & 0xffu;
+    if (!(count & REPLAY_ORDERED)) {
+        replay5_put(p, put, h, lane);
         for (unsigned i = lane + width; i < n; i += width) {
             uint2 e = __ldg(desc + 1 + i);
-            if (e.x & 2u) replay_put(a[i], e.y, h, i);
+            if (e.x & 2u) replay5_put((unsigned char*)a[i], e.y, h, i);
         }
     } else {
-        // Range by range, lane j writing sample j, so that where two
-        // ranges overlap the later one's bytes win, as in the reference.
         for (unsigned i = 0; i < n; i++) {
-            uint2 e;
+            unsigned len;
             if (i < width) {
-                e.x = __shfl_sync(mask, mine.x, i);
-                e.y = __shfl_sync(mask, mine.y, i);
+                len = __shfl_sync(mask, put, i);
             } else {
-                e = __ldg(desc + 1 + i);
+                uint2 e = __ldg(desc + 1 + i);
+                len = e.x & 2u ? e.y : 0;
             }
-            if (!(e.x & 2u)) continue;
-            unsigned char* q = a[i];
-            for (unsigned j = lane; j < REPLAY_SAMPLES && j < e.y; j += width) {
-                __stcg(q + replay_pos(e.y, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
+            if (len == 0) continue;
+            unsigned char* q = (unsigned char*)a[i];
+            for (unsigned j = lane; j < REPLAY_SAMPLES && j < len; j += width) {
+                __stcg(q + replay5_pos(len, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
             }
             __syncwarp(mask);
         }
@@ -248,28 +274,26 @@ __device__ void replay_v3_lead(const uint2* __restrict__ desc, unsigned* state, 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v3(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
-                                  unsigned char* a0, unsigned char* a1, unsigned char* a2, unsigned char* a3,
-                                  unsigned char* a4, unsigned char* a5, unsigned char* a6, unsigned char* a7,
-                                  unsigned char* a8, unsigned char* a9, unsigned char* a10, unsigned char* a11,
-                                  unsigned char* a12, unsigned char* a13, unsigned char* a14, unsigned char* a15,
-                                  unsigned char* a16, unsigned char* a17, unsigned char* a18, unsigned char* a19,
-                                  unsigned char* a20, unsigned char* a21, unsigned char* a22, unsigned char* a23) {
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v5(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+                                  REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
+                                  REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
+                                  REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
+                                  REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
+                                  REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
+                                  REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
     unsigned long long t0 = replay_now();
     unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
     unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    if (block == blocks - 1 && thread < 32) {
+        replay_v5_lead((const uint2*)desc, state, sig, t0, spin_ns, &a0, thread, threads < 32 ? threads : 32);
+    } else {
+        replay_spin(t0, spin_ns);
+    }
     if (block == 0 && thread == 0) {
         __stcg((unsigned long long*)(state + 4), t0);
     }
-    if (block == blocks - 1 && thread < 32) {
-        unsigned char* a[REPLAY_MAX_ARGS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11,
-                                             a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23};
-        replay_v3_lead((const uint2*)desc, state, sig, t0, spin_ns, a, threads);
-        return;
-    }
-    replay_spin(t0, spin_ns);
 }
 
 // replay_timer: one thread watches the global timer and the SM's clock for

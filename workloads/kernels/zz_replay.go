@@ -17,14 +17,14 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "91e1b69c3787fdede23720f6234e919b2110dbb852136abf826690782879b9a1",
-		ImageSHA256:  "20744eb376f870b007b9f954d1454340af75b4c93de366788126ee8f23acd5b4",
+		SourceSHA256: "7b3f0448b4041118645d3fbd06f2dac3a00dd7d61badaec9d59a34eacc71d71c",
+		ImageSHA256:  "508be8d62a0aa302c9ef09ab3b8636a18d8b9634e4b760d1a7bc783c27ac9c11",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_bare", Regs: 11, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
-			{Module: "replay", Name: "replay_v3", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v5", Regs: 32, StaticShared: 0},
 		},
 	})
 }
