@@ -45,11 +45,11 @@ type data struct {
 	gpuName, simName, overhead, floor, profiler string
 }
 
-// versionOf is the replay kernel's version an experiment ran: 4 for those
-// named -v4 (imported-v4, imported-graph-v4-sim, ...), 3 for -v3, 2 for
-// -v2, else 1.
+// versionOf is the replay kernel's version an experiment ran: 5 for those
+// named -v5 (imported-v5, imported-graph-v5-sim, ...), 4 for -v4, 3 for
+// -v3, 2 for -v2, else 1.
 func versionOf(experiment string) int {
-	for v := 4; v > 1; v-- {
+	for v := 5; v > 1; v-- {
 		if strings.Contains(experiment, fmt.Sprintf("-v%d", v)) {
 			return v
 		}
