@@ -1,0 +1,102 @@
+#!/bin/bash
+# The fourth and fifth replay kernels on ONE GPU, interleaved (issue #19):
+# the fourth (session 5) was faster than the third at batch 1 and slower
+# at batch 8 on one H100 (raw/imported-ab-h100.tgz). It spills (ptxas:
+# 40-byte stack) and its lead warp reloads its range's pointer and count
+# from local memory after the spin; the fifth keeps them in registers (no
+# stack). From the repository root, with $OUT set and no Go toolchain:
+#
+#   1. workloads/file's GPU tests once (file.test of the fifth kernel's
+#      build): TestGPUReplay (its outputs against the CPU reference) and
+#      TestGPUReplayProbe (replay = v5, replay_v4, replay_bare; a
+#      signature and 1-8 ranges at one block, a block per SM, and 4 ranges
+#      at 4 blocks an SM with padded shared memory in 1 and 3 waves,
+#      spinning 40 us a wave);
+#   2. twice: the graph-replay traces (serial, serial+graph) with the
+#      fourth kernel (gpusched-v4, imported-graph-v4-gpu.yaml) and the
+#      fifth (gpusched, imported-graph-v5-gpu.yaml), both at the fourth's
+#      measured 160/863, then the eager imports under serial and
+#      serial+graph only, both at 416/1119: the same values, so that any
+#      difference is the kernels' own time;
+#   3. the fifth kernel's own set at the values step 1 measured for it
+#      (its "measured:" line for imported-v5, "replay signature:" for
+#      imported-graph-v5 and, at overhead_ns 0, imported-graph-v5-o0;
+#      the configs' estimates where the probe did not run): every
+#      scheduler, for docs/results if it becomes the default.
+#
+# Everything lands in $OUT/import-v5ab.tgz (about 160 s on an H100; no
+# step runs past LIMIT, default 400 s, less 15 s for the packing).
+# Binaries, built here (gzipped; the script unpacks them):
+#
+#   go build -tags cuda -ldflags='-s -w' -o .gpu/import-v5/gpusched-v4 ./cmd/gpusched     # main (replay = v4)
+#   (in a checkout where replay = v5) go build -tags cuda -ldflags='-s -w' -o .../.gpu/import-v5/gpusched ./cmd/gpusched
+#   (same checkout) go test -c -tags cuda -ldflags='-s -w' -o .../.gpu/import-v5/file.test ./workloads/file
+#   gzip -f .gpu/import-v5/gpusched .gpu/import-v5/gpusched-v4 .gpu/import-v5/file.test
+#
+# usage: [LIMIT=400] bash scripts/gpu/imported-v5ab.sh [DEVICE]
+#   DEVICE: cuda (default), or a simulator config (h100) for a dry run of
+#   steps 2 and 3 (step 1 needs a GPU).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+: "${OUT:?set OUT to the output folder}"
+B=${B:-.gpu/import-v5}
+DEV=${1:-cuda}
+LIMIT=${LIMIT:-400}
+R=$OUT/import-v5ab
+mkdir -p "$R"
+. scripts/gpu/imported-lib.sh
+imported_unpack
+[ -x "$B/gpusched-v4" ] || { echo "missing $B/gpusched-v4" >&2; exit 1; }
+imported_build_txt
+
+# capped SECONDS: SECONDS, or what is left of LIMIT (less 15 s), at least 1.
+capped() {
+	local left=$((LIMIT - 15 - ($(date +%s) - start)))
+	[ "$left" -lt 1 ] && left=1
+	echo $(($1 < left ? $1 : left))
+}
+
+# probed KERNEL LINE DEFAULT: "O F" from the probe's line "KERNEL LINE:
+# overhead_ns=O floor_ns=F", else DEFAULT.
+probed() {
+	local v
+	v=$(grep -o "$1 $2: overhead_ns=[0-9]* floor_ns=[0-9]*" "$R/replay-test.log" 2>/dev/null | tail -1 |
+		sed -E 's/.*overhead_ns=([0-9]+) floor_ns=([0-9]+)/\1 \2/')
+	echo "${v:-$3}"
+}
+
+# run_one TAG BINARY CONFIG VALUES LIMIT [serial]: CONFIG on $DEV at VALUES
+# ("O F"), with only serial and serial+graph if the sixth argument is
+# given; its results in $R/TAG, its config beside them.
+run_one() {
+	local cfg=configs/experiments/v5ab-$1-run.yaml
+	sed -E "s/^devices: .*/devices: [$DEV]/; s/overhead_ns: [0-9]+, floor_ns: [0-9]+/overhead_ns: ${4% *}, floor_ns: ${4#* }/" "$3" > "$cfg"
+	[ -n "${6:-}" ] && sed -i -E '/^  - \{name: [^,]*, kind: /{/^  - \{name: serial(\+graph)?, /!d}' "$cfg"
+	log "$1 ($3 at $4)"
+	timeout "$(capped "$5")" "$2" paper imported run "$cfg" -o "$R/$1" > "$R/$1.log" 2>&1
+	echo "rc=$?" | tee -a "$R/$1.log"
+	mv "$cfg" "$R/"
+	grep -E "serial\+graph" "$R/$1.log" | head -10
+}
+
+if [ "$DEV" = cuda ]; then
+	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
+	imported_device_txt
+	imported_replay_tests "$(capped 60)"
+	grep -E 'shape|ranges grid|sig grid|per range|busy|signature:|4 ranges:|measured|globaltimer|--- |rc=' "$R/replay-test.log"
+fi
+for r in 1 2; do
+	run_one "graph-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-graph-v4-gpu.yaml "160 863" 30
+	run_one "graph-v5-r$r" "$B/gpusched" configs/experiments/imported-graph-v5-gpu.yaml "160 863" 30
+	run_one "eager-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-v4-gpu.yaml "416 1119" 40 serial
+	run_one "eager-v5-r$r" "$B/gpusched" configs/experiments/imported-v5-gpu.yaml "416 1119" 40 serial
+done
+eager=$(probed replay "4 ranges" "384 1088")
+graph=$(probed replay signature "128 832")
+echo "fifth kernel's own set at: eager imports $eager, graph-replay traces $graph (overhead_ns floor_ns)" | tee "$R/from-probe.txt"
+run_one imported-v5 "$B/gpusched" configs/experiments/imported-v5-gpu.yaml "$eager" 120
+run_one imported-graph-v5 "$B/gpusched" configs/experiments/imported-graph-v5-gpu.yaml "$graph" 30
+run_one imported-graph-v5-o0 "$B/gpusched" configs/experiments/imported-graph-v5-gpu-o0.yaml "0 ${graph#* }" 30
+log done
+find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
+tar czf "$OUT/import-v5ab.tgz" -C "$OUT" import-v5ab && rm -rf "$R"
