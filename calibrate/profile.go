@@ -82,12 +82,15 @@ const (
 	maxLaunchesPer = 64
 )
 
-// launchKey identifies a distinct launch.
+// launchKey identifies a distinct launch: its scalar arguments too
+// (sim.ScalarSignature), which can change its time at the same Work (a
+// 1x7 and a 7x1 convolution).
 type launchKey struct {
 	kernel      string
 	grid, block device.Dim3
 	shared      int
 	work        device.Work
+	scalars     string
 }
 
 // site is a distinct launch and the program ops that make it.
@@ -212,7 +215,7 @@ func distinctLaunches(progs []*workloads.Program) (sites map[launchKey]*site, ke
 		for _, st := range p.Steps {
 			for _, op := range st.Ops {
 				if op.Kind == workloads.OpKernel && op.Kernel != nil {
-					key := launchKey{sim.KernelKey(op.Kernel), op.Grid, op.Block, op.SharedMem, op.Work}
+					key := launchKey{sim.KernelKey(op.Kernel), op.Grid, op.Block, op.SharedMem, op.Work, scalarSignature(op.Args)}
 					s := sites[key]
 					if s == nil {
 						s = &site{key: key, kernel: op.Kernel}
@@ -248,13 +251,29 @@ func siteLess(a, b *site) bool {
 		{float64(ka.grid.Count()), float64(kb.grid.Count())}, {float64(ka.grid.X), float64(kb.grid.X)}, {float64(ka.grid.Y), float64(kb.grid.Y)},
 		{float64(ka.block.Count()), float64(kb.block.Count())}, {float64(ka.block.X), float64(kb.block.X)}, {float64(ka.block.Y), float64(kb.block.Y)},
 		{float64(ka.shared), float64(kb.shared)}, {ka.work.Cycles, kb.work.Cycles}, {ka.work.Flops, kb.work.Flops}, {ka.work.Bytes, kb.work.Bytes},
-		{float64(a.at[0].prog), float64(b.at[0].prog)}, {float64(a.at[0].op), float64(b.at[0].op)},
 	} {
 		if d[0] != d[1] {
 			return d[0] < d[1]
 		}
 	}
-	return false
+	if ka.scalars != kb.scalars {
+		return ka.scalars < kb.scalars
+	}
+	if a.at[0].prog != b.at[0].prog {
+		return a.at[0].prog < b.at[0].prog
+	}
+	return a.at[0].op < b.at[0].op
+}
+
+// scalarSignature is the signature of a program op's scalar arguments.
+func scalarSignature(specs []workloads.ArgSpec) string {
+	var args []device.Arg
+	for _, a := range specs {
+		if a.Buf < 0 {
+			args = append(args, device.Arg{Kind: device.ArgScalar, Bits: a.Bits, Size: a.Size})
+		}
+	}
+	return sim.ScalarSignature(args)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

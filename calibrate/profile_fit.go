@@ -133,6 +133,7 @@ func rounded(m sim.BlockModel) sim.BlockModel {
 type sweepKey struct {
 	grid, threads        int
 	cycles, flops, bytes float64
+	scalars              string
 }
 
 // coresidency derives the co-residency curve from the kernel's sweeps,
@@ -142,7 +143,7 @@ func coresidency(p *sim.Profile, pts []sim.ProfilePoint, share float64) []sim.Co
 	var keys []sweepKey
 	for i := range pts {
 		pt := &pts[i]
-		key := sweepKey{pt.Grid, pt.Threads, pt.Cycles, pt.Flops, pt.Bytes}
+		key := sweepKey{pt.Grid, pt.Threads, pt.Cycles, pt.Flops, pt.Bytes, pt.Scalars}
 		if groups[key] == nil {
 			keys = append(keys, key)
 		}

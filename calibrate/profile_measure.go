@@ -138,7 +138,7 @@ func (p *profiler) task(h device.Host, t *timedStream, inst *workloads.Instance,
 	w := l.Work
 	return sim.ProfilePoint{
 		Grid: l.Grid.Count(), Threads: l.Block.Count(), Shared: l.SharedMem, PerSM: perSM, Forced: tk.perSM > 0,
-		Cycles: w.Cycles, Flops: w.Flops, Bytes: w.Bytes, Launches: m, Ns: ns,
+		Cycles: w.Cycles, Flops: w.Flops, Bytes: w.Bytes, Launches: m, Ns: ns, Scalars: sim.ScalarSignature(l.Args),
 	}, true, nil
 }
 

@@ -10,7 +10,8 @@ import (
 // MergeProfiles is base with the points of add, a later profile of the
 // same device (the same name and SM count): a kernel of add gets its
 // points added to base's kernel of that name (a point of the same launch
-// shape, occupancy and Work replaces base's), a kernel base lacks comes
+// shape, occupancy, Work and scalars replaces base's, and so does the
+// first of add's with scalars a base point without them), a kernel base lacks comes
 // as add has it. The overheads (back-to-back gap, shortest block,
 // dispatch, L2, clock) stay base's, which every point is read with;
 // Source names both. The models are base's until FitProfile refits them.
@@ -34,7 +35,10 @@ func MergeProfiles(base, add *sim.Profile) (*sim.Profile, error) {
 		}
 		k.Points = slices.Clone(k.Points)
 		for _, p := range ak.Points {
-			j := slices.IndexFunc(k.Points, func(o sim.ProfilePoint) bool { return samePoint(o, p) })
+			j := slices.IndexFunc(k.Points, func(o sim.ProfilePoint) bool { return samePoint(o, p) && o.Scalars == p.Scalars })
+			if j < 0 { // a point without scalars measured one of the launches with them
+				j = slices.IndexFunc(k.Points, func(o sim.ProfilePoint) bool { return samePoint(o, p) && o.Scalars == "" })
+			}
 			if j >= 0 {
 				k.Points[j] = p
 			} else {

@@ -2,6 +2,8 @@ package calibrate
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -212,4 +214,83 @@ func TestMergeProfiles(t *testing.T) {
 	add.SMs = 114
 	_, err = MergeProfiles(base, add)
 	assert.ErrorContains(t, err, "cannot merge a profile of GPU (114 SMs)")
+}
+
+// A 1x7 and a 7x1 convolution (the same kernel, grid and Work, other
+// kernel-size arguments) are two launches to the profiler, measured as
+// two points with their scalars; a simulator given the profile times each
+// from its own point. The points are set to what an H100 measured
+// (mixed6e's 1x7 and 7x1 layers, 119.6 and 321.4 us), and re-profiling on
+// that simulator gives each back; without its scalars a point times both.
+func TestProfilerMeasuresEachScalarSignature(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	plain, err := sim.New(cfg)
+	require.NoError(t, err)
+	conv := &device.Kernel{Module: "test", Name: "conv", Regs: 32}
+	op := func(kh, kw int32) workloads.Op {
+		return workloads.Op{Name: "c", Kind: workloads.OpKernel, Kernel: conv, Grid: device.D1(132), Block: device.D1(128),
+			Args: []workloads.ArgSpec{workloads.BufArg(0, device.ReadWrite), workloads.Scalar32(kh), workloads.Scalar32(kw)},
+			Work: device.Work{Flops: 1e6, Bytes: 1e4}}
+	}
+	progs := []*workloads.Program{{Name: "mixed6e", Buffers: []workloads.BufferSpec{{Name: "a", Bytes: 1 << 20}},
+		Steps: []workloads.Step{{Ops: []workloads.Op{op(1, 7), op(7, 1), op(1, 7)}}}}}
+	opt := ProfileOptions{Samples: 1}
+	prof, sum, err := ProfileKernels(plain, progs, opt)
+	require.NoError(t, err)
+	assert.Equal(t, 2, sum.Distinct)
+	require.Len(t, prof.Kernels, 1)
+	pts := prof.Kernels[0].Points
+	require.Len(t, pts, 2)
+	slices.SortFunc(pts, func(a, b sim.ProfilePoint) int { return strings.Compare(a.Scalars, b.Scalars) })
+	assert.Equal(t, []string{"4:1 4:7", "4:7 4:1"}, []string{pts[0].Scalars, pts[1].Scalars})
+	assert.Equal(t, pts[0].Median(), pts[1].Median(), "the simulator's Work estimate cannot tell them apart")
+
+	b2b := prof.BackToBackNs
+	pts[0].Ns, pts[1].Ns = []float64{b2b + 119600}, []float64{b2b + 321400}
+	// remeasured profiles progs on a simulator with prof's kernel given
+	// points (a new profile each time: a device indexes a profile's
+	// points once) and returns each launch's median, by scalars.
+	remeasured := func(points ...sim.ProfilePoint) map[string]float64 {
+		p := *prof
+		p.Kernels = []sim.KernelProfile{prof.Kernels[0]}
+		p.Kernels[0].Points = points
+		profiled, err := sim.New(cfg, sim.WithProfile(&p))
+		require.NoError(t, err)
+		got, _, err := ProfileKernels(profiled, progs, opt)
+		require.NoError(t, err)
+		out := map[string]float64{}
+		for _, pt := range got.Kernels[0].Points {
+			out[pt.Scalars] = pt.Median()
+		}
+		return out
+	}
+	got := remeasured(pts...)
+	assert.InDelta(t, 1, got["4:1 4:7"]/(b2b+119600), 0.001, "1x7")
+	assert.InDelta(t, 1, got["4:7 4:1"]/(b2b+321400), 0.001, "7x1")
+
+	// An old profile's point, without scalars, matches both.
+	old := pts[1]
+	old.Scalars = ""
+	got = remeasured(old)
+	assert.InDelta(t, 1, got["4:1 4:7"]/(b2b+321400), 0.001, "1x7 from the point without scalars")
+	assert.InDelta(t, 1, got["4:7 4:1"]/(b2b+321400), 0.001, "7x1 from the point without scalars")
+}
+
+// Merged points with scalars: the first replaces base's point of the
+// same shape without scalars (it measured one of them), the next is
+// added, and one with the same scalars replaces the earlier.
+func TestMergeProfilesKeepsScalars(t *testing.T) {
+	pt := func(scalars string, ns float64) sim.ProfilePoint {
+		return sim.ProfilePoint{Grid: 132, Threads: 128, PerSM: 16, Flops: 1e6, Launches: 1, Ns: []float64{ns}, Scalars: scalars}
+	}
+	profile := func(pts ...sim.ProfilePoint) *sim.Profile {
+		return &sim.Profile{Device: "GPU", SMs: 132, Kernels: []sim.KernelProfile{{Kernel: "nn.conv", Regs: 16, Points: pts}}}
+	}
+	got, err := MergeProfiles(profile(pt("", 3000)), profile(pt("4:1 4:7", 3100), pt("4:7 4:1", 3200)))
+	require.NoError(t, err)
+	assert.Equal(t, []sim.ProfilePoint{pt("4:1 4:7", 3100), pt("4:7 4:1", 3200)}, got.Kernels[0].Points)
+	got, err = MergeProfiles(got, profile(pt("4:7 4:1", 3300)))
+	require.NoError(t, err)
+	assert.Equal(t, []sim.ProfilePoint{pt("4:1 4:7", 3100), pt("4:7 4:1", 3300)}, got.Kernels[0].Points)
 }

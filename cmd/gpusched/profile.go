@@ -32,6 +32,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	occs := fs.Int("max-occupancies", 6, "most forced occupancies per swept launch")
 	samples := fs.Int("samples", 5, "timed samples per point")
 	deadline := fs.Duration("deadline", 0, "wall-clock time from the start after which every point left is skipped (0: none)")
+	bind := fs.Int64("bind-bytes", 4<<30, "most device bytes of programs bound for optional sizes (binding and filling inputs is most of a profile's wall time)")
 	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
 	opt := calibrate.ProfileOptions{
-		Budget: *budget, MaxSizes: *sizes, MaxOccupancies: *occs, Samples: *samples, Deadline: until, Progress: stderr,
+		Budget: *budget, MaxSizes: *sizes, MaxOccupancies: *occs, Samples: *samples, Deadline: until, BindBytes: *bind, Progress: stderr,
 		Source: "gpusched profile --device " + *dev + " " + strings.Join(files, " "),
 	}
 	prof, sum, err := calibrate.ProfileKernels(d, progs, opt)

@@ -134,6 +134,11 @@ type ProfilePoint struct {
 	Bytes    float64   `yaml:"bytes"`    //
 	Launches int       `yaml:"launches"` // per sample
 	Ns       []float64 `yaml:"ns"`       // per-launch time of each sample
+	// Scalars (optional) is the launch's scalar arguments in order
+	// (ScalarSignature): a point with them times only launches with the
+	// same ones (a 1x7 and a 7x1 convolution share every other field); a
+	// point without them, any launch of its other fields.
+	Scalars string `yaml:"scalars,omitempty"`
 }
 
 // Median is the median of the point's samples.
@@ -336,13 +341,17 @@ func (k *KernelProfile) check(at string) error {
 			return pathErrorf(where, "warps must increase, got %d after %d", c.Warps, m.CoResidency[i-1].Warps)
 		}
 	}
-	seen := map[pointKey]int{}
+	type signedKey struct {
+		pointKey
+		scalars string
+	}
+	seen := map[signedKey]int{}
 	for i := range k.Points {
 		pt := &k.Points[i]
 		if err := pt.check(); err != nil {
 			return pathErrorf(fmt.Sprintf("%s.points[%d]", at, i), "%v", err)
 		}
-		key := pt.key(kernelNameOf(k.Kernel))
+		key := signedKey{pt.key(kernelNameOf(k.Kernel)), pt.Scalars}
 		if j, ok := seen[key]; ok {
 			return pathErrorf(fmt.Sprintf("%s.points[%d]", at, i), "measures the same launch as points[%d]", j)
 		}
@@ -364,7 +373,7 @@ func (p *ProfilePoint) check() error {
 			return fmt.Errorf("work and samples must be finite and not negative, got %g", v)
 		}
 	}
-	return nil
+	return checkScalars(p.Scalars)
 }
 
 // Marshal writes p as YAML that ParseProfile reads back, one point per
@@ -474,7 +483,7 @@ type profileIndex struct {
 	sms     float64
 	l2      float64
 	kernels map[kernelName]*BlockModel
-	points  map[pointKey]measuredPoint
+	points  map[pointKey]*pointSet
 }
 
 type kernelName struct{ module, name string }

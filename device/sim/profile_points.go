@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gpusched/gpusched/device"
@@ -106,38 +109,120 @@ type measuredPoint struct {
 	perSM  int
 }
 
+// pointSet is the points of one launch shape: the one without scalars
+// (any) and those with, by signature.
+type pointSet struct {
+	any    *measuredPoint
+	signed map[string]measuredPoint
+}
+
+// match is the point that times a launch with scalar arguments args: the
+// one with its signature, else the one without any.
+func (s *pointSet) match(args []device.Arg) (measuredPoint, bool) {
+	if len(s.signed) > 0 {
+		if pt, ok := s.signed[ScalarSignature(args)]; ok {
+			return pt, true
+		}
+	}
+	if s.any != nil {
+		return *s.any, true
+	}
+	return measuredPoint{}, false
+}
+
 // measuredPoints indexes a profile's points by launch, computed once per
 // profile (profiles are shared and read-only).
-var measuredPoints sync.Map // *Profile -> map[pointKey]measuredPoint
+var measuredPoints sync.Map // *Profile -> map[pointKey]*pointSet
 
-func pointsOf(p *Profile) map[pointKey]measuredPoint {
+func pointsOf(p *Profile) map[pointKey]*pointSet {
 	if x, ok := measuredPoints.Load(p); ok {
-		return x.(map[pointKey]measuredPoint)
+		return x.(map[pointKey]*pointSet)
 	}
-	x := map[pointKey]measuredPoint{}
+	x := map[pointKey]*pointSet{}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		name := kernelNameOf(k.Kernel)
 		for j := range k.Points {
 			pt := &k.Points[j]
-			x[pt.key(name)] = measuredPoint{p.LoneNs(&k.Model, pt), pt.PerSM}
+			set := x[pt.key(name)]
+			if set == nil {
+				set = &pointSet{}
+				x[pt.key(name)] = set
+			}
+			m := measuredPoint{p.LoneNs(&k.Model, pt), pt.PerSM}
+			if pt.Scalars == "" {
+				set.any = &m
+				continue
+			}
+			if set.signed == nil {
+				set.signed = map[string]measuredPoint{}
+			}
+			set.signed[pt.Scalars] = m
 		}
 	}
 	shared, _ := measuredPoints.LoadOrStore(p, x)
-	return shared.(map[pointKey]measuredPoint)
+	return shared.(map[pointKey]*pointSet)
 }
 
 // measuredLone is the lone block time of the profile point that l
 // matches (same kernel, blocks, threads, dynamic shared memory and Work,
-// and perSM, the launch's blocks per SM on this device, equal to the
-// point's), or false when no point matches.
+// the same scalar arguments when the point records them, and perSM, the
+// launch's blocks per SM on this device, equal to the point's), or false
+// when no point matches.
 func (x *profileIndex) measuredLone(l *device.Launch, perSM func() int) (float64, bool) {
 	if x == nil || l.Kernel == nil {
 		return 0, false
 	}
-	pt, ok := x.points[pointKey{kernelName{l.Kernel.Module, l.Kernel.Name}, l.Grid.Count(), l.Block.Count(), l.SharedMem, l.Work}]
+	set, ok := x.points[pointKey{kernelName{l.Kernel.Module, l.Kernel.Name}, l.Grid.Count(), l.Block.Count(), l.SharedMem, l.Work}]
+	if !ok {
+		return 0, false
+	}
+	pt, ok := set.match(l.Args)
 	if !ok || pt.perSM != perSM() {
 		return 0, false
 	}
 	return pt.loneNs, true
+}
+
+// ScalarSignature is a launch's scalar arguments in order, as a profile
+// point records them: SIZE:BITS each (bytes, then the low SIZE bytes in
+// hex), separated by spaces; "" without scalars.
+func ScalarSignature(args []device.Arg) string {
+	var b strings.Builder
+	for _, a := range args {
+		if a.Kind != device.ArgScalar {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		bits := a.Bits
+		if a.Size < 8 {
+			bits &= 1<<(8*uint(a.Size)) - 1
+		}
+		fmt.Fprintf(&b, "%d:%x", a.Size, bits)
+	}
+	return b.String()
+}
+
+// checkScalars validates a point's scalars field: ScalarSignature's form,
+// 4- or 8-byte values that fit their size, written as it writes them.
+func checkScalars(sig string) error {
+	if sig == "" {
+		return nil
+	}
+	var args []device.Arg
+	for _, f := range strings.Split(sig, " ") {
+		size, bits, ok := strings.Cut(f, ":")
+		n, err1 := strconv.Atoi(size)
+		v, err2 := strconv.ParseUint(bits, 16, 64)
+		if !ok || err1 != nil || err2 != nil || (n != 4 && n != 8) || (n == 4 && v>>32 != 0) {
+			return fmt.Errorf("scalars %q: %q is not SIZE:BITS (4 or 8 bytes, the bits in hex)", sig, f)
+		}
+		args = append(args, device.Arg{Kind: device.ArgScalar, Size: n, Bits: v})
+	}
+	if want := ScalarSignature(args); want != sig {
+		return fmt.Errorf("scalars %q: write it %q (one space between scalars, lower-case hex without leading zeros)", sig, want)
+	}
+	return nil
 }

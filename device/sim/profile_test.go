@@ -80,6 +80,10 @@ func TestProfileParsingIsStrict(t *testing.T) {
 		{"no samples", "ns: [3500, 3600]", "ns: []", "test.yaml:24: kernels[0].points[0]: ns lists no sample"},
 		{"a launch measured twice", "ns: [3500, 3600]}", "ns: [3500, 3600]}\n      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 2000, bytes: 0, launches: 2, ns: [1]}",
 			"test.yaml:25: kernels[0].points[1]: measures the same launch as points[0]"},
+		{"scalars not as written", "ns: [3500, 3600]}", "ns: [3500, 3600], scalars: '4:07 4:1'}", `test.yaml:24: kernels[0].points[0]: scalars "4:07 4:1": write it "4:7 4:1"`},
+		{"a 2-byte scalar", "ns: [3500, 3600]}", "ns: [3500, 3600], scalars: '2:1'}", `test.yaml:24: kernels[0].points[0]: scalars "2:1": "2:1" is not SIZE:BITS`},
+		{"a launch with its scalars measured twice", "ns: [3500, 3600]}", "ns: [3500, 3600], scalars: '4:1'}\n      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 2000, bytes: 0, launches: 2, ns: [1], scalars: '4:1'}",
+			"test.yaml:25: kernels[0].points[1]: measures the same launch as points[0]"},
 		{"wrong type", "sms: 2", "sms: two", "test.yaml: yaml: unmarshal errors:\n  line 2"},
 		{"points not a list", "    points: []", "    points: {}", "test.yaml:30: kernels[1].points must be a list"},
 	} {
@@ -273,4 +277,38 @@ func TestMeasuredPointTimesTheLaunchItMatches(t *testing.T) {
 	// 1000 + 2.5 x 1700 ns each.
 	assert.Equal(t, []time.Duration{5250 * time.Nanosecond, 5250 * time.Nanosecond},
 		gatedElapsed(t, d, k(profiledK, 4, 0, 2000), k(profiledK, 4, 0, 2000)))
+}
+
+// A point with scalars times only launches with the same scalar
+// arguments; one without, any launch of its shape. test.k gets two
+// points at 3000 flops, a 1x7 (scalars 1, 7) measured at 4000 ns per
+// launch and a 7x1 (7, 1) at 9000: each launch alone takes its own
+// point's time (the back-to-back gap, 1000 ns, then the rest); a 3x3
+// (3, 3) takes the model's, 1000 + 1.5 x (1000 + 3000) = 7000 ns; and the
+// point without scalars at 2000 flops (3550 ns) still times any launch of
+// its shape.
+func TestMeasuredPointsMatchTheirScalars(t *testing.T) {
+	src := strings.Replace(testProfile, "ns: [3500, 3600]}", `ns: [3500, 3600]}
+      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [4000], scalars: '4:1 4:7'}
+      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [9000], scalars: '4:7 4:1'}`, 1)
+	p, err := ParseProfile([]byte(src), "test.yaml")
+	require.NoError(t, err)
+	cfg, err := LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.Info.SMs = 2
+	d, err := New(cfg, WithProfile(p))
+	require.NoError(t, err)
+	conv := func(flops float64, kh, kw int32) *device.Launch {
+		return &device.Launch{Kernel: profiledK, Grid: device.D1(4), Block: device.D1(128), Work: device.Work{Flops: flops},
+			Args: []device.Arg{device.I32(kh), device.I32(kw)}}
+	}
+	assert.Equal(t, []time.Duration{4000 * time.Nanosecond}, gatedElapsed(t, d, conv(3000, 1, 7)))
+	assert.Equal(t, []time.Duration{9000 * time.Nanosecond}, gatedElapsed(t, d, conv(3000, 7, 1)))
+	st := d.Stats() // of the last run
+	assert.Equal(t, [2]int64{1, 0}, [2]int64{st.MeasuredLaunches, st.ProfiledLaunches})
+	assert.Equal(t, []time.Duration{7000 * time.Nanosecond}, gatedElapsed(t, d, conv(3000, 3, 3)))
+	st = d.Stats()
+	assert.Equal(t, [2]int64{0, 1}, [2]int64{st.MeasuredLaunches, st.ProfiledLaunches})
+	assert.Equal(t, []time.Duration{3550 * time.Nanosecond}, gatedElapsed(t, d, conv(2000, 7, 1)))
+	assert.Equal(t, "4:7 8:ffffffffffffffff 4:3f800000", ScalarSignature([]device.Arg{device.I32(7), device.In(device.Buffer{}), device.U64(1<<64 - 1), device.F32(1)}))
 }
