@@ -82,22 +82,24 @@ const (
 	maxLaunchesPer = 64
 )
 
-// launchKey identifies a distinct launch: its scalar arguments too
-// (sim.ScalarSignature), which can change its time at the same Work (a
-// 1x7 and a 7x1 convolution).
+// launchKey identifies a distinct launch as a profile point records it
+// (blocks and threads per block, not their shapes): its scalar arguments
+// too (sim.ScalarSignature), which can change its time at the same Work
+// (a 1x7 and a 7x1 convolution).
 type launchKey struct {
-	kernel      string
-	grid, block device.Dim3
-	shared      int
-	work        device.Work
-	scalars     string
+	kernel        string
+	grid, threads int
+	shared        int
+	work          device.Work
+	scalars       string
 }
 
 // site is a distinct launch and the program ops that make it.
 type site struct {
-	key    launchKey
-	kernel *device.Kernel
-	at     []opRef // every op making it, smallest program first
+	key         launchKey
+	grid, block device.Dim3 // of its first op
+	kernel      *device.Kernel
+	at          []opRef // every op making it, smallest program first
 }
 
 // opRef is an op of a program: its index in the program list and its
@@ -107,7 +109,7 @@ type opRef struct{ prog, op int }
 // size orders a kernel's launches: blocks times per-block work.
 func (s *site) size() float64 {
 	w := s.key.work
-	return float64(s.key.grid.Count()) * (w.Cycles + w.Flops + w.Bytes + 1)
+	return float64(s.key.grid) * (w.Cycles + w.Flops + w.Bytes + 1)
 }
 
 // task is one point to measure: a site at its own occupancy (perSM 0) or
@@ -215,10 +217,10 @@ func distinctLaunches(progs []*workloads.Program) (sites map[launchKey]*site, ke
 		for _, st := range p.Steps {
 			for _, op := range st.Ops {
 				if op.Kind == workloads.OpKernel && op.Kernel != nil {
-					key := launchKey{sim.KernelKey(op.Kernel), op.Grid, op.Block, op.SharedMem, op.Work, scalarSignature(op.Args)}
+					key := launchKey{sim.KernelKey(op.Kernel), op.Grid.Count(), op.Block.Count(), op.SharedMem, op.Work, scalarSignature(op.Args)}
 					s := sites[key]
 					if s == nil {
-						s = &site{key: key, kernel: op.Kernel}
+						s = &site{key: key, grid: op.Grid, block: op.Block, kernel: op.Kernel}
 						sites[key] = s
 					}
 					if len(s.at) == 0 || s.at[len(s.at)-1].prog != pi {
@@ -248,8 +250,7 @@ func siteLess(a, b *site) bool {
 	}
 	ka, kb := a.key, b.key
 	for _, d := range [][2]float64{
-		{float64(ka.grid.Count()), float64(kb.grid.Count())}, {float64(ka.grid.X), float64(kb.grid.X)}, {float64(ka.grid.Y), float64(kb.grid.Y)},
-		{float64(ka.block.Count()), float64(kb.block.Count())}, {float64(ka.block.X), float64(kb.block.X)}, {float64(ka.block.Y), float64(kb.block.Y)},
+		{float64(ka.grid), float64(kb.grid)}, {float64(ka.threads), float64(kb.threads)},
 		{float64(ka.shared), float64(kb.shared)}, {ka.work.Cycles, kb.work.Cycles}, {ka.work.Flops, kb.work.Flops}, {ka.work.Bytes, kb.work.Bytes},
 	} {
 		if d[0] != d[1] {
@@ -365,14 +366,14 @@ func (p *profiler) sweepSites(ss []*site) []*site {
 	var cands []*site
 	for _, s := range ss {
 		own, _ := p.info.Occupancy(p.launchOf(s))
-		if s.key.grid.Count() > p.info.SMs && own >= 2 {
+		if s.key.grid > p.info.SMs && own >= 2 {
 			cands = append(cands, s)
 		}
 	}
 	if len(cands) == 0 {
 		return nil
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].key.grid.Count() < cands[j].key.grid.Count() })
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].key.grid < cands[j].key.grid })
 	out := []*site{cands[len(cands)-1]}
 	if mid := cands[len(cands)/2]; p.opt.MaxSweeps >= 2 && mid != out[0] {
 		out = append(out, mid)
@@ -382,7 +383,7 @@ func (p *profiler) sweepSites(ss []*site) []*site {
 
 // launchOf is a site's launch without buffers, for occupancy.
 func (p *profiler) launchOf(s *site) *device.Launch {
-	return &device.Launch{Kernel: s.kernel, Grid: s.key.grid, Block: s.key.block, SharedMem: s.key.shared}
+	return &device.Launch{Kernel: s.kernel, Grid: s.grid, Block: s.block, SharedMem: s.key.shared}
 }
 
 // spread picks at most n of ss, evenly over their order (both ends

@@ -70,7 +70,7 @@ func (p *profiler) program(prog *workloads.Program, tasks []task, points map[str
 			}
 			pt, ok, err := p.task(h, t, inst, tk)
 			if err != nil {
-				return fmt.Errorf("%s (grid %v, block %v): %w", tk.s.key.kernel, tk.s.key.grid, tk.s.key.block, err)
+				return fmt.Errorf("%s (grid %v, block %v): %w", tk.s.key.kernel, tk.s.grid, tk.s.block, err)
 			}
 			if !ok {
 				p.sum.Skipped++

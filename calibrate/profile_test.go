@@ -218,7 +218,8 @@ func TestMergeProfiles(t *testing.T) {
 
 // A 1x7 and a 7x1 convolution (the same kernel, grid and Work, other
 // kernel-size arguments) are two launches to the profiler, measured as
-// two points with their scalars; a simulator given the profile times each
+// two points with their scalars (and one of a grid of the same blocks
+// in another shape, the same point); a simulator given the profile times each
 // from its own point. The points are set to what an H100 measured
 // (mixed6e's 1x7 and 7x1 layers, 119.6 and 321.4 us), and re-profiling on
 // that simulator gives each back; without its scalars a point times both.
@@ -233,12 +234,20 @@ func TestProfilerMeasuresEachScalarSignature(t *testing.T) {
 			Args: []workloads.ArgSpec{workloads.BufArg(0, device.ReadWrite), workloads.Scalar32(kh), workloads.Scalar32(kw)},
 			Work: device.Work{Flops: 1e6, Bytes: 1e4}}
 	}
+	// The third launch is the first's with its 132 blocks as 66x2: a point
+	// records blocks, not their shape, so it is the same launch.
+	same := op(1, 7)
+	same.Grid = device.Dim3{X: 66, Y: 2, Z: 1}
 	progs := []*workloads.Program{{Name: "mixed6e", Buffers: []workloads.BufferSpec{{Name: "a", Bytes: 1 << 20}},
-		Steps: []workloads.Step{{Ops: []workloads.Op{op(1, 7), op(7, 1), op(1, 7)}}}}}
+		Steps: []workloads.Step{{Ops: []workloads.Op{op(1, 7), op(7, 1), same}}}}}
 	opt := ProfileOptions{Samples: 1}
 	prof, sum, err := ProfileKernels(plain, progs, opt)
 	require.NoError(t, err)
 	assert.Equal(t, 2, sum.Distinct)
+	out, err := prof.Marshal()
+	require.NoError(t, err)
+	_, err = sim.ParseProfile(out, "profile.yaml")
+	require.NoError(t, err, "no launch measured twice")
 	require.Len(t, prof.Kernels, 1)
 	pts := prof.Kernels[0].Points
 	require.Len(t, pts, 2)
