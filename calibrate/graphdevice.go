@@ -374,12 +374,14 @@ const (
 //
 //	W = (D - C) n/(n-1), cb = C - W/n
 //
-// The callback hand-off was measured from a kernel's end to a woken Get,
-// less C: it holds the wake, which the callback now pays before its Put,
-// so the hand-off is what remains, the measured one less D - C. The
-// simulator then reproduces all three measurements. Without the shapes or
-// the callback duration, or when D is not above C, the base config's
-// fields stay.
+// The callback hand-off is what remains of a callback path measured from
+// a launch to a woken Get once the wake and the run are paid before the
+// Put: from the parked hand-offs' callback sweep where the report has it
+// (its shortest idle, the Get still spinning: launch + latency + W + cb +
+// hand-off, 20 hand-offs a round), else from the single callback hand-off
+// (measured less C, so it held the wake: less D - C). The simulator then
+// reproduces the measurement used. Without the shapes or the callback
+// duration, or when D is not above C, the base config's fields stay.
 func (f *Fitted) fitCallbackWake(rep *Report) {
 	at16 := func(shape string) string { return fmt.Sprintf("graph device time, %s, 16 launches", shape) }
 	with, ok1 := rep.byName(at16(gdChunkChainHost))
@@ -410,12 +412,32 @@ func (f *Fitted) fitCallbackWake(rep *Report) {
 		num(d), alone, num(with.Value), num(without.Value), len(with.Rounds), 100*with.Spread(), 100*without.Spread(), num(c), callbacksQueued)
 	f.Comments["front_end.callback_ns"] = fmt.Sprintf("fitted: the callback duration measured, %s ns (median of %d rounds, spread %.0f%%), "+
 		"less its share of the one wake among %d queued host functions (front_end.callback_wake_ns / %d)", num(c), len(dur.Rounds), 100*dur.Spread(), callbacksQueued, callbacksQueued)
+	f.fitCallbackHandoff(rep, d-c)
+}
+
+// fitCallbackHandoff sets host.callback_handoff_ns to what remains of a
+// measured callback path once the wake and the run (wakeRun over the
+// callback duration's run, the chunk chain's D - C) are paid before the
+// Put (fitCallbackWake). From the sweep it is at least host.handoff_ns
+// (a spinning Get's hand-off from another thread): what remains there is
+// under the sweep's resolution.
+func (f *Fitted) fitCallbackHandoff(rep *Report, wakeRun float64) {
+	h := &f.Config.Host
+	if sw, ok := rep.byName(fmt.Sprintf("callback hand-off after %d us idle", callbackIdles[0])); ok {
+		fe := f.Config.FrontEnd
+		paid := h.LaunchNs + fe.LaunchLatencyNs + fe.CallbackWakeNs + fe.CallbackNs
+		h.CallbackHandoffNs = math.Round(max(h.HandoffNs, sw.Value-paid))
+		f.Comments["host.callback_handoff_ns"] = fmt.Sprintf("fitted: the parked hand-offs' callback sweep, launch to a spinning Get after a %d us kernel, "+
+			"less the kernel, %s ns (median of %d rounds of %d hand-offs, spread %.0f%%), less the launch, its latency, the callback's wake and run "+
+			"(%s ns), %s ns; at least host.handoff_ns", callbackIdles[0], num(sw.Value), len(sw.Rounds), parkedExchanges, 100*sw.Spread(), num(paid), num(sw.Value-paid))
+		return
+	}
 	hand, ok := rep.byName("callback to host thread hand-off")
 	if !ok || hand.Field != "host.callback_handoff_ns" {
 		return
 	}
-	f.Config.Host.CallbackHandoffNs = math.Round(max(0, hand.Value-(d-c)))
+	h.CallbackHandoffNs = math.Round(max(0, hand.Value-wakeRun))
 	f.Comments["host.callback_handoff_ns"] = fmt.Sprintf("fitted: the callback hand-off measured, %s ns (median of %d rounds, spread %.0f%%), "+
 		"less the wake the callback now pays before its Put (%s ns: the host function's cost after a graph less the callback duration)",
-		num(hand.Value), len(hand.Rounds), 100*hand.Spread(), num(d-c))
+		num(hand.Value), len(hand.Rounds), 100*hand.Spread(), num(wakeRun))
 }

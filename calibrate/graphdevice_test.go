@@ -42,15 +42,25 @@ func TestGraphDeviceCostsFitBack(t *testing.T) {
 
 // Measured on a simulator with callback_wake_ns 31 us, callback_ns 4.8 us
 // and callback_handoff_ns 40 us, the callback duration, the callback
-// hand-off and the chunk chain with and without a host function fit back
-// to those three from a base config without a wake; without the chunk
-// chain the base config's stay.
+// hand-off (single, or the parked hand-offs' sweep) and the chunk chain
+// with and without a host function fit back to those three from a base
+// config without a wake; without the chunk chain the base config's stay.
 func TestCallbackWakeFitBack(t *testing.T) {
 	truth, err := sim.LoadConfig("h100-datasheet")
 	require.NoError(t, err)
 	truth.FrontEnd.CallbackWakeNs, truth.FrontEnd.CallbackNs, truth.Host.CallbackHandoffNs = 31000, 4800, 40000
-	rep, err := Measure(mustSim(t, truth), []string{"host API costs", "launch latency, back-to-back gap, wake-up",
-		"host callbacks", "host thread hand-off", "graph device costs"}, nil)
+	sections := []string{"host API costs", "launch latency, back-to-back gap, wake-up", "host callbacks", "host thread hand-off", "graph device costs"}
+	withSweep, err := Measure(mustSim(t, truth), append(sections, "parked hand-offs"), nil)
+	require.NoError(t, err)
+	_, ok := withSweep.byName("callback hand-off after 20 us idle")
+	require.True(t, ok)
+	s := &Fitted{Config: measuredCallbacks(t, withSweep), Comments: map[string]string{}}
+	s.fitCallbackWake(withSweep)
+	assert.InDelta(t, 31000, s.Config.FrontEnd.CallbackWakeNs, 2)
+	assert.InDelta(t, 40000, s.Config.Host.CallbackHandoffNs, 2)
+	assert.Contains(t, s.Comments["host.callback_handoff_ns"], "the parked hand-offs' callback sweep")
+
+	rep, err := Measure(mustSim(t, truth), sections, nil)
 	require.NoError(t, err)
 	m, ok := rep.byName("host callback duration")
 	require.True(t, ok)
