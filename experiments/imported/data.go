@@ -65,9 +65,11 @@ type replayRun struct {
 	profiler bool
 }
 
-// The runs the page shows, newest first: the fourth and third kernels
-// (with profiler_ns), the second with and without it, and the first kernel.
+// The runs the page shows, newest first: the fifth, fourth and third
+// kernels (with profiler_ns), the second with and without it, and the
+// first kernel.
 var (
+	runFifth    = replayRun{version: 5, profiler: true}
 	runFourth   = replayRun{version: 4, profiler: true}
 	runThird    = replayRun{version: 3, profiler: true}
 	runProfiler = replayRun{version: 2, profiler: true}

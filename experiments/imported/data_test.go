@@ -179,6 +179,21 @@ func TestFourthKernelAndMeasuredSim(t *testing.T) {
 	assert.Contains(t, predictedIntro(runs[0], runs[1]), "\"sim at measured\"")
 }
 
+// The fourth kernel's sets lead the fifth's (not adopted), which come
+// next; the prediction's "before" is the third's.
+func TestFifthKernelFollowsFourth(t *testing.T) {
+	p818 := map[string]string{"profiler_ns": "818"}
+	gpu3, gpu4, gpu5 := set("imported-graph-v3", 500, p818), set("imported-graph-v4", 400, p818), set("imported-graph-v5", 420, p818)
+	gpu3.Rows[0].Device, gpu4.Rows[0].Device, gpu5.Rows[0].Device = experiments.CUDADevice, experiments.CUDADevice, experiments.CUDADevice
+	in := &experiments.ReportInput{Sets: []*experiments.Results{gpu3, gpu5, set("imported-graph-v5-sim", 385, p818), gpu4}}
+	runs := readRuns(in)
+	require.Len(t, runs, 3)
+	assert.Equal(t, []replayRun{runFourth, runFifth, runThird}, []replayRun{runs[0].run, runs[1].run, runs[2].run})
+	assert.Same(t, runs[2], runBefore(runs))
+	assert.Equal(t, fifthKernelIntro, earlierIntro(runs[1].run))
+	assert.Contains(t, kernelOf(runs[1]), "the fifth version")
+}
+
 // The floor's cost by hand: blocks of 200 ns (1 wave) and 500 ns (2
 // waves) under a 1,000 ns floor cost 800 + 2 x 500 ns = 1.8 µs, a 2,000 ns
 // block nothing; with a rest of 9 µs against PyTorch's 100 µs, the

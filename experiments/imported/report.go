@@ -62,8 +62,12 @@ const commands = `## Commands
     gpusched paper imported run configs/experiments/imported-v4-sim.yaml -o results/imported-v4-sim   # and imported-graph-v4-sim, imported-graph-v4-sim-o0
     FROM_PROBE=1 OUT=$OUT bash scripts/gpu/imported-v4.sh   # imported-v4, imported-graph-v4, imported-graph-v4-o0 at the probe's values
     gpusched paper imported run configs/experiments/imported-v4-sim-measured.yaml -o results/imported-v4-sim-measured   # and imported-graph-v4-sim-measured
+    # session 6: the fifth kernel's predictions (estimated values), then on one GPU the fourth and fifth kernels
+    # one after the other at the same values, then the fifth's set at its probe's values (imported-v5, imported-graph-v5, -o0)
+    gpusched paper imported run configs/experiments/imported-v5-sim.yaml -o results/imported-v5-sim   # and imported-graph-v5-sim, imported-graph-v5-sim-o0
+    OUT=$OUT bash scripts/gpu/imported-v5ab.sh
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json
 
 `
 
@@ -139,8 +143,8 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	if err := writeFloorSplit(&b, c, lead); err != nil {
 		return err
 	}
-	if lead.run.profiler && len(runs) > 1 {
-		writePredicted(&b, c, lead, runs[1], predictedIntro(lead, runs[1]))
+	if before := runBefore(runs); lead.run.profiler && before != nil {
+		writePredicted(&b, c, lead, before, predictedIntro(lead, before))
 	}
 	writeBest(&b, c, lead, "##")
 	writeModels(&b, c, lead)
@@ -186,11 +190,12 @@ func loadCapture(dir string) (capture, error) {
 	return c, nil
 }
 
-// readRuns is every run of the replay with rows, newest first: the page
-// leads with the first.
+// readRuns is every run of the replay with rows, newest first but for the
+// fifth kernel's, which came after the fourth's and was not adopted (slower
+// on the models, session 6): the page leads with the first.
 func readRuns(in *experiments.ReportInput) []*data {
 	var runs []*data
-	for _, run := range []replayRun{runFourth, runThird, runProfiler, runSecond, runFirst} {
+	for _, run := range []replayRun{runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
 		if d := newData(in, run); !d.empty() {
 			runs = append(runs, d)
 		}
@@ -210,15 +215,27 @@ func readCapture(path string) (capture, error) {
 	return c, nil
 }
 
+// runBefore is the run the leading one replaced: the first of the others
+// with an older kernel, or nil.
+func runBefore(runs []*data) *data {
+	for _, d := range runs[1:] {
+		if d.run.version < runs[0].run.version || d.run == runProfiler {
+			return d
+		}
+	}
+	return nil
+}
+
 // predictedIntro introduces the prediction section of the leading run p,
 // whose "before" column is the run before it.
 func predictedIntro(p, before *data) string {
-	if p.run.version == 4 {
-		measured := ""
-		if p.measured {
-			measured = "\"sim at measured\": the simulator's serial+graph made after the GPU run, at the overhead_ns and floor_ns the run's own probe measured " +
-				"(the values the GPU's rows ran at), against the GPU's; the tables above use these. "
-		}
+	measured := ""
+	if p.measured {
+		measured = "\"sim at measured\": the simulator's serial+graph made after the GPU run, at the overhead_ns and floor_ns the run's own probe measured " +
+			"(the values the GPU's rows ran at), against the GPU's; the tables above use these. "
+	}
+	switch p.run.version {
+	case 4:
 		return fmt.Sprintf("## The fourth replay kernel: predicted, then measured\n\n"+
 			"The fourth replay kernel (workloads/kernels/replay.cu: the third kernel's reads and writes, its descriptor's loads issued first and "+
 			"each range's pointer read from the launch's parameters where it needs it, instead of a copy of all 24 in local memory first) "+
@@ -248,6 +265,8 @@ func predictedIntro(p, before *data) string {
 // earlierIntro introduces the rows of a run that a later one replaced.
 func earlierIntro(run replayRun) string {
 	switch {
+	case run == runFifth:
+		return fifthKernelIntro
 	case run == runThird:
 		return thirdKernelIntro
 	case run == runProfiler:
@@ -258,16 +277,32 @@ func earlierIntro(run replayRun) string {
 	return firstKernelIntro
 }
 
+// fifthKernelIntro introduces the fifth replay kernel's rows: a candidate
+// the fourth was kept over.
+const fifthKernelIntro = `## Not adopted: the fifth replay kernel (session 6)
+
+The fifth replay kernel (replay_v5 in workloads/kernels/replay.cu: the
+fourth kernel's reads, spin and writes with nothing in local memory, where
+the fourth reloads its range's pointer and count from local memory after
+its spin) at the overhead_ns and floor_ns its own probe measured in the
+same GPU call, with profiler_ns, and the simulator's rows committed before
+that call (at estimated values: a prediction). On the same H100, one after
+the other at the same values, it replayed the models slower than the
+fourth (the notes), so the fourth stays the replay kernel.
+
+`
+
 // thirdKernelIntro introduces the third replay kernel's rows, which the
 // fourth's replaced.
 const thirdKernelIntro = `## Earlier: the third replay kernel (session 4's second call)
 
-The third replay kernel (replay_v3 in workloads/kernels/replay.cu: the
-second kernel's reads, every written range written at once after the spin;
-its range pointers copied from the launch's parameters to local memory
-before it loads its own range's descriptor) at the overhead_ns and floor_ns
-its own probe measured, with profiler_ns, and the simulator's rows
-committed before that GPU run (at estimated values: a prediction).
+The third replay kernel (replay_v3, in workloads/kernels/replay.cu until
+session 6: the second kernel's reads, every written range written at once
+after the spin; its range pointers copied from the launch's parameters to
+local memory before it loads its own range's descriptor) at the
+overhead_ns and floor_ns its own probe measured, with profiler_ns, and the
+simulator's rows committed before that GPU run (at estimated values: a
+prediction).
 
 `
 
@@ -324,7 +359,7 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	for _, e := range runs[1:] {
 		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
 	}
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's), " +
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's), " +
 		"raw output under docs/results/raw |\n\n")
 }
 
@@ -338,7 +373,7 @@ func kernelOf(d *data) string {
 		profiler = "profiler_ns " + orNone(d.profiler)
 	}
 	return fmt.Sprintf("the %s version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), %s",
-		[]string{"", "first", "second", "third", "fourth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
+		[]string{"", "first", "second", "third", "fourth", "fifth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
 }
 
 func orNone(s string) string {

@@ -164,7 +164,7 @@ func rrAssign(n, k int) []int {
 var replayBare, _ = kernels.Lookup("replay", "replay_bare")
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel, the candidate to replace it (replay_v5) and
+// the replay kernel, a fifth version that was not adopted (replay_v5) and
 // replay_bare (the same parameters and stamps, nothing read or written:
 // what any such kernel costs): the global timer's step and the SM clock's
 // rate (replay_timer over 1 ms), then, per shape of probeFile's chain (a

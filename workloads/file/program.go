@@ -13,7 +13,7 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
-// replayAlt is the candidate to replace ReplayKernel (replay.cu's
+// replayAlt is a fifth replay kernel that was not adopted (replay.cu's
 // replay_v5), kept so that TestGPUReplayProbe measures both.
 var replayAlt, _ = kernels.Lookup("replay", "replay_v5")
 

@@ -41,7 +41,8 @@
 // that registers never limit its blocks per SM below what threads allow:
 // the padding alone sets occupancy.
 //
-// replay_v5 (below) is a candidate to replace it. replay_timer measures
+// replay_v5 (below) is a fifth version that replayed the models slower
+// (docs/results/imported-notes.md). replay_timer measures
 // the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
@@ -188,7 +189,7 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
     }
 }
 
-// replay_v5 is the candidate to replace replay: the same reads, spin and
+// replay_v5 was a candidate to replace replay: the same reads, spin and
 // writes, computing the same bytes, with nothing kept in local memory.
 // ptxas gives replay 40 bytes of stack under its 32 registers, and its
 // last block's lead warp reloads its range's pointer and the descriptor's
@@ -198,7 +199,10 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
 // the count word, pinned in registers by an empty asm just before the
 // spin) and keeps the loops over the ranges beyond a warp's lanes (blocks
 // of fewer threads than ranges) inline: ptxas gives it no stack at all.
-// TestGPUReplayProbe measures both.
+// It was slower on the models, most where the kernel writes nothing
+// (untested guess: after the spin it runs through every sample store's
+// skipped code, where replay jumps over them in one branch);
+// TestGPUReplayProbe still measures both.
 
 __device__ __forceinline__ unsigned replay5_pos(unsigned n, unsigned j) {
     return n <= REPLAY_SAMPLES ? j : (unsigned)(((unsigned long long)j * n) >> 4);

@@ -17,7 +17,7 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "7b3f0448b4041118645d3fbd06f2dac3a00dd7d61badaec9d59a34eacc71d71c",
+		SourceSHA256: "ffc41c0768068f1154e55ae18c0a4b73a3e7ab60de21e8d99077e27d7639607f",
 		ImageSHA256:  "508be8d62a0aa302c9ef09ab3b8636a18d8b9634e4b760d1a7bc783c27ac9c11",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
