@@ -1,4 +1,5 @@
-# Sourced by the fidelity scripts: device_tag FILE writes what the device
+# Sourced by the fidelity scripts: binary_ready NAME unpacks the carried
+# $BIN.gz over $BIN and checks $BIN runs; device_tag FILE writes what the device
 # is (nvidia-smi, or the simulator config of a dry run), the date, host,
 # binary and commit to FILE and sets tag (h100, h200, another GPU's name,
 # or sim-CONFIG), which names the output files. Uses $DEVICE and $BIN.
@@ -24,4 +25,17 @@ device_tag() {
         echo "binary: $(sha256sum "$BIN" | cut -c1-16)"
         echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
     } >>"$out"
+}
+
+# binary_ready NAME: the carried binary $BIN.gz (when there) replaces one
+# left from an earlier call; fails, naming script NAME, when $BIN does not
+# run.
+binary_ready() {
+    if [ -f "$BIN.gz" ]; then
+        gunzip -c "$BIN.gz" >"$BIN" && chmod +x "$BIN"
+    fi
+    if [ ! -x "$BIN" ]; then
+        echo "$1: no binary at $BIN (see the header for the build command)" >&2
+        return 2
+    fi
 }

@@ -42,18 +42,12 @@ ROUNDS=${ROUNDS:-2}
 RUN_TIMEOUT=${RUN_TIMEOUT:-60}
 start=$(date +%s)
 
-if [ -f "$BIN.gz" ]; then # the carried binary: it replaces one left from an earlier call
-    gunzip -c "$BIN.gz" >"$BIN" && chmod +x "$BIN"
-fi
-if [ ! -x "$BIN" ]; then
-    echo "hostcost: no binary at $BIN (see the header for the build command)" >&2
-    exit 2
-fi
+. scripts/gpu/device-tag.sh
+binary_ready hostcost || exit 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Which device: the output files are named by it.
-. scripts/gpu/device-tag.sh
 device_tag "$work/device.txt"
 
 rc=0

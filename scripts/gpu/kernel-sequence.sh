@@ -24,17 +24,11 @@ BIN=${BIN:-.gpu/s6/gpusched}
 PROFILE_S=${PROFILE_S:-240}
 start=$(date +%s)
 
-if [ -f "$BIN.gz" ]; then # the carried binary: it replaces one left from an earlier call
-    gunzip -c "$BIN.gz" >"$BIN" && chmod +x "$BIN"
-fi
-if [ ! -x "$BIN" ]; then
-    echo "kernel-sequence: no binary at $BIN (see the header for the build command)" >&2
-    exit 2
-fi
+. scripts/gpu/device-tag.sh
+binary_ready kernel-sequence || exit 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-. scripts/gpu/device-tag.sh
 device_tag "$work/device.txt"
 [ -f "$(dirname "$BIN")/BUILD" ] && cp "$(dirname "$BIN")/BUILD" "$work/BUILD"
 

@@ -31,17 +31,11 @@ MAIN_S=${MAIN_S:-330}
 SYNTH_S=${SYNTH_S:-60}
 start=$(date +%s)
 
-if [ -f "$BIN.gz" ]; then # the carried binary: it replaces one left from an earlier call
-    gunzip -c "$BIN.gz" >"$BIN" && chmod +x "$BIN"
-fi
-if [ ! -x "$BIN" ]; then
-    echo "profile-all: no binary at $BIN (see the header for the build command)" >&2
-    exit 2
-fi
+. scripts/gpu/device-tag.sh
+binary_ready profile-all || exit 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-. scripts/gpu/device-tag.sh
 device_tag "$work/device.txt"
 [ -f "$(dirname "$BIN")/BUILD" ] && cp "$(dirname "$BIN")/BUILD" "$work/BUILD"
 

@@ -26,18 +26,12 @@ BIN=${BIN:-.gpu/setfid/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-60}
 start=$(date +%s)
 
-if [ -f "$BIN.gz" ]; then # the carried binary: it replaces one left from an earlier call
-    gunzip -c "$BIN.gz" >"$BIN" && chmod +x "$BIN"
-fi
-if [ ! -x "$BIN" ]; then
-    echo "setfid-graphdevice: no binary at $BIN (see the header for the build command)" >&2
-    exit 2
-fi
+. scripts/gpu/device-tag.sh
+binary_ready setfid-graphdevice || exit 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Which device: the output files are named by it.
-. scripts/gpu/device-tag.sh
 device_tag "$work/device.txt"
 [ -f .gpu/setfid/BUILD ] && cp .gpu/setfid/BUILD "$work/BUILD"
 
