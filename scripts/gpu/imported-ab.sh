@@ -32,22 +32,12 @@ imported_unpack
 [ -x "$B/gpusched-v3" ] || { echo "missing $B/gpusched-v3" >&2; exit 1; }
 imported_build_txt
 [ "$DEV" = cuda ] && imported_device_txt
-# run_one TAG BINARY CONFIG VALUES LIMIT: the config at VALUES ("O F") on $DEV.
-run_one() {
-	local cfg=configs/experiments/ab-$1-run.yaml
-	sed -E "s/^devices: .*/devices: [$DEV]/; s/overhead_ns: [0-9]+, floor_ns: [0-9]+/overhead_ns: ${4% *}, floor_ns: ${4#* }/" "$3" > "$cfg"
-	log "$1"
-	timeout "$5" "$2" paper imported run "$cfg" -o "$R/$1" > "$R/$1.log" 2>&1
-	echo "rc=$?" | tee -a "$R/$1.log"
-	mv "$cfg" "$R/"
-	grep -E "serial\+graph" "$R/$1.log" | head -10
-}
 for r in $(seq 1 "${ROUNDS:-2}"); do
-	run_one "graph-v3-r$r" "$B/gpusched-v3" configs/experiments/imported-graph-v3-gpu.yaml "160 1151" 30
-	run_one "graph-v4-r$r" "$B/gpusched" configs/experiments/imported-graph-v4-gpu.yaml "160 863" 30
+	imported_ab_run "graph-v3-r$r" "$B/gpusched-v3" configs/experiments/imported-graph-v3-gpu.yaml "160 1151" 30
+	imported_ab_run "graph-v4-r$r" "$B/gpusched" configs/experiments/imported-graph-v4-gpu.yaml "160 863" 30
 done
-run_one eager-v3 "$B/gpusched-v3" configs/experiments/imported-v3-gpu.yaml "384 1503" 100
-run_one eager-v4 "$B/gpusched" configs/experiments/imported-v4-gpu.yaml "416 1119" 100
+imported_ab_run eager-v3 "$B/gpusched-v3" configs/experiments/imported-v3-gpu.yaml "384 1503" 100
+imported_ab_run eager-v4 "$B/gpusched" configs/experiments/imported-v4-gpu.yaml "416 1119" 100
 log done
 find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
 tar czf "$OUT/import-ab.tgz" -C "$OUT" import-ab && rm -rf "$R"

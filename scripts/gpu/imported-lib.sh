@@ -39,6 +39,23 @@ imported_replay_tests() {
 	echo "rc=$?" >> "$R/replay-test.log"
 }
 
+# imported_ab_run TAG BINARY CONFIG VALUES SECONDS [serial]: CONFIG on
+# $DEV at VALUES ("O F": overhead_ns and floor_ns), with only serial and
+# serial+graph if the sixth argument is given, for at most SECONDS; its
+# results in $R/TAG, its config beside them. The A/B scripts
+# (imported-ab.sh, imported-v5ab.sh) run each kernel's binary with it.
+imported_ab_run() {
+	local cfg
+	cfg=configs/experiments/$(basename "$R")-$1-run.yaml
+	sed -E "s/^devices: .*/devices: [$DEV]/; s/overhead_ns: [0-9]+, floor_ns: [0-9]+/overhead_ns: ${4% *}, floor_ns: ${4#* }/" "$3" > "$cfg"
+	[ -n "${6:-}" ] && sed -i -E '/^  - \{name: [^,]*, kind: /{/^  - \{name: serial(\+graph)?, /!d}' "$cfg"
+	log "$1 ($3 at $4)"
+	timeout "$5" "$2" paper imported run "$cfg" -o "$R/$1" > "$R/$1.log" 2>&1
+	echo "rc=$?" | tee -a "$R/$1.log"
+	mv "$cfg" "$R/"
+	grep -E "serial\+graph" "$R/$1.log" | head -10
+}
+
 # imported_kernel_run V TEST_LIMIT EAGER_LIMIT GRAPH_LIMIT runs one replay
 # kernel version's experiments (imported-vV, imported-graph-vV,
 # imported-graph-vV-o0, from configs/experiments/*-vV-gpu*.yaml) after, on

@@ -65,19 +65,9 @@ probed() {
 	echo "${v:-$3}"
 }
 
-# run_one TAG BINARY CONFIG VALUES LIMIT [serial]: CONFIG on $DEV at VALUES
-# ("O F"), with only serial and serial+graph if the sixth argument is
-# given; its results in $R/TAG, its config beside them.
-run_one() {
-	local cfg=configs/experiments/v5ab-$1-run.yaml
-	sed -E "s/^devices: .*/devices: [$DEV]/; s/overhead_ns: [0-9]+, floor_ns: [0-9]+/overhead_ns: ${4% *}, floor_ns: ${4#* }/" "$3" > "$cfg"
-	[ -n "${6:-}" ] && sed -i -E '/^  - \{name: [^,]*, kind: /{/^  - \{name: serial(\+graph)?, /!d}' "$cfg"
-	log "$1 ($3 at $4)"
-	timeout "$(capped "$5")" "$2" paper imported run "$cfg" -o "$R/$1" > "$R/$1.log" 2>&1
-	echo "rc=$?" | tee -a "$R/$1.log"
-	mv "$cfg" "$R/"
-	grep -E "serial\+graph" "$R/$1.log" | head -10
-}
+# run_one TAG BINARY CONFIG VALUES SECONDS [serial]: imported_ab_run,
+# capped by what is left of LIMIT.
+run_one() { imported_ab_run "$1" "$2" "$3" "$4" "$(capped "$5")" "${6:-}"; }
 
 if [ "$DEV" = cuda ]; then
 	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
