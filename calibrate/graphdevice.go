@@ -105,7 +105,7 @@ func (c *calibrator) graphDeviceCosts(h device.Host) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", sh.name, err)
 			}
-			c.record(fmt.Sprintf("graph device time, %s, %d launches", sh.name, n), "", "ns",
+			c.record(gdTimeName(sh.name, n), "", "ns",
 				"Elapsed behind a gate kernel of the launches back to back, per launch", r)
 			times[sh.name] = append(times[sh.name], r)
 		}
@@ -347,7 +347,7 @@ func chunkErrors(rep, sim *Report) string {
 		if sh.copyBytes != gdChunk || sh.branches == 0 {
 			continue
 		}
-		name := fmt.Sprintf("graph device time, %s, 1 launches", sh.name)
+		name := gdTimeName(sh.name, 1)
 		m, ok := rep.byName(name)
 		s, ok2 := sim.byName(name)
 		if ok && ok2 && m.Value != 0 {
@@ -355,6 +355,13 @@ func chunkErrors(rep, sim *Report) string {
 		}
 	}
 	return "chunk graphs' error: " + strings.Join(parts, ", ")
+}
+
+// gdTimeName names the measurement of shape's device time per launch over
+// launches launches back to back, as graphDeviceCosts records it and the
+// fits read it.
+func gdTimeName(shape string, launches int) string {
+	return fmt.Sprintf("graph device time, %s, %d launches", shape, launches)
 }
 
 // The chunk chain graphDeviceCosts times with and without a host function
@@ -383,9 +390,8 @@ const (
 // reproduces the measurement used. Without the shapes or the callback
 // duration, or when D is not above C, the base config's fields stay.
 func (f *Fitted) fitCallbackWake(rep *Report) {
-	at16 := func(shape string) string { return fmt.Sprintf("graph device time, %s, 16 launches", shape) }
-	with, ok1 := rep.byName(at16(gdChunkChainHost))
-	without, ok2 := rep.byName(at16(gdChunkChain))
+	with, ok1 := rep.byName(gdTimeName(gdChunkChainHost, 16))
+	without, ok2 := rep.byName(gdTimeName(gdChunkChain, 16))
 	dur, ok3 := rep.byName("host callback duration")
 	if !ok1 || !ok2 || !ok3 || dur.Field != "front_end.callback_ns" {
 		f.Notes = append(f.Notes, "no host function after a graph, or no callback duration, measured: front_end.callback_wake_ns kept from the base config")
@@ -401,8 +407,8 @@ func (f *Fitted) fitCallbackWake(rep *Report) {
 	w := (d - c) * n / (n - 1)
 	fe.CallbackWakeNs, fe.CallbackNs = math.Round(w), math.Round(c-w/n)
 	alone := ""
-	if w1, ok := rep.byName(fmt.Sprintf("graph device time, %s, 1 launches", gdChunkChainHost)); ok {
-		if wo1, ok := rep.byName(fmt.Sprintf("graph device time, %s, 1 launches", gdChunkChain)); ok {
+	if w1, ok := rep.byName(gdTimeName(gdChunkChainHost, 1)); ok {
+		if wo1, ok := rep.byName(gdTimeName(gdChunkChain, 1)); ok {
 			alone = fmt.Sprintf(" (at one launch %s ns, spread %.0f%%)", num(w1.Value-wo1.Value), 100*w1.Spread())
 		}
 	}
