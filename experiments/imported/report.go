@@ -285,8 +285,10 @@ The fifth replay kernel (replay_v5 in workloads/kernels/replay.cu: the
 fourth kernel's reads, spin and writes with nothing in local memory, where
 the fourth reloads its range's pointer and count from local memory after
 its spin) at the overhead_ns and floor_ns its own probe measured in the
-same GPU call, with profiler_ns, and the simulator's rows committed before
-that call (at estimated values: a prediction). On the same H100, one after
+same GPU call, with profiler_ns, and the simulator's rows at estimated
+values (a prediction: committed before that call at 605767a, simulated
+again on the same values once the session's kernel profiles were
+refitted). On the same H100, one after
 the other at the same values, it replayed the models slower than the
 fourth (the notes), so the fourth stays the replay kernel.
 
