@@ -44,7 +44,7 @@ func init() {
 			o.Policy = "stream"
 			return tilesync.New(o)
 		})
-	RegisterScheduler("tilesync", "cuSync: producer and consumer on two prioritized streams with per-tile counters (params: policy auto|row|tile|strided|conv2d, wait_kernel, tile_order, independent_first: auto|on|off, min_gain, poll_sleep_ns, phases: true records timing events at each operation's end and reports their median times in the row's stats; blocks_per_sm n caps every tile kernel at n resident blocks per SM and producer_alone: true keeps every other block off a producer block's SM, both by padding dynamic shared memory; tail_rows_at r starts the consumer tiles that read the producer's last partial wave in consumer round r instead of last; auto needs a host implementing device.InfoHost)",
+	RegisterScheduler("tilesync", "cuSync: producer and consumer on two prioritized streams with per-tile counters (params: policy auto|row|tile|strided|conv2d, wait_kernel, tile_order, independent_first: auto|on|off, min_gain, poll_sleep_ns, phases: true records timing events at each operation's end and reports their median times in the row's stats; blocks_per_sm n caps every tile kernel at n resident blocks per SM and producer_alone: true keeps every other block off a producer block's SM, both by padding dynamic shared memory; tail_rows_at r starts the consumer tiles that read the producer's last partial wave in consumer round r instead of last; probe post|wait|all issues a synchronizing policy's kernels in stream order with only the posts, only the polls (counters complete) or everything; auto needs a host implementing device.InfoHost)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
 			o := tilesync.Defaults()
 			if err := DecodeParams(params, &o); err != nil {

@@ -33,7 +33,9 @@
 // (stream, row, tile, strided, conv2d, fine), the wait kernel, tile order,
 // independent operand and the extras (Phases: per-operation end times;
 // BlocksPerSM, ProducerAlone, TailRowsAt: occupancy shaping and tail-rows
-// order, not in the paper and not used by the rule). Prepare, outside the
+// order, not in the paper and not used by the rule; Probe: a policy's
+// kernels in stream order with only some of their synchronization, to
+// measure what it costs). Prepare, outside the
 // timed run, creates the streams, counters and launches; Run issues them;
 // Cleanup releases them. In an experiment file:
 //

@@ -40,6 +40,10 @@ type Options struct {
 	// instead of last, as the row order does (tailorder.go); 0 keeps the
 	// row order. It needs the custom tile order.
 	TailRowsAt int `yaml:"tail_rows_at"`
+	// Probe ("" off; post, wait or all) issues a synchronized pair in
+	// stream order with only some of its synchronization (probe.go): what
+	// posting and polling cost a kernel that never waits.
+	Probe string `yaml:"probe"`
 }
 
 // DefaultPollSleepNS caps the backoff of a waiting block's polls at 1 us:
@@ -101,6 +105,9 @@ type pairRun struct {
 	waitL        device.Launch
 	consSync     *ConsumerSync
 	waitSync     *WaitKernelSync
+	// presetWaits: the consumer's counters start complete (probe wait),
+	// so the simulator sees targets of 0.
+	presetWaits bool
 }
 
 // New checks opt and builds a scheduler.
@@ -147,6 +154,9 @@ func New(opt Options) (*Scheduler, error) {
 	if opt.ProducerAlone && s.isStream() {
 		return nil, fmt.Errorf("producer_alone: policy stream runs no producer beside its consumer; give a synchronizing policy")
 	}
+	if err := checkProbe(opt, s.isStream()); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -167,6 +177,9 @@ func (s *Scheduler) Name() string {
 	}
 	if s.opt.TailRowsAt > 0 {
 		name += fmt.Sprintf(",tail_rows_at=%d", s.opt.TailRowsAt)
+	}
+	if s.opt.Probe != "" {
+		name += ",probe=" + s.opt.Probe
 	}
 	if s.ph != nil {
 		name += ",phases"
@@ -444,7 +457,7 @@ func word(b device.Buffer, i int, mode device.Access) device.Arg {
 
 func (s *Scheduler) build(h device.Host, in *workloads.Instance, k int, pr *pairRun, waitK *device.Kernel) error {
 	p, c := pr.pair, pr.choice
-	counters, err := s.upload(h, p.CounterWords(), nil)
+	counters, err := s.upload(h, p.CounterWords(), s.counterInit(p))
 	if err != nil {
 		return err
 	}
@@ -504,6 +517,7 @@ func (s *Scheduler) build(h device.Host, in *workloads.Instance, k int, pr *pair
 	}
 	pr.prodL.Sync = psync
 	pr.consL.Sync = pr.consSync
+	s.applyProbe(pr)
 	return nil
 }
 
@@ -567,13 +581,16 @@ func (s *Scheduler) issuePair(h device.Host, in *workloads.Instance, it item, is
 	pr.prodL.Args[tiles.ArgIter] = it32
 	pr.consL.Args[tiles.ArgIter] = it32
 	pr.consSync.Iter = s.iter
+	if pr.presetWaits {
+		pr.consSync.Iter = 0
+	}
 	// The consumer must also see everything issued before its producer in
 	// this run (earlier runs ended synchronized).
 	if issued {
 		if err := h.Record(s.evPre, s.prodS); err != nil {
 			return err
 		}
-		if err := h.Wait(s.consS, s.evPre); err != nil {
+		if err := h.Wait(s.consumerStream(), s.evPre); err != nil {
 			return err
 		}
 	}
@@ -586,17 +603,17 @@ func (s *Scheduler) issuePair(h device.Host, in *workloads.Instance, it item, is
 	if pr.choice.WaitKernel {
 		pr.waitL.Args[1] = it32
 		pr.waitSync.Iter = s.iter
-		if err := h.Launch(s.consS, &pr.waitL); err != nil {
+		if err := h.Launch(s.consumerStream(), &pr.waitL); err != nil {
 			return err
 		}
 	}
-	if err := h.Launch(s.consS, &pr.consL); err != nil {
+	if err := h.Launch(s.consumerStream(), &pr.consL); err != nil {
 		return err
 	}
-	if err := s.markEnd(h, s.consS, in, it.op+1); err != nil {
+	if err := s.markEnd(h, s.consumerStream(), in, it.op+1); err != nil {
 		return err
 	}
-	return h.Record(s.evC, s.consS)
+	return h.Record(s.evC, s.consumerStream())
 }
 
 // issueSolo issues a solo operation on the producer's stream.
