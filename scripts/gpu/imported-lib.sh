@@ -6,15 +6,18 @@
 start=$(date +%s)
 log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
 
-# imported_unpack unpacks every $B/*.gz beside itself and requires
-# $B/gpusched; it ends the script on failure.
+# imported_unpack [BINARY...] unpacks every $B/*.gz beside itself and
+# requires $B/BINARY for each (default: gpusched); it ends the script on
+# failure.
 imported_unpack() {
-	local z
+	local z b
 	for z in "$B"/*.gz; do
 		[ -e "$z" ] || continue
 		gzip -dc "$z" > "${z%.gz}" && chmod +x "${z%.gz}" || { echo "cannot unpack $z" >&2; exit 1; }
 	done
-	[ -x "$B/gpusched" ] || { echo "missing $B/gpusched" >&2; exit 1; }
+	for b in "${@:-gpusched}"; do
+		[ -x "$B/$b" ] || { echo "missing $B/$b" >&2; exit 1; }
+	done
 }
 
 # imported_build_txt records the binaries' commit and the date in $R/build.txt.
@@ -103,3 +106,26 @@ imported_kernel_run() {
 	find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
 	tar czf "$OUT/import-v$v.tgz" -C "$OUT" "import-v$v" && rm -rf "$R"
 }
+
+# The A/B scripts' helpers (imported-v5ab.sh, imported-v6ab.sh), which set
+# LIMIT (seconds for the whole script) and R.
+
+# capped SECONDS: SECONDS, or what is left of LIMIT (less 15 s), at least 1.
+capped() {
+	local left=$((LIMIT - 15 - ($(date +%s) - start)))
+	[ "$left" -lt 1 ] && left=1
+	echo $(($1 < left ? $1 : left))
+}
+
+# probed KERNEL LINE DEFAULT: "O F" from the probe's line "KERNEL LINE:
+# overhead_ns=O floor_ns=F", else DEFAULT.
+probed() {
+	local v
+	v=$(grep -o "$1 $2: overhead_ns=[0-9]* floor_ns=[0-9]*" "$R/replay-test.log" 2>/dev/null | tail -1 |
+		sed -E 's/.*overhead_ns=([0-9]+) floor_ns=([0-9]+)/\1 \2/')
+	echo "${v:-$3}"
+}
+
+# run_one TAG BINARY CONFIG VALUES SECONDS [serial]: imported_ab_run,
+# capped by what is left of LIMIT.
+run_one() { imported_ab_run "$1" "$2" "$3" "$4" "$(capped "$5")" "${6:-}"; }

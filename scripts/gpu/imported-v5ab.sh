@@ -49,26 +49,6 @@ imported_unpack
 [ -x "$B/gpusched-v4" ] || { echo "missing $B/gpusched-v4" >&2; exit 1; }
 imported_build_txt
 
-# capped SECONDS: SECONDS, or what is left of LIMIT (less 15 s), at least 1.
-capped() {
-	local left=$((LIMIT - 15 - ($(date +%s) - start)))
-	[ "$left" -lt 1 ] && left=1
-	echo $(($1 < left ? $1 : left))
-}
-
-# probed KERNEL LINE DEFAULT: "O F" from the probe's line "KERNEL LINE:
-# overhead_ns=O floor_ns=F", else DEFAULT.
-probed() {
-	local v
-	v=$(grep -o "$1 $2: overhead_ns=[0-9]* floor_ns=[0-9]*" "$R/replay-test.log" 2>/dev/null | tail -1 |
-		sed -E 's/.*overhead_ns=([0-9]+) floor_ns=([0-9]+)/\1 \2/')
-	echo "${v:-$3}"
-}
-
-# run_one TAG BINARY CONFIG VALUES SECONDS [serial]: imported_ab_run,
-# capped by what is left of LIMIT.
-run_one() { imported_ab_run "$1" "$2" "$3" "$4" "$(capped "$5")" "${6:-}"; }
-
 if [ "$DEV" = cuda ]; then
 	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
 	imported_device_txt

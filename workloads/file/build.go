@@ -173,7 +173,7 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	block := math.Max(float64(spin+b.opt.OverheadNS), float64(b.opt.FloorNS))
 	seen := min(len(args), seenArgs)
 	descOff := int64(len(b.words) * 4)
-	b.words = append(b.words, uint32(n.slot+1), b.count(args[:seen]))
+	b.words = append(b.words, uint32(n.slot+1), b.count(args[:seen])|overheadWord(b.opt.OverheadNS))
 	for _, a := range args[:seen] {
 		b.words = append(b.words, a.descMode(), uint32(min(a.n, math.MaxUint32)))
 	}
@@ -216,7 +216,7 @@ const orderedWrites = 1 << 31
 // count is the kernel's range count as replay.desc holds it: with
 // orderedWrites where two of its written ranges overlap, so that the
 // later one's bytes win as in the reference (the kernel otherwise writes
-// every range at once). replay_v5 reads the word alike.
+// every range at once). replay_v6 reads the word alike.
 func (b *builder) count(seen []dataArg) uint32 {
 	if writesOverlap(seen) {
 		return uint32(len(seen)) | orderedWrites
@@ -234,6 +234,14 @@ func writesOverlap(seen []dataArg) bool {
 		}
 	}
 	return false
+}
+
+// overheadWord is overhead_ns in bits 8-30 of a kernel's range count in
+// replay.desc (capped at 2^23-1 ns), where replay_v6 reads it to place
+// its waves (replay.cu's replay_wave_end); replay reads only
+// the count's low byte and bit 31.
+func overheadWord(ns int64) uint32 {
+	return uint32(min(max(ns, 0), 1<<23-1)) << 8
 }
 
 // copyBytes is what a copy or memset moves: its bytes field, or the

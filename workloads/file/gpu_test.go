@@ -31,6 +31,7 @@ func calibrationFile(in device.Info) *File {
 		{1, 128, 32, 5000}, {1, 128, 32, 20000},
 		{in.SMs, 256, 32, 5000}, {in.SMs, 256, 32, 20000},
 		{in.SMs * 2, 512, 64, 10000}, {in.SMs * 6, 256, 128, 30000}, // 3 waves at 2 blocks per SM
+		{in.SMs * 16, 128, 32, 5000}, {in.SMs * 48, 128, 32, 24000}, // 1 and 3 waves at 16 blocks per SM
 	}
 	var ops []Op
 	prev := "in"
@@ -59,28 +60,35 @@ func calibrationFile(in device.Info) *File {
 	return f
 }
 
-// TestGPUReplay checks the replay kernel on a GPU: the serial schedule's
-// outputs equal the CPU reference, a four-stream schedule's equal serial's,
-// and every kernel lasts its spin time plus an overhead it measures on the
-// GPU's global timer (first block start to last block end), reported as
-// overhead_ns for the file family's parameter.
+// TestGPUReplay checks the replay kernel and the candidate replay_v6 on a
+// GPU: the serial schedule's outputs equal the CPU reference, a
+// four-stream schedule's equal serial's, and every kernel lasts its spin
+// time plus an overhead it measures on the GPU's global timer (first
+// block start to last block end), reported per wave and shape.
 //
 //	go test -tags cuda ./workloads/file -run GPU -v
 func TestGPUReplay(t *testing.T) {
 	d := cudatest.Open(t)
 	f := calibrationFile(d.Info())
 	require.NoError(t, f.Check())
-	prog, err := Program(f, Options{})
-	require.NoError(t, err)
-	outs, state := runAndStamps(t, d, prog, sched.NewSerial())
-	require.NoError(t, prog.Check(outs), "serial replay against the CPU reference")
-	rr, err := sched.NewRoundRobin(4)
-	require.NoError(t, err)
-	outs4, _ := runAndStamps(t, d, prog, rr)
-	require.NoError(t, prog.Check(outs4), "round-robin(4) replay against the CPU reference")
-	racy, _ := runAndStamps(t, d, prog, noDeps{})
-	require.Error(t, prog.Check(racy), "four streams without the dependencies' waits: a kernel reads its predecessor's output before it is written")
+	for _, k := range []*device.Kernel{ReplayKernel, replayAlt} {
+		prog, err := Program(f, Options{kernel: k})
+		require.NoError(t, err)
+		outs, state := runAndStamps(t, d, prog, sched.NewSerial())
+		require.NoError(t, prog.Check(outs), "%s: serial replay against the CPU reference", k.Name)
+		rr, err := sched.NewRoundRobin(4)
+		require.NoError(t, err)
+		outs4, _ := runAndStamps(t, d, prog, rr)
+		require.NoError(t, prog.Check(outs4), "%s: round-robin(4) replay against the CPU reference", k.Name)
+		racy, _ := runAndStamps(t, d, prog, noDeps{})
+		require.Error(t, prog.Check(racy), "%s: four streams without the dependencies' waits: a kernel reads its predecessor's output before it is written", k.Name)
+		logOverheads(t, f, k.Name, state)
+	}
+}
 
+// logOverheads logs, per shape of calibrationFile, what its kernels took
+// beyond their spin per wave, from the stamps in state.
+func logOverheads(t *testing.T, f *File, kernel string, state []byte) {
 	steps, err := f.nodes()
 	require.NoError(t, err)
 	byShape := map[string][]float64{}
@@ -101,7 +109,7 @@ func TestGPUReplay(t *testing.T) {
 	for _, k := range keys {
 		v := byShape[k]
 		sort.Float64s(v)
-		t.Logf("%-50s overhead per wave: median %6.0f ns [%6.0f-%6.0f] over %d kernels", k, v[len(v)/2], v[0], v[len(v)-1], len(v))
+		t.Logf("%-11s %-50s overhead per wave: median %6.0f ns [%6.0f-%6.0f] over %d kernels", kernel, k, v[len(v)/2], v[0], v[len(v)-1], len(v))
 		if strings.HasPrefix(k, "grid 1 ") {
 			single = append(single, v...)
 		}
@@ -111,7 +119,7 @@ func TestGPUReplay(t *testing.T) {
 	// the original kernel had as well. TestGPUReplayProbe measures what the
 	// experiments use.
 	sort.Float64s(single)
-	t.Logf("one-block kernels: %.0f ns beyond their spin (median over %d)", single[len(single)/2], len(single))
+	t.Logf("%s one-block kernels: %.0f ns beyond their spin (median over %d)", kernel, single[len(single)/2], len(single))
 }
 
 // noDeps issues operation k on stream k mod 4 with no waits at all: the
@@ -164,9 +172,10 @@ func rrAssign(n, k int) []int {
 var replayBare, _ = kernels.Lookup("replay", "replay_bare")
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel, a fifth version that was not adopted (replay_v5) and
-// replay_bare (the same parameters and stamps, nothing read or written:
-// what any such kernel costs): the global timer's step and the SM clock's
+// the replay kernel, the candidate replay_v6 (spins counted from the
+// kernel's start) and replay_bare (the same parameters and stamps,
+// nothing read or written: what any such kernel costs): the global
+// timer's step and the SM clock's
 // rate (replay_timer over 1 ms), then, per shape of probeFile's chain (a
 // signature only, as the imports of graph-replay traces touch, or 1 to 8
 // buffer ranges, at one block and at a block per SM; 4 ranges at 4 blocks

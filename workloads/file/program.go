@@ -13,9 +13,10 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
-// replayAlt is a fifth replay kernel that was not adopted (replay.cu's
-// replay_v5), kept so that TestGPUReplayProbe measures both.
-var replayAlt, _ = kernels.Lookup("replay", "replay_v5")
+// replayAlt is the candidate replay kernel (replay.cu's replay_v6: spins
+// counted from the kernel's start), which TestGPUReplayProbe measures
+// beside ReplayKernel.
+var replayAlt, _ = kernels.Lookup("replay", "replay_v6")
 
 const (
 	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)

@@ -41,15 +41,19 @@
 // that registers never limit its blocks per SM below what threads allow:
 // the padding alone sets occupancy.
 //
-// replay_v5 (below) is a fifth version that replayed the models slower
-// (docs/results/imported-notes.md). replay_timer measures
-// the global timer's step and the SM clock's rate.
+// replay_v6 (below) is a candidate whose blocks count their spins from
+// the kernel's start; a fifth version (no local memory, git 22ea7f6)
+// replayed the models slower (docs/results/imported-notes.md).
+// replay_timer measures the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
 #define REPLAY_SAMPLES 16
 #define REPLAY_FNV_OFFSET 2166136261u
 #define REPLAY_FNV_PRIME 16777619u
 #define REPLAY_ORDERED (1u << 31)
+#define REPLAY_OVER_SHIFT 8
+#define REPLAY_OVER_MASK 0x7fffffu
+#define REPLAY_WAVES_MIN 512ull
 
 __device__ __forceinline__ unsigned long long replay_now() {
     unsigned long long t;
@@ -60,6 +64,30 @@ __device__ __forceinline__ unsigned long long replay_now() {
 __device__ __forceinline__ void replay_spin(unsigned long long t0, unsigned long long spin_ns) {
     while (replay_now() - t0 < spin_ns) {
     }
+}
+
+__device__ __forceinline__ void replay_until(unsigned long long due) {
+    while (replay_now() < due) {
+    }
+}
+
+// replay_wave_end is when replay_v6's block that started at t0 ends its
+// spin: stamps is {the kernel's start (block 0's stamp), the previous
+// launch's end}, count the descriptor's count word (overhead_ns in bits
+// 8-30). A wave lasts period = spin_ns + overhead_ns (the recorded
+// duration's share); the block belongs to the wave under way at its start
+// and spins until that wave's end less overhead_ns, never longer than
+// spin_ns from its own start. Without this launch's stamp (not newer than
+// the previous end, or later than t0) it spins spin_ns from t0.
+__device__ __forceinline__ unsigned long long replay_wave_end(ulonglong2 stamps, unsigned count, unsigned long long t0,
+                                                              unsigned long long spin_ns) {
+    unsigned long long own = t0 + spin_ns, first = stamps.x;
+    unsigned over = (count >> REPLAY_OVER_SHIFT) & REPLAY_OVER_MASK;
+    if (first <= stamps.y || first > t0 || t0 - first >= (1ull << 31) || spin_ns >= (1ull << 31)) return own;
+    unsigned period = (unsigned)spin_ns + over;
+    unsigned wave = (unsigned)(t0 - first) / period;
+    unsigned long long due = first + (unsigned long long)(wave + 1) * period - over;
+    return due < own ? due : own;
 }
 
 // The j-th sampled byte position of a range of n bytes: every byte up to
@@ -98,9 +126,12 @@ __device__ __forceinline__ void replay_put(unsigned char* p, unsigned long long 
 // launch's parameters (a is the address of a0: an indexed constant load,
 // only for lanes that have a range), so that nothing stands between the
 // kernel's start and its data loads but those two loads.
+template <bool WAVES>
 __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
                                             unsigned long long spin_ns, const unsigned char* const* a, unsigned lane, unsigned width) {
     uint2 head = __ldg(desc), mine = __ldg(desc + 1 + lane);
+    ulonglong2 stamps = make_ulonglong2(0, 0);
+    if (WAVES && spin_ns >= REPLAY_WAVES_MIN) stamps = __ldcg((const ulonglong2*)(state + 4));
     unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
     unsigned n = head.y & 0xffu;
     unsigned char* p = lane < n ? (unsigned char*)a[lane] : 0;
@@ -111,7 +142,11 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
         if (e.x & 1u) part += replay_hash(a[i], e.y, head.x, i);
     }
     unsigned h = (REPLAY_FNV_OFFSET ^ head.x) + __reduce_add_sync(mask, part);
-    replay_spin(t0, spin_ns);
+    if (WAVES) {
+        replay_until(spin_ns >= REPLAY_WAVES_MIN ? replay_wave_end(stamps, head.y, t0, spin_ns) : t0 + spin_ns);
+    } else {
+        replay_spin(t0, spin_ns);
+    }
     if (!(head.y & REPLAY_ORDERED)) {
         // No two written ranges overlap: every lane writes its own at once.
         if (lane < n && (mine.x & 2u)) replay_put(p, mine.y, h, lane);
@@ -145,6 +180,35 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
     }
 }
 
+// replay_run is a replay kernel's body (a is the address of a0). Without
+// WAVES (replay) every block spins spin_ns from its own start and block 0
+// stamps its start after its spin; with WAVES (replay_v6) block 0 stamps
+// its start first and every block spins until its wave's end counted from
+// that stamp (replay_wave_end).
+template <bool WAVES>
+__device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+                                           const unsigned char* const* a) {
+    unsigned long long t0 = replay_now();
+    unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    if (WAVES && block == 0 && thread == 0) {
+        __stcg((unsigned long long*)(state + 4), t0);
+    }
+    if (block == blocks - 1 && thread < 32) {
+        replay_lead<WAVES>((const uint2*)desc, state, sig, t0, spin_ns, a, thread, threads < 32 ? threads : 32);
+    } else if (WAVES && spin_ns >= REPLAY_WAVES_MIN) {
+        ulonglong2 stamps = __ldcg((const ulonglong2*)(state + 4));
+        replay_until(replay_wave_end(stamps, __ldg(desc + 1), t0, spin_ns));
+    } else {
+        replay_spin(t0, spin_ns);
+    }
+    if (!WAVES && block == 0 && thread == 0) {
+        __stcg((unsigned long long*)(state + 4), t0);
+    }
+}
+
 // REPLAY_GC marks a0..a23 __grid_constant__: the kernel reads them where
 // the launch put them, by address (a[i] is a0 + i, the parameters lying
 // one after another), rather than from a copy in local memory.
@@ -157,19 +221,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    unsigned long long t0 = replay_now();
-    unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
-    unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    if (block == blocks - 1 && thread < 32) {
-        replay_lead((const uint2*)desc, state, sig, t0, spin_ns, &a0, thread, threads < 32 ? threads : 32);
-    } else {
-        replay_spin(t0, spin_ns);
-    }
-    if (block == 0 && thread == 0) {
-        __stcg((unsigned long long*)(state + 4), t0);
-    }
+    replay_run<false>(desc, state, sig, spin_ns, &a0);
 }
 
 // replay_bare has replay's parameters and stamps but reads and writes
@@ -189,115 +241,29 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
     }
 }
 
-// replay_v5 was a candidate to replace replay: the same reads, spin and
-// writes, computing the same bytes, with nothing kept in local memory.
-// ptxas gives replay 40 bytes of stack under its 32 registers, and its
-// last block's lead warp reloads its range's pointer and the descriptor's
-// count from there after the spin; replay_v5 takes sample positions in 32
-// bits (a length fits in 32 bits, so j*len/16 does too), carries only what
-// its writes need across the spin (the pointer, the bytes to write, h and
-// the count word, pinned in registers by an empty asm just before the
-// spin) and keeps the loops over the ranges beyond a warp's lanes (blocks
-// of fewer threads than ranges) inline: ptxas gives it no stack at all.
-// It was slower on the models, most where the kernel writes nothing
-// (untested guess: after the spin it runs through every sample store's
-// skipped code, where replay jumps over them in one branch);
-// TestGPUReplayProbe still measures both.
-
-__device__ __forceinline__ unsigned replay5_pos(unsigned n, unsigned j) {
-    return n <= REPLAY_SAMPLES ? j : (unsigned)(((unsigned long long)j * n) >> 4);
-}
-
-__device__ __forceinline__ unsigned replay5_hash(const unsigned char* p, unsigned len, unsigned seed, unsigned i) {
-    unsigned char b[REPLAY_SAMPLES];
-#pragma unroll
-    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-        b[j] = j < len ? __ldcg(p + replay5_pos(len, j)) : 0;
-    }
-    unsigned x = REPLAY_FNV_OFFSET ^ seed ^ (i << 24);
-#pragma unroll
-    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-        if (j < len) x = (x ^ b[j]) * REPLAY_FNV_PRIME;
-    }
-    return x;
-}
-
-__device__ __forceinline__ void replay5_put(unsigned char* p, unsigned len, unsigned h, unsigned i) {
-#pragma unroll
-    for (unsigned j = 0; j < REPLAY_SAMPLES; j++) {
-        if (j < len) __stcg(p + replay5_pos(len, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
-    }
-}
-
-// replay_v5_lead is replay_lead with put (the bytes lane's range gets
-// written, 0 if it is not) standing for its mode and length after the hash.
-__device__ __forceinline__ void replay_v5_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
-                                               unsigned long long spin_ns, const unsigned char* const* a, unsigned lane, unsigned width) {
-    uint2 head = __ldg(desc), mine = __ldg(desc + 1 + lane);
-    unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
-    unsigned n = head.y & 0xffu;
-    bool own = lane < n;
-    unsigned char* p = own ? (unsigned char*)a[lane] : 0;
-    unsigned part = own && (mine.x & 1u) ? replay5_hash(p, mine.y, head.x, lane) : 0;
-    for (unsigned i = lane + width; i < n; i += width) {
-        uint2 e = __ldg(desc + 1 + i);
-        if (e.x & 1u) part += replay5_hash(a[i], e.y, head.x, i);
-    }
-    unsigned h = (REPLAY_FNV_OFFSET ^ head.x) + __reduce_add_sync(mask, part);
-    unsigned put = own && (mine.x & 2u) ? mine.y : 0, count = head.y;
-    asm volatile("" : "+r"(put), "+r"(count), "+r"(h), "+l"(p));
-    replay_spin(t0, spin_ns);
-    n = count & 0xffu;
-    if (!(count & REPLAY_ORDERED)) {
-        replay5_put(p, put, h, lane);
-        for (unsigned i = lane + width; i < n; i += width) {
-            uint2 e = __ldg(desc + 1 + i);
-            if (e.x & 2u) replay5_put((unsigned char*)a[i], e.y, h, i);
-        }
-    } else {
-        for (unsigned i = 0; i < n; i++) {
-            unsigned len;
-            if (i < width) {
-                len = __shfl_sync(mask, put, i);
-            } else {
-                uint2 e = __ldg(desc + 1 + i);
-                len = e.x & 2u ? e.y : 0;
-            }
-            if (len == 0) continue;
-            unsigned char* q = (unsigned char*)a[i];
-            for (unsigned j = lane; j < REPLAY_SAMPLES && j < len; j += width) {
-                __stcg(q + replay5_pos(len, j), (unsigned char)(((h ^ (i << 8) ^ j) * REPLAY_FNV_PRIME) >> 24));
-            }
-            __syncwarp(mask);
-        }
-    }
-    __syncwarp(mask);
-    if (lane == 0) {
-        __stcg(sig, h);
-        __stcg((unsigned long long*)(state + 6), replay_now());
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v5(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+// replay_v6 is a candidate to replace replay: the same reads and writes
+// and the same bytes, its blocks' spins counted from the kernel's start
+// rather than each block's own. A recorded duration already holds the
+// original's block dispatch (a wave of many small blocks reaches its SMs
+// over some hundreds of ns) and its turnaround between waves; replay's
+// blocks each spin their wave's share from their own start, so its kernel
+// lasts the recorded time plus its own dispatch spread and turnarounds
+// again, most where waves hold many blocks or a kernel many waves (the
+// batch-8 models). replay_v6's block 0 stamps its start first; every
+// block reads that stamp and the descriptor's count word, whose bits 8-30
+// hold overhead_ns (build.go), and ends its spin at the end of its wave
+// (replay_wave_end). A block that cannot see this launch's stamp yet (it
+// is older than the previous launch's end stamp) spins from its own start
+// as replay does; spins shorter than REPLAY_WAVES_MIN skip the loads,
+// which would outlast them.
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
                                   REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
                                   REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    unsigned long long t0 = replay_now();
-    unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
-    unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    if (block == blocks - 1 && thread < 32) {
-        replay_v5_lead((const uint2*)desc, state, sig, t0, spin_ns, &a0, thread, threads < 32 ? threads : 32);
-    } else {
-        replay_spin(t0, spin_ns);
-    }
-    if (block == 0 && thread == 0) {
-        __stcg((unsigned long long*)(state + 4), t0);
-    }
+    replay_run<true>(desc, state, sig, spin_ns, &a0);
 }
 
 // replay_timer: one thread watches the global timer and the SM's clock for

@@ -17,14 +17,14 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "ffc41c0768068f1154e55ae18c0a4b73a3e7ab60de21e8d99077e27d7639607f",
-		ImageSHA256:  "508be8d62a0aa302c9ef09ab3b8636a18d8b9634e4b760d1a7bc783c27ac9c11",
+		SourceSHA256: "1f7de337568faabb9aa9a7634ce3d104f5be7c74b0e0bdc37dd47540a91cb235",
+		ImageSHA256:  "87e8beae7760b336dcbd3c33a3ee95f462479b94e8225ee7390d687e927ef59f",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_bare", Regs: 11, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
-			{Module: "replay", Name: "replay_v5", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v6", Regs: 32, StaticShared: 0},
 		},
 	})
 }
