@@ -129,3 +129,36 @@ probed() {
 # run_one TAG BINARY CONFIG VALUES SECONDS [serial]: imported_ab_run,
 # capped by what is left of LIMIT.
 run_one() { imported_ab_run "$1" "$2" "$3" "$4" "$(capped "$5")" "${6:-}"; }
+
+# imported_kernel_ab V BINARY KERNEL EAGER GRAPH ROUNDS EAGER_LIMIT: the A/B
+# of replay kernel vV (its build BINARY; KERNEL the probe's name for it)
+# against the fourth ($B/gpusched-v4) on one GPU: workloads/file's GPU
+# tests once (on a GPU), then ROUNDS rounds of the graph-replay traces at
+# 160/863 and the eager imports (serial, serial+graph) at 416/1119 with
+# each, then vV's own set at the values the probe measured for KERNEL
+# (EAGER and GRAPH, "O F", where it did not run), at most EAGER_LIMIT s
+# for its eager imports; everything packed into $OUT/$(basename $R).tgz.
+imported_kernel_ab() {
+	local v=$1 bin=$2 kernel=$3 eager graph r
+	if [ "$DEV" = cuda ]; then
+		[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
+		imported_device_txt
+		imported_replay_tests "$(capped 60)"
+		grep -E 'shape|ranges grid|sig grid|per range|busy|signature:|4 ranges:|measured|globaltimer|--- |rc=' "$R/replay-test.log"
+	fi
+	for r in $(seq 1 "$6"); do
+		run_one "graph-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-graph-v4-gpu.yaml "160 863" 30
+		run_one "graph-v$v-r$r" "$bin" "configs/experiments/imported-graph-v$v-gpu.yaml" "160 863" 30
+		run_one "eager-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-v4-gpu.yaml "416 1119" 40 serial
+		run_one "eager-v$v-r$r" "$bin" "configs/experiments/imported-v$v-gpu.yaml" "416 1119" 40 serial
+	done
+	eager=$(probed "$kernel" "4 ranges" "$4")
+	graph=$(probed "$kernel" signature "$5")
+	echo "replay kernel v$v's own set at: eager imports $eager, graph-replay traces $graph (overhead_ns floor_ns)" | tee "$R/from-probe.txt"
+	run_one "imported-v$v" "$bin" "configs/experiments/imported-v$v-gpu.yaml" "$eager" "$7"
+	run_one "imported-graph-v$v" "$bin" "configs/experiments/imported-graph-v$v-gpu.yaml" "$graph" 30
+	run_one "imported-graph-v$v-o0" "$bin" "configs/experiments/imported-graph-v$v-gpu-o0.yaml" "0 ${graph#* }" 30
+	log done
+	find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
+	tar czf "$OUT/$(basename "$R").tgz" -C "$OUT" "$(basename "$R")" && rm -rf "$R"
+}

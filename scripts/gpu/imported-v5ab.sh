@@ -45,28 +45,7 @@ LIMIT=${LIMIT:-400}
 R=$OUT/import-v5ab
 mkdir -p "$R"
 . scripts/gpu/imported-lib.sh
-imported_unpack
-[ -x "$B/gpusched-v4" ] || { echo "missing $B/gpusched-v4" >&2; exit 1; }
+imported_unpack gpusched gpusched-v4
 imported_build_txt
 
-if [ "$DEV" = cuda ]; then
-	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
-	imported_device_txt
-	imported_replay_tests "$(capped 60)"
-	grep -E 'shape|ranges grid|sig grid|per range|busy|signature:|4 ranges:|measured|globaltimer|--- |rc=' "$R/replay-test.log"
-fi
-for r in 1 2; do
-	run_one "graph-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-graph-v4-gpu.yaml "160 863" 30
-	run_one "graph-v5-r$r" "$B/gpusched" configs/experiments/imported-graph-v5-gpu.yaml "160 863" 30
-	run_one "eager-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-v4-gpu.yaml "416 1119" 40 serial
-	run_one "eager-v5-r$r" "$B/gpusched" configs/experiments/imported-v5-gpu.yaml "416 1119" 40 serial
-done
-eager=$(probed replay "4 ranges" "384 1088")
-graph=$(probed replay signature "128 832")
-echo "fifth kernel's own set at: eager imports $eager, graph-replay traces $graph (overhead_ns floor_ns)" | tee "$R/from-probe.txt"
-run_one imported-v5 "$B/gpusched" configs/experiments/imported-v5-gpu.yaml "$eager" 120
-run_one imported-graph-v5 "$B/gpusched" configs/experiments/imported-graph-v5-gpu.yaml "$graph" 30
-run_one imported-graph-v5-o0 "$B/gpusched" configs/experiments/imported-graph-v5-gpu-o0.yaml "0 ${graph#* }" 30
-log done
-find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
-tar czf "$OUT/import-v5ab.tgz" -C "$OUT" import-v5ab && rm -rf "$R"
+imported_kernel_ab 5 "$B/gpusched" replay "384 1088" "128 832" 2 120

@@ -48,24 +48,4 @@ mkdir -p "$R"
 imported_unpack gpusched-v4 gpusched-v6
 imported_build_txt
 
-if [ "$DEV" = cuda ]; then
-	[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
-	imported_device_txt
-	imported_replay_tests "$(capped 60)"
-	grep -E 'shape|ranges grid|sig grid|per range|busy|signature:|4 ranges:|measured|globaltimer|--- |rc=' "$R/replay-test.log"
-fi
-for r in $(seq 1 "$ROUNDS"); do
-	run_one "graph-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-graph-v4-gpu.yaml "160 863" 30
-	run_one "graph-v6-r$r" "$B/gpusched-v6" configs/experiments/imported-graph-v6-gpu.yaml "160 863" 30
-	run_one "eager-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-v4-gpu.yaml "416 1119" 40 serial
-	run_one "eager-v6-r$r" "$B/gpusched-v6" configs/experiments/imported-v6-gpu.yaml "416 1119" 40 serial
-done
-eager=$(probed replay_v6 "4 ranges" "416 1119")
-graph=$(probed replay_v6 signature "160 863")
-echo "sixth kernel's own set at: eager imports $eager, graph-replay traces $graph (overhead_ns floor_ns)" | tee "$R/from-probe.txt"
-run_one imported-v6 "$B/gpusched-v6" configs/experiments/imported-v6-gpu.yaml "$eager" 90
-run_one imported-graph-v6 "$B/gpusched-v6" configs/experiments/imported-graph-v6-gpu.yaml "$graph" 30
-run_one imported-graph-v6-o0 "$B/gpusched-v6" configs/experiments/imported-graph-v6-gpu-o0.yaml "0 ${graph#* }" 30
-log done
-find "$R" \( -name '*.pdf' -o -name '*.svg' \) -delete
-tar czf "$OUT/import-v6ab.tgz" -C "$OUT" import-v6ab && rm -rf "$R"
+imported_kernel_ab 6 "$B/gpusched-v6" replay_v6 "416 1119" "160 863" "$ROUNDS" 90
