@@ -281,7 +281,8 @@ func earlierIntro(run replayRun) string {
 // the fourth was kept over.
 const fifthKernelIntro = `## Not adopted: the fifth replay kernel (session 6)
 
-The fifth replay kernel (replay_v5 in workloads/kernels/replay.cu: the
+The fifth replay kernel (replay_v5, in workloads/kernels/replay.cu from
+22ea7f6 to b49d165, where a sixth candidate took its place: the
 fourth kernel's reads, spin and writes with nothing in local memory, where
 the fourth reloads its range's pointer and count from local memory after
 its spin) at the overhead_ns and floor_ns its own probe measured in the
