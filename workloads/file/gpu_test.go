@@ -71,8 +71,11 @@ func TestGPUReplay(t *testing.T) {
 	d := cudatest.Open(t)
 	f := calibrationFile(d.Info())
 	require.NoError(t, f.Check())
-	for _, k := range []*device.Kernel{ReplayKernel, replayAlt} {
-		prog, err := Program(f, Options{kernel: k})
+	// replay_v6 also at an overhead_ns as the eager imports run: its waves
+	// are placed with it (replay_wave_end).
+	for _, opt := range []Options{{kernel: ReplayKernel}, {kernel: replayAlt}, {kernel: replayAlt, OverheadNS: 416}} {
+		k := opt.kernel
+		prog, err := Program(f, opt)
 		require.NoError(t, err)
 		outs, state := runAndStamps(t, d, prog, sched.NewSerial())
 		require.NoError(t, prog.Check(outs), "%s: serial replay against the CPU reference", k.Name)
@@ -82,13 +85,15 @@ func TestGPUReplay(t *testing.T) {
 		require.NoError(t, prog.Check(outs4), "%s: round-robin(4) replay against the CPU reference", k.Name)
 		racy, _ := runAndStamps(t, d, prog, noDeps{})
 		require.Error(t, prog.Check(racy), "%s: four streams without the dependencies' waits: a kernel reads its predecessor's output before it is written", k.Name)
-		logOverheads(t, f, k.Name, state)
+		logOverheads(t, f, fmt.Sprintf("%s@%d", k.Name, opt.OverheadNS), state, opt.OverheadNS)
 	}
 }
 
 // logOverheads logs, per shape of calibrationFile, what its kernels took
-// beyond their spin per wave, from the stamps in state.
-func logOverheads(t *testing.T, f *File, kernel string, state []byte) {
+// beyond their spin per wave (their spins at overhead, as Program gave
+// them), from the stamps in state, and requires that none ended before
+// its waves' spins.
+func logOverheads(t *testing.T, f *File, kernel string, state []byte, overhead int64) {
 	steps, err := f.nodes()
 	require.NoError(t, err)
 	byShape := map[string][]float64{}
@@ -96,9 +101,10 @@ func logOverheads(t *testing.T, f *File, kernel string, state []byte) {
 		slot := state[n.slot*stateSize:]
 		start, end := binary.LittleEndian.Uint64(slot[16:]), binary.LittleEndian.Uint64(slot[24:])
 		waves := int64(blocksOf(n)+f.Device.SMs*f.Device.occupancy(n)-1) / int64(f.Device.SMs*f.Device.occupancy(n))
-		spin := f.Device.spinNS(n, 0, 0, 0)
+		spin := f.Device.spinNS(n, 0, overhead, 0)
 		key := fmt.Sprintf("grid %d block %d, %d wave(s), %d ns a block", n.op.Grid.X, n.op.Block.X, waves, spin)
 		byShape[key] = append(byShape[key], float64(int64(end-start)-waves*spin)/float64(waves))
+		require.GreaterOrEqual(t, int64(end-start), waves*spin, "%s %s: the kernel ended before its waves' spins", kernel, n.name)
 	}
 	var keys []string
 	for k := range byShape {
@@ -109,7 +115,7 @@ func logOverheads(t *testing.T, f *File, kernel string, state []byte) {
 	for _, k := range keys {
 		v := byShape[k]
 		sort.Float64s(v)
-		t.Logf("%-11s %-50s overhead per wave: median %6.0f ns [%6.0f-%6.0f] over %d kernels", kernel, k, v[len(v)/2], v[0], v[len(v)-1], len(v))
+		t.Logf("%-15s %-50s overhead per wave: median %6.0f ns [%6.0f-%6.0f] over %d kernels", kernel, k, v[len(v)/2], v[0], v[len(v)-1], len(v))
 		if strings.HasPrefix(k, "grid 1 ") {
 			single = append(single, v...)
 		}

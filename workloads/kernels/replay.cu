@@ -75,9 +75,13 @@ __device__ __forceinline__ void replay_until(unsigned long long due) {
 // spin: stamps is {the kernel's start (block 0's stamp), the previous
 // launch's end}, count the descriptor's count word (overhead_ns in bits
 // 8-30). A wave lasts period = spin_ns + overhead_ns (the recorded
-// duration's share); the block belongs to the wave under way at its start
-// and spins until that wave's end less overhead_ns, never longer than
-// spin_ns from its own start. Without this launch's stamp (not newer than
+// duration's share) and wave w's blocks spin until first + (w+1)*period -
+// overhead_ns, so wave w+1's blocks start from first + (w+1)*period -
+// overhead_ns on: a block's wave is counted from there (where the
+// turnaround between waves is shorter than overhead_ns, counting from
+// first + w*period put the next wave's blocks in the one before, which
+// then spun not at all). Never longer than spin_ns from the block's own
+// start. Without this launch's stamp (not newer than
 // the previous end, or later than t0) it spins spin_ns from t0.
 __device__ __forceinline__ unsigned long long replay_wave_end(ulonglong2 stamps, unsigned count, unsigned long long t0,
                                                               unsigned long long spin_ns) {
@@ -85,7 +89,7 @@ __device__ __forceinline__ unsigned long long replay_wave_end(ulonglong2 stamps,
     unsigned over = (count >> REPLAY_OVER_SHIFT) & REPLAY_OVER_MASK;
     if (first <= stamps.y || first > t0 || t0 - first >= (1ull << 31) || spin_ns >= (1ull << 31)) return own;
     unsigned period = (unsigned)spin_ns + over;
-    unsigned wave = (unsigned)(t0 - first) / period;
+    unsigned wave = ((unsigned)(t0 - first) + over) / period;
     unsigned long long due = first + (unsigned long long)(wave + 1) * period - over;
     return due < own ? due : own;
 }

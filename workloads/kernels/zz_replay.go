@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "1f7de337568faabb9aa9a7634ce3d104f5be7c74b0e0bdc37dd47540a91cb235",
-		ImageSHA256:  "87e8beae7760b336dcbd3c33a3ee95f462479b94e8225ee7390d687e927ef59f",
+		SourceSHA256: "3a3a4ca97407e0496f1c797c5f5818938ef07322f649d413fc1970e54e832c26",
+		ImageSHA256:  "b8d72826e53f1310034222da875e018e126e8888cc976885cf4475a279b33175",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
