@@ -208,3 +208,19 @@ func TestFloorCost(t *testing.T) {
 	assert.Equal(t, -1, floorFor(blocks, 10.5, 100, 1000), "the rest alone misses 10%")
 	assert.Equal(t, 1000, floorFor(blocks, 0, 100, 1000), "met at the floor itself")
 }
+
+// The sixth kernel's sets lead; the fourth's, which it replaced, are its
+// prediction's "before" and the first earlier section.
+func TestSixthKernelLeads(t *testing.T) {
+	p818 := map[string]string{"profiler_ns": "818"}
+	gpu4, gpu5, gpu6 := set("imported-graph-v4", 400, p818), set("imported-graph-v5", 420, p818), set("imported-graph-v6", 380, p818)
+	gpu4.Rows[0].Device, gpu5.Rows[0].Device, gpu6.Rows[0].Device = experiments.CUDADevice, experiments.CUDADevice, experiments.CUDADevice
+	in := &experiments.ReportInput{Sets: []*experiments.Results{gpu4, gpu5, gpu6, set("imported-graph-v6-sim", 385, p818)}}
+	runs := readRuns(in)
+	require.Len(t, runs, 3)
+	assert.Equal(t, []replayRun{runSixth, runFourth, runFifth}, []replayRun{runs[0].run, runs[1].run, runs[2].run})
+	assert.Same(t, runs[1], runBefore(runs))
+	assert.Equal(t, fourthKernelIntro, earlierIntro(runs[1].run))
+	assert.Contains(t, kernelOf(runs[0]), "the sixth version")
+	assert.Contains(t, predictedIntro(runs[0], runs[1]), "the fourth version; overhead_ns")
+}

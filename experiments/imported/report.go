@@ -66,8 +66,13 @@ const commands = `## Commands
     # one after the other at the same values, then the fifth's set at its probe's values (imported-v5, imported-graph-v5, -o0)
     gpusched paper imported run configs/experiments/imported-v5-sim.yaml -o results/imported-v5-sim   # and imported-graph-v5-sim, imported-graph-v5-sim-o0
     OUT=$OUT bash scripts/gpu/imported-v5ab.sh
+    # session 7: the sixth kernel's predictions (the fourth's values), then on one GPU the fourth and sixth kernels
+    # one after the other at the same values, then the sixth's set at its probe's values, then the simulator at those
+    gpusched paper imported run configs/experiments/imported-v6-sim.yaml -o results/imported-v6-sim   # and imported-graph-v6-sim, imported-graph-v6-sim-o0
+    OUT=$OUT bash scripts/gpu/imported-v6ab.sh   # imported-v6, imported-graph-v6, imported-graph-v6-o0
+    gpusched paper imported run configs/experiments/imported-v6-sim-measured.yaml -o results/imported-v6-sim-measured   # and imported-graph-v6-sim-measured
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json
 
 `
 
@@ -195,7 +200,7 @@ func loadCapture(dir string) (capture, error) {
 // on the models, session 6): the page leads with the first.
 func readRuns(in *experiments.ReportInput) []*data {
 	var runs []*data
-	for _, run := range []replayRun{runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
+	for _, run := range []replayRun{runSixth, runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
 		if d := newData(in, run); !d.empty() {
 			runs = append(runs, d)
 		}
@@ -235,6 +240,16 @@ func predictedIntro(p, before *data) string {
 			"(the values the GPU's rows ran at), against the GPU's; the tables above use these. "
 	}
 	switch p.run.version {
+	case 6:
+		return fmt.Sprintf("## The sixth replay kernel: predicted, then measured\n\n"+
+			"The sixth replay kernel (workloads/kernels/replay.cu: the fourth kernel's reads and writes, every block's spin counted from the "+
+			"kernel's start instead of its own, so that a replayed kernel does not add its own block dispatch and turnaround between waves "+
+			"to recorded durations that hold the original's) with profiler_ns %s as before. \"predicted\": the simulator's serial+graph, "+
+			"committed before the GPU ran the sixth kernel, at the fourth's measured overhead_ns and floor_ns (the simulator times every "+
+			"block from its own start, so it predicts the sixth as the fourth); \"measured\": the GPU's; \"before\": the GPU's with the "+
+			"fourth kernel (%s; the section below). %s"+
+			"Each against PyTorch's graph replay, and the simulator against the measurement, against the 10%% target.\n\n",
+			orNone(p.profiler), kernelOf(before), measured)
 	case 4:
 		return fmt.Sprintf("## The fourth replay kernel: predicted, then measured\n\n"+
 			"The fourth replay kernel (workloads/kernels/replay.cu: the third kernel's reads and writes, its descriptor's loads issued first and "+
@@ -265,6 +280,8 @@ func predictedIntro(p, before *data) string {
 // earlierIntro introduces the rows of a run that a later one replaced.
 func earlierIntro(run replayRun) string {
 	switch {
+	case run == runFourth:
+		return fourthKernelIntro
 	case run == runFifth:
 		return fifthKernelIntro
 	case run == runThird:
@@ -276,6 +293,17 @@ func earlierIntro(run replayRun) string {
 	}
 	return firstKernelIntro
 }
+
+// fourthKernelIntro introduces the fourth replay kernel's rows, which the
+// sixth's replaced.
+const fourthKernelIntro = `## Earlier: the fourth replay kernel (session 5)
+
+The fourth replay kernel (replay_v4 in workloads/kernels/replay.cu: every
+block spins its wave's share of the recorded duration from its own
+start) at the overhead_ns and floor_ns its own probe measured, with
+profiler_ns, and the simulator's rows at those values.
+
+`
 
 // fifthKernelIntro introduces the fifth replay kernel's rows: a candidate
 // the fourth was kept over.
@@ -362,7 +390,7 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	for _, e := range runs[1:] {
 		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
 	}
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's), " +
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's; the sixth, session 7's), " +
 		"raw output under docs/results/raw |\n\n")
 }
 
@@ -376,7 +404,7 @@ func kernelOf(d *data) string {
 		profiler = "profiler_ns " + orNone(d.profiler)
 	}
 	return fmt.Sprintf("the %s version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), %s",
-		[]string{"", "first", "second", "third", "fourth", "fifth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
+		[]string{"", "first", "second", "third", "fourth", "fifth", "sixth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
 }
 
 func orNone(s string) string {

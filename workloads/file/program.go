@@ -13,10 +13,10 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
-// replayAlt is the candidate replay kernel (replay.cu's replay_v6: spins
-// counted from the kernel's start), which TestGPUReplayProbe measures
+// replayAlt is the fourth replay kernel (replay.cu's replay_v4: every
+// block spins from its own start), which TestGPUReplayProbe measures
 // beside ReplayKernel.
-var replayAlt, _ = kernels.Lookup("replay", "replay_v6")
+var replayAlt, _ = kernels.Lookup("replay", "replay_v4")
 
 const (
 	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)

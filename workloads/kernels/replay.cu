@@ -3,9 +3,10 @@
 // One launch stands for one kernel of a recorded workload: it runs with the
 // original's grid and block, with dynamic shared memory padded so that as
 // many of its blocks fit on an SM as did the original's, and every block
-// stays resident for spin_ns nanoseconds of the GPU's global timer (the
-// recorded duration divided among the original's waves, less the replay's
-// own cost after its spin). It touches the recorded buffers so that a
+// stays resident until its wave's share of the recorded duration has
+// passed on the GPU's global timer, counted from the kernel's start
+// (spin_ns a wave: the recorded duration divided among the original's
+// waves, less the replay's own cost after its spin; replay_wave_end). It touches the recorded buffers so that a
 // schedule that breaks a dependency changes the outputs. One block, the
 // last of the grid (GPUs hand blocks out in index order in practice, so it
 // starts in the last wave), does it with its first warp, lane r taking
@@ -41,9 +42,11 @@
 // that registers never limit its blocks per SM below what threads allow:
 // the padding alone sets occupancy.
 //
-// replay_v6 (below) is a candidate whose blocks count their spins from
-// the kernel's start; a fifth version (no local memory, git 22ea7f6)
-// replayed the models slower (docs/results/imported-notes.md).
+// replay_v4 (below) is the fourth version, whose blocks each spin spin_ns
+// from their own start, so that a kernel added its own block dispatch and
+// turnaround between waves to the recorded duration; a fifth version (no
+// local memory, git 22ea7f6) replayed the models slower
+// (docs/results/imported-notes.md).
 // replay_timer measures the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
@@ -71,7 +74,7 @@ __device__ __forceinline__ void replay_until(unsigned long long due) {
     }
 }
 
-// replay_wave_end is when replay_v6's block that started at t0 ends its
+// replay_wave_end is when replay's block that started at t0 ends its
 // spin: stamps is {the kernel's start (block 0's stamp), the previous
 // launch's end}, count the descriptor's count word (overhead_ns in bits
 // 8-30). A wave lasts period = spin_ns + overhead_ns (the recorded
@@ -184,11 +187,11 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
     }
 }
 
-// replay_run is a replay kernel's body (a is the address of a0). Without
-// WAVES (replay) every block spins spin_ns from its own start and block 0
-// stamps its start after its spin; with WAVES (replay_v6) block 0 stamps
-// its start first and every block spins until its wave's end counted from
-// that stamp (replay_wave_end).
+// replay_run is a replay kernel's body (a is the address of a0). With
+// WAVES (replay) block 0 stamps its start first and every block spins
+// until its wave's end counted from that stamp (replay_wave_end); without
+// (replay_v4) every block spins spin_ns from its own start and block 0
+// stamps its start after its spin.
 template <bool WAVES>
 __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                            const unsigned char* const* a) {
@@ -218,7 +221,8 @@ __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, un
 // one after another), rather than from a copy in local memory.
 #define REPLAY_GC const __grid_constant__
 
-extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+// replay_v4 is the fourth version, kept for TestGPUReplayProbe.
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v4(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
                                   REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
                                   REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
@@ -245,22 +249,22 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
     }
 }
 
-// replay_v6 is a candidate to replace replay: the same reads and writes
-// and the same bytes, its blocks' spins counted from the kernel's start
-// rather than each block's own. A recorded duration already holds the
-// original's block dispatch (a wave of many small blocks reaches its SMs
-// over some hundreds of ns) and its turnaround between waves; replay's
-// blocks each spin their wave's share from their own start, so its kernel
-// lasts the recorded time plus its own dispatch spread and turnarounds
-// again, most where waves hold many blocks or a kernel many waves (the
-// batch-8 models). replay_v6's block 0 stamps its start first; every
+// replay is the sixth version: replay_v4's reads and writes and the same
+// bytes, its blocks' spins counted from the kernel's start rather than
+// each block's own. A recorded duration already holds the original's
+// block dispatch (a wave of many small blocks reaches its SMs over some
+// hundreds of ns) and its turnaround between waves; replay_v4's blocks
+// each spin their wave's share from their own start, so its kernel lasts
+// the recorded time plus its own dispatch spread and turnarounds again,
+// most where waves hold many blocks or a kernel many waves (the batch-8
+// models). replay's block 0 stamps its start first; every
 // block reads that stamp and the descriptor's count word, whose bits 8-30
 // hold overhead_ns (build.go), and ends its spin at the end of its wave
 // (replay_wave_end). A block that cannot see this launch's stamp yet (it
 // is older than the previous launch's end stamp) spins from its own start
-// as replay does; spins shorter than REPLAY_WAVES_MIN skip the loads,
+// as replay_v4 does; spins shorter than REPLAY_WAVES_MIN skip the loads,
 // which would outlast them.
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
                                   REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
                                   REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,

@@ -17,14 +17,14 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "3a3a4ca97407e0496f1c797c5f5818938ef07322f649d413fc1970e54e832c26",
-		ImageSHA256:  "b8d72826e53f1310034222da875e018e126e8888cc976885cf4475a279b33175",
+		SourceSHA256: "fd9357931dd70ebe48f0c658b8a4eeabf2a62d129b5fdc0aa164af4f932256e9",
+		ImageSHA256:  "9a4eadb7863c775300689fb833159fb65439a586d18b167a931d32b29ee72d9b",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_bare", Regs: 11, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
-			{Module: "replay", Name: "replay_v6", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v4", Regs: 32, StaticShared: 0},
 		},
 	})
 }
