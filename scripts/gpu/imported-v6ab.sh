@@ -5,7 +5,10 @@
 # dispatch and its turnaround between waves to recorded durations that
 # already hold the original's (the batch-8 models' excess grows with the
 # blocks a wave holds and the waves a kernel runs); the sixth counts every
-# block's spin from the kernel's start (block 0's stamp). From the
+# block's spin from the kernel's start (block 0's stamp). Written before
+# the sixth was adopted (6315190): since then main's replay IS the sixth
+# and replay_v4 the fourth, so a rerun needs binaries built as the
+# header says from 24864af. From the
 # repository root, with $OUT set and no Go toolchain:
 #
 #   1. workloads/file's GPU tests once (file.test, replay = v4 and
