@@ -28,3 +28,13 @@ type BlockAccess interface {
 type StartPoster interface {
 	StartPosts(block int, buf []Counter) []Counter
 }
+
+// PlainArger is an optional interface of a Launch's Sync: the launch's
+// arguments as the kernel takes them without synchronization (its
+// synchronization arguments cleared, as a stream-ordered launch of the same
+// kernel passes them). The simulator times such a launch from the plain
+// launch's profile point, which kernel profiles measure, and adds what
+// posting and polling cost (docs/SIMULATOR.md, "Tile synchronization").
+type PlainArger interface {
+	PlainArgs(args []Arg) []Arg
+}

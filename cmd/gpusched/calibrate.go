@@ -21,6 +21,9 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "check" {
 		return cmdCalibrateCheck(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "tile-sync" {
+		return cmdCalibrateTileSync(args[1:], stdout, stderr)
+	}
 	fs := newFlags("calibrate", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config (which must give back that config: a self-check)")
 	base := fs.String("base", "", "config whose unmeasured parts (SM model, dependency queue) are kept (default: the simulator config that models the device)")

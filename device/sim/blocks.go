@@ -439,6 +439,7 @@ func (d *Device) batchDone(k *command, s, n int) {
 // start for the race checker, makes the block's start posts and schedules
 // its end.
 func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
+	dur = addTime(dur, d.syncExtra(k, b, dur))
 	mem := d.memPart(k, &d.sms[sm], dur) // before its start posts release other blocks
 	if k.blkAcc != nil {
 		k.blkStart[b] = start
@@ -515,7 +516,7 @@ func (d *Device) post(c device.Counter) {
 		d.spinning--
 		d.memActive(sp.k, int(sp.sm), 1)
 		dur := d.blockDur(sp.k, &d.sms[sp.sm])
-		d.blockStarted(sp.k, sp.sm, sp.block, d.now, dur)
+		d.blockStarted(sp.k, sp.sm, sp.block, addTime(d.now, d.sc.release), dur)
 	}
 	clear(ct.waiters[len(keep):])
 	ct.waiters = keep
@@ -531,7 +532,7 @@ func (d *Device) timeFromProfile(k *command) {
 		return
 	}
 	perSM := func() int { n, _ := d.info.Occupancy(&k.l); return n }
-	if lone, ok := d.prof.measuredLone(&k.l, perSM); ok {
+	if lone, ok := d.prof.measuredLone(profiledLaunch(k), perSM); ok {
 		k.measured, k.measuredNs = true, lone
 		d.stats.MeasuredLaunches++
 		return

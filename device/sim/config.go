@@ -39,6 +39,9 @@ type Config struct {
 	Copy CopyModel `yaml:"copy"`
 	// DQ is ACS-HW's hardware dependency queue.
 	DQ DQModel `yaml:"dependency_queue"`
+	// TileSync (optional) is what posting to and polling tile counters
+	// costs a block of a synchronized launch (tilesync.go).
+	TileSync TileSyncCosts `yaml:"tile_sync,omitempty"`
 	// ProfileName (optional) names the kernel profile that times the
 	// kernels it covers: an embedded one (configs/profiles/NAME.yaml) or a
 	// .yaml path, relative to the config file. LoadConfig loads it into

@@ -107,6 +107,7 @@ type Device struct {
 
 	// Costs converted to Time once.
 	cost costs
+	sc   syncCostState // tile_sync costs (tilesync.go)
 	// prof is the kernel profile's models by kernel (nil: none).
 	prof *profileIndex
 
@@ -284,6 +285,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
 		cycle: cyc,
 	}
+	d.sc = newSyncCosts(cfg.TileSync)
 	return d, nil
 }
 

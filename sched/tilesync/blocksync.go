@@ -153,6 +153,14 @@ func appendBand(buf []device.Arg, a device.Arg, lo, hi int64) []device.Arg {
 	return append(buf, a)
 }
 
+// PlainArgs implements device.PlainArger: the producer's stream-ordered
+// arguments (tiles.PlainArgs).
+func (s *ProducerSync) PlainArgs(args []device.Arg) []device.Arg { return tiles.PlainArgs(args) }
+
+// PlainArgs implements device.PlainArger: the consumer's stream-ordered
+// arguments (tiles.PlainArgs).
+func (s *ConsumerSync) PlainArgs(args []device.Arg) []device.Arg { return tiles.PlainArgs(args) }
+
 // Waits implements device.BlockSync.
 func (s *WaitKernelSync) Waits(_ int, buf []device.CounterWait) []device.CounterWait {
 	return append(buf, device.CounterWait{Counter: device.Counter{Buf: s.Counters, Index: s.Pair.flagIndex()}, Target: s.Iter})
@@ -160,3 +168,10 @@ func (s *WaitKernelSync) Waits(_ int, buf []device.CounterWait) []device.Counter
 
 // Posts implements device.BlockSync.
 func (s *WaitKernelSync) Posts(int, []device.Counter) []device.Counter { return nil }
+
+// The simulator times the pair's launches from their plain launches'
+// profile points (device.PlainArger).
+var (
+	_ device.PlainArger = (*ProducerSync)(nil)
+	_ device.PlainArger = (*ConsumerSync)(nil)
+)

@@ -288,15 +288,37 @@ func (s Stage) Op(name string, a, b, c int) (workloads.Op, error) {
 		args[ArgOp0+i] = workloads.Scalar32(int32(v))
 	}
 	for i := ArgPost; i < NumArgs; i++ {
-		switch i {
-		case ArgPost, ArgWait, ArgOrder, ArgOrderCounter, ArgStartFlag:
+		if isPointerArg(i) {
 			args[i] = workloads.Scalar64(0) // null pointer
-		default:
+		} else {
 			args[i] = workloads.Scalar32(0)
 		}
 	}
 	return workloads.Op{Name: name, Kind: workloads.OpKernel, Kernel: k, Grid: s.Grid(),
 		Block: device.D1(Threads), Args: args, Work: s.Work()}, nil
+}
+
+func isPointerArg(i int) bool {
+	switch i {
+	case ArgPost, ArgWait, ArgOrder, ArgOrderCounter, ArgStartFlag:
+		return true
+	}
+	return false
+}
+
+// PlainArgs is a copy of a tile kernel's launch arguments with the
+// synchronization arguments cleared as Op leaves them: the stream-ordered
+// launch of the same operation, which is what kernel profiles measure.
+func PlainArgs(args []device.Arg) []device.Arg {
+	out := append([]device.Arg(nil), args...)
+	for i := ArgPost; i < min(len(out), NumArgs); i++ {
+		if isPointerArg(i) {
+			out[i] = device.U64(0)
+		} else {
+			out[i] = device.I32(0)
+		}
+	}
+	return out
 }
 
 // FromOp recovers the stage of a tile-kernel operation, or reports why op is

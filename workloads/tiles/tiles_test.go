@@ -324,3 +324,24 @@ func TestHostileSizesFail(t *testing.T) {
 	_, err = NewConvPair(ConvPairParams{Channels: 64, Size: 1 << 20, Batch: 8, Tile: "auto", Steps: 1, CheckRows: 1}, 1)
 	assert.ErrorContains(t, err, "batch x size x size x channels = 8 x 1048576 x 1048576 x 64")
 }
+
+// PlainArgs clears the synchronization arguments as Op leaves them (null
+// pointers, zeros), keeps the operation's own, and leaves its input alone.
+func TestPlainArgs(t *testing.T) {
+	args := make([]device.Arg, NumArgs)
+	for i := range args {
+		args[i] = device.I32(7)
+	}
+	counters := device.Arg{Kind: device.ArgBuffer, Buf: device.Buffer{Addr: 4096}, Len: 64}
+	args[ArgA], args[ArgPost], args[ArgWait], args[ArgOrderCounter] = counters, counters, counters, counters
+	plain := PlainArgs(args)
+	assert.Equal(t, counters, plain[ArgA], "an operand")
+	assert.Equal(t, device.I32(7), plain[ArgOp0+5], "the operation's last int")
+	for _, i := range []int{ArgPost, ArgWait, ArgOrder, ArgOrderCounter, ArgStartFlag} {
+		assert.Equal(t, device.U64(0), plain[i], "pointer argument %d", i)
+	}
+	for _, i := range []int{ArgPostRowStride, ArgWaitPer, ArgIter, ArgFlags} {
+		assert.Equal(t, device.I32(0), plain[i], "argument %d", i)
+	}
+	assert.Equal(t, counters, args[ArgPost], "the input is not changed")
+}
