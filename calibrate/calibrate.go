@@ -251,6 +251,7 @@ var measurements = []struct {
 	{"graph device costs", (*calibrator).graphDeviceCosts},
 	{"chains interleaved over streams", (*calibrator).interleavedStreams},
 	{"graph builds over streams", (*calibrator).graphBuilds},
+	{"synchronizes over streams", (*calibrator).syncOverManyStreams},
 }
 
 type calibrator struct {
@@ -413,5 +414,6 @@ func ReadReport(path string) (*Report, error) {
 	if len(r.Measurements) == 0 {
 		return nil, fmt.Errorf("%s: no measurements", path)
 	}
+	deriveSyncSwitch(&r)
 	return &r, nil
 }

@@ -48,6 +48,7 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 		// sweep's 1 and 3 ms) wake slower.
 		base.Host.ParkAfterNs, base.Host.ParkedWakeNs, base.Host.ParkedCallbackWakeNs = 190e3, 35e3, 15e3
 		base.Host.SyncParkAfterNs, base.Host.SyncParkedWakeNs = 2e6, 20e3
+		base.Host.SyncSwitchNs = 1300 // a synchronize of another stream than the last dearer than of the same
 		recovers(t, base)
 	})
 }
@@ -83,6 +84,7 @@ func recovers(t *testing.T, base *sim.Config) {
 		"host.park_after_ns": base.Host.ParkAfterNs, "host.parked_wake_ns": base.Host.ParkedWakeNs,
 		"host.parked_callback_wake_ns": cmp.Or(base.Host.ParkedCallbackWakeNs, base.Host.ParkedWakeNs),
 		"host.sync_park_after_ns":      base.Host.SyncParkAfterNs, "host.sync_parked_wake_ns": base.Host.SyncParkedWakeNs,
+		"host.sync_switch_ns": base.Host.SyncSwitchNs,
 	}
 	if base.Host.HandoffNs == 0 {
 		want["host.handoff_ns"] = base.Host.WakeupNs // a config without it hands off at the wake-up cost

@@ -41,8 +41,8 @@ func Config(rep *Report, base *sim.Config) (cfg *sim.Config, notes []string, err
 		"sm.max_sm_bandwidth":   &out.SM.MaxSMBandwidth,
 		"host.stream_switch_ns": &out.Host.StreamSwitchNs, "host.wait_pending_ns": &out.Host.WaitPendingNs, "host.record_pending_ns": &out.Host.RecordPendingNs, "front_end.event_wait_doubling_ns": &out.FrontEnd.EventWaitDoublingNs,
 		"host.first_graph_launch_per_node_ns": &out.Host.FirstGraphLaunchPerNodeNs, "host.destroy_exec_per_node_ns": &out.Host.DestroyExecPerNodeNs,
-		"host.instantiate_per_arg_ns": &out.Host.InstantiatePerArgNs,
-		"tile_sync.post_fraction":     &out.TileSync.PostFraction, "tile_sync.poll_fraction": &out.TileSync.PollFraction,
+		"host.instantiate_per_arg_ns": &out.Host.InstantiatePerArgNs, "host.sync_switch_ns": &out.Host.SyncSwitchNs,
+		"tile_sync.post_fraction": &out.TileSync.PostFraction, "tile_sync.poll_fraction": &out.TileSync.PollFraction,
 		"tile_sync.release_ns": &out.TileSync.ReleaseNs,
 	}
 	setInt := map[string]*int{"sm.sm_mem_saturation_warps": &out.SM.SMMemSaturationWarps}
@@ -94,7 +94,7 @@ var laterFields = []string{"host.handoff_ns", "host.callback_handoff_ns", "host.
 	"front_end.min_block_ns", "front_end.block_dispatch_ns", "front_end.event_wait_ns", "host.capture_event_ns",
 	"host.park_after_ns", "host.parked_wake_ns", "host.parked_callback_wake_ns", "host.sync_park_after_ns", "host.sync_parked_wake_ns",
 	"host.stream_switch_ns", "host.wait_pending_ns", "host.record_pending_ns", "front_end.event_wait_doubling_ns", "host.first_graph_launch_per_node_ns", "host.destroy_exec_per_node_ns",
-	"host.instantiate_per_arg_ns", "tile_sync.post_fraction", "tile_sync.poll_fraction", "tile_sync.release_ns"}
+	"host.instantiate_per_arg_ns", "tile_sync.post_fraction", "tile_sync.poll_fraction", "tile_sync.release_ns", "host.sync_switch_ns"}
 
 // upgrade reads a report written before some measurements existed as
 // today's: a report that timed only full waves of empty blocks (its

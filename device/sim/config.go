@@ -180,6 +180,12 @@ type HostCosts struct {
 	// DestroyExecPerNodeNs is what destroying a graph exec costs per node,
 	// on top of destroy_ns.
 	DestroyExecPerNodeNs float64 `yaml:"destroy_exec_per_node_ns,omitempty"`
+	// SyncSwitchNs (optional) is what a stream synchronize costs more, on
+	// top of sync_call_ns, when the host thread's previous stream
+	// synchronize was of another stream (a scheduler's end of run
+	// synchronizing every stream it used, in turn); sync_call_ns is
+	// measured on one stream again and again.
+	SyncSwitchNs float64 `yaml:"sync_switch_ns,omitempty"`
 }
 
 // FrontEndCosts are GPU-side latencies, in nanoseconds.

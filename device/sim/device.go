@@ -228,6 +228,9 @@ type costs struct {
 	// argument.
 	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
 
+	// The optional stream synchronize after one of another stream.
+	syncSwitch Time
+
 	// The optional graph device costs: what a copy node adds to its
 	// release delay, and the least spacing of a launch's releases.
 	graphCopyNode, graphDispatch Time
@@ -283,7 +286,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
-		cycle: cyc,
+		syncSwitch: nsTime(h.SyncSwitchNs), cycle: cyc,
 	}
 	d.sc = newSyncCosts(cfg.TileSync)
 	return d, nil
@@ -593,6 +596,9 @@ type thread struct {
 	// lastStream is the stream of the thread's last launch, record or
 	// wait (with host.stream_switch_ns only).
 	lastStream *stream
+	// lastSync is the stream of the thread's last stream synchronize
+	// (host.sync_switch_ns).
+	lastSync *stream
 	// Results handed over by whoever woke the thread.
 	qv  any
 	qok bool

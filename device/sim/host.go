@@ -427,7 +427,12 @@ func (th *thread) StreamSynchronize(s device.Stream) error {
 	if st.capture != nil {
 		return captureUnsupported("cuStreamSynchronize", st)
 	}
-	th.charge(d.cost.syncCall, "cuStreamSynchronize")
+	c := d.cost.syncCall
+	if th.lastSync != nil && th.lastSync != st {
+		c += d.cost.syncSwitch
+	}
+	th.lastSync = st
+	th.charge(c, "cuStreamSynchronize")
 	th.catchUp()
 	if st.pending == 0 {
 		if d.hb.on {
