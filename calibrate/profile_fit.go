@@ -41,6 +41,9 @@ import (
 //  4. A launch whose bytes (blocks x Bytes) exceed the effective L2 pays
 //     ns_per_byte_beyond_l2 more per byte; with the device's L2 known, the
 //     effective L2 is fitted (fitL2).
+//  5. The neighbor rule that corrects the model for launches without a
+//     point (sim.NeighborLogRatio) is chosen per kernel (fitNeighbors), and
+//     the fallback's error on shapes left out recorded (CrossValidate).
 //
 // The fit error is each point's predicted per-launch time against its
 // median sample.
@@ -58,8 +61,18 @@ func FitProfile(p *sim.Profile) error {
 		p.DefaultWarpSlope = math.Round(max(0, medianOf(slopes))*1e5) / 1e5
 	}
 	fitL2(p)
+	for i := range p.Kernels {
+		k := &p.Kernels[i]
+		fitNeighbors(p, k)
+		if cv, ok := crossValidateKernel(p, k, cvFolds); ok {
+			k.Fit.CVMedianPct, k.Fit.CVMaxPct = round2(cv.Fallback.Median), round2(cv.Fallback.Max)
+		}
+	}
 	return nil
 }
+
+// cvFolds is the folds of the cross-validated fit errors.
+const cvFolds = 10
 
 // fitL2 fits every kernel, and with the device's L2 size known, the
 // effective L2 (how many of a launch's bytes the L2 holds before they

@@ -303,3 +303,45 @@ func TestMergeProfilesKeepsScalars(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []sim.ProfilePoint{pt("4:1 4:7", 3100), pt("4:7 4:1", 3300)}, got.Kernels[0].Points)
 }
+
+// A direct convolution whose time per flop depends on its window's
+// orientation (a 1x7 costs 1 ns a flop, a 7x1 3 ns; the Work is the same)
+// defeats any model of Work alone; the neighbor rule finds the same
+// orientation at the nearest input channels. One block per SM, so each
+// point's duration is its lone time.
+func TestNeighborsCorrectWhatWorkCannotTell(t *testing.T) {
+	k := sim.KernelProfile{Kernel: "test.conv", Regs: 16}
+	for _, cin := range []int32{4, 8, 16, 32, 64, 128, 256} {
+		for _, win := range [][2]int32{{1, 7}, {7, 1}} {
+			flops := 1000 * 7 * float64(cin)
+			perFlop := 1.0
+			if win[0] == 7 {
+				perFlop = 3
+			}
+			sig := sim.ScalarSignature([]device.Arg{device.I32(cin), device.I32(win[0]), device.I32(win[1])})
+			k.Points = append(k.Points, sim.ProfilePoint{Grid: 132, Threads: 128, PerSM: 16, Flops: flops, Launches: 1,
+				Ns: []float64{flops * perFlop}, Scalars: sig})
+		}
+	}
+	p := &sim.Profile{Device: "test", SMs: 132, Kernels: []sim.KernelProfile{k}}
+	require.NoError(t, FitProfile(p))
+	m := p.Kernels[0].Model
+	require.Positive(t, m.Neighbors)
+	assert.Greater(t, p.Kernels[0].Fit.MedianPct, 30.0, "Work alone cannot tell the windows apart")
+
+	cvs := CrossValidate(p, 7)
+	require.Len(t, cvs, 1)
+	assert.Equal(t, 14, cvs[0].Shapes)
+	assert.Greater(t, cvs[0].Model.Median, 30.0)
+	assert.Less(t, cvs[0].Fallback.Median, 3.0)
+	// Not every point: with 128 and 256 channels of the 1x7 left out, the
+	// 256 one lies as far from the 64 (two doublings, in its channels and
+	// again in its Work) as from its own size's 7x1, and takes their mean.
+	assert.Less(t, cvs[0].Fallback.Mean, cvs[0].Model.Mean/4)
+	assert.Greater(t, cvs[0].Fallback.Max, 50.0)
+
+	// Two shapes are too few to choose a rule on.
+	p.Kernels[0].Points = p.Kernels[0].Points[:2]
+	require.NoError(t, FitProfile(p))
+	assert.Zero(t, p.Kernels[0].Model.Neighbors)
+}

@@ -24,6 +24,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "fit" {
 		return cmdProfileFit(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "cv" {
+		return cmdProfileCV(args[1:], stdout, stderr)
+	}
 	fs := newFlags("profile", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config")
 	out := fs.String("o", "", "profile to write (required), e.g. h100-profile.yaml")
@@ -125,6 +128,37 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	return writeFitTable(stdout, prof)
 }
 
+// cmdProfileCV prints the cross-validated error of a profile's fallback
+// (the block model, alone and with its neighbor rule) per kernel.
+func cmdProfileCV(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("profile cv", stderr)
+	folds := fs.Int("folds", 10, "folds the kernel's launch shapes are split into")
+	files, err := parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *folds < 2 {
+		return usagef("--folds must be at least 2, got %d", *folds)
+	}
+	prof, err := sim.LoadProfile(files[0], "")
+	if err != nil {
+		return err
+	}
+	return writeCVTable(stdout, calibrate.CrossValidate(prof, *folds))
+}
+
+// writeCVTable prints each kernel's cross-validated errors and the
+// pooled ones (every point of every kernel, weighted alike).
+func writeCVTable(w io.Writer, cvs []calibrate.KernelCV) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "kernel\tpoints\tshapes\tmodel mean %%\tmedian %%\tp90 %%\tmax %%\tfallback mean %%\tmedian %%\tp90 %%\tmax %%\tfolds with neighbors\t\n")
+	for _, c := range append(cvs, calibrate.PooledCV(cvs)) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t\n", c.Kernel, c.Points, c.Shapes,
+			c.Model.Mean, c.Model.Median, c.Model.P90, c.Model.Max, c.Fallback.Mean, c.Fallback.Median, c.Fallback.P90, c.Fallback.Max, c.Neighbors)
+	}
+	return tw.Flush()
+}
+
 // writeProfile writes prof and checks that it loads back.
 func writeProfile(prof *sim.Profile, path string) error {
 	if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
@@ -148,11 +182,12 @@ func writeProfile(prof *sim.Profile, path string) error {
 // writeFitTable prints each kernel's points and fit error.
 func writeFitTable(w io.Writer, prof *sim.Profile) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "kernel\tpoints\tmedian err %%\tmax err %%\tGPU spread %%\tcurve points\t\n")
+	fmt.Fprintf(tw, "kernel\tpoints\tmedian err %%\tmax err %%\tGPU spread %%\tcurve points\tneighbors\tleft-out median %%\tmax %%\t\n")
 	for _, k := range prof.Kernels {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n", k.Kernel, k.Fit.Points, k.Fit.MedianPct, k.Fit.MaxPct, k.Fit.SpreadPct, len(k.Model.CoResidency))
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t\n", k.Kernel, k.Fit.Points, k.Fit.MedianPct, k.Fit.MaxPct, k.Fit.SpreadPct,
+			len(k.Model.CoResidency), k.Model.Neighbors, k.Fit.CVMedianPct, k.Fit.CVMaxPct)
 	}
-	fmt.Fprintf(tw, "back-to-back %.0f ns, shortest block %.0f ns, block dispatch %.3g ns, default warp slope %.4f\t\t\t\t\t\t\n",
+	fmt.Fprintf(tw, "back-to-back %.0f ns, shortest block %.0f ns, block dispatch %.3g ns, default warp slope %.4f\t\t\t\t\t\t\t\t\t\n",
 		prof.BackToBackNs, prof.MinBlockNs, prof.BlockDispatchNs, prof.DefaultWarpSlope)
 	return tw.Flush()
 }

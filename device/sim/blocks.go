@@ -523,7 +523,8 @@ func (d *Device) post(c device.Counter) {
 }
 
 // timeFromProfile sets how k's blocks are timed: from the profile point
-// its launch matches, else from its kernel's fitted model, else from its
+// its launch matches, else from its kernel's fitted model (with its
+// neighbor rule's correction, fixed here, when it has one), else from its
 // Work estimate; the device's Stats count each.
 func (d *Device) timeFromProfile(k *command) {
 	k.model, k.measured = d.prof.model(k.l.Kernel), false
@@ -536,6 +537,9 @@ func (d *Device) timeFromProfile(k *command) {
 		k.measured, k.measuredNs = true, lone
 		d.stats.MeasuredLaunches++
 		return
+	}
+	if lone, ok := d.prof.neighborLone(k.model, &k.l); ok {
+		k.measured, k.measuredNs = true, lone
 	}
 	d.stats.ProfiledLaunches++
 }

@@ -19,7 +19,9 @@
 // A block's duration is fixed when it starts. A kernel the config's kernel
 // Profile covers (measured on a GPU by `gpusched profile`) takes the
 // measured time of the profile point its launch matches exactly, else its
-// block model's time for the launch's Work, times a co-residency factor at
+// block model's time for the launch's Work (corrected by the nearest
+// profiled launches of the kernel where the model has a neighbor rule,
+// profile_neighbors.go), times a co-residency factor at
 // its SM's resident warps; any other kernel takes its Work estimate (cycles,
 // flops and bytes against the SM's and the memory system's rates, shared
 // among co-resident blocks, scaled by the achieved fractions of peak).

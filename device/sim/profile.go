@@ -100,6 +100,13 @@ type BlockModel struct {
 	Roofline          bool               `yaml:"roofline"`
 	GPUShare          float64            `yaml:"gpu_share"`
 	CoResidency       []CoResidencyPoint `yaml:"coresidency"`
+	// Neighbors (optional; 0: none) is how many of the kernel's profiled
+	// launches nearest a launch without a point of its own correct the
+	// model's lone time for it, and NeighborRadius the distance (in log2
+	// units of the launches' features) at which one counts as much as the
+	// model (NeighborLogRatio; fitted by calibrate.FitProfile).
+	Neighbors      int     `yaml:"neighbors,omitempty"`
+	NeighborRadius float64 `yaml:"neighbor_radius,omitempty"`
 }
 
 // CoResidencyPoint is a block's duration with Warps resident warps on its
@@ -112,12 +119,17 @@ type CoResidencyPoint struct {
 // FitError is how well a kernel's model reproduces its points: the
 // relative error of each point's predicted per-launch time (median and
 // largest, percent), and the GPU's own spread, the median over points of
-// (slowest - fastest sample) / median sample, percent.
+// (slowest - fastest sample) / median sample, percent. CVMedianPct and
+// CVMaxPct (optional) are the same errors of the fallback that times
+// launches without a point (the model with its neighbor rule) on launch
+// shapes left out of the fit (calibrate.CrossValidate, 10 folds).
 type FitError struct {
-	Points    int     `yaml:"points"`
-	MedianPct float64 `yaml:"median_pct"`
-	MaxPct    float64 `yaml:"max_pct"`
-	SpreadPct float64 `yaml:"spread_pct"`
+	Points      int     `yaml:"points"`
+	MedianPct   float64 `yaml:"median_pct"`
+	MaxPct      float64 `yaml:"max_pct"`
+	SpreadPct   float64 `yaml:"spread_pct"`
+	CVMedianPct float64 `yaml:"cv_median_pct,omitempty"`
+	CVMaxPct    float64 `yaml:"cv_max_pct,omitempty"`
 }
 
 // ProfilePoint is one launch measured alone: Launches back-to-back
@@ -332,6 +344,9 @@ func (k *KernelProfile) check(at string) error {
 	if !(m.GPUShare >= 0 && m.GPUShare <= 1) {
 		return pathErrorf(at+".model.gpu_share", "must be between 0 and 1, got %g", m.GPUShare)
 	}
+	if m.Neighbors < 0 || (m.Neighbors > 0 && !(m.NeighborRadius > 0 && !math.IsInf(m.NeighborRadius, 1))) {
+		return pathErrorf(at+".model.neighbors", "must not be negative, and with neighbors neighbor_radius must be positive and finite, got %d and %g", m.Neighbors, m.NeighborRadius)
+	}
 	for i, c := range m.CoResidency {
 		where := fmt.Sprintf("%s.model.coresidency[%d]", at, i)
 		if c.Warps <= 0 || !(c.Factor > 0) || math.IsInf(c.Factor, 1) {
@@ -479,11 +494,12 @@ func sharedProfile(nameOrPath, dir string) (*Profile, error) {
 // profileIndex is a profile ready for the block scheduler: kernels by
 // module and name, measured points by launch.
 type profileIndex struct {
-	slope   float64
-	sms     float64
-	l2      float64
-	kernels map[kernelName]*BlockModel
-	points  map[pointKey]*pointSet
+	slope     float64
+	sms       float64
+	l2        float64
+	kernels   map[kernelName]*BlockModel
+	points    map[pointKey]*pointSet
+	neighbors map[kernelName][]Neighbor
 }
 
 type kernelName struct{ module, name string }
@@ -499,7 +515,7 @@ func newProfileIndex(p *Profile) *profileIndex {
 		return nil
 	}
 	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes),
-		kernels: map[kernelName]*BlockModel{}, points: pointsOf(p)}
+		kernels: map[kernelName]*BlockModel{}, points: pointsOf(p), neighbors: neighborsOf(p)}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		x.kernels[kernelNameOf(k.Kernel)] = &k.Model

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -208,21 +207,16 @@ func ScalarSignature(args []device.Arg) string {
 // checkScalars validates a point's scalars field: ScalarSignature's form,
 // 4- or 8-byte values that fit their size, written as it writes them.
 func checkScalars(sig string) error {
-	if sig == "" {
-		return nil
-	}
-	var args []device.Arg
-	for _, f := range strings.Split(sig, " ") {
-		size, bits, ok := strings.Cut(f, ":")
-		n, err1 := strconv.Atoi(size)
-		v, err2 := strconv.ParseUint(bits, 16, 64)
-		if !ok || err1 != nil || err2 != nil || (n != 4 && n != 8) || (n == 4 && v>>32 != 0) {
-			return fmt.Errorf("scalars %q: %q is not SIZE:BITS (4 or 8 bytes, the bits in hex)", sig, f)
-		}
-		args = append(args, device.Arg{Kind: device.ArgScalar, Size: n, Bits: v})
+	args, err := parseScalars(sig)
+	if err != nil {
+		return err
 	}
 	if want := ScalarSignature(args); want != sig {
 		return fmt.Errorf("scalars %q: write it %q (one space between scalars, lower-case hex without leading zeros)", sig, want)
 	}
 	return nil
+}
+
+func errBadScalar(sig, field string) error {
+	return fmt.Errorf("scalars %q: %q is not SIZE:BITS (4 or 8 bytes, the bits in hex)", sig, field)
 }

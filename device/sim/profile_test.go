@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,4 +312,44 @@ func TestMeasuredPointsMatchTheirScalars(t *testing.T) {
 	assert.Equal(t, [2]int64{0, 1}, [2]int64{st.MeasuredLaunches, st.ProfiledLaunches})
 	assert.Equal(t, []time.Duration{3550 * time.Nanosecond}, gatedElapsed(t, d, conv(2000, 7, 1)))
 	assert.Equal(t, "4:7 8:ffffffffffffffff 4:3f800000", ScalarSignature([]device.Arg{device.I32(7), device.In(device.Buffer{}), device.U64(1<<64 - 1), device.F32(1)}))
+}
+
+// A launch without a point of its own, of a kernel whose model has
+// neighbors, takes the model's lone time times the ratio measured/model of
+// its nearest profiled launch (neighbors: 1), weighed against the model's
+// own at radius 1. test.k's 1x7 point (scalars 1, 7; 3000 flops, 4000 ns a
+// launch) has lone time (4000 - 1000) / 1.5 = 2000 ns against the model's
+// 1000 + 3000: ratio 1/2; its 7x1 point, 8000 / 1.5 against 4000. A 1x6
+// launch lies at log2(1+6) where the 1x7 lies at log2(1+7) (the 7x1 is far
+// off); the point without scalars has other features and is not compared.
+func TestUnmatchedLaunchesTakeTheirNeighborsRatio(t *testing.T) {
+	src := strings.Replace(testProfile, "ns: [3500, 3600]}", `ns: [3500, 3600]}
+      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [4000], scalars: '4:1 4:7'}
+      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [9000], scalars: '4:7 4:1'}`, 1)
+	src = strings.Replace(src, "        - {warps: 16, factor: 2.5}\n", "        - {warps: 16, factor: 2.5}\n      neighbors: 1\n      neighbor_radius: 1\n", 1)
+	p, err := ParseProfile([]byte(src), "test.yaml")
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Kernels[0].Model.Neighbors)
+	cfg, err := LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.Info.SMs = 2
+	d, err := New(cfg, WithProfile(p))
+	require.NoError(t, err)
+	conv := func(kh, kw int32) *device.Launch {
+		return &device.Launch{Kernel: profiledK, Grid: device.D1(4), Block: device.D1(128), Work: device.Work{Flops: 3000},
+			Args: []device.Arg{device.I32(kh), device.I32(kw)}}
+	}
+	w := 1 / (0.01 + (3-math.Log2(7))*(3-math.Log2(7)))
+	want := 1000 + 1.5*4000*math.Exp(w*math.Log(0.5)/(w+1))
+	got := gatedElapsed(t, d, conv(1, 6))
+	assert.InDelta(t, want, float64(got[0].Nanoseconds()), 1)
+	st := d.Stats()
+	assert.Equal(t, [2]int64{0, 1}, [2]int64{st.MeasuredLaunches, st.ProfiledLaunches})
+	// The matched launches keep their points' times.
+	assert.Equal(t, []time.Duration{9000 * time.Nanosecond}, gatedElapsed(t, d, conv(7, 1)))
+	for _, bad := range []string{"      neighbors: 1\n      neighbor_radius: 0\n", "      neighbors: -1\n      neighbor_radius: 1\n"} {
+		_, err := ParseProfile([]byte(strings.Replace(src, "      neighbors: 1\n      neighbor_radius: 1\n", bad, 1)), "test.yaml")
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "test.yaml:22: kernels[0].model.neighbors: must not be negative")
+	}
 }

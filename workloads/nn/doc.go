@@ -7,7 +7,11 @@
 // a GEMM, a pool, an elementwise operation, a softmax, a layer norm ...) with
 // its exact access set (each argument names the byte range it reads or
 // writes) and its simulator cost (device.Work per block: the layer's flops
-// and the bytes it moves, divided evenly among the launch's blocks). Feature
+// and the bytes it moves, divided evenly among the launch's blocks; its
+// scalar arguments, a convolution's Cin, H, W, Cout, Ho, Wo, KH, KW, stride,
+// padding, groups and activation, are also the features by which a kernel
+// profile times a launch it never measured from the nearest it did,
+// docs/SIMULATOR.md "Kernel profiles"). Feature
 // maps are NCHW with N = 1: a Tensor is a view of Shape ([C,H,W] for feature
 // maps, [rows, cols] for matrices) at an element offset in a program buffer,
 // so a channel slice is contiguous and concatenations are precise ranges.
