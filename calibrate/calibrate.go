@@ -22,7 +22,8 @@
 // when it has parked, and a synchronize's return after such waits; and
 // launches, hand-offs and synchronizes beside threads waiting in
 // StreamSynchronize), copies beside kernels, and the device time of
-// graphs of copy nodes and of 1 to 16 branches. Each
+// graphs of copy nodes and of 1 to 16 branches; and, only when named,
+// graph-per-step's steps part by part ("graph steps"). Each
 // figure is the median over rounds; each round times a batch, so clock
 // granularity and one-off stalls wash out, and every round is kept
 // (Report.WriteJSON): the spread between rounds is the GPU's own. Config
@@ -148,7 +149,8 @@ func Run(dev device.Device, base *sim.Config, progress io.Writer) (*sim.Config, 
 }
 
 // Measure runs the measurements named (the names of the measurements
-// table, MeasurementNames; nil: all of them) and returns their report. A
+// table, MeasurementNames; nil: all of them but those run only when named,
+// "graph steps") and returns their report. A
 // report of some of them is no config on its own: `calibrate fit` adds it
 // to a full one (Merge). Measurements that build on earlier ones' figures
 // (the launch cost, the latency) take 0 for those not run.
@@ -168,7 +170,7 @@ func Measure(dev device.Device, names []string, progress io.Writer) (*Report, er
 		return nil, err
 	}
 	for _, m := range measurements {
-		if len(want) > 0 && !want[m.name] {
+		if len(want) > 0 && !want[m.name] || len(want) == 0 && m.onlyNamed {
 			continue
 		}
 		if err := dev.Run(func(h device.Host) error { return m.run(c, h) }); err != nil {
@@ -230,28 +232,32 @@ func Merge(base, add *Report) (*Report, error) {
 var measurements = []struct {
 	name string
 	run  func(c *calibrator, h device.Host) error
+	// onlyNamed sections run only when named (Measure's names, --only):
+	// probes of one question that a full calibration need not repeat.
+	onlyNamed bool
 }{
-	{"host API costs", (*calibrator).hostCosts},
-	{"launch latency, back-to-back gap, wake-up", (*calibrator).frontEnd},
-	{"graphs", (*calibrator).graphs},
-	{"host callbacks", (*calibrator).callbacks},
-	{"copies", (*calibrator).copies},
-	{"block dispatch", (*calibrator).blockDispatch},
-	{"memory bandwidth per SM", (*calibrator).smBandwidth},
-	{"launch throughput", (*calibrator).throughput},
-	{"stream concurrency", (*calibrator).streamConcurrency},
-	{"host costs with busy streams", (*calibrator).busyStreamCosts},
-	{"cross-stream dependencies", (*calibrator).crossStreamWaits},
-	{"captured chains over streams", (*calibrator).capturedChains},
-	{"host thread hand-off", (*calibrator).handoff},
-	{"parked hand-offs", (*calibrator).parkedHandoffs},
-	{"beside synchronizing threads", (*calibrator).besideSynchronizingThreads},
-	{"graphs of hundreds of nodes", (*calibrator).bigGraphs},
-	{"copies beside kernels", (*calibrator).copyOverlap},
-	{"graph device costs", (*calibrator).graphDeviceCosts},
-	{"chains interleaved over streams", (*calibrator).interleavedStreams},
-	{"graph builds over streams", (*calibrator).graphBuilds},
-	{"synchronizes over streams", (*calibrator).syncOverManyStreams},
+	{name: "host API costs", run: (*calibrator).hostCosts},
+	{name: "launch latency, back-to-back gap, wake-up", run: (*calibrator).frontEnd},
+	{name: "graphs", run: (*calibrator).graphs},
+	{name: "host callbacks", run: (*calibrator).callbacks},
+	{name: "copies", run: (*calibrator).copies},
+	{name: "block dispatch", run: (*calibrator).blockDispatch},
+	{name: "memory bandwidth per SM", run: (*calibrator).smBandwidth},
+	{name: "launch throughput", run: (*calibrator).throughput},
+	{name: "stream concurrency", run: (*calibrator).streamConcurrency},
+	{name: "host costs with busy streams", run: (*calibrator).busyStreamCosts},
+	{name: "cross-stream dependencies", run: (*calibrator).crossStreamWaits},
+	{name: "captured chains over streams", run: (*calibrator).capturedChains},
+	{name: "host thread hand-off", run: (*calibrator).handoff},
+	{name: "parked hand-offs", run: (*calibrator).parkedHandoffs},
+	{name: "beside synchronizing threads", run: (*calibrator).besideSynchronizingThreads},
+	{name: "graphs of hundreds of nodes", run: (*calibrator).bigGraphs},
+	{name: "copies beside kernels", run: (*calibrator).copyOverlap},
+	{name: "graph device costs", run: (*calibrator).graphDeviceCosts},
+	{name: "chains interleaved over streams", run: (*calibrator).interleavedStreams},
+	{name: "graph builds over streams", run: (*calibrator).graphBuilds},
+	{name: "synchronizes over streams", run: (*calibrator).syncOverManyStreams},
+	{name: "graph steps", run: (*calibrator).graphSteps, onlyNamed: true},
 }
 
 type calibrator struct {

@@ -134,14 +134,6 @@ func (c *calibrator) graphBuilds(h device.Host) error {
 	return nil
 }
 
-func pick(rounds []gbCosts, f func(gbCosts) float64) []float64 {
-	out := make([]float64, len(rounds))
-	for i, x := range rounds {
-		out[i] = f(x)
-	}
-	return out
-}
-
 func (c *calibrator) recordGraphBuild(k gbCase, rounds []gbCosts) {
 	how := fmt.Sprintf("chains of %d and %d %s kernels captured over %d streams (kernel j on stream j mod %d waiting on an event recorded behind kernel j-1)", gbN1, gbN2, k.l.Label, k.streams, k.streams)
 	if k.streams == 1 {
