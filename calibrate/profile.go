@@ -40,6 +40,11 @@ type ProfileOptions struct {
 	Source string
 	// Progress, if not nil, gets a line per program.
 	Progress io.Writer
+	// NoGateCheck keeps every sample as taken. Without it a sample is
+	// taken again, behind a longer gate, when the host took longer to
+	// enqueue it than its gate kernel spun (the GPU ran dry and the sample
+	// timed the host); set it only to measure what the check changes.
+	NoGateCheck bool
 }
 
 func (o ProfileOptions) withDefaults() ProfileOptions {
@@ -71,6 +76,7 @@ type ProfileSummary struct {
 	BindSkipped                 int   // of Skipped, the optional points left out since their programs exceeded BindBytes
 	BoundBytes                  int64 // device bytes of the programs bound
 	DeviceTime                  time.Duration
+	Retaken                     int // samples taken again behind a longer gate: the host enqueued slower than the gate hid (NoGateCheck)
 }
 
 // Times of the profiling samples: each sample runs behind a gate kernel
@@ -80,6 +86,7 @@ const (
 	gatePerLaunch  = 8e3 // host time to enqueue one launch, with margin
 	sampleNs       = 40e3
 	maxLaunchesPer = 64
+	gateRetries    = 3 // most times a sample is taken again behind a longer gate
 )
 
 // launchKey identifies a distinct launch as a profile point records it

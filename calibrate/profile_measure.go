@@ -157,20 +157,49 @@ func (p *profiler) samples(h device.Host, t *timedStream, l *device.Launch, m in
 
 // sample is the elapsed time of m back-to-back launches of l on an idle
 // stream, enqueued behind a gate kernel so that the host's launch cost is
-// hidden: per launch, the kernel's duration plus the launch gap.
+// hidden: per launch, the kernel's duration plus the launch gap. Where the
+// host took longer to enqueue the gate, the launches and the closing
+// record than the gate spins (a host busy filling the next program's
+// inputs, a collection), the GPU ran dry and the sample times the host:
+// it is taken again behind a gate twice as long as the host took, at most
+// gateRetries times (ProfileSummary.Retaken counts them).
 func (p *profiler) sample(h device.Host, t *timedStream, l *device.Launch, m int) (float64, error) {
-	gate := p.c.spinLaunch(time.Duration(gateBaseNs+gatePerLaunch*float64(m)), t.done)
-	if err := h.Launch(t.s, gate); err != nil {
-		return 0, err
-	}
-	return t.elapsed(h, func() error {
-		for i := 0; i < m; i++ {
-			if err := h.Launch(t.s, l); err != nil {
-				return err
-			}
+	gateNs := gateBaseNs + gatePerLaunch*float64(m)
+	for try := 0; ; try++ {
+		y, queued, err := p.gatedSample(h, t, l, m, gateNs)
+		if err != nil || p.opt.NoGateCheck || queued <= gateNs || try == gateRetries {
+			return y, err
 		}
-		return nil
-	})
+		p.sum.Retaken++
+		gateNs = 2 * queued
+	}
+}
+
+// gatedSample is one sample behind a gate of gateNs and the host's time
+// from the gate's launch to the closing record's (queued).
+func (p *profiler) gatedSample(h device.Host, t *timedStream, l *device.Launch, m int, gateNs float64) (y, queued float64, err error) {
+	gate := p.c.spinLaunch(time.Duration(gateNs), t.done)
+	start := h.Now()
+	if err := h.Launch(t.s, gate); err != nil {
+		return 0, 0, err
+	}
+	if err := h.Record(t.e0, t.s); err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i < m; i++ {
+		if err := h.Launch(t.s, l); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := h.Record(t.e1, t.s); err != nil {
+		return 0, 0, err
+	}
+	queued = ns(h.Now() - start)
+	if err := h.StreamSynchronize(t.s); err != nil {
+		return 0, 0, err
+	}
+	d, err := h.Elapsed(t.e0, t.e1)
+	return ns(d), queued, err
 }
 
 // paddedShared is the dynamic shared memory per block that lets exactly n

@@ -345,3 +345,36 @@ func TestNeighborsCorrectWhatWorkCannotTell(t *testing.T) {
 	require.NoError(t, FitProfile(p))
 	assert.Zero(t, p.Kernels[0].Model.Neighbors)
 }
+
+// A host that enqueues a launch slower than the gate kernel hides (here
+// 30 us a launch against the gate's 8 us) lets the GPU run dry, so that a
+// sample times the host: the check takes it again behind a longer gate and
+// the point gives the kernels' own time, which a fast host measures;
+// without it (NoGateCheck) the point is most of the host's 30 us a launch.
+func TestProfileSamplesTheHostStarvedTakesThemAgain(t *testing.T) {
+	pointNs := func(launchNs float64, opt ProfileOptions) (float64, ProfileSummary) {
+		cfg, err := sim.LoadConfig("h100-datasheet")
+		require.NoError(t, err)
+		cfg.Host.LaunchNs = launchNs
+		dev, err := sim.New(cfg)
+		require.NoError(t, err)
+		prof, sum, err := ProfileKernels(dev, []*workloads.Program{profileProgram("starved", []int{64}, 1)}, opt)
+		require.NoError(t, err)
+		for _, k := range prof.Kernels {
+			if k.Kernel == "test.fk" {
+				require.NotEmpty(t, k.Points)
+				return medianOf(k.Points[0].Ns), *sum
+			}
+		}
+		require.Fail(t, "no point of test.fk")
+		return 0, *sum
+	}
+	fast, fastSum := pointNs(4000, ProfileOptions{Samples: 3})
+	assert.Zero(t, fastSum.Retaken, "a host faster than the gate takes no sample again")
+	starved, sum := pointNs(30000, ProfileOptions{Samples: 3})
+	assert.Positive(t, sum.Retaken)
+	assert.InDelta(t, fast, starved, 0.02*fast, "the point once the gate outlasts the host")
+	kept, keptSum := pointNs(30000, ProfileOptions{Samples: 3, NoGateCheck: true})
+	assert.Zero(t, keptSum.Retaken)
+	assert.Greater(t, kept, 4*fast, "without the check the point is about the host's launch interval, not the kernel's %.0f ns", fast)
+}

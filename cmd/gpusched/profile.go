@@ -35,6 +35,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	occs := fs.Int("max-occupancies", 6, "most forced occupancies per swept launch")
 	samples := fs.Int("samples", 5, "timed samples per point")
 	deadline := fs.Duration("deadline", 0, "wall-clock time from the start after which every point left is skipped (0: none)")
+	gateCheck := fs.Bool("gate-check", true, "take a sample again behind a longer gate kernel when the host enqueued it slower than the gate spun (false: keep every sample, to measure what the check changes)")
 	bind := fs.Int64("bind-bytes", 4<<30, "most device bytes of programs bound for optional sizes (binding and filling inputs is most of a profile's wall time)")
 	files, err := parse(fs, args, 1, -1)
 	if err != nil {
@@ -58,7 +59,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	defer func() { err = errors.Join(err, d.Close()) }()
 	opt := calibrate.ProfileOptions{
 		Budget: *budget, MaxSizes: *sizes, MaxOccupancies: *occs, Samples: *samples, Deadline: until, BindBytes: *bind, Progress: stderr,
-		Source: "gpusched profile --device " + *dev + " " + strings.Join(files, " "),
+		NoGateCheck: !*gateCheck,
+		Source:      "gpusched profile --device " + *dev + " " + strings.Join(files, " "),
 	}
 	prof, sum, err := calibrate.ProfileKernels(d, progs, opt)
 	if err != nil {
@@ -67,8 +69,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	if err := writeProfile(prof, *out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "profile: %d programs (%.1f GB) bound, %d distinct launches of %d kernels; %d points measured, %d skipped (%d of them optional sizes whose programs did not fit the bind budget); device time %v; wrote %s\n",
-		sum.Programs, float64(sum.BoundBytes)/1e9, sum.Distinct, sum.Kernels, sum.Points, sum.Skipped, sum.BindSkipped,
+	fmt.Fprintf(stderr, "profile: %d programs (%.1f GB) bound, %d distinct launches of %d kernels; %d points measured, %d skipped (%d of them optional sizes whose programs did not fit the bind budget); %d samples taken again behind a longer gate; device time %v; wrote %s\n",
+		sum.Programs, float64(sum.BoundBytes)/1e9, sum.Distinct, sum.Kernels, sum.Points, sum.Skipped, sum.BindSkipped, sum.Retaken,
 		sum.DeviceTime.Round(time.Millisecond), *out)
 	return writeFitTable(stdout, prof)
 }

@@ -6,14 +6,19 @@
 start=$(date +%s)
 log() { echo "== $* ($(date -u +%T), $(($(date +%s) - start)) s)"; }
 
-# imported_unpack [BINARY...] unpacks every $B/*.gz beside itself and
-# requires $B/BINARY for each (default: gpusched); it ends the script on
-# failure.
+# imported_unpack [BINARY...] unpacks every $B/*.gz and $B/*.xz (with
+# python3's lzma: the host may have no xz) beside itself and requires
+# $B/BINARY for each (default: gpusched); it ends the script on failure.
 imported_unpack() {
 	local z b
 	for z in "$B"/*.gz; do
 		[ -e "$z" ] || continue
 		gzip -dc "$z" > "${z%.gz}" && chmod +x "${z%.gz}" || { echo "cannot unpack $z" >&2; exit 1; }
+	done
+	for z in "$B"/*.xz; do
+		[ -e "$z" ] || continue
+		python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$z" "${z%.xz}" &&
+			chmod +x "${z%.xz}" || { echo "cannot unpack $z" >&2; exit 1; }
 	done
 	for b in "${@:-gpusched}"; do
 		[ -x "$B/$b" ] || { echo "missing $B/$b" >&2; exit 1; }
@@ -138,8 +143,11 @@ run_one() { imported_ab_run "$1" "$2" "$3" "$4" "$(capped "$5")" "${6:-}"; }
 # each, then vV's own set at the values the probe measured for KERNEL
 # (EAGER and GRAPH, "O F", where it did not run), at most EAGER_LIMIT s
 # for its eager imports; everything packed into $OUT/$(basename $R).tgz.
+# AB_BASE (default 4) names another baseline version ($B/gpusched-vN and
+# its configs), AB_EAGER and AB_GRAPH ("O F") the values both run at.
 imported_kernel_ab() {
 	local v=$1 bin=$2 kernel=$3 eager graph r
+	local base=${AB_BASE:-4} at_eager=${AB_EAGER:-416 1119} at_graph=${AB_GRAPH:-160 863}
 	if [ "$DEV" = cuda ]; then
 		[ -x "$B/file.test" ] || { echo "missing $B/file.test" >&2; exit 1; }
 		imported_device_txt
@@ -147,10 +155,10 @@ imported_kernel_ab() {
 		grep -E 'shape|ranges grid|sig grid|per range|busy|signature:|4 ranges:|measured|globaltimer|--- |rc=' "$R/replay-test.log"
 	fi
 	for r in $(seq 1 "$6"); do
-		run_one "graph-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-graph-v4-gpu.yaml "160 863" 30
-		run_one "graph-v$v-r$r" "$bin" "configs/experiments/imported-graph-v$v-gpu.yaml" "160 863" 30
-		run_one "eager-v4-r$r" "$B/gpusched-v4" configs/experiments/imported-v4-gpu.yaml "416 1119" 40 serial
-		run_one "eager-v$v-r$r" "$bin" "configs/experiments/imported-v$v-gpu.yaml" "416 1119" 40 serial
+		run_one "graph-v$base-r$r" "$B/gpusched-v$base" "configs/experiments/imported-graph-v$base-gpu.yaml" "$at_graph" 30
+		run_one "graph-v$v-r$r" "$bin" "configs/experiments/imported-graph-v$v-gpu.yaml" "$at_graph" 30
+		run_one "eager-v$base-r$r" "$B/gpusched-v$base" "configs/experiments/imported-v$base-gpu.yaml" "$at_eager" 40 serial
+		run_one "eager-v$v-r$r" "$bin" "configs/experiments/imported-v$v-gpu.yaml" "$at_eager" 40 serial
 	done
 	eager=$(probed "$kernel" "4 ranges" "$4")
 	graph=$(probed "$kernel" signature "$5")

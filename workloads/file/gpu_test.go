@@ -60,7 +60,7 @@ func calibrationFile(in device.Info) *File {
 	return f
 }
 
-// TestGPUReplay checks the replay kernel and the fourth (replay_v4) on a
+// TestGPUReplay checks the replay kernel and the candidate (replay_v7) on a
 // GPU: the serial schedule's outputs equal the CPU reference, a
 // four-stream schedule's equal serial's, and every kernel lasts its spin
 // time plus an overhead it measures on the GPU's global timer (first
@@ -71,9 +71,9 @@ func TestGPUReplay(t *testing.T) {
 	d := cudatest.Open(t)
 	f := calibrationFile(d.Info())
 	require.NoError(t, f.Check())
-	// The replay kernel also at an overhead_ns as the eager imports run: its
-	// waves are placed with it (replay_wave_end).
-	for _, opt := range []Options{{kernel: ReplayKernel}, {kernel: replayAlt}, {kernel: ReplayKernel, OverheadNS: 416}} {
+	// Both also at an overhead_ns as the eager imports run: their waves are
+	// placed with it (replay_wave_end).
+	for _, opt := range []Options{{kernel: ReplayKernel}, {kernel: replayAlt}, {kernel: ReplayKernel, OverheadNS: 416}, {kernel: replayAlt, OverheadNS: 416}} {
 		k := opt.kernel
 		prog, err := Program(f, opt)
 		require.NoError(t, err)
@@ -178,8 +178,8 @@ func rrAssign(n, k int) []int {
 var replayBare, _ = kernels.Lookup("replay", "replay_bare")
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel, the fourth version (replay_v4: every block spins
-// from its own start) and replay_bare (the same parameters and stamps,
+// the replay kernel, the candidate (replay_v7: only a block's first warp
+// polls the timer) and replay_bare (the same parameters and stamps,
 // nothing read or written: what any such kernel costs): the global
 // timer's step and the SM clock's
 // rate (replay_timer over 1 ms), then, per shape of probeFile's chain (a

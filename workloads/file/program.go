@@ -13,10 +13,10 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
-// replayAlt is the fourth replay kernel (replay.cu's replay_v4: every
-// block spins from its own start), which TestGPUReplayProbe measures
-// beside ReplayKernel.
-var replayAlt, _ = kernels.Lookup("replay", "replay_v4")
+// replayAlt is the candidate replay kernel (replay.cu's replay_v7: only a
+// block's first warp polls the timer), which TestGPUReplay and
+// TestGPUReplayProbe measure beside ReplayKernel.
+var replayAlt, _ = kernels.Lookup("replay", "replay_v7")
 
 const (
 	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)

@@ -133,7 +133,7 @@ __device__ __forceinline__ void replay_put(unsigned char* p, unsigned long long 
 // launch's parameters (a is the address of a0: an indexed constant load,
 // only for lanes that have a range), so that nothing stands between the
 // kernel's start and its data loads but those two loads.
-template <bool WAVES>
+template <bool WAVES, bool EARLY>
 __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
                                             unsigned long long spin_ns, const unsigned char* const* a, unsigned lane, unsigned width) {
     uint2 head = __ldg(desc), mine = __ldg(desc + 1 + lane);
@@ -141,7 +141,9 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
     if (WAVES && spin_ns >= REPLAY_WAVES_MIN) stamps = __ldcg((const ulonglong2*)(state + 4));
     unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
     unsigned n = head.y & 0xffu;
-    unsigned char* p = lane < n ? (unsigned char*)a[lane] : 0;
+    // EARLY (replay_v7): every lane that could have a range (a0..a23 are
+    // all parameters) loads its pointer with the head rather than after it.
+    unsigned char* p = EARLY ? (lane < REPLAY_MAX_ARGS ? (unsigned char*)a[lane] : 0) : (lane < n ? (unsigned char*)a[lane] : 0);
     unsigned part = 0;
     if (lane < n && (mine.x & 1u)) part = replay_hash(p, mine.y, head.x, lane);
     for (unsigned i = lane + width; i < n; i += width) {
@@ -188,11 +190,14 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
 }
 
 // replay_run is a replay kernel's body (a is the address of a0). With
-// WAVES (replay) block 0 stamps its start first and every block spins
-// until its wave's end counted from that stamp (replay_wave_end); without
-// (replay_v4) every block spins spin_ns from its own start and block 0
-// stamps its start after its spin.
-template <bool WAVES>
+// WAVES (replay, replay_v7) block 0 stamps its start first and every block
+// spins until its wave's end counted from that stamp (replay_wave_end);
+// without (replay_v4) every block spins spin_ns from its own start and
+// block 0 stamps its start after its spin. With ONE (replay_v7) only a
+// block's first warp spins (and loads the stamp), its other warps wait for
+// it at a barrier, so that at 64 warps an SM 16 rather than 64 warps poll
+// the timer; its lead loads its pointers early (replay_lead's EARLY).
+template <bool WAVES, bool ONE>
 __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                            const unsigned char* const* a) {
     unsigned long long t0 = replay_now();
@@ -204,13 +209,16 @@ __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, un
         __stcg((unsigned long long*)(state + 4), t0);
     }
     if (block == blocks - 1 && thread < 32) {
-        replay_lead<WAVES>((const uint2*)desc, state, sig, t0, spin_ns, a, thread, threads < 32 ? threads : 32);
+        replay_lead<WAVES, ONE>((const uint2*)desc, state, sig, t0, spin_ns, a, thread, threads < 32 ? threads : 32);
+    } else if (ONE && thread >= 32) {
+        // waits for the first warp at the barrier below
     } else if (WAVES && spin_ns >= REPLAY_WAVES_MIN) {
         ulonglong2 stamps = __ldcg((const ulonglong2*)(state + 4));
         replay_until(replay_wave_end(stamps, __ldg(desc + 1), t0, spin_ns));
     } else {
         replay_spin(t0, spin_ns);
     }
+    if (ONE) __syncthreads();
     if (!WAVES && block == 0 && thread == 0) {
         __stcg((unsigned long long*)(state + 4), t0);
     }
@@ -229,7 +237,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v4(const unsigned* 
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    replay_run<false>(desc, state, sig, spin_ns, &a0);
+    replay_run<false, false>(desc, state, sig, spin_ns, &a0);
 }
 
 // replay_bare has replay's parameters and stamps but reads and writes
@@ -271,7 +279,20 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    replay_run<true>(desc, state, sig, spin_ns, &a0);
+    replay_run<true, false>(desc, state, sig, spin_ns, &a0);
+}
+
+// replay_v7 is the seventh version (the candidate): replay's waves, only
+// a block's first warp polling the timer (the others wait at a barrier),
+// and the lead's pointers loaded with the descriptor's head.
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+                                  REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
+                                  REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
+                                  REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
+                                  REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
+                                  REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
+                                  REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
+    replay_run<true, true>(desc, state, sig, spin_ns, &a0);
 }
 
 // replay_timer: one thread watches the global timer and the SM's clock for

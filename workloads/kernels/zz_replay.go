@@ -17,14 +17,15 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "fd9357931dd70ebe48f0c658b8a4eeabf2a62d129b5fdc0aa164af4f932256e9",
-		ImageSHA256:  "9a4eadb7863c775300689fb833159fb65439a586d18b167a931d32b29ee72d9b",
+		SourceSHA256: "d11f3b6619ee5879ad351eb23cf82c8344d509f28eb95c55666352f4944cb3fa",
+		ImageSHA256:  "ca3f2012a77f618a5914793260932bf6fe17c19de954eb58c1df7b8c2168a24f",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_bare", Regs: 11, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
 			{Module: "replay", Name: "replay_v4", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v7", Regs: 32, StaticShared: 0},
 		},
 	})
 }
