@@ -37,6 +37,7 @@ func init() {
 			"configs/experiments/imported-v5-sim.yaml", "configs/experiments/imported-graph-v5-sim.yaml", "configs/experiments/imported-graph-v5-sim-o0.yaml",
 			"configs/experiments/imported-v6-sim.yaml", "configs/experiments/imported-graph-v6-sim.yaml", "configs/experiments/imported-graph-v6-sim-o0.yaml",
 			"configs/experiments/imported-v6-sim-measured.yaml", "configs/experiments/imported-graph-v6-sim-measured.yaml",
+			"configs/experiments/imported-v7-sim-measured.yaml", "configs/experiments/imported-graph-v7-sim-measured.yaml",
 			"configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml",
 			"configs/experiments/imported-sim.yaml", "configs/experiments/imported-graph-sim.yaml", "configs/experiments/imported-graph-sim-o0.yaml"},
 		Report: report,

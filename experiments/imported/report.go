@@ -71,8 +71,12 @@ const commands = `## Commands
     gpusched paper imported run configs/experiments/imported-v6-sim.yaml -o results/imported-v6-sim   # and imported-graph-v6-sim, imported-graph-v6-sim-o0
     OUT=$OUT bash scripts/gpu/imported-v6ab.sh   # imported-v6, imported-graph-v6, imported-graph-v6-o0
     gpusched paper imported run configs/experiments/imported-v6-sim-measured.yaml -o results/imported-v6-sim-measured   # and imported-graph-v6-sim-measured
+    # session 8: on one GPU the sixth and seventh kernels one after the other at the same values, then the seventh's set
+    # at its probe's values (no prediction: the simulator's programs are the sixth's), then the simulator at those values
+    B=.gpu/import-v7 ROUNDS=3 OUT=$OUT bash scripts/gpu/imported-v7ab.sh   # imported-v7, imported-graph-v7, imported-graph-v7-o0
+    gpusched paper imported run configs/experiments/imported-v7-sim-measured.yaml -o results/imported-v7-sim-measured   # and imported-graph-v7-sim-measured
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json docs/results/imported*-v7-*.json
 
 `
 
@@ -148,7 +152,9 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	if err := writeFloorSplit(&b, c, lead); err != nil {
 		return err
 	}
-	if before := runBefore(runs); lead.run.profiler && before != nil {
+	// A kernel measured with no prediction beforehand (the seventh: the
+	// simulator's programs are the sixth's) has no prediction section.
+	if before := runBefore(runs); lead.run.profiler && before != nil && len(lead.pred) > 0 {
 		writePredicted(&b, c, lead, before, predictedIntro(lead, before))
 	}
 	writeBest(&b, c, lead, "##")
@@ -200,7 +206,7 @@ func loadCapture(dir string) (capture, error) {
 // on the models, session 6): the page leads with the first.
 func readRuns(in *experiments.ReportInput) []*data {
 	var runs []*data
-	for _, run := range []replayRun{runSixth, runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
+	for _, run := range []replayRun{runSeventh, runSixth, runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
 		if d := newData(in, run); !d.empty() {
 			runs = append(runs, d)
 		}
@@ -280,6 +286,8 @@ func predictedIntro(p, before *data) string {
 // earlierIntro introduces the rows of a run that a later one replaced.
 func earlierIntro(run replayRun) string {
 	switch {
+	case run == runSixth:
+		return sixthKernelIntro
 	case run == runFourth:
 		return fourthKernelIntro
 	case run == runFifth:
@@ -293,6 +301,17 @@ func earlierIntro(run replayRun) string {
 	}
 	return firstKernelIntro
 }
+
+// sixthKernelIntro introduces the sixth replay kernel's rows, which the
+// seventh's replaced.
+const sixthKernelIntro = `## Earlier: the sixth replay kernel (session 7)
+
+The sixth replay kernel (replay_v6 in workloads/kernels/replay.cu: every
+block's spin counted from the kernel's start, every warp of every block
+watching the global timer) at the overhead_ns and floor_ns its own probe
+measured, with profiler_ns, and the simulator's rows at those values.
+
+`
 
 // fourthKernelIntro introduces the fourth replay kernel's rows, which the
 // sixth's replaced.
@@ -390,7 +409,7 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	for _, e := range runs[1:] {
 		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
 	}
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's; the sixth, session 7's), " +
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's; the sixth, session 7's; the seventh, session 8's), " +
 		"raw output under docs/results/raw |\n\n")
 }
 
@@ -404,7 +423,7 @@ func kernelOf(d *data) string {
 		profiler = "profiler_ns " + orNone(d.profiler)
 	}
 	return fmt.Sprintf("the %s version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), %s",
-		[]string{"", "first", "second", "third", "fourth", "fifth", "sixth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
+		[]string{"", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
 }
 
 func orNone(s string) string {

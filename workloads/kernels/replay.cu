@@ -6,8 +6,10 @@
 // stays resident until its wave's share of the recorded duration has
 // passed on the GPU's global timer, counted from the kernel's start
 // (spin_ns a wave: the recorded duration divided among the original's
-// waves, less the replay's own cost after its spin; replay_wave_end). It touches the recorded buffers so that a
-// schedule that breaks a dependency changes the outputs. One block, the
+// waves, less the replay's own cost after its spin; replay_wave_end), its
+// first warp watching the timer while the others wait at a barrier. It
+// touches the recorded buffers so that a schedule that breaks a dependency
+// changes the outputs. One block, the
 // last of the grid (GPUs hand blocks out in index order in practice, so it
 // starts in the last wave), does it with its first warp, lane r taking
 // range r (and r+32, ... where a block has fewer threads than ranges):
@@ -46,7 +48,8 @@
 // from their own start, so that a kernel added its own block dispatch and
 // turnaround between waves to the recorded duration; a fifth version (no
 // local memory, git 22ea7f6) replayed the models slower
-// (docs/results/imported-notes.md).
+// (docs/results/imported-notes.md); replay_v6, the sixth, has every warp
+// watch the timer.
 // replay_timer measures the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
@@ -190,14 +193,15 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
 }
 
 // replay_run is a replay kernel's body (a is the address of a0). With
-// WAVES (replay, replay_v7) block 0 stamps its start first and every block
-// spins until its wave's end counted from that stamp (replay_wave_end);
-// without (replay_v4) every block spins spin_ns from its own start and
-// block 0 stamps its start after its spin. With ONE (replay_v7) only a
-// block's first warp spins (and loads the stamp), its other warps wait for
-// it at a barrier, so that at 64 warps an SM 16 rather than 64 warps poll
-// the timer; its lead loads its pointers early (replay_lead's EARLY).
-template <bool WAVES, bool ONE>
+// WAVES (replay, replay_v6, replay_v8) block 0 stamps its start first and
+// every block spins until its wave's end counted from that stamp
+// (replay_wave_end); without (replay_v4) every block spins spin_ns from
+// its own start and block 0 stamps its start after its spin. With ONE
+// (replay, replay_v8) only a block's first warp spins (and loads the
+// stamp), its other warps wait for it at a barrier, so that at 64 warps an
+// SM 16 rather than 64 warps poll the timer. With EARLY (replay) the lead
+// loads its pointers with the head (replay_lead).
+template <bool WAVES, bool ONE, bool EARLY>
 __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                            const unsigned char* const* a) {
     unsigned long long t0 = replay_now();
@@ -209,7 +213,7 @@ __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, un
         __stcg((unsigned long long*)(state + 4), t0);
     }
     if (block == blocks - 1 && thread < 32) {
-        replay_lead<WAVES, ONE>((const uint2*)desc, state, sig, t0, spin_ns, a, thread, threads < 32 ? threads : 32);
+        replay_lead<WAVES, EARLY>((const uint2*)desc, state, sig, t0, spin_ns, a, thread, threads < 32 ? threads : 32);
     } else if (ONE && thread >= 32) {
         // waits for the first warp at the barrier below
     } else if (WAVES && spin_ns >= REPLAY_WAVES_MIN) {
@@ -237,7 +241,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v4(const unsigned* 
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    replay_run<false, false>(desc, state, sig, spin_ns, &a0);
+    replay_run<false, false, false>(desc, state, sig, spin_ns, &a0);
 }
 
 // replay_bare has replay's parameters and stamps but reads and writes
@@ -257,21 +261,40 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
     }
 }
 
-// replay is the sixth version: replay_v4's reads and writes and the same
-// bytes, its blocks' spins counted from the kernel's start rather than
-// each block's own. A recorded duration already holds the original's
+// replay_v6 is the sixth version (the replay kernel from 6315190 until
+// the seventh): replay_v4's reads and writes and the same bytes, its
+// blocks' spins counted from the kernel's start rather than each block's
+// own. A recorded duration already holds the original's
 // block dispatch (a wave of many small blocks reaches its SMs over some
 // hundreds of ns) and its turnaround between waves; replay_v4's blocks
 // each spin their wave's share from their own start, so its kernel lasts
 // the recorded time plus its own dispatch spread and turnarounds again,
 // most where waves hold many blocks or a kernel many waves (the batch-8
-// models). replay's block 0 stamps its start first; every
+// models). Its block 0 stamps its start first; every
 // block reads that stamp and the descriptor's count word, whose bits 8-30
 // hold overhead_ns (build.go), and ends its spin at the end of its wave
 // (replay_wave_end). A block that cannot see this launch's stamp yet (it
 // is older than the previous launch's end stamp) spins from its own start
 // as replay_v4 does; spins shorter than REPLAY_WAVES_MIN skip the loads,
 // which would outlast them.
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+                                  REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
+                                  REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
+                                  REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
+                                  REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
+                                  REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
+                                  REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
+    replay_run<true, false, false>(desc, state, sig, spin_ns, &a0);
+}
+
+// replay is the seventh version: replay_v6's waves, reads and writes, with
+// only a block's first warp polling the timer while the others wait at a
+// barrier (at 64 warps an SM, every warp polling made a kernel end 1.2 us
+// beyond its spin in one wave, 2.8 us a wave in three; 0.4 us with one
+// warp a block), and the lead's pointers loaded with the descriptor's
+// head (EARLY: every lane below 24 loads one, which the constant cache
+// serves one address after another, ~10 ns each: the floor rose by ~200
+// ns; replay_v8 is the candidate without it).
 extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
                                   REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
@@ -279,20 +302,19 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    replay_run<true, false>(desc, state, sig, spin_ns, &a0);
+    replay_run<true, true, true>(desc, state, sig, spin_ns, &a0);
 }
 
-// replay_v7 is the seventh version (the candidate): replay's waves, only
-// a block's first warp polling the timer (the others wait at a barrier),
-// and the lead's pointers loaded with the descriptor's head.
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+// replay_v8 is the candidate: replay without EARLY (the lead loads a
+// pointer only for each range the head names, as replay_v6 did).
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v8(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
                                   REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
                                   REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    replay_run<true, true>(desc, state, sig, spin_ns, &a0);
+    replay_run<true, true, false>(desc, state, sig, spin_ns, &a0);
 }
 
 // replay_timer: one thread watches the global timer and the SM's clock for

@@ -17,15 +17,16 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "d11f3b6619ee5879ad351eb23cf82c8344d509f28eb95c55666352f4944cb3fa",
-		ImageSHA256:  "ca3f2012a77f618a5914793260932bf6fe17c19de954eb58c1df7b8c2168a24f",
+		SourceSHA256: "b7c537ee6c1e9483ac70768f8492265441ad29922eddd5088326eb9f331b4f41",
+		ImageSHA256:  "114a2d5dfd86b341e19be776767dd63bd284342acd35bd38af692f308161e4bb",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_bare", Regs: 11, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
 			{Module: "replay", Name: "replay_v4", Regs: 32, StaticShared: 0},
-			{Module: "replay", Name: "replay_v7", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v6", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v8", Regs: 32, StaticShared: 0},
 		},
 	})
 }
