@@ -23,39 +23,191 @@ var (
 const minNeighborGain = 0.005
 
 // fitNeighbors chooses k's neighbor rule (sim.NeighborLogRatio) for its
-// fitted model: among neighborCounts x neighborRadii, the setting with the
-// smallest mean |log error| of each profiled launch's measured/model
-// ratio predicted from the launches of the other shapes; none when that
-// saves less than minNeighborGain over the model alone or the kernel has
-// fewer than three shapes.
+// fitted model: its feature scales (fitNeighborScales), then among
+// neighborCounts x neighborRadii the setting with the smallest mean
+// |log error| of each profiled launch's measured/model ratio predicted
+// from the launches of the other shapes; none when that saves less than
+// minNeighborGain over the model alone or the kernel has fewer than three
+// shapes.
 func fitNeighbors(p *sim.Profile, k *sim.KernelProfile) {
-	k.Model.Neighbors, k.Model.NeighborRadius = 0, 0
-	ns := p.Neighbors(&k.Model, k.Points)
+	m := &k.Model
+	m.Neighbors, m.NeighborRadius, m.NeighborScales = 0, 0, nil
+	ns := p.Neighbors(m, k.Points)
 	shapes := map[string]bool{}
-	lists := make([]sim.NearList, len(ns))
-	most := neighborCounts[len(neighborCounts)-1]
 	base := 0.0
 	for i := range ns {
 		shapes[ns[i].Shape] = true
-		lists[i] = sim.Nearest(ns, ns[i].Features, most, ns[i].Shape)
 		base += math.Abs(ns[i].LogRatio)
 	}
 	if len(shapes) < 3 {
 		return
 	}
 	base /= float64(len(ns))
-	best := base - minNeighborGain
-	for _, n := range neighborCounts {
-		for _, r := range neighborRadii {
-			e := 0.0
+	var scales []float64
+	if len(shapes) >= scaleShapesPerFeature*len(ns[0].Features) {
+		scales = fitNeighborScales(ns)
+	}
+	most := neighborCounts[len(neighborCounts)-1]
+	lists := make([]sim.NearList, len(ns))
+	for i := range ns {
+		lists[i] = sim.Nearest(ns, ns[i].Features, most, ns[i].Shape, scales)
+	}
+	if e, n, r := bestNeighborSetting(ns, lists); e < base-minNeighborGain {
+		m.Neighbors, m.NeighborRadius, m.NeighborScales = n, r, scales
+	}
+}
+
+// bestNeighborSetting is the neighborCounts x neighborRadii setting with
+// the smallest mean |log error| of ns's log ratios predicted from lists
+// (each one's nearest of other shapes), and that error; n 0 when ns is
+// empty.
+func bestNeighborSetting(ns []sim.Neighbor, lists []sim.NearList) (e float64, n int, r float64) {
+	e = math.Inf(1)
+	for _, cn := range neighborCounts {
+		for _, cr := range neighborRadii {
+			sum := 0.0
 			for i := range ns {
-				e += math.Abs(lists[i].LogRatio(n, r) - ns[i].LogRatio)
+				sum += math.Abs(lists[i].LogRatio(cn, cr) - ns[i].LogRatio)
 			}
-			if e /= float64(len(ns)); e < best {
-				best, k.Model.Neighbors, k.Model.NeighborRadius = e, n, r
+			if sum /= float64(len(ns)); sum < e {
+				e, n, r = sum, cn, cr
 			}
 		}
 	}
+	return e, n, r
+}
+
+// The feature scales the fit tries (fitNeighborScales), the mean log
+// error a change of one must save to be kept (0.2%), and the most
+// profiled launches (spread evenly over the list) the scales are fitted
+// on, which bounds the fit's time.
+var neighborScaleSteps = []float64{0, 0.5, 1, 2, 4}
+
+const (
+	scaleShapesPerFeature = 4
+	minScaleGain          = 0.002
+	maxScaleFitShape      = 600
+)
+
+// fitNeighborScales chooses the rule's feature scales: from every scale
+// 1, feature by feature (twice over the features), the step of
+// neighborScaleSteps with the smallest mean |log error| of each launch's
+// ratio predicted from the other shapes' (at its best neighborCounts x
+// neighborRadii setting), kept when it saves minScaleGain. A feature the
+// kernel's time per Work follows (a convolution's window) grows, so that
+// a launch takes the ratio of launches of its kind rather than of
+// launches nearer in size; nil when every scale stays 1.
+func fitNeighborScales(all []sim.Neighbor) []float64 {
+	ns := all
+	if len(all) > maxScaleFitShape {
+		ns = make([]sim.Neighbor, maxScaleFitShape)
+		for i := range ns {
+			ns[i] = all[i*len(all)/maxScaleFitShape]
+		}
+	}
+	sf := newScaleFit(ns)
+	scales := sf.scales
+	cur := sf.err()
+	for pass := 0; pass < 2; pass++ {
+		changed := false
+		for j := range scales {
+			was := scales[j]
+			best, bestErr := was, cur
+			for _, s := range neighborScaleSteps {
+				if s == was {
+					continue
+				}
+				sf.setScale(j, s)
+				if e := sf.err(); e < bestErr-minScaleGain {
+					best, bestErr = s, e
+				}
+			}
+			sf.setScale(j, best)
+			changed = changed || best != was
+			cur = bestErr
+		}
+		if !changed {
+			break
+		}
+	}
+	for _, s := range scales {
+		if s != 1 {
+			return append([]float64(nil), scales...)
+		}
+	}
+	return nil
+}
+
+// scaleFit holds the squared distances between neighbors under scales,
+// updated one feature at a time; +Inf between neighbors of the same
+// shape or another number of features, which never predict each other.
+type scaleFit struct {
+	ns     []sim.Neighbor
+	scales []float64
+	d2     [][]float64
+	lists  []sim.NearList
+}
+
+func newScaleFit(ns []sim.Neighbor) *scaleFit {
+	width := 0
+	for i := range ns {
+		width = max(width, len(ns[i].Features))
+	}
+	sf := &scaleFit{ns: ns, scales: make([]float64, width), d2: make([][]float64, len(ns)), lists: make([]sim.NearList, len(ns))}
+	for j := range sf.scales {
+		sf.scales[j] = 1
+	}
+	for i := range ns {
+		sf.d2[i] = make([]float64, len(ns))
+		for o := range ns {
+			sf.d2[i][o] = math.Inf(1)
+			if ns[o].Shape != ns[i].Shape && len(ns[o].Features) == len(ns[i].Features) {
+				sf.d2[i][o] = sim.Distance2(ns[i].Features, ns[o].Features, nil)
+			}
+		}
+	}
+	return sf
+}
+
+// setScale sets feature j's scale to s, updating the distances.
+func (sf *scaleFit) setScale(j int, s float64) {
+	delta := s*s - sf.scales[j]*sf.scales[j]
+	sf.scales[j] = s
+	if delta == 0 {
+		return
+	}
+	for i := range sf.ns {
+		fi := sf.ns[i].Features
+		for o, d := range sf.d2[i] {
+			if math.IsInf(d, 1) || j >= len(fi) {
+				continue
+			}
+			diff := fi[j] - sf.ns[o].Features[j]
+			sf.d2[i][o] = max(0, d+delta*diff*diff)
+		}
+	}
+}
+
+// err is the mean |log error| at the best setting under the scales now.
+func (sf *scaleFit) err() float64 {
+	most := neighborCounts[len(neighborCounts)-1]
+	for i, row := range sf.d2 {
+		best := sf.lists[i][:0]
+		for o, d := range row {
+			if math.IsInf(d, 1) || (len(best) == most && d >= best[most-1].D2) {
+				continue
+			}
+			at := sort.Search(len(best), func(x int) bool { return best[x].D2 > d })
+			if len(best) < most {
+				best = append(best, sim.Near{})
+			}
+			copy(best[at+1:], best[at:len(best)-1])
+			best[at] = sim.Near{D2: d, LogRatio: sf.ns[o].LogRatio}
+		}
+		sf.lists[i] = best
+	}
+	e, _, _ := bestNeighborSetting(sf.ns, sf.lists)
+	return e
 }
 
 // KernelCV is a kernel's cross-validated error: each fold's shapes left
@@ -163,7 +315,7 @@ func predictFallback(p *sim.Profile, m *sim.BlockModel, ns []sim.Neighbor, pt *s
 	w := device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes}
 	lone := m.Lone(&w, beyondL2(p, pt))
 	model = math.Abs((p.BackToBackNs+p.KernelNs(m, pt, lone))/pt.Median()-1) * 100
-	lone *= math.Exp(sim.NeighborLogRatio(ns, sim.PointFeatures(pt), m.Neighbors, m.NeighborRadius))
+	lone *= math.Exp(sim.NeighborLogRatio(ns, sim.PointFeatures(pt), m))
 	fallback = math.Abs((p.BackToBackNs+p.KernelNs(m, pt, lone))/pt.Median()-1) * 100
 	return model, fallback
 }

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -377,4 +378,41 @@ func TestProfileSamplesTheHostStarvedTakesThemAgain(t *testing.T) {
 	kept, keptSum := pointNs(30000, ProfileOptions{Samples: 3, NoGateCheck: true})
 	assert.Zero(t, keptSum.Retaken)
 	assert.Greater(t, kept, 4*fast, "without the check the point is about the host's launch interval, not the kernel's %.0f ns", fast)
+}
+
+// The rule's feature scales follow what the ratio follows. Two features,
+// a size and a window kind: windows 0 at sizes 0, 2, ..., 14 (log ratio
+// 0) and windows 1 at sizes 1, 3, ..., 15 (log ratio ln 2). Unscaled,
+// every launch's nearest (d^2 = 1 + 1) are of the other kind, its own
+// kind's two sizes away (d^2 = 4), so no setting predicts well. Halving
+// the size's scale puts its own kind nearer (d^2 = 1 against 1.25), so
+// the fit keeps the size below 1 and the window at 1 or more, and a
+// launch's nearest is then of its own kind: at k = 1 and R = 8 a window-1
+// launch is off by ln 2 x (1/64) / (1/1.01 + 1/64) < 0.011, a window-0
+// launch by 0, so the mean error stays below 0.006.
+func TestNeighborScalesFollowWhatTheRatioFollows(t *testing.T) {
+	var ns []sim.Neighbor
+	for s := 0; s < 16; s++ {
+		win := float64(s % 2)
+		ns = append(ns, sim.Neighbor{Features: []float64{float64(s), win}, LogRatio: win * math.Ln2, Shape: strconv.Itoa(s)})
+	}
+	lists := func(scales []float64) []sim.NearList {
+		out := make([]sim.NearList, len(ns))
+		for i := range ns {
+			out[i] = sim.Nearest(ns, ns[i].Features, 8, ns[i].Shape, scales)
+		}
+		return out
+	}
+	unscaled, _, _ := bestNeighborSetting(ns, lists(nil))
+	assert.Greater(t, unscaled, 0.1)
+	scales := fitNeighborScales(ns)
+	require.Len(t, scales, 2)
+	assert.Less(t, scales[0], 1.0)
+	assert.GreaterOrEqual(t, scales[1], 1.0)
+	e, _, _ := bestNeighborSetting(ns, lists(scales))
+	assert.Less(t, e, 0.006)
+	for i := range ns {
+		l := sim.Nearest(ns, ns[i].Features, 1, ns[i].Shape, scales)
+		assert.InDelta(t, ns[i].LogRatio, l[0].LogRatio, 1e-12, "launch %d's nearest is of its kind", i)
+	}
 }

@@ -525,7 +525,9 @@ func (d *Device) post(c device.Counter) {
 // timeFromProfile sets how k's blocks are timed: from the profile point
 // its launch matches, else from its kernel's fitted model (with its
 // neighbor rule's correction, fixed here, when it has one), else from its
-// Work estimate; the device's Stats count each.
+// Work estimate; the device's Stats count each. A synchronized launch is
+// matched and placed among its neighbors by its plain launch
+// (profiledLaunch): the profile's points were taken without sync.
 func (d *Device) timeFromProfile(k *command) {
 	k.model, k.measured = d.prof.model(k.l.Kernel), false
 	if k.model == nil {
@@ -533,12 +535,13 @@ func (d *Device) timeFromProfile(k *command) {
 		return
 	}
 	perSM := func() int { n, _ := d.info.Occupancy(&k.l); return n }
-	if lone, ok := d.prof.measuredLone(profiledLaunch(k), perSM); ok {
+	plain := profiledLaunch(k)
+	if lone, ok := d.prof.measuredLone(plain, perSM); ok {
 		k.measured, k.measuredNs = true, lone
 		d.stats.MeasuredLaunches++
 		return
 	}
-	if lone, ok := d.prof.neighborLone(k.model, &k.l); ok {
+	if lone, ok := d.prof.neighborLone(k.model, plain); ok {
 		k.measured, k.measuredNs = true, lone
 	}
 	d.stats.ProfiledLaunches++

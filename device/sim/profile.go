@@ -107,6 +107,11 @@ type BlockModel struct {
 	// model (NeighborLogRatio; fitted by calibrate.FitProfile).
 	Neighbors      int     `yaml:"neighbors,omitempty"`
 	NeighborRadius float64 `yaml:"neighbor_radius,omitempty"`
+	// NeighborScales (optional) multiplies each feature's difference in
+	// the rule's distance (LaunchFeatures' order; a feature past the list
+	// counts 1): a feature the kernel's time per Work follows weighs
+	// more, one it ignores less or nothing.
+	NeighborScales []float64 `yaml:"neighbor_scales,omitempty,flow"`
 }
 
 // CoResidencyPoint is a block's duration with Warps resident warps on its
@@ -346,6 +351,11 @@ func (k *KernelProfile) check(at string) error {
 	}
 	if m.Neighbors < 0 || (m.Neighbors > 0 && !(m.NeighborRadius > 0 && !math.IsInf(m.NeighborRadius, 1))) {
 		return pathErrorf(at+".model.neighbors", "must not be negative, and with neighbors neighbor_radius must be positive and finite, got %d and %g", m.Neighbors, m.NeighborRadius)
+	}
+	for i, s := range m.NeighborScales {
+		if !finiteNonNeg(s) {
+			return pathErrorf(fmt.Sprintf("%s.model.neighbor_scales[%d]", at, i), "must be finite and not negative, got %g", s)
+		}
 	}
 	for i, c := range m.CoResidency {
 		where := fmt.Sprintf("%s.model.coresidency[%d]", at, i)

@@ -101,16 +101,31 @@ func ShapeOf(pt *ProfilePoint) string {
 // still a finite weight.
 const neighborEps = 1e-2
 
-// NeighborLogRatio is the rule's log correction at features f from the k
-// nearest of ns: their log ratios weighted by 1/(eps + d^2), d the
-// Euclidean distance between features, beside the model's own (log ratio
-// 0) with weight 1/radius^2. 0 when k is 0 or no neighbor has f's number
-// of features.
-func NeighborLogRatio(ns []Neighbor, f []float64, k int, radius float64) float64 {
-	if k <= 0 || radius <= 0 {
+// NeighborLogRatio is m's rule's log correction at features f from the
+// m.Neighbors nearest of ns (Nearest, by m.NeighborScales): their log
+// ratios weighted by 1/(eps + d^2), beside the model's own (log ratio 0)
+// with weight 1/m.NeighborRadius^2. 0 without a rule or when no neighbor
+// has f's number of features.
+func NeighborLogRatio(ns []Neighbor, f []float64, m *BlockModel) float64 {
+	if m.Neighbors <= 0 || m.NeighborRadius <= 0 {
 		return 0
 	}
-	return Nearest(ns, f, k, "").LogRatio(k, radius)
+	return Nearest(ns, f, m.Neighbors, "", m.NeighborScales).LogRatio(m.Neighbors, m.NeighborRadius)
+}
+
+// Distance2 is the rule's squared distance between features a and b of
+// the same length: the sum of each difference times its scale (1 past
+// scales), squared.
+func Distance2(a, b, scales []float64) float64 {
+	d2 := 0.0
+	for j, x := range a {
+		d := x - b[j]
+		if j < len(scales) {
+			d *= scales[j]
+		}
+		d2 += d * d
+	}
+	return d2
 }
 
 // Near is a neighbor's squared distance from a launch and its log ratio.
@@ -119,20 +134,17 @@ type Near struct{ D2, LogRatio float64 }
 // NearList is neighbors nearest first.
 type NearList []Near
 
-// Nearest is the k neighbors of ns nearest features f, nearest first,
-// leaving out those of shape skip (none when skip is "") and those with
-// another number of features.
-func Nearest(ns []Neighbor, f []float64, k int, skip string) NearList {
+// Nearest is the k neighbors of ns nearest features f by Distance2
+// under scales, nearest first, leaving out those of shape skip (none when
+// skip is "") and those with another number of features.
+func Nearest(ns []Neighbor, f []float64, k int, skip string, scales []float64) NearList {
 	best := make(NearList, 0, k+1)
 	for i := range ns {
 		n := &ns[i]
 		if len(n.Features) != len(f) || (skip != "" && n.Shape == skip) {
 			continue
 		}
-		d2 := 0.0
-		for j, x := range f {
-			d2 += (x - n.Features[j]) * (x - n.Features[j])
-		}
+		d2 := Distance2(f, n.Features, scales)
 		if len(best) == k && d2 >= best[k-1].D2 {
 			continue
 		}
@@ -188,7 +200,7 @@ func (x *profileIndex) neighborLone(m *BlockModel, l *device.Launch) (float64, b
 	lone := m.Lone(&l.Work, x.beyondL2(grid, &l.Work))
 	ns := x.neighbors[kernelName{l.Kernel.Module, l.Kernel.Name}]
 	f := LaunchFeatures(grid, l.Block.Count(), l.Work, l.Args)
-	return lone * math.Exp(NeighborLogRatio(ns, f, m.Neighbors, m.NeighborRadius)), true
+	return lone * math.Exp(NeighborLogRatio(ns, f, m)), true
 }
 
 // parseScalars reads a point's scalars field (checkScalars' form).

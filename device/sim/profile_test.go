@@ -99,12 +99,15 @@ func TestProfileParsingIsStrict(t *testing.T) {
 }
 
 // twoSMDevice is the h100 config cut to 2 SMs, with the test profile.
-func twoSMDevice(t *testing.T) *Device {
+func twoSMDevice(t *testing.T) *Device { t.Helper(); return twoSMDeviceWith(t, testProfile) }
+
+// twoSMDeviceWith is twoSMDevice with profile src.
+func twoSMDeviceWith(t *testing.T, src string) *Device {
 	t.Helper()
 	cfg, err := LoadConfig("h100-datasheet")
 	require.NoError(t, err)
 	cfg.Info.SMs = 2
-	p, err := ParseProfile([]byte(testProfile), "test.yaml")
+	p, err := ParseProfile([]byte(src), "test.yaml")
 	require.NoError(t, err)
 	d, err := New(cfg, WithProfile(p))
 	require.NoError(t, err)
@@ -314,6 +317,16 @@ func TestMeasuredPointsMatchTheirScalars(t *testing.T) {
 	assert.Equal(t, "4:7 8:ffffffffffffffff 4:3f800000", ScalarSignature([]device.Arg{device.I32(7), device.In(device.Buffer{}), device.U64(1<<64 - 1), device.F32(1)}))
 }
 
+// windowsProfile is testProfile with test.k's 1x7 (scalars 1, 7, then
+// more) and 7x1 (7, 1, then more) points at 3000 flops, 4000 and 9000 ns
+// a launch, and a neighbor rule of one neighbor at radius 1.
+func windowsProfile(more string) string {
+	src := strings.Replace(testProfile, "ns: [3500, 3600]}", `ns: [3500, 3600]}
+      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [4000], scalars: '4:1 4:7`+more+`'}
+      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [9000], scalars: '4:7 4:1`+more+`'}`, 1)
+	return strings.Replace(src, "        - {warps: 16, factor: 2.5}\n", "        - {warps: 16, factor: 2.5}\n      neighbors: 1\n      neighbor_radius: 1\n", 1)
+}
+
 // A launch without a point of its own, of a kernel whose model has
 // neighbors, takes the model's lone time times the ratio measured/model of
 // its nearest profiled launch (neighbors: 1), weighed against the model's
@@ -323,10 +336,7 @@ func TestMeasuredPointsMatchTheirScalars(t *testing.T) {
 // launch lies at log2(1+6) where the 1x7 lies at log2(1+7) (the 7x1 is far
 // off); the point without scalars has other features and is not compared.
 func TestUnmatchedLaunchesTakeTheirNeighborsRatio(t *testing.T) {
-	src := strings.Replace(testProfile, "ns: [3500, 3600]}", `ns: [3500, 3600]}
-      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [4000], scalars: '4:1 4:7'}
-      - {grid: 4, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 3000, bytes: 0, launches: 1, ns: [9000], scalars: '4:7 4:1'}`, 1)
-	src = strings.Replace(src, "        - {warps: 16, factor: 2.5}\n", "        - {warps: 16, factor: 2.5}\n      neighbors: 1\n      neighbor_radius: 1\n", 1)
+	src := windowsProfile("")
 	p, err := ParseProfile([]byte(src), "test.yaml")
 	require.NoError(t, err)
 	require.Equal(t, 1, p.Kernels[0].Model.Neighbors)
@@ -347,9 +357,43 @@ func TestUnmatchedLaunchesTakeTheirNeighborsRatio(t *testing.T) {
 	assert.Equal(t, [2]int64{0, 1}, [2]int64{st.MeasuredLaunches, st.ProfiledLaunches})
 	// The matched launches keep their points' times.
 	assert.Equal(t, []time.Duration{9000 * time.Nanosecond}, gatedElapsed(t, d, conv(7, 1)))
+	// Feature scales multiply each feature's difference: kw's (the 7th
+	// feature, after grid, threads and the three Work terms) doubled puts
+	// the 1x7 twice as far from the 1x6 (the 7x1 still farther).
+	scaled := strings.Replace(src, "      neighbor_radius: 1\n", "      neighbor_radius: 1\n      neighbor_scales: [1, 1, 1, 1, 1, 1, 2]\n", 1)
+	ps, err := ParseProfile([]byte(scaled), "test.yaml")
+	require.NoError(t, err)
+	ds, err := New(cfg, WithProfile(ps))
+	require.NoError(t, err)
+	w = 1 / (0.01 + 4*(3-math.Log2(7))*(3-math.Log2(7)))
+	want = 1000 + 1.5*4000*math.Exp(w*math.Log(0.5)/(w+1))
+	got = gatedElapsed(t, ds, conv(1, 6))
+	assert.InDelta(t, want, float64(got[0].Nanoseconds()), 1)
+	_, err = ParseProfile([]byte(strings.Replace(scaled, "[1, 1, 1, 1, 1, 1, 2]", "[1, -1]", 1)), "test.yaml")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "kernels[0].model.neighbor_scales[1]: must be finite and not negative, got -1")
 	for _, bad := range []string{"      neighbors: 1\n      neighbor_radius: 0\n", "      neighbors: -1\n      neighbor_radius: 1\n"} {
 		_, err := ParseProfile([]byte(strings.Replace(src, "      neighbors: 1\n      neighbor_radius: 1\n", bad, 1)), "test.yaml")
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "test.yaml:22: kernels[0].model.neighbors: must not be negative")
 	}
+}
+
+// A synchronized launch without a point of its own is placed among its
+// kernel's neighbors by its plain launch (profiledLaunch), as the points
+// were taken: test.k's 1x7 point (scalars 1, 7, 0; 3000 flops, 4000 ns a
+// launch; lone ratio 1/2 as in TestUnmatchedLaunchesTakeTheirNeighborsRatio)
+// and a 7x1 (7, 1, 0). A 1x6 launch whose sync argument is 5 is placed at
+// (1, 6, 0): the 1x7 lies log2(7) - 3 away, not the sqrt((log2(7) - 3)^2 +
+// log2(6)^2) its issued arguments (1, 6, 5) would put between them.
+func TestSyncLaunchPlacedAmongNeighborsByItsPlainLaunch(t *testing.T) {
+	d := twoSMDeviceWith(t, windowsProfile(" 4:0"))
+	l := &device.Launch{Kernel: profiledK, Grid: device.D1(4), Block: device.D1(128), Work: device.Work{Flops: 3000},
+		Args: []device.Arg{device.I32(1), device.I32(6), device.I32(5)}, Sync: plainPost{postAll{device.Counter{Buf: device.Buffer{Addr: 1 << 20}}}}}
+	w := 1 / (0.01 + (3-math.Log2(7))*(3-math.Log2(7)))
+	want := 1000 + 1.5*4000*math.Exp(w*math.Log(0.5)/(w+1))
+	got := gatedElapsed(t, d, l)
+	assert.InDelta(t, want, float64(got[0].Nanoseconds()), 1)
+	st := d.Stats()
+	assert.Equal(t, [2]int64{0, 1}, [2]int64{st.MeasuredLaunches, st.ProfiledLaunches})
 }
