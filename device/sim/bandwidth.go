@@ -37,6 +37,8 @@ type memFlight struct {
 	slow       float64  // the slowdown of its bytes its end was set with
 	load       int64    // its blocks' share of the kernels' bandwidth (fixed point)
 	seq        uint64   // the seq of its live end event
+	wave       int32    // its kernel's placements on its SM so far, this one included (retime.go)
+	nextOnSM   int32    // the next flight (index + 1) on its SM, 0: none (retime.go)
 }
 
 // bandwidthState is the shared memory bandwidth and the device-to-device
@@ -108,9 +110,9 @@ func (f *memFlight) total(s float64) float64 {
 // what their bytes take of it (memPart, before anything else changed the
 // residency). Blocks that move memory while sharing is on are tracked as
 // a flight, so that a copy beside can move their end.
-func (d *Device) endBlocks(kind evKind, k *command, sm, x, n int32, start, dur Time, mem float64) {
+func (d *Device) endBlocks(kind evKind, k *command, sm, x, n int32, start, dur Time, mem float64, wave int32) {
 	b := &d.bw
-	if mem <= 0 {
+	if mem <= 0 && !d.rated(k) {
 		d.schedule(addTime(start, dur), kind, sm, x, k)
 		return
 	}
@@ -123,9 +125,10 @@ func (d *Device) endBlocks(kind evKind, k *command, sm, x, n int32, start, dur T
 		b.flights = append(b.flights, memFlight{})
 	}
 	f := &b.flights[i]
-	*f = memFlight{k: k, kind: kind, sm: sm, x: x, start: start, base: float64(dur), mem: mem, slow: b.blockSlow(), load: load}
+	*f = memFlight{k: k, kind: kind, sm: sm, x: x, start: start, base: float64(dur), mem: mem, slow: b.blockSlow(), load: load, wave: wave}
 	f.end = addTime(start, psTime(f.total(f.slow)))
 	f.seq = d.scheduleF(f.end, kind, sm, x, i+1, k)
+	d.linkFlight(i)
 	b.kernelLoad += load
 	d.loadsChanged()
 }
@@ -144,6 +147,11 @@ func (d *Device) memPart(k *command, sm *smState, dur Time) float64 {
 func (d *Device) flightDone(f int32) {
 	b := &d.bw
 	fl := &b.flights[f-1]
+	d.unlinkFlight(f - 1)
+	if fl.kind == evBatchDone {
+		sm := &d.sms[fl.sm]
+		sm.endedAct, sm.endedWave = fl.k.actSeq, fl.wave
+	}
 	b.kernelLoad -= fl.load
 	*fl = memFlight{}
 	b.free = append(b.free, f-1)
@@ -171,34 +179,28 @@ func (d *Device) stale(ev *event) bool {
 }
 
 // rerate gives every flight and the moving copy the end their remaining
-// work takes at the rates of now.
+// work takes at the rates of now: the copy's slowdown, and with the rate
+// model the residency (retime.go).
 func (d *Device) rerate() {
 	b := &d.bw
-	if !b.dirty {
+	resid := d.residencyMoved()
+	if !b.dirty && !resid {
+		d.clearMoved()
 		return
 	}
-	b.dirty = false
 	s := b.blockSlow()
-	for i := range b.flights {
-		f := &b.flights[i]
-		if f.k == nil || f.slow == s {
-			continue
+	d.rt.cache = baseCache{}
+	if b.dirty || d.rt.gpuMoved {
+		for i := range b.flights {
+			if f := &b.flights[i]; f.k != nil {
+				d.rerateFlight(int32(i), s, resid, d.rt.gpuMoved)
+			}
 		}
-		f.slow = s
-		total := f.total(s)
-		var end Time
-		if d.now <= f.start {
-			end = addTime(f.start, psTime(total))
-		} else {
-			left := float64(f.end-d.now) / float64(max(f.end-f.start, 1))
-			end = addTime(d.now, psTime(left*total))
-			f.start = end - psTime(total)
-		}
-		if end != f.end {
-			f.end = end
-			f.seq = d.scheduleF(end, f.kind, f.sm, f.x, int32(i)+1, f.k)
-		}
+	} else {
+		d.rerateMovedSMs(s)
 	}
+	b.dirty = false
+	d.clearMoved()
 	if !b.moving {
 		return
 	}
@@ -211,6 +213,38 @@ func (d *Device) rerate() {
 	}
 	b.at, b.slow = d.now, cs
 	b.seq = d.scheduleF(addTime(d.now, psTime(b.rest*cs)), evCopyDone, 0, 0, 1, b.copy)
+}
+
+// rerateFlight gives flight i the end its remaining work takes at the
+// copy's slowdown s and, when the residency moved (resid; all: the GPU's),
+// at the residency of now.
+func (d *Device) rerateFlight(i int32, s float64, resid, all bool) {
+	f := &d.bw.flights[i]
+	base, mem, moved := f.base, f.mem, false
+	if resid && d.rated(f.k) {
+		base, mem, moved = d.rerateResidency(f, all)
+	}
+	if !moved && f.slow == s {
+		return
+	}
+	next := memFlight{base: base, mem: mem}
+	total := next.total(s)
+	start, end := f.start, Time(0)
+	if d.now <= f.start {
+		end = addTime(f.start, psTime(total))
+	} else {
+		left := float64(f.end-d.now) / float64(max(f.end-f.start, 1))
+		end = addTime(d.now, psTime(left*total))
+		start = end - psTime(total)
+	}
+	if f.slow == s && absTime(end-f.end) < minRetime {
+		return // the residency moved it too little to reschedule
+	}
+	f.slow, f.base, f.mem, f.start = s, base, mem, start
+	if end != f.end {
+		f.end = end
+		f.seq = d.scheduleF(end, f.kind, f.sm, f.x, i+1, f.k)
+	}
 }
 
 // Copy phases on the device-to-device engine while sharing is on: queued,

@@ -71,6 +71,17 @@ type smState struct {
 	resWarps, resBlocks                  int
 	memWarps                             int // warps of resident blocks moving device memory (not spinning)
 	dirty                                bool
+	// The rate model (retime.go): resident warps the SM's flights were
+	// last rated at, and whether its residency changed in this instant
+	// (touched) and moved from the rated one (moved).
+	ratedWarps     int
+	spinWarps      int   // warps of resident blocks spinning on counters
+	flights        int32 // the first flight on the SM (index + 1; memFlight.nextOnSM), 0: none
+	touched, moved bool
+	// The kernel (by activation) and wave of the last batch that ended on
+	// the SM (tailShare).
+	endedAct  uint64
+	endedWave int32
 }
 
 func (s *smState) fitsOne(r *device.BlockResources) bool {
@@ -101,6 +112,7 @@ type pendingBatch struct {
 	sm    int32
 	n     int32
 	block int32
+	wave  int32 // k's placements on the SM so far, this one included (retime.go)
 }
 
 // counter is a device-memory counter of cuSync-style block synchronization.
@@ -137,6 +149,7 @@ func (d *Device) counter(c device.Counter) *counter {
 func (d *Device) activate(k *command) {
 	k.res = d.info.Resources(&k.l)
 	k.total = k.l.Grid.Count()
+	k.perSM, _ = d.info.Occupancy(&k.l)
 	d.timeFromProfile(k)
 	k.blkAcc, k.startPost = nil, nil
 	if k.l.Sync != nil {
@@ -198,32 +211,53 @@ func (d *Device) schedulePass() {
 		d.sms[s].dirty = false
 	}
 	d.dirty = d.dirty[:0]
-	// Durations are fixed once every block of this instant is placed, so
-	// blocks placed together see the same co-residency.
-	// With a block dispatch time, the distributor starts the blocks of the
-	// pass one after another (a batch starts with its last block).
+	d.startBatches()
+	clear(d.batches)
+	d.batches = d.batches[:0]
+	d.rerate()
+}
+
+// startBatches starts the blocks placed in this pass. Durations are fixed
+// once every block of this instant is placed, so blocks placed together
+// see the same co-residency. With a block dispatch time, the distributor
+// starts the blocks of the pass one after another: a batch starts with its
+// last block, batch after batch, or, with the rate model, breadth-first
+// (retime.go).
+func (d *Device) startBatches() {
 	start := d.now
 	if d.cost.blockDispatch > 0 {
 		start = max(d.now, d.distFree)
 	}
-	for _, b := range d.batches {
+	var starts []Time
+	if d.rt.on && d.cost.blockDispatch > 0 {
+		if cap(d.batchStarts) < len(d.batches) {
+			d.batchStarts = make([]Time, len(d.batches))
+		}
+		starts = d.batchStarts[:len(d.batches)]
+		for i := 0; i < len(d.batches); {
+			i, start = d.dispatchBreadthFirst(i, start, starts)
+		}
+	}
+	for i, b := range d.batches {
 		sm := &d.sms[b.sm]
 		dur := d.blockDur(b.k, sm)
-		if d.cost.blockDispatch > 0 {
+		at := start
+		switch {
+		case starts != nil:
+			at = starts[i]
+		case d.cost.blockDispatch > 0:
 			start = addTime(start, mulTime(int64(b.n), d.cost.blockDispatch))
+			at = start
 		}
 		if b.block >= 0 {
-			d.blockStarted(b.k, b.sm, b.block, start, dur)
+			d.blockStarted(b.k, b.sm, b.block, at, dur)
 		} else {
-			d.endBlocks(evBatchDone, b.k, b.sm, b.n, b.n, start, dur, d.memPart(b.k, sm, dur))
+			d.endBlocks(evBatchDone, b.k, b.sm, b.n, b.n, at, dur, d.memPart(b.k, sm, dur), b.wave)
 		}
 	}
 	if d.cost.blockDispatch > 0 {
 		d.distFree = start
 	}
-	clear(d.batches)
-	d.batches = d.batches[:0]
-	d.rerate()
 }
 
 // place distributes k's unplaced blocks breadth-first over the candidate
@@ -249,6 +283,10 @@ func (d *Device) place(k *command, all bool) {
 	rem := k.total - k.placed
 	if k.l.Sync != nil || rem <= n {
 		d.placeRoundRobin(k, n, all, idx)
+		return
+	}
+	if d.rated(k) && !all {
+		d.placeSpread(k, n, idx)
 		return
 	}
 	if cap(d.fitBuf) < n {
@@ -329,8 +367,20 @@ func (d *Device) placeRoundRobin(k *command, n int, all bool, idx func(int) int)
 	}
 }
 
+// placeSpread places k's blocks on the n freed SMs, each taking at most
+// its share of what is left (tailShare).
+func (d *Device) placeSpread(k *command, n int, idx func(int) int) {
+	for i := 0; i < n && k.placed < k.total; i++ {
+		s := idx(i)
+		if c := min(d.sms[s].fitCount(&k.res), d.tailShare(k, s, n-i)); c > 0 {
+			d.take(k, s, c)
+		}
+	}
+}
+
 // take places n blocks of k on SM s now.
 func (d *Device) take(k *command, s, n int) {
+	d.touch(s)
 	sm := &d.sms[s]
 	r := &k.res
 	sm.blocks -= n
@@ -358,7 +408,7 @@ func (d *Device) take(k *command, s, n int) {
 	}
 	if k.l.Sync == nil {
 		k.placed += n
-		d.batches = append(d.batches, pendingBatch{k: k, sm: int32(s), n: int32(n), block: -1})
+		d.batches = append(d.batches, pendingBatch{k: k, sm: int32(s), n: int32(n), block: -1, wave: d.waveOn(k, s)})
 		return
 	}
 	for ; n > 0; n-- {
@@ -372,6 +422,7 @@ func (d *Device) take(k *command, s, n int) {
 		}
 		sp := &spinner{k: k, sm: int32(s), block: int32(b), since: d.now, waits: append([]device.CounterWait(nil), d.waitBuf...)}
 		d.spinning++
+		d.spinWarps(s, r.Warps)
 		for _, w := range sp.waits {
 			if ct := d.counter(w.Counter); ct.value < w.Target {
 				ct.waiters = append(ct.waiters, sp)
@@ -397,6 +448,7 @@ func (d *Device) satisfied(ws []device.CounterWait) bool {
 
 // freeBlocks returns n blocks' resources of k on SM s.
 func (d *Device) freeBlocks(k *command, s, n int) {
+	d.touch(s)
 	sm := &d.sms[s]
 	r := &k.res
 	d.util.advance(d.now)
@@ -452,7 +504,7 @@ func (d *Device) blockStarted(k *command, sm, b int32, start, dur Time) {
 			d.startPosts(k, int(b))
 		}
 	}
-	d.endBlocks(evBlockDone, k, sm, b, 1, start, dur, mem)
+	d.endBlocks(evBlockDone, k, sm, b, 1, start, dur, mem, 0)
 }
 
 // startPosts makes block b's posts at the start of its work.
@@ -514,6 +566,7 @@ func (d *Device) post(c device.Counter) {
 		}
 		sp.started = true
 		d.spinning--
+		d.spinWarps(int(sp.sm), -sp.k.res.Warps)
 		d.memActive(sp.k, int(sp.sm), 1)
 		dur := d.blockDur(sp.k, &d.sms[sp.sm])
 		d.blockStarted(sp.k, sp.sm, sp.block, addTime(d.now, d.sc.release), dur)
@@ -576,7 +629,7 @@ func (d *Device) memActive(k *command, s, n int) {
 func (d *Device) blockDur(k *command, sm *smState) Time {
 	w := &k.l.Work
 	if m := k.model; m != nil {
-		f := m.Factor(float64(sm.resWarps), float64(d.gpuWarps)/d.prof.sms, k.res.Warps, d.prof.slope)
+		f := m.Factor(float64(sm.resWarps-sm.spinWarps), float64(d.gpuWarps-d.rt.spinWarps)/d.prof.sms, k.res.Warps, d.prof.slope)
 		lone := k.measuredNs
 		if !k.measured {
 			lone = m.Lone(w, d.prof.beyondL2(k.total, w))

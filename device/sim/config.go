@@ -255,7 +255,8 @@ type FrontEndCosts struct {
 // its SM, SMMemSaturationWarps) and info.mem_bandwidth times its warps over
 // the memory-moving warps on the whole GPU: one SM alone draws at most
 // MaxSMBandwidth, many SMs together at most mem_bandwidth. Both rates are
-// fixed when the block starts.
+// fixed when the block starts. RetimeThreshold (retime.go) makes a
+// profiled kernel's block rate follow its SM's and the GPU's residency.
 type SMModel struct {
 	FlopsPerCycle   float64 `yaml:"flops_per_cycle"`  // peak flops per cycle of one SM
 	SaturationWarps int     `yaml:"saturation_warps"` // resident warps an SM needs to reach its peak rate
@@ -272,6 +273,13 @@ type SMModel struct {
 	// out) means 1, the peak, as before the fields existed.
 	FlopsFraction     float64 `yaml:"achieved_flops_fraction,omitempty"`
 	BandwidthFraction float64 `yaml:"achieved_bandwidth_fraction,omitempty"`
+	// RetimeThreshold (optional, 0 to 0.5) turns on the residency rate
+	// model (retime.go): a resident block of a profiled kernel is given
+	// the end its remaining work takes at the co-residency factor of now
+	// whenever its SM's or the GPU's residency moves that factor by more
+	// than this fraction. 0 (left out): a block's duration is fixed when
+	// it is placed, as before the field existed.
+	RetimeThreshold float64 `yaml:"retime_threshold,omitempty"`
 }
 
 // CopyModel is the copy engines: each copy costs LatencyNs plus its bytes

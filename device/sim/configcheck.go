@@ -73,6 +73,8 @@ func (c *Config) check() error {
 		return bad("host.driver_lock_fraction", "must be between 0 and 1, got %g", c.Host.DriverLockFraction)
 	case c.Copy.DtoDContention > 2:
 		return bad("copy.dtod_contention", "must be between 0 and 2, got %g", c.Copy.DtoDContention)
+	case c.SM.RetimeThreshold < 0 || c.SM.RetimeThreshold > 0.5:
+		return bad("sm.retime_threshold", "must be between 0 and 0.5 (0: off), got %g", c.SM.RetimeThreshold)
 	}
 	for _, r := range []struct {
 		v        float64

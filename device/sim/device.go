@@ -159,27 +159,29 @@ type Device struct {
 	cmdSeq      uint64
 
 	// Block scheduler.
-	sms        []smState
-	waiting    []*command // kernels with unplaced blocks, in policy order
-	dirty      []int32    // SMs whose free resources grew since the last pass
-	newKernels int        // waiting kernels not yet offered every SM
-	passPend   bool
-	distFree   Time // the block distributor is free from this time on
-	rr         int  // rotating SM pointer for small grids
-	gpuWarps   int  // resident warps on the whole GPU
-	memWarps   int  // warps of resident blocks moving device memory (memActive)
-	busySMs    int
-	batches    []pendingBatch
-	fitBuf     []int
-	counters   map[uint64]*counter
-	spinning   int
-	waitBuf    []device.CounterWait
-	postBuf    []device.Counter
-	startBuf   []device.Counter
-	postQ      []device.Counter // counters to post (postCounters)
-	posting    bool
-	accBuf     []device.Arg // a block's accesses (BlockAccess)
-	activeSeq  uint64
+	sms         []smState
+	waiting     []*command // kernels with unplaced blocks, in policy order
+	dirty       []int32    // SMs whose free resources grew since the last pass
+	newKernels  int        // waiting kernels not yet offered every SM
+	passPend    bool
+	distFree    Time // the block distributor is free from this time on
+	rr          int  // rotating SM pointer for small grids
+	gpuWarps    int  // resident warps on the whole GPU
+	memWarps    int  // warps of resident blocks moving device memory (memActive)
+	busySMs     int
+	batches     []pendingBatch
+	batchStarts []Time // the pass's batches' starts, breadth-first (retime.go)
+	rt          rateState
+	fitBuf      []int
+	counters    map[uint64]*counter
+	spinning    int
+	waitBuf     []device.CounterWait
+	postBuf     []device.Counter
+	startBuf    []device.Counter
+	postQ       []device.Counter // counters to post (postCounters)
+	posting     bool
+	accBuf      []device.Arg // a block's accesses (BlockAccess)
+	activeSeq   uint64
 
 	// Dependency queue (ACS-HW).
 	dq dqState
@@ -370,6 +372,7 @@ func (d *Device) reset() {
 	d.rr = 0
 	d.gpuWarps, d.busySMs, d.memWarps = 0, 0, 0
 	d.batches = d.batches[:0]
+	d.resetRates()
 	d.counters = map[uint64]*counter{}
 	d.spinning = 0
 	d.postQ, d.posting = d.postQ[:0], false

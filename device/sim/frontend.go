@@ -37,6 +37,7 @@ type command struct {
 	args    []device.Arg
 	res     device.BlockResources
 	total   int // blocks
+	perSM   int // blocks one idle SM holds
 	placed  int
 	done    int
 	prio    int

@@ -520,12 +520,14 @@ func kernelNameOf(key string) kernelName {
 	return kernelName{mod, name}
 }
 
-func newProfileIndex(p *Profile) *profileIndex {
+// newProfileIndex indexes p for a simulator with the residency rate
+// model at threshold retime (0: off), which its points' lone times follow.
+func newProfileIndex(p *Profile, retime float64) *profileIndex {
 	if p == nil {
 		return nil
 	}
 	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes),
-		kernels: map[kernelName]*BlockModel{}, points: pointsOf(p), neighbors: neighborsOf(p)}
+		kernels: map[kernelName]*BlockModel{}, points: pointsOf(p, retime), neighbors: neighborsOf(p, retime)}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		x.kernels[kernelNameOf(k.Kernel)] = &k.Model
@@ -606,6 +608,6 @@ func (d *Device) useProfile() error {
 	if err := p.Fits(&d.info); err != nil {
 		return fmt.Errorf("sim: device %q: profile: %w", d.cfg.Name, err)
 	}
-	d.prof = newProfileIndex(p)
+	d.prof = newProfileIndex(p, d.cfg.SM.RetimeThreshold)
 	return nil
 }

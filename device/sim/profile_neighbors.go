@@ -58,6 +58,12 @@ type Neighbor struct {
 // Neighbors lists a kernel's profiled launches under model m, in the
 // order of their first point.
 func (p *Profile) Neighbors(m *BlockModel, pts []ProfilePoint) []Neighbor {
+	return p.neighborsAt(m, pts, 0)
+}
+
+// neighborsAt is Neighbors with the points' lone times as the simulator
+// with the residency rate model at threshold retime inverts them (0: off).
+func (p *Profile) neighborsAt(m *BlockModel, pts []ProfilePoint, retime float64) []Neighbor {
 	type acc struct {
 		n   Neighbor
 		sum float64
@@ -77,7 +83,7 @@ func (p *Profile) Neighbors(m *BlockModel, pts []ProfilePoint) []Neighbor {
 		}
 		w := device.Work{Cycles: pt.Cycles, Flops: pt.Flops, Bytes: pt.Bytes}
 		beyond := p.EffectiveL2Bytes > 0 && float64(pt.Grid)*pt.Bytes > float64(p.EffectiveL2Bytes)
-		a.sum += math.Log(max(p.LoneNs(m, pt), 1) / max(m.Lone(&w, beyond), 1))
+		a.sum += math.Log(max(p.LoneNsAt(m, pt, retime), 1) / max(m.Lone(&w, beyond), 1))
 		a.cnt++
 	}
 	out := make([]Neighbor, 0, len(keys))
@@ -170,21 +176,22 @@ func (l NearList) LogRatio(k int, radius float64) float64 {
 }
 
 // neighborSets holds each profile's neighbors by kernel, computed once
-// per profile (profiles are shared and read-only).
-var neighborSets sync.Map // *Profile -> map[kernelName][]Neighbor
+// per profile and rate model (profiles are shared and read-only).
+var neighborSets sync.Map // inversionKey -> map[kernelName][]Neighbor
 
-func neighborsOf(p *Profile) map[kernelName][]Neighbor {
-	if x, ok := neighborSets.Load(p); ok {
+func neighborsOf(p *Profile, retime float64) map[kernelName][]Neighbor {
+	key := inversionKey{p, retime}
+	if x, ok := neighborSets.Load(key); ok {
 		return x.(map[kernelName][]Neighbor)
 	}
 	x := map[kernelName][]Neighbor{}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		if k.Model.Neighbors > 0 {
-			x[kernelNameOf(k.Kernel)] = p.Neighbors(&k.Model, k.Points)
+			x[kernelNameOf(k.Kernel)] = p.neighborsAt(&k.Model, k.Points, retime)
 		}
 	}
-	shared, _ := neighborSets.LoadOrStore(p, x)
+	shared, _ := neighborSets.LoadOrStore(key, x)
 	return shared.(map[kernelName][]Neighbor)
 }
 

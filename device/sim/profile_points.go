@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -72,21 +73,109 @@ func (p *Profile) KernelNs(m *BlockModel, pt *ProfilePoint, lone float64) float6
 // LoneNs is the lone block time under m that makes KernelNs the point's
 // duration (bisection: KernelNs grows with it); the smallest such time
 // when the shortest block or the dispatch hides it.
-func (p *Profile) LoneNs(m *BlockModel, pt *ProfilePoint) float64 {
+func (p *Profile) LoneNs(m *BlockModel, pt *ProfilePoint) float64 { return p.LoneNsAt(m, pt, 0) }
+
+// LoneNsAt is LoneNs for a simulator with the residency rate model at
+// threshold retime (RatedKernelNs; 0: off, KernelNs).
+func (p *Profile) LoneNsAt(m *BlockModel, pt *ProfilePoint, retime float64) float64 {
+	kernelNs := func(lone float64) float64 {
+		if retime > 0 {
+			return p.RatedKernelNs(m, pt, lone, retime)
+		}
+		return p.KernelNs(m, pt, lone)
+	}
 	want := p.DurationNs(pt)
 	lo, hi := 0.0, max(want, 1)
-	for p.KernelNs(m, pt, hi) < want {
+	for kernelNs(hi) < want {
 		hi *= 2
 	}
 	for i := 0; i < 60; i++ {
 		mid := (lo + hi) / 2
-		if p.KernelNs(m, pt, mid) < want {
+		if kernelNs(mid) < want {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	return hi
+}
+
+// RatedKernelNs is KernelNs under the residency rate model at threshold
+// retime, as the simulator runs a lone launch then (retime.go). Its first
+// placement of N = kS blocks (k per SM on S SMs) is dispatched
+// breadth-first, so the SMs start d (block_dispatch_ns) apart, each with
+// its k-th block; every later placement on a freed SM dispatches its
+// blocks one after another, behind the distributor's backlog. A full wave
+// of k blocks per SM lasts T x factor(k). A partial wave (the last, or
+// the only one) runs floor(rest/S) blocks on most SMs and one more on
+// rest mod S of them, the first to free (the blocks spread as the SMs
+// empty): its SMs of either count run at their factor beside the other's
+// until the shorter ones end, and the others' remaining fraction then at
+// their factor alone (if that moves it by more than retime). The kernel
+// ends with the later of its two kinds of SMs, or, when the distributor
+// bounds it, with every block's dispatch plus the last wave.
+func (p *Profile) RatedKernelNs(m *BlockModel, pt *ProfilePoint, lone, retime float64) float64 {
+	wb, S, d := PointWarps(pt.Threads), p.SMs, p.BlockDispatchNs
+	k := pt.PerSM
+	dur := func(blocks int, meanBlocks float64) float64 {
+		return max(lone*m.Factor(float64(blocks*wb), meanBlocks*float64(wb), wb, p.DefaultWarpSlope), p.MinBlockNs)
+	}
+	full := pt.Grid / (k * S)
+	rest := pt.Grid - full*k*S
+	lvl, extra := rest/S, rest%S
+	tail := func(loStart, hiStart float64) float64 {
+		return partialWaveEnd(dur, lvl, extra, S, retime, loStart, hiStart)
+	}
+	last := dur(max(lvl+min(extra, 1), 1), float64(rest)/float64(S))
+	if full == 0 {
+		return max(tail(float64(lvl*S)*d, float64(rest)*d), float64(pt.Grid)*d+last)
+	}
+	one, n1 := dur(k, float64(k)), float64(k*S)
+	// The last SM's start of its last full wave: the first wave's SMs free
+	// d apart, and the distributor refills each with k blocks, k d apart
+	// from then on.
+	lastStart, gap := n1*d, d
+	if full > 1 {
+		lastStart = float64((k-1)*S+1)*d + n1*d + float64(full-1)*one + float64((full-2)*k)*d
+		gap = float64(k) * d
+	}
+	end := lastStart + one
+	switch {
+	case rest == 0:
+		last = one
+	case full == 1: // frees d apart: the distributor falls behind
+		free0 := end - float64(S-1)*d
+		end = tail(free0+float64(rest)*d, free0+float64(extra*(lvl+1))*d)
+	default:
+		end = tail(end+float64(lvl)*d, end-float64(S-extra)*gap+float64(lvl+1)*d)
+	}
+	return max(end, float64(pt.Grid)*d+last)
+}
+
+// partialWaveEnd is when a partial wave of lvl blocks on S-extra SMs and
+// lvl+1 on extra SMs ends, the last SM of each kind starting at loStart
+// and hiStart, from blocks' durations dur(blocks on the SM, mean blocks
+// per SM): both kinds run at their factor beside each other until the
+// one that ends first does, then the other at its factor alone for the
+// fraction it has left, if that moves its duration by more than retime.
+func partialWaveEnd(dur func(int, float64) float64, lvl, extra, S int, retime, loStart, hiStart float64) float64 {
+	mean := float64(lvl*S+extra) / float64(S)
+	switch {
+	case extra == 0:
+		return loStart + dur(lvl, mean)
+	case lvl == 0:
+		return hiStart + dur(1, mean)
+	}
+	lo, hi := dur(lvl, mean), dur(lvl+1, mean)
+	first, start, d, alone := loStart+lo, hiStart, hi, dur(lvl+1, float64(extra*(lvl+1))/float64(S))
+	if hiStart+hi < first {
+		first, start, d, alone = hiStart+hi, loStart, lo, dur(lvl, float64((S-extra)*lvl)/float64(S))
+	}
+	if math.Abs(alone-d) <= retime*d {
+		return max(first, start+d)
+	}
+	done := min(max((first-start)/d, 0), 1)
+	return max(first, start) + (1-done)*alone
 }
 
 // pointKey is a launch as a profile point records it: kernel, blocks,
@@ -130,11 +219,19 @@ func (s *pointSet) match(args []device.Arg) (measuredPoint, bool) {
 }
 
 // measuredPoints indexes a profile's points by launch, computed once per
-// profile (profiles are shared and read-only).
-var measuredPoints sync.Map // *Profile -> map[pointKey]*pointSet
+// profile and rate model (profiles are shared and read-only).
+var measuredPoints sync.Map // inversionKey -> map[pointKey]*pointSet
 
-func pointsOf(p *Profile) map[pointKey]*pointSet {
-	if x, ok := measuredPoints.Load(p); ok {
+// inversionKey is a profile as the simulator inverts its points: with the
+// residency rate model at threshold retime, or without (0).
+type inversionKey struct {
+	p      *Profile
+	retime float64
+}
+
+func pointsOf(p *Profile, retime float64) map[pointKey]*pointSet {
+	key := inversionKey{p, retime}
+	if x, ok := measuredPoints.Load(key); ok {
 		return x.(map[pointKey]*pointSet)
 	}
 	x := map[pointKey]*pointSet{}
@@ -148,7 +245,7 @@ func pointsOf(p *Profile) map[pointKey]*pointSet {
 				set = &pointSet{}
 				x[pt.key(name)] = set
 			}
-			m := measuredPoint{p.LoneNs(&k.Model, pt), pt.PerSM}
+			m := measuredPoint{p.LoneNsAt(&k.Model, pt, retime), pt.PerSM}
 			if pt.Scalars == "" {
 				set.any = &m
 				continue
@@ -159,7 +256,7 @@ func pointsOf(p *Profile) map[pointKey]*pointSet {
 			set.signed[pt.Scalars] = m
 		}
 	}
-	shared, _ := measuredPoints.LoadOrStore(p, x)
+	shared, _ := measuredPoints.LoadOrStore(key, x)
 	return shared.(map[pointKey]*pointSet)
 }
 
