@@ -65,10 +65,11 @@ type replayRun struct {
 	profiler bool
 }
 
-// The runs the page shows, newest first: the seventh, sixth, fifth, fourth
-// and third kernels (with profiler_ns), the second with and without it,
-// and the first kernel.
+// The runs the page shows, newest first: the eighth, seventh, sixth,
+// fifth, fourth and third kernels (with profiler_ns), the second with and
+// without it, and the first kernel.
 var (
+	runEighth   = replayRun{version: 8, profiler: true}
 	runSeventh  = replayRun{version: 7, profiler: true}
 	runSixth    = replayRun{version: 6, profiler: true}
 	runFifth    = replayRun{version: 5, profiler: true}
@@ -112,7 +113,7 @@ func newData(in *experiments.ReportInput, run replayRun) *data {
 // newDataOf reads the sets keep keeps, as those of run.
 func newDataOf(in *experiments.ReportInput, run replayRun, keep func(*experiments.Results) bool) *data {
 	d := &data{run: run, gpu: table{}, gpu0: table{}, sim: table{}, sim0: table{}}
-	measured := table{}
+	measured, measuredOn := table{}, ""
 	for _, r := range in.Sets {
 		if !keep(r) {
 			continue
@@ -121,6 +122,7 @@ func newDataOf(in *experiments.ReportInput, run replayRun, keep func(*experiment
 		if strings.HasSuffix(r.Experiment, measuredSuffix) {
 			for i := range r.Rows {
 				measured[[2]string{r.Rows[i].Workload, r.Rows[i].Scheduler}] = &r.Rows[i]
+				measuredOn = r.Rows[i].Device
 			}
 			continue
 		}
@@ -136,6 +138,9 @@ func newDataOf(in *experiments.ReportInput, run replayRun, keep func(*experiment
 	d.pred = d.sim
 	if len(measured) > 0 {
 		d.sim, d.measured = measured, true
+		if d.simName == "" {
+			d.simName = measuredOn
+		}
 	}
 	return d
 }

@@ -75,8 +75,11 @@ const commands = `## Commands
     # at its probe's values (no prediction: the simulator's programs are the sixth's), then the simulator at those values
     B=.gpu/import-v7 ROUNDS=3 OUT=$OUT bash scripts/gpu/imported-v7ab.sh   # imported-v7, imported-graph-v7, imported-graph-v7-o0
     gpusched paper imported run configs/experiments/imported-v7-sim-measured.yaml -o results/imported-v7-sim-measured   # and imported-graph-v7-sim-measured
+    # session 8's second call: the seventh and eighth kernels the same way, then the simulator at the eighth's values
+    B=.gpu/import-v8 ROUNDS=3 OUT=$OUT bash scripts/gpu/imported-v8ab.sh   # imported-v8, imported-graph-v8, imported-graph-v8-o0
+    gpusched paper imported run configs/experiments/imported-v8-sim-measured.yaml -o results/imported-v8-sim-measured   # and imported-graph-v8-sim-measured
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json docs/results/imported*-v7-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json docs/results/imported*-v7-*.json docs/results/imported*-v8-*.json
 
 `
 
@@ -152,8 +155,9 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	if err := writeFloorSplit(&b, c, lead); err != nil {
 		return err
 	}
-	// A kernel measured with no prediction beforehand (the seventh: the
-	// simulator's programs are the sixth's) has no prediction section.
+	// A kernel measured with no prediction beforehand (the seventh and
+	// eighth: the simulator's programs are the sixth's) has no prediction
+	// section.
 	if before := runBefore(runs); lead.run.profiler && before != nil && len(lead.pred) > 0 {
 		writePredicted(&b, c, lead, before, predictedIntro(lead, before))
 	}
@@ -206,7 +210,7 @@ func loadCapture(dir string) (capture, error) {
 // on the models, session 6): the page leads with the first.
 func readRuns(in *experiments.ReportInput) []*data {
 	var runs []*data
-	for _, run := range []replayRun{runSeventh, runSixth, runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
+	for _, run := range []replayRun{runEighth, runSeventh, runSixth, runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
 		if d := newData(in, run); !d.empty() {
 			runs = append(runs, d)
 		}
@@ -286,6 +290,8 @@ func predictedIntro(p, before *data) string {
 // earlierIntro introduces the rows of a run that a later one replaced.
 func earlierIntro(run replayRun) string {
 	switch {
+	case run == runSeventh:
+		return seventhKernelIntro
 	case run == runSixth:
 		return sixthKernelIntro
 	case run == runFourth:
@@ -301,6 +307,18 @@ func earlierIntro(run replayRun) string {
 	}
 	return firstKernelIntro
 }
+
+// seventhKernelIntro introduces the seventh replay kernel's rows, which
+// the eighth's replaced.
+const seventhKernelIntro = `## Earlier: the seventh replay kernel (session 8's first call)
+
+The seventh replay kernel (replay_v7 in workloads/kernels/replay.cu: only
+a block's first warp watching the global timer, its lead's 24 range
+pointers loaded with the descriptor's head) at the overhead_ns and
+floor_ns its own probe measured, with profiler_ns, and the simulator's
+rows at those values.
+
+`
 
 // sixthKernelIntro introduces the sixth replay kernel's rows, which the
 // seventh's replaced.
@@ -409,7 +427,7 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	for _, e := range runs[1:] {
 		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
 	}
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's; the sixth, session 7's; the seventh, session 8's), " +
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's; the sixth, session 7's; the seventh and eighth, session 8's), " +
 		"raw output under docs/results/raw |\n\n")
 }
 

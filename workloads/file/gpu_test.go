@@ -60,7 +60,7 @@ func calibrationFile(in device.Info) *File {
 	return f
 }
 
-// TestGPUReplay checks the replay kernel and the candidate (replay_v8) on a
+// TestGPUReplay checks the replay kernel and the seventh (replay_v7) on a
 // GPU: the serial schedule's outputs equal the CPU reference, a
 // four-stream schedule's equal serial's, and every kernel lasts its spin
 // time plus an overhead it measures on the GPU's global timer (first
@@ -178,8 +178,8 @@ func rrAssign(n, k int) []int {
 var replayBare, _ = kernels.Lookup("replay", "replay_bare")
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel, the candidate (replay_v8: the replay kernel with the
-// lead's pointers loaded after the head) and replay_bare (the same parameters and stamps,
+// the replay kernel, the seventh version (replay_v7: the replay kernel
+// with the lead's 24 pointers loaded with the head) and replay_bare (the same parameters and stamps,
 // nothing read or written: what any such kernel costs): the global
 // timer's step and the SM clock's
 // rate (replay_timer over 1 ms), then, per shape of probeFile's chain (a

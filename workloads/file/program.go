@@ -13,11 +13,10 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
-// replayAlt is the candidate replay kernel (replay.cu's replay_v8: the
-// replay kernel with the lead's pointers loaded after the head, as
-// replay_v6 did), which TestGPUReplay and TestGPUReplayProbe measure beside
-// ReplayKernel.
-var replayAlt, _ = kernels.Lookup("replay", "replay_v8")
+// replayAlt is the seventh replay kernel (replay.cu's replay_v7: the
+// replay kernel with its lead's 24 pointers loaded with the head), which
+// TestGPUReplay and TestGPUReplayProbe measure beside ReplayKernel.
+var replayAlt, _ = kernels.Lookup("replay", "replay_v7")
 
 const (
 	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)

@@ -193,14 +193,14 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
 }
 
 // replay_run is a replay kernel's body (a is the address of a0). With
-// WAVES (replay, replay_v6, replay_v8) block 0 stamps its start first and
+// WAVES (replay, replay_v6, replay_v7) block 0 stamps its start first and
 // every block spins until its wave's end counted from that stamp
 // (replay_wave_end); without (replay_v4) every block spins spin_ns from
 // its own start and block 0 stamps its start after its spin. With ONE
-// (replay, replay_v8) only a block's first warp spins (and loads the
+// (replay, replay_v7) only a block's first warp spins (and loads the
 // stamp), its other warps wait for it at a barrier, so that at 64 warps an
-// SM 16 rather than 64 warps poll the timer. With EARLY (replay) the lead
-// loads its pointers with the head (replay_lead).
+// SM 16 rather than 64 warps poll the timer. With EARLY (replay_v7) the
+// lead loads its pointers with the head (replay_lead).
 template <bool WAVES, bool ONE, bool EARLY>
 __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                            const unsigned char* const* a) {
@@ -287,14 +287,10 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* 
     replay_run<true, false, false>(desc, state, sig, spin_ns, &a0);
 }
 
-// replay is the seventh version: replay_v6's waves, reads and writes, with
-// only a block's first warp polling the timer while the others wait at a
-// barrier (at 64 warps an SM, every warp polling made a kernel end 1.2 us
-// beyond its spin in one wave, 2.8 us a wave in three; 0.4 us with one
-// warp a block), and the lead's pointers loaded with the descriptor's
-// head (EARLY: every lane below 24 loads one, which the constant cache
-// serves one address after another, ~10 ns each: the floor rose by ~200
-// ns; replay_v8 is the candidate without it).
+// replay is the eighth version: replay_v7 without EARLY, its lead loading
+// a pointer for each range the head names after the head, as replay_v6
+// did (the seventh's 24 early loads, which the constant cache serves one
+// address after another, raised its floor by ~200 ns).
 extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
                                   REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
@@ -302,19 +298,26 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    replay_run<true, true, true>(desc, state, sig, spin_ns, &a0);
+    replay_run<true, true, false>(desc, state, sig, spin_ns, &a0);
 }
 
-// replay_v8 is the candidate: replay without EARLY (the lead loads a
-// pointer only for each range the head names, as replay_v6 did).
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v8(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
+// replay_v7 is the seventh version (the replay kernel in session 8 until
+// the eighth): replay_v6's waves, reads and writes, with
+// only a block's first warp polling the timer while the others wait at a
+// barrier (at 64 warps an SM, every warp polling made a kernel end 1.2 us
+// beyond its spin in one wave, 2.8 us a wave in three; 0.4 us with one
+// warp a block), and the lead's pointers loaded with the descriptor's
+// head (EARLY: every lane below 24 loads one, which the constant cache
+// serves one address after another, ~10 ns each: the floor rose by ~200
+// ns; the eighth is the seventh without it).
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                   REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
                                   REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
                                   REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
                                   REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
                                   REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
                                   REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
-    replay_run<true, true, false>(desc, state, sig, spin_ns, &a0);
+    replay_run<true, true, true>(desc, state, sig, spin_ns, &a0);
 }
 
 // replay_timer: one thread watches the global timer and the SM's clock for

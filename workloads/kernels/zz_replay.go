@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "b7c537ee6c1e9483ac70768f8492265441ad29922eddd5088326eb9f331b4f41",
-		ImageSHA256:  "114a2d5dfd86b341e19be776767dd63bd284342acd35bd38af692f308161e4bb",
+		SourceSHA256: "05d01a902ebb46350fa25e95ba10f4b775bbf28fd47b5180ea64d62222174539",
+		ImageSHA256:  "1e9bcd2b8ef97b5744a18916f524c79c66c270dbae07cae26454501e5ba7c690",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
@@ -26,7 +26,7 @@ func init() {
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
 			{Module: "replay", Name: "replay_v4", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_v6", Regs: 32, StaticShared: 0},
-			{Module: "replay", Name: "replay_v8", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v7", Regs: 32, StaticShared: 0},
 		},
 	})
 }
