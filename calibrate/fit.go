@@ -70,6 +70,9 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 	if err := f.fitGraphDeviceCosts(rep); err != nil {
 		return nil, err
 	}
+	if err := f.fitGraphSteps(rep); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 

@@ -151,3 +151,50 @@ func (r reachBits) maxMatching(order []int32) int {
 	}
 	return matched
 }
+
+// dagSegments is the number of segments of the DAG whose node u has the
+// successors succ[u]: maximal paths of its transitive reduction whose
+// nodes are linked one to one. A node continues its predecessor's segment
+// when it has one predecessor and that predecessor one successor, both
+// counted without the edges the closure implies (a captured graph's
+// stream-order edge beside a longer path through another stream); every
+// other node begins a segment. A chain is one segment, w independent
+// nodes are w, a fork into k chains joined back is k + 2.
+// (Config.Host InstantiatePerSegmentNs, DestroyExecPerSegmentNs.)
+func dagSegments(succ [][]int32) int {
+	n := len(succ)
+	if n == 0 {
+		return 0
+	}
+	reach := reachSets(succ, topoOrder(succ))
+	in, out := make([]int32, n), make([]int32, n)
+	pred := make([]int32, n) // the last kept predecessor
+	for u, vs := range succ {
+		for _, v := range vs {
+			if impliedEdge(reach, vs, v) {
+				continue
+			}
+			out[u]++
+			in[v]++
+			pred[v] = int32(u)
+		}
+	}
+	segments := 0
+	for v := 0; v < n; v++ {
+		if in[v] != 1 || out[pred[v]] != 1 {
+			segments++
+		}
+	}
+	return segments
+}
+
+// impliedEdge reports whether the edge to v is implied by a path through
+// another of the same node's successors vs.
+func impliedEdge(reach reachBits, vs []int32, v int32) bool {
+	for _, w := range vs {
+		if w != v && reach.row(w)[v/64]&(1<<(v%64)) != 0 {
+			return true
+		}
+	}
+	return false
+}

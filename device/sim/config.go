@@ -180,6 +180,17 @@ type HostCosts struct {
 	// DestroyExecPerNodeNs is what destroying a graph exec costs per node,
 	// on top of destroy_ns.
 	DestroyExecPerNodeNs float64 `yaml:"destroy_exec_per_node_ns,omitempty"`
+	// InstantiatePerSegmentNs and DestroyExecPerSegmentNs (optional) are
+	// what cuGraphInstantiate and destroying the exec cost per segment of
+	// the graph, on top of the per-node costs: a segment is a maximal
+	// path of the graph's transitive reduction whose nodes are linked one
+	// to one (a node with one predecessor that has one successor
+	// continues it; every other node begins one), so a chain is one
+	// segment and a graph of parallel branches pays for every node that
+	// forks, joins or starts a branch. 0 (left out): nothing, as before
+	// the fields existed.
+	InstantiatePerSegmentNs float64 `yaml:"instantiate_per_segment_ns,omitempty"`
+	DestroyExecPerSegmentNs float64 `yaml:"destroy_exec_per_segment_ns,omitempty"`
 	// SyncSwitchNs (optional) is what a stream synchronize costs more, on
 	// top of sync_call_ns, when the host thread's previous stream
 	// synchronize was of another stream (a scheduler's end of run

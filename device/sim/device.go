@@ -230,6 +230,10 @@ type costs struct {
 	// argument.
 	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
 
+	// The optional per-segment costs of instantiating and destroying a
+	// graph exec.
+	instSegment, destroyExecSegment Time
+
 	// The optional stream synchronize after one of another stream.
 	syncSwitch Time
 
@@ -288,6 +292,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
+		instSegment: nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
 		syncSwitch: nsTime(h.SyncSwitchNs), cycle: cyc,
 	}
 	d.sc = newSyncCosts(cfg.TileSync)

@@ -102,6 +102,7 @@ type graphExec struct {
 	// branches' per-branch cost.
 	launchCost Time
 	launched   bool // launched before (host.first_graph_launch_per_node_ns)
+	segments   int  // with the per-segment costs set: dagSegments of succ
 	// With graph_launch_kernel_change_ns set: each kernel node's kernel at
 	// the exec's previous launch (or instantiation), and the kernel nodes
 	// updated since then (once each, marked in updated).
@@ -251,6 +252,11 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		for _, p := range nd.deps {
 			x.succ[p] = append(x.succ[p], int32(i))
 		}
+	}
+	if d.cost.instSegment > 0 || d.cost.destroyExecSegment > 0 {
+		// Computed only when charged, as the branches below.
+		x.segments = dagSegments(x.succ)
+		th.charge(mulTime(int64(x.segments), d.cost.instSegment), "cuGraphInstantiate (per segment)")
 	}
 	if d.cost.graphBranchLaunch > 0 {
 		// Computed only when charged: a config without

@@ -148,6 +148,9 @@ func (th *thread) Destroy(r device.Resource) error {
 		if d.cost.destroyExecNode > 0 {
 			th.charge(mulTime(int64(len(x.nodes)), d.cost.destroyExecNode), "cuGraphExecDestroy (per node)")
 		}
+		if d.cost.destroyExecSegment > 0 {
+			th.charge(mulTime(int64(x.segments), d.cost.destroyExecSegment), "cuGraphExecDestroy (per segment)")
+		}
 		x.destroyed = true
 	default:
 		return invalidHandle("destroy", fmt.Sprintf("%T is not a resource of this simulator", r))
