@@ -9,9 +9,12 @@ GO ?= go
 build:
 	$(GO) build -o bin/gpusched ./cmd/gpusched
 
-# Every package's tests; no GPU, no CUDA toolkit needed.
+# Every package's tests; no GPU, no CUDA toolkit needed. cmd/gpusched and
+# experiments simulate every committed result again (4-5 min each on a quiet
+# 2-core machine): go test's default 10 min a package is too tight on a
+# loaded one.
 test:
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 # Benchmarks (simulator speed and others), no tests.
 bench:
