@@ -233,14 +233,17 @@ __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, un
 // one after another), rather than from a copy in local memory.
 #define REPLAY_GC const __grid_constant__
 
+// REPLAY_BUFFERS is the replay kernels' 24 buffer parameters, a0..a23, in
+// the order workloads/file passes a kernel's ranges.
+#define REPLAY_BUF(i) REPLAY_GC unsigned char* const a##i
+#define REPLAY_BUFFERS                                                                                                   \
+    REPLAY_BUF(0), REPLAY_BUF(1), REPLAY_BUF(2), REPLAY_BUF(3), REPLAY_BUF(4), REPLAY_BUF(5), REPLAY_BUF(6), REPLAY_BUF(7), \
+        REPLAY_BUF(8), REPLAY_BUF(9), REPLAY_BUF(10), REPLAY_BUF(11), REPLAY_BUF(12), REPLAY_BUF(13), REPLAY_BUF(14),       \
+        REPLAY_BUF(15), REPLAY_BUF(16), REPLAY_BUF(17), REPLAY_BUF(18), REPLAY_BUF(19), REPLAY_BUF(20), REPLAY_BUF(21),     \
+        REPLAY_BUF(22), REPLAY_BUF(23)
+
 // replay_v4 is the fourth version, kept for TestGPUReplayProbe.
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v4(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
-                                  REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
-                                  REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
-                                  REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
-                                  REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
-                                  REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
-                                  REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v4(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
     replay_run<false, false, false>(desc, state, sig, spin_ns, &a0);
 }
 
@@ -277,13 +280,7 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
 // is older than the previous launch's end stamp) spins from its own start
 // as replay_v4 does; spins shorter than REPLAY_WAVES_MIN skip the loads,
 // which would outlast them.
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
-                                  REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
-                                  REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
-                                  REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
-                                  REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
-                                  REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
-                                  REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
     replay_run<true, false, false>(desc, state, sig, spin_ns, &a0);
 }
 
@@ -291,13 +288,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* 
 // a pointer for each range the head names after the head, as replay_v6
 // did (the seventh's 24 early loads, which the constant cache serves one
 // address after another, raised its floor by ~200 ns).
-extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
-                                  REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
-                                  REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
-                                  REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
-                                  REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
-                                  REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
-                                  REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
+extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
     replay_run<true, true, false>(desc, state, sig, spin_ns, &a0);
 }
 
@@ -310,13 +301,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __r
 // head (EARLY: every lane below 24 loads one, which the constant cache
 // serves one address after another, ~10 ns each: the floor rose by ~200
 // ns; the eighth is the seventh without it).
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
-                                  REPLAY_GC unsigned char* const a0, REPLAY_GC unsigned char* const a1, REPLAY_GC unsigned char* const a2, REPLAY_GC unsigned char* const a3,
-                                  REPLAY_GC unsigned char* const a4, REPLAY_GC unsigned char* const a5, REPLAY_GC unsigned char* const a6, REPLAY_GC unsigned char* const a7,
-                                  REPLAY_GC unsigned char* const a8, REPLAY_GC unsigned char* const a9, REPLAY_GC unsigned char* const a10, REPLAY_GC unsigned char* const a11,
-                                  REPLAY_GC unsigned char* const a12, REPLAY_GC unsigned char* const a13, REPLAY_GC unsigned char* const a14, REPLAY_GC unsigned char* const a15,
-                                  REPLAY_GC unsigned char* const a16, REPLAY_GC unsigned char* const a17, REPLAY_GC unsigned char* const a18, REPLAY_GC unsigned char* const a19,
-                                  REPLAY_GC unsigned char* const a20, REPLAY_GC unsigned char* const a21, REPLAY_GC unsigned char* const a22, REPLAY_GC unsigned char* const a23) {
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
     replay_run<true, true, true>(desc, state, sig, spin_ns, &a0);
 }
 

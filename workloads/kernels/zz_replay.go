@@ -17,7 +17,7 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "05d01a902ebb46350fa25e95ba10f4b775bbf28fd47b5180ea64d62222174539",
+		SourceSHA256: "e7d210caf48227e1176d3fa0e2c63525049bd34dbcb7210815ea93945be42ede",
 		ImageSHA256:  "1e9bcd2b8ef97b5744a18916f524c79c66c270dbae07cae26454501e5ba7c690",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
