@@ -157,8 +157,12 @@ func (b *builder) kernel() *device.Kernel {
 
 // replay builds the replay kernel's launch for a kernel, memset or join.
 func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
-	if len(args) > maxArgs-fixedArgs {
-		return workloads.Op{}, b.nodeErr(n, fmt.Errorf("touches %d buffer ranges; the replay passes at most %d", len(args), maxArgs-fixedArgs))
+	limit := maxArgs - fixedArgs
+	if descInParams(b.kernel()) {
+		limit -= descArgs
+	}
+	if len(args) > limit {
+		return workloads.Op{}, b.nodeErr(n, fmt.Errorf("touches %d buffer ranges; the replay passes at most %d", len(args), limit))
 	}
 	var bytes int64
 	if n.kind == "memset" {
@@ -191,6 +195,9 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 			specs = append(specs, workloads.Scalar64(0))
 		}
 	}
+	if descInParams(b.kernel()) {
+		specs = append(specs, descParams(b.words[descOff/4:])...)
+	}
 	for _, a := range args[seen:] {
 		specs = append(specs, workloads.BufRange(a.buf, a.mode, a.off, a.n))
 	}
@@ -207,6 +214,27 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 	}
 	b.ref = append(b.ref, refOp{seed: uint32(n.slot + 1), slot: n.slot, args: args[:seen]})
 	return op, nil
+}
+
+// descInParams reports whether k reads its descriptor from its parameters
+// (replay.cu's replay_v9: d0..d24 after a0..a23) rather than replay.desc.
+func descInParams(k *device.Kernel) bool {
+	return k.Module == "replay" && k.Name == "replay_v9"
+}
+
+// descParams is a kernel's descriptor (its words in replay.desc: the head,
+// then a pair a range) as descArgs parameters of 8 bytes, a pair each
+// (the first word in the low half), zeros past its ranges.
+func descParams(words []uint32) []workloads.ArgSpec {
+	out := make([]workloads.ArgSpec, descArgs)
+	for i := range out {
+		var v uint64
+		if 2*i+1 < len(words) {
+			v = uint64(words[2*i]) | uint64(words[2*i+1])<<32
+		}
+		out[i] = workloads.Scalar64(v)
+	}
+	return out
 }
 
 // orderedWrites is the bit of a kernel's range count in replay.desc that

@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "e7d210caf48227e1176d3fa0e2c63525049bd34dbcb7210815ea93945be42ede",
-		ImageSHA256:  "1e9bcd2b8ef97b5744a18916f524c79c66c270dbae07cae26454501e5ba7c690",
+		SourceSHA256: "8945e621fb04459a76a0907ac7072db37a8559ff4ef78021bd371a4ebea55579",
+		ImageSHA256:  "8065156a0daa01d031e53109f7a87fe8022fa520e40e3fd82429ca3f4dfbdc74",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
@@ -27,6 +27,7 @@ func init() {
 			{Module: "replay", Name: "replay_v4", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_v6", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_v7", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v9", Regs: 32, StaticShared: 0},
 		},
 	})
 }
