@@ -224,13 +224,17 @@ func descInParams(k *device.Kernel) bool {
 
 // descParams is a kernel's descriptor (its words in replay.desc: the head,
 // then a pair a range) as descArgs parameters of 8 bytes, a pair each
-// (the first word in the low half), zeros past its ranges.
+// (the first word in the low half), zeros past its ranges, less the seed
+// (the head's first word), which replay_v9 reads from replay.desc: kernels
+// of one shape and the same ranges pass the same parameters.
 func descParams(words []uint32) []workloads.ArgSpec {
 	out := make([]workloads.ArgSpec, descArgs)
 	for i := range out {
 		var v uint64
-		if 2*i+1 < len(words) {
+		if i > 0 && 2*i+1 < len(words) {
 			v = uint64(words[2*i]) | uint64(words[2*i+1])<<32
+		} else if i == 0 {
+			v = uint64(words[1]) << 32
 		}
 		out[i] = workloads.Scalar64(v)
 	}

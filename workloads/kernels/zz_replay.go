@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "8945e621fb04459a76a0907ac7072db37a8559ff4ef78021bd371a4ebea55579",
-		ImageSHA256:  "8065156a0daa01d031e53109f7a87fe8022fa520e40e3fd82429ca3f4dfbdc74",
+		SourceSHA256: "e72fcf46e645a8b2adde2de17b98d04d66e7a819da9e69225526c6a1ee7dbffa",
+		ImageSHA256:  "ecff59d1f4e4d8de11185f7c5fb50b0eb031dd6f3ce081128fa3cc162f56a065",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
