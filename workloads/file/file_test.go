@@ -1,7 +1,9 @@
 package file
 
 import (
+	"encoding/binary"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -382,4 +384,37 @@ func TestReplayBlocks(t *testing.T) {
 	blocks, err = f.ReplayBlocks(0)
 	require.NoError(t, err)
 	assert.Equal(t, ReplayBlock{NS: 6667, Waves: 3}, blocks[probeReps])
+}
+
+// replay_v9 reads its descriptor from parameters d0..d24 after a0..a23:
+// the words replay.desc holds for the kernel, less the seed.
+func TestNinthReplayKernelPassesItsDescriptor(t *testing.T) {
+	f := loadExample(t)
+	p, err := Program(f, Options{kernel: replayAlt})
+	require.NoError(t, err)
+	require.Equal(t, "replay_v9", replayAlt.Name)
+	desc := p.Buffers[slices.IndexFunc(p.Buffers, func(b workloads.BufferSpec) bool { return b.Name == descBuf })]
+	words := make([]byte, desc.Bytes)
+	desc.Init(words)
+	word := func(i int64) uint64 { return uint64(binary.LittleEndian.Uint32(words[4*i:])) }
+	for _, name := range []string{"conv1", "conv2", "add"} {
+		op := opNamed(t, p, name)
+		require.GreaterOrEqual(t, len(op.Args), fixedArgs+seenArgs+descArgs, name)
+		at := op.Args[0].Off / 4 // the kernel's head in replay.desc
+		d := op.Args[fixedArgs+seenArgs : fixedArgs+seenArgs+descArgs]
+		count := word(at + 1)
+		assert.Equal(t, count<<32, d[0].Bits, "%s: d0 = {0, count}: the seed stays in replay.desc", name)
+		n := int64(count & 0xff)
+		require.Positive(t, n, name)
+		for i := int64(1); i < descArgs; i++ {
+			want := uint64(0)
+			if i <= n {
+				want = word(at+2*i) | word(at+2*i+1)<<32
+			}
+			assert.Equal(t, want, d[i].Bits, "%s: d%d = range %d's {mode, length}", name, i, i-1)
+		}
+	}
+	plain, err := Program(f, Options{})
+	require.NoError(t, err)
+	assert.Len(t, opNamed(t, plain, "conv1").Args, fixedArgs+seenArgs, "the eighth takes no descriptor parameters")
 }
