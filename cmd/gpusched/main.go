@@ -63,7 +63,7 @@ func init() {
 		{"devices", "", "list the simulator's device configs and the CUDA devices", cmdDevices},
 		{"list", "", "list the workload families and schedulers experiment files can name", cmdList},
 		{"calibrate", "[fit RAW.json | check RAW.json --sim CONFIG] --device cuda -o FILE", "measure a GPU and write a simulator device config; fit one from raw measurements; check a config against them", cmdCalibrate},
-		{"profile", "[fit] [--device cuda] -o PROFILE.yaml FILE...", "time the kernels of experiment files alone and fit a kernel profile", cmdProfile},
+		{"profile", "[fit|pairs] [--device cuda] -o PROFILE.yaml FILE...", "time the kernels of experiment files alone and fit a kernel profile (pairs: two different kernels co-resident on every SM, -o PAIRS.json)", cmdProfile},
 		{"import", "kineto TRACE.json [--et ET.json] [--iteration N] -o W.yaml", "turn a PyTorch profiler trace into a workload file (docs/WORKLOADS.md)", cmdImport},
 		{"replot", "RESULTS.json... -o DIR", "draw the figures (SVG, PDF) and the CSVs of results files again", cmdReplot},
 		{"version", "", "print gpusched's version and the commit it was built from", cmdVersion},

@@ -19,13 +19,17 @@ import (
 )
 
 // cmdProfile measures the kernels of experiment files (or refits a
-// profile's models from its points: profile fit).
+// profile's models from its points: profile fit; or measures pairs of
+// different kernels co-resident on every SM: profile pairs).
 func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "fit" {
 		return cmdProfileFit(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "cv" {
 		return cmdProfileCV(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "pairs" {
+		return cmdProfilePairs(args[1:], stdout, stderr)
 	}
 	fs := newFlags("profile", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config")

@@ -47,3 +47,25 @@ extern "C" __global__ void cal_stream(const float4* __restrict__ src, unsigned l
         out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
     }
 }
+
+// Spins for `ns` nanoseconds of the global timer in every block, as cal_spin
+// does, and writes the block's SM (%smid), its start and its end on the
+// global timer to stamps[3*block .. 3*block+2]: which SM held each block and
+// when, so that a probe can show which blocks of two kernels shared an SM.
+extern "C" __global__ void cal_spin_stamp(unsigned long long ns, unsigned long long* stamps) {
+    unsigned long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    unsigned long long now = start;
+    while (now - start < ns) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        unsigned int sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        unsigned long long* s = stamps + 3ull * blockIdx.x;
+        s[0] = sm;
+        s[1] = start;
+        s[2] = now;
+    }
+}

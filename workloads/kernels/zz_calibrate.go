@@ -17,12 +17,13 @@ func init() {
 		Source:       "calibrate.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "ceb7824c809a0996ca26f8f33945598a692092d0d2be48ddb0169c29adc973cf",
-		ImageSHA256:  "6504aa42c6751123c89a5b9295e44091ee190df043f9ad547eee1f22ba9349d2",
+		SourceSHA256: "99efcf3b8745484f488d1398d18ad3c4cff1fa0bf23a1a0b8bd4ac374e8268be",
+		ImageSHA256:  "ef237f5ee21a146e7cc5212346ad7a9ee4c8865b6a13163d4c119b8f69b1c000",
 		Image:        image_calibrate,
 		Kernels: []*device.Kernel{
 			{Module: "calibrate", Name: "cal_empty", Regs: 4, StaticShared: 0},
 			{Module: "calibrate", Name: "cal_spin", Regs: 10, StaticShared: 0},
+			{Module: "calibrate", Name: "cal_spin_stamp", Regs: 12, StaticShared: 0},
 			{Module: "calibrate", Name: "cal_stream", Regs: 32, StaticShared: 0},
 		},
 	})

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpusched/gpusched/calibrate"
+	"github.com/gpusched/gpusched/experiments"
+)
+
+// cmdProfilePairs measures pairs of different kernels of experiment files
+// co-resident on every SM (calibrate.MixedCoResidency): each alone and
+// both released at once, with stamps of where their blocks ran.
+func cmdProfilePairs(args []string, stdout, stderr io.Writer) (err error) {
+	fs := newFlags("profile pairs", stderr)
+	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config")
+	out := fs.String("o", "", "report to write (required), e.g. pairs-h100.json")
+	files, err := parse(fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	if *out == "" || !strings.HasSuffix(*out, ".json") {
+		return usagef("-o FILE.json is required")
+	}
+	progs, err := programsOf(files, stderr)
+	if err != nil {
+		return err
+	}
+	d, err := experiments.OpenDevice(*dev)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", *dev, err)
+	}
+	defer func() { err = errors.Join(err, d.Close()) }()
+	rep, err := calibrate.MixedCoResidency(d, progs, "gpusched profile pairs --device "+*dev+" "+strings.Join(files, " "), stderr)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return writePairsTable(stdout, rep)
+}
+
+// writePairsTable is the report as a table: per pair, blocks per SM, each
+// kernel alone and beside the other (median ns), slowdowns, overlap and
+// the residency the stamps show.
+func writePairsTable(w io.Writer, rep *calibrate.MixedReport) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t\t\n", rep.Device)
+	fmt.Fprintln(tw, "a\tb\tper SM\talone a ns\talone b ns\tbeside a ns\tbeside b ns\ttogether ns\tslowdown a\tslowdown b\toverlap\tboth on SMs\t")
+	for _, p := range rep.Pairs {
+		fmt.Fprintf(tw, "%s\t%s\t%d+%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%.2f\t%d/%d %s\t\n", p.A, p.B, p.PerSM[0], p.PerSM[1],
+			calibrate.Median(p.AloneA), calibrate.Median(p.AloneB), calibrate.Median(p.WithA), calibrate.Median(p.WithB),
+			calibrate.Median(p.Together), p.Slowdown[0], p.Slowdown[1], p.Overlap, p.Residency.BothSMs, p.Residency.SMs, p.Residency.Source)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(tw, "note: %s\t\t\t\t\t\t\t\t\t\t\t\n", n)
+	}
+	return tw.Flush()
+}
