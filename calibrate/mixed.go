@@ -317,13 +317,13 @@ type stampRecord struct{ sm, start, end uint64 }
 
 func parseStamps(b []byte, blocks int) ([]stampRecord, bool) {
 	out := make([]stampRecord, blocks)
-	any := false
+	stamped := false
 	for i := range out {
 		o := 24 * i
 		out[i] = stampRecord{binary.LittleEndian.Uint64(b[o:]), binary.LittleEndian.Uint64(b[o+8:]), binary.LittleEndian.Uint64(b[o+16:])}
-		any = any || out[i].end != 0
+		stamped = stamped || out[i].end != 0
 	}
-	return out, any
+	return out, stamped
 }
 
 // shadowResidency is the placement two stamped spinners' blocks show: per
@@ -464,8 +464,8 @@ func (m *mixedRun) readStamps(i, blocks int) ([]stampRecord, bool, error) {
 	if err := m.h.StreamSynchronize(s); err != nil {
 		return nil, false, err
 	}
-	recs, any := parseStamps(m.host.Data, blocks)
-	return recs, any, nil
+	recs, stamped := parseStamps(m.host.Data, blocks)
+	return recs, stamped, nil
 }
 
 // pair measures a beside b, a released first (ok false when one block of
@@ -566,8 +566,8 @@ func (m *mixedRun) residency(a, b *mixedLaunch, la, lb *device.Launch, p MixedPa
 		if side == 1 {
 			grid, other = lb.Grid.Count(), p.WithA
 		}
-		recs, any, err := m.readStamps(side, grid)
-		if err != nil || !any {
+		recs, stamped, err := m.readStamps(side, grid)
+		if err != nil || !stamped {
 			return MixedResidency{Source: "none", SMs: sms}, err
 		}
 		return spinnerResidency(recs, sms, other[len(other)-1], side), nil
