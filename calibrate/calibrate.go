@@ -2,7 +2,8 @@
 // the simulator: Run writes what it finds as a simulator device config
 // (device/sim.Config; `gpusched calibrate`), and ProfileKernels times the
 // kernels of workloads alone into a kernel profile (device/sim.Profile;
-// `gpusched profile`).
+// `gpusched profile`); MixedCoResidency times pairs of different kernels
+// co-resident on every SM, alone and together (`gpusched profile pairs`).
 //
 // Every measurement uses only Host calls, Now and event timing, so the same
 // code runs against the CUDA backend and against the simulator;
