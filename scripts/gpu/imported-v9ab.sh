@@ -15,10 +15,11 @@
 #      eighth's 3,487 points took 22 s in session 8 call 3; the ninth has
 #      3,557):
 #      profile/replay-v8.yaml, profile/replay-v9.yaml;
-#   2. the held-out imports (configs/experiments/imported-heldout-gpu.yaml,
-#      imported-graph-heldout-gpu.yaml, recorded with the fourth kernel's
-#      values) replayed with the eighth at its measured 384/1215 (eager)
-#      and 160/927 (graph-replay traces): heldout-v8, graph-heldout-v8;
+#   2. the held-out imports (configs/experiments/imported-heldout-v8-gpu.yaml,
+#      imported-graph-heldout-v8-gpu.yaml: those of session 5, which ran
+#      with the fourth kernel) replayed with the eighth at its measured
+#      384/1215 (eager) and 160/927 (graph-replay traces):
+#      imported-heldout-v8, imported-graph-heldout-v8;
 #   3. workloads/file's GPU tests once (file.test: replay = v8, replayAlt =
 #      replay_v9): TestGPUReplay and TestGPUReplayProbe (replay, replay_v9,
 #      replay_bare);
@@ -73,7 +74,7 @@ if [ -n "${PROFILE_ONLY:-}" ]; then
 	exit 0
 fi
 
-run_one heldout-v8 "$B/gpusched-v8" configs/experiments/imported-heldout-gpu.yaml "384 1215" 50
-run_one graph-heldout-v8 "$B/gpusched-v8" configs/experiments/imported-graph-heldout-gpu.yaml "160 927" 30
+run_one imported-heldout-v8 "$B/gpusched-v8" configs/experiments/imported-heldout-v8-gpu.yaml "384 1215" 50
+run_one imported-graph-heldout-v8 "$B/gpusched-v8" configs/experiments/imported-graph-heldout-v8-gpu.yaml "160 927" 30
 
 AB_BASE=8 AB_EAGER="384 1215" AB_GRAPH="160 927" imported_kernel_ab 9 "$B/gpusched-v9" replay_v9 "384 1215" "160 927" "$ROUNDS" 60
