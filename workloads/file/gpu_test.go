@@ -60,7 +60,7 @@ func calibrationFile(in device.Info) *File {
 	return f
 }
 
-// TestGPUReplay checks the replay kernel and the seventh (replay_v7) on a
+// TestGPUReplay checks the replay kernel and the candidate (replay_v9) on a
 // GPU: the serial schedule's outputs equal the CPU reference, a
 // four-stream schedule's equal serial's, and every kernel lasts its spin
 // time plus an overhead it measures on the GPU's global timer (first
@@ -178,9 +178,9 @@ func rrAssign(n, k int) []int {
 var replayBare, _ = kernels.Lookup("replay", "replay_bare")
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel, the seventh version (replay_v7: the replay kernel
-// with the lead's 24 pointers loaded with the head) and replay_bare (the same parameters and stamps,
-// nothing read or written: what any such kernel costs): the global
+// the replay kernel, the candidate (replay_v9: the replay kernel reading
+// its descriptor from its parameters) and replay_bare (the same parameters
+// and stamps, nothing read or written: what any such kernel costs): the global
 // timer's step and the SM clock's
 // rate (replay_timer over 1 ms), then, per shape of probeFile's chain (a
 // signature only, as the imports of graph-replay traces touch, or 1 to 8
