@@ -31,6 +31,9 @@
 // turns a report into a config again, so raw measurements can be refitted
 // without the GPU.
 //
+// HostLaunchProbe is the launch API cost alone (a few ms), which gpusched
+// run times beside every GPU run: host-bound rows carry the host's speed.
+//
 // The SM arithmetic model (flops_per_cycle, saturation_warps) and ACS-HW's
 // dependency queue are not measured (the latter does not exist on real
 // GPUs); they are kept from the base config, and the report says so.

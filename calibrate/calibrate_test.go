@@ -252,3 +252,21 @@ func TestParkedSweepsRefit(t *testing.T) {
 	}
 	assert.Len(t, got.Measurements, len(rep.Measurements)+4, "the four fits added, the recorded one replaced")
 }
+
+// The probe is calibrate's launch API cost: on the simulator, the config's
+// host.launch_ns, every round.
+func TestHostLaunchProbeIsTheConfigsLaunchCost(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	cfg.Host.LaunchNs = 3_700
+	dev, err := sim.New(cfg)
+	require.NoError(t, err)
+	m, err := HostLaunchProbe(dev)
+	require.NoError(t, err)
+	assert.Equal(t, "host.launch_ns", m.Field)
+	assert.InDelta(t, 3_700, m.Value, 1)
+	assert.Len(t, m.Rounds, 3)
+	assert.InDelta(t, 0, m.Spread(), 1e-9)
+	_, err = HostLaunchProbe(nil)
+	require.Error(t, err)
+}

@@ -104,9 +104,7 @@ func (c *calibrator) hostCalls() []hostCall {
 	sync := (*hostEnv).sync
 	nop := func() {}
 	return []hostCall{
-		{name: "launch API cost", field: "host.launch_ns", n: batch, keep: &c.launchNs, teardown: sync,
-			method: "Host.Now around 100 empty-kernel launches on one stream",
-			call:   func(env *hostEnv, _ int) error { return env.h.Launch(env.s, env.le) }},
+		c.launchCall(),
 		{name: "copy enqueue cost", field: "host.copy_enqueue_ns", n: batch, keep: &c.copyEnqNs, teardown: sync,
 			method: "Host.Now around 100 4-byte pinned host-to-device copies",
 			call: func(env *hostEnv, _ int) error {
@@ -135,6 +133,14 @@ func (c *calibrator) hostCalls() []hostCall {
 				return env.h.Destroy(g)
 			}},
 	}
+}
+
+// launchCall is the launch API cost: what host.launch_ns is fitted from,
+// and what HostLaunchProbe measures beside a GPU run.
+func (c *calibrator) launchCall() hostCall {
+	return hostCall{name: "launch API cost", field: "host.launch_ns", n: batch, keep: &c.launchNs, teardown: (*hostEnv).sync,
+		method: "Host.Now around 100 empty-kernel launches on one stream",
+		call:   func(env *hostEnv, _ int) error { return env.h.Launch(env.s, env.le) }}
 }
 
 // resourceCalls is the table of costs of making and releasing resources.

@@ -183,6 +183,10 @@ type Provenance struct {
 	Commit   string `json:"commit,omitempty"` // VCS revision, "-dirty" if modified
 	GPU      *GPU   `json:"gpu,omitempty"`
 	Date     string `json:"date,omitempty"` // UTC day of a GPU run
+	// Host is the host machine of a GPU run and its launch cost before
+	// and after the rows (gpusched run since session 9; older files have
+	// none).
+	Host *Host `json:"host,omitempty"`
 	// Note records what a migrated file knows of where it ran.
 	Note string `json:"note,omitempty"`
 }

@@ -16,7 +16,9 @@ import (
 // experiment and its digest, provenance, every row's parameters and what the
 // papers' runs add (throughput units, output hashes, choices, probes);
 // docs/results/*.json were converted from version 1 and the papers' own
-// formats, their measurements unchanged (see Results.Migrated).
+// formats, their measurements unchanged (see Results.Migrated). Optional
+// fields added since keep the version: files without them load as before
+// (provenance's host, session 9).
 const ResultsSchema = 2
 
 // Results is what one run (or one shard of a sweep, or a merge of shards)

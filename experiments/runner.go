@@ -51,6 +51,10 @@ type RunOptions struct {
 	// order, one at a time). An error stops nothing; Run returns the
 	// first.
 	OnRow func(row *Row) error
+	// HostProbe, if set, times the host's launch cost on the GPU before
+	// the first GPU row and after the last (Provenance.Host); the
+	// simulator's rows never run it.
+	HostProbe HostProbe
 
 	done map[int]Row // rows kept from the journal, by index
 }
@@ -111,8 +115,11 @@ func Run(e *Experiment, opt RunOptions) (res *Results, err error) {
 	for _, j := range jobs {
 		j.paper = opt.Paper
 	}
-	rows, err := runJobs(jobs, opt, sink)
+	rows, host, err := runJobs(jobs, opt, sink)
 	res.Rows = rows
+	if host != nil {
+		res.Provenance[0].Host = host
+	}
 	res.ComputeSpeedups()
 	if opt.Paper != nil {
 		if perr := opt.Paper.probe(e, res); perr != nil && err == nil {
@@ -123,8 +130,9 @@ func Run(e *Experiment, opt RunOptions) (res *Results, err error) {
 }
 
 // runJobs runs the jobs not already done, simulator rows first and in
-// parallel, then GPU rows, and collects their rows in matrix order.
-func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, error) {
+// parallel, then GPU rows, and collects their rows in matrix order, with
+// the GPU host's probe where GPU rows ran and opt has a probe.
+func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, *Host, error) {
 	rows := make([]Row, len(jobs))
 	done := make(chan int, len(jobs))
 	var simJobs, gpuJobs []int
@@ -141,11 +149,14 @@ func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, error) {
 		}
 	}
 	gpuJobs = skipDoneGroups(jobs, gpuJobs, opt.done, rows, done)
+	var host *Host
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		runSimJobs(jobs, simJobs, opt.Workers, rows, sink, done)
 		// Then GPU rows, one at a time on one opened device.
 		if len(gpuJobs) > 0 {
-			runGPURows(jobs, gpuJobs, rows, sink, done)
+			host = runGPURows(jobs, gpuJobs, rows, sink, done, opt.HostProbe)
 		}
 	}()
 	out := newPrinter(opt, jobs)
@@ -163,10 +174,11 @@ func runJobs(jobs []*job, opt RunOptions, sink timelineSink) ([]Row, error) {
 		}
 	}
 	out.finish()
+	<-finished // the probe after the last GPU row
 	if firstErr == nil {
 		firstErr = out.err
 	}
-	return rows, firstErr
+	return rows, host, firstErr
 }
 
 // skipDoneGroups keeps the GPU groups whose every row is in done (rows of
@@ -348,8 +360,10 @@ func runSimRow(j *job, sink timelineSink) Row {
 // round runs one repetition of every row, in an order shuffled afresh each
 // round (roundOrder), so that drift over the run (clocks, temperature, the
 // host's other load) falls on every scheduler alike and repetition i of a
-// row pairs with repetition i of its baseline (Row.PairedSpeedup).
-func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan<- int) {
+// row pairs with repetition i of its baseline (Row.PairedSpeedup). With
+// probe, the host's launch cost is timed before the first row and after
+// the last (a few ms each) and returned; nil without.
+func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan<- int, probe HostProbe) *Host {
 	dev, err := OpenCUDA()
 	if err != nil {
 		for _, i := range idx {
@@ -357,7 +371,7 @@ func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan
 			rows[i].Errors = []string{fmt.Sprintf("open %s: %v", jobs[i].device, err)}
 			done <- i
 		}
-		return
+		return nil
 	}
 	// Rows are reported done as they finish; a failure to close the
 	// device after the last can only be reported on stderr's side: the
@@ -367,7 +381,34 @@ func runGPURows(jobs []*job, idx []int, rows []Row, sink timelineSink, done chan
 			fmt.Fprintf(os.Stderr, "gpusched: close %s: %v\n", CUDADevice, err) //nolint:errcheck // best effort on stderr
 		}
 	}()
-	runInterleaved(dev, jobs, idx, rows, sink, done, func(j *job) *reference { return serialReference(dev, j) })
+	return measureGPURows(dev, jobs, idx, rows, sink, done, probe)
+}
+
+// measureGPURows is runGPURows on an opened device.
+func measureGPURows(dev device.Device, jobs []*job, idx []int, rows []Row, sink timelineSink, done chan<- int, probe HostProbe) *Host {
+	if probe == nil {
+		runInterleaved(dev, jobs, idx, rows, sink, done, func(j *job) *reference { return serialReference(dev, j) })
+		return nil
+	}
+	host := probeHost(dev, probe)
+	// Rows are passed on as they finish but the last, held back until the
+	// probe after it has run, so that nothing else (its table line, its
+	// journal entry) runs beside the probe.
+	inner, last := make(chan int), make(chan int, 1)
+	go func() {
+		for n := 1; n <= len(idx); n++ {
+			if i := <-inner; n < len(idx) {
+				done <- i
+			} else {
+				last <- i
+			}
+		}
+	}()
+	runInterleaved(dev, jobs, idx, rows, sink, inner, func(j *job) *reference { return serialReference(dev, j) })
+	i := <-last
+	host.finishHostProbe(dev, probe)
+	done <- i
+	return host
 }
 
 // runInterleaved measures rows idx on dev, group by group, as runGPURows

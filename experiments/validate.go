@@ -3,6 +3,7 @@ package experiments
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -38,6 +39,13 @@ type ValidateOptions struct {
 	Keep func(*Row) bool
 	// Fidelity are the thresholds of the order metrics.
 	Fidelity fidelity.Options
+	// HostSpeed simulates the rows of a file whose provenance has a host
+	// probe (Provenance.Host) with the config's host costs scaled by the
+	// probe's launch cost over the config's (scaleHostCosts), and notes
+	// the factor; files without a probe are simulated as they are.
+	HostSpeed bool
+
+	tmp string // where scaled configs are written
 }
 
 // Validate runs e on the simulator config simSpec and on the device gpuSpec
@@ -79,6 +87,12 @@ func ValidateFiles(paths []string, opt ValidateOptions) (*Validation, []*Results
 	}
 	v := newValidation(opt.Fidelity)
 	var sims []*Results
+	tmp, err := os.MkdirTemp("", "gpusched-validate-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(tmp) //nolint:errcheck // best effort: a temporary directory of config copies
+	opt.tmp = tmp
 	for _, p := range paths {
 		gpu, err := ReadResults(p)
 		if err != nil {
@@ -132,6 +146,10 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 		configOf[name] = cfg
 		src.Sim = append(src.Sim, fmt.Sprintf("%s -> %s", name, cfg))
 	}
+	labels, err := applyHostSpeed(gpu, configOf, opt, &src)
+	if err != nil {
+		return nil, err
+	}
 	sub, notes, err := simSubset(e, gpu, configOf)
 	if err != nil {
 		return nil, err
@@ -145,8 +163,41 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 	if err != nil {
 		return nil, err
 	}
+	first := len(v.Rows)
 	v.add(sub, simRes, gpu, src, func(r *Row) string { return configOf[r.DeviceName] })
+	for i := first; i < len(v.Rows); i++ { // a scaled copy is shown as what it is a copy of
+		if l, ok := labels[v.Rows[i].SimConfig]; ok {
+			v.Rows[i].SimConfig = l
+		}
+	}
 	return simRes, nil
+}
+
+// applyHostSpeed points configOf (GPU name -> config) at copies of its
+// configs with host costs scaled to gpu's probed host (opt.HostSpeed, a
+// file with a probe), and notes the factor in src (and a probe not applied
+// too). It returns each copy's label: the config it copies and the factor.
+func applyHostSpeed(gpu *Results, configOf map[string]string, opt ValidateOptions, src *Source) (map[string]string, error) {
+	probeNs, ok := probedLaunchNs(gpu)
+	if !ok || opt.SimVariant != "" { // a variant (the config before calibration) runs as it is
+		return nil, nil
+	}
+	labels := map[string]string{}
+	for _, name := range sortedKeys(configOf) {
+		spec := configOf[name]
+		path, hs, err := hostSpeedConfig(spec, probeNs, opt.tmp)
+		if err != nil {
+			return nil, err
+		}
+		if !opt.HostSpeed {
+			src.Notes = append(src.Notes, fmt.Sprintf("%s on %s, not applied (--host-speed=off)", hs, spec))
+			continue
+		}
+		configOf[name] = path
+		labels[path] = fmt.Sprintf("%s (host x%.3f)", spec, hs.factor())
+		src.Notes = append(src.Notes, fmt.Sprintf("%s: %s's host costs scaled", hs, spec))
+	}
+	return labels, nil
 }
 
 // simConfigOf is the simulator config the rows of GPU gpuName are

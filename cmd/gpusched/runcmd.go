@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/gpusched/gpusched/calibrate"
+	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/experiments"
 )
 
@@ -77,7 +79,8 @@ func runExperiment(name string, paper *experiments.Paper, sweep bool, args []str
 	if err != nil {
 		return err
 	}
-	opt := experiments.RunOptions{Workers: f.jobs, Table: stdout, Progress: progressTo(stderr), Paper: paper, DropSeries: paper != nil, Resume: f.resume}
+	opt := experiments.RunOptions{Workers: f.jobs, Table: stdout, Progress: progressTo(stderr), Paper: paper, DropSeries: paper != nil, Resume: f.resume,
+		HostProbe: hostLaunchProbe}
 	if opt.Shard, err = f.shardOf(); err != nil {
 		return err
 	}
@@ -177,4 +180,15 @@ func onInterrupt(dir string, stderr io.Writer) func() {
 		signal.Stop(ch)
 		close(done)
 	}
+}
+
+// hostLaunchProbe is calibrate's launch API cost, timed before a GPU run's
+// first row and after its last (Provenance.Host): how fast this host
+// issues launches, which host-bound rows depend on.
+func hostLaunchProbe(dev device.Device) (experiments.LaunchProbe, error) {
+	m, err := calibrate.HostLaunchProbe(dev)
+	if err != nil {
+		return experiments.LaunchProbe{}, err
+	}
+	return experiments.LaunchProbe{Ns: m.Value, Spread: m.Spread(), Rounds: m.Rounds}, nil
 }

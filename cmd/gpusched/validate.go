@@ -20,6 +20,7 @@ type validateFlags struct {
 	defaults                  schedulerDefaults
 	jobs                      int
 	rows                      bool
+	hostSpeed                 onOff
 	opt                       fidelity.Options
 }
 
@@ -42,6 +43,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
 	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU)")
 	fs.BoolVar(&f.rows, "rows", false, "also print the per-row table")
+	f.hostSpeed = true
+	fs.Var(&f.hostSpeed, "host-speed", "results files only: on: simulate the rows of a file whose provenance has a host probe (gpusched run times the "+
+		"launch cost before and after GPU rows) with the config's host costs scaled by the probe over the config's host.launch_ns; off: as the config says")
 	f.opt = fidelity.DefaultOptions()
 	fs.Float64Var(&f.opt.Separation, "separation", f.opt.Separation, "GPU makespans further apart than this fraction make a clearly separated pair")
 	fs.Float64Var(&f.opt.Tie, "tie", f.opt.Tie, "simulated makespans within this fraction are a tie")
@@ -71,7 +75,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 // validateResults simulates committed GPU results: no GPU needed.
 func validateResults(paths []string, f *validateFlags, stdout, stderr io.Writer) error {
 	opt := experiments.ValidateOptions{Run: experiments.RunOptions{Workers: f.jobs, Progress: progressTo(stderr)},
-		Sim: f.sim, Experiment: f.experiment, Fidelity: f.opt, Keep: keepNamed(f.workloads, f.schedulers), SchedulerDefaults: f.defaults}
+		Sim: f.sim, Experiment: f.experiment, Fidelity: f.opt, Keep: keepNamed(f.workloads, f.schedulers), SchedulerDefaults: f.defaults,
+		HostSpeed: bool(f.hostSpeed)}
 	v, sims, err := experiments.ValidateFiles(paths, opt)
 	if err != nil {
 		return err
@@ -275,5 +280,27 @@ func writeValidation(v *experiments.Validation, dir string, stdout io.Writer) er
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", dir)
+	return nil
+}
+
+// onOff is a flag of "on" or "off".
+type onOff bool
+
+func (o *onOff) String() string {
+	if o != nil && bool(*o) {
+		return "on"
+	}
+	return "off"
+}
+
+func (o *onOff) Set(s string) error {
+	switch s {
+	case "on":
+		*o = true
+	case "off":
+		*o = false
+	default:
+		return fmt.Errorf("want on or off, got %q", s)
+	}
 	return nil
 }

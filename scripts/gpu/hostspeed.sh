@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The host's speed beside host-bound rows (issue #18, session 9): ACS's
+# rl-physics rows are launch-bound, and the same serial rows measured on
+# five H100 leases differ by up to 24% (ant serial 6,220-7,706 us) while
+# device-bound rows agree within 3%. This reruns acs-gpu-confirm (13
+# workloads x 14 schedulers, 1 warm-up + 10 interleaved rounds; the
+# session-4 rerun took 87 s) with a binary that times calibrate's launch
+# API cost before the first row and after the last (results.json:
+# provenance[0].host), after one `gpusched calibrate` of the host API costs
+# and the host thread hand-off on the same host (every per-call cost, not
+# only the launch: which of them move with the host's speed).
+#
+# Build here (one binary: the carry limit):
+#   go build -tags cuda -ldflags='-s -w' -o .gpu/hostspeed/gpusched ./cmd/gpusched
+#   git log -1 --format='%H %s' > .gpu/hostspeed/BUILD; xz -9 -f .gpu/hostspeed/gpusched
+# There (no Go), from the repository root, carrying .gpu/hostspeed:
+#   OUT=$OUT bash scripts/gpu/hostspeed.sh
+# Dry run on the simulator (same binary; the simulator rows run no probe):
+#   OUT=/tmp/x DEVICE=h100 bash scripts/gpu/hostspeed.sh
+#
+# Environment: DEVICE (default cuda), BIN (default .gpu/hostspeed/gpusched,
+# unpacked from BIN.xz with python3's lzma when that is there), CAL_TIMEOUT
+# (default 60 s), RUN_TIMEOUT (default 300 s), CONFIG (default
+# configs/experiments/acs-gpu-confirm.yaml).
+# Comes back: $OUT/hostspeed-<gpu>.tgz: device.txt (nvidia-smi, lscpu,
+# /proc/cpuinfo's model, timings), calibrate raw JSON + report, acs/
+# (results.json, results.csv, results.md, run.log, stderr.log).
+# Back here: acs/results.json becomes docs/results/acs-gpu-confirm-r3.json,
+# the tarball docs/results/raw/; validate it with and without
+# --host-speed (docs/results/calibration-h100.md, "The host's speed").
+set -uo pipefail
+
+: "${OUT:?set OUT to the directory the tarball goes to}"
+DEVICE=${DEVICE:-cuda}
+BIN=${BIN:-.gpu/hostspeed/gpusched}
+CAL_TIMEOUT=${CAL_TIMEOUT:-60}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+CONFIG=${CONFIG:-configs/experiments/acs-gpu-confirm.yaml}
+start=$(date +%s)
+
+if [ -f "$BIN.xz" ]; then
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$BIN.xz" "$BIN" &&
+        chmod +x "$BIN" || { echo "hostspeed: cannot unpack $BIN.xz" >&2; exit 2; }
+fi
+. scripts/gpu/device-tag.sh
+binary_ready hostspeed || exit 2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+device_tag "$work/device.txt"
+{
+    echo "build: $(cat "$(dirname "$BIN")/BUILD" 2>/dev/null || echo 'no BUILD file')"
+    "$BIN" version 2>&1 | head -3
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo)"
+    lscpu 2>&1
+} >>"$work/device.txt"
+
+rc=0
+t0=$(date +%s)
+timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
+    --only "host API costs" --only "launch latency, back-to-back gap, wake-up" --only "host callbacks" --only "host thread hand-off" \
+    --raw "$work/$tag-hostapi.json" --report "$work/$tag-hostapi.md" 2>"$work/calibrate.log"
+r=$?
+[ "$r" = 0 ] || rc=$r
+echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+
+t0=$(date +%s)
+sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$CONFIG" >"$work/$(basename "$CONFIG")"
+timeout "$RUN_TIMEOUT" "$BIN" paper acs run "$work/$(basename "$CONFIG")" -o "$work/acs" >"$work/acs-run.log" 2>"$work/acs-stderr.log"
+r=$?
+[ "$r" = 0 ] || rc=$r
+rm -f "$work/acs/"*.svg "$work/acs/"*.pdf
+echo "paper acs run: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
+tarball="$OUT/hostspeed-$tag.tgz"
+mkdir -p "$OUT"
+tar czf "$tarball" -C "$work" .
+
+# Summary, last.
+echo "== hostspeed on $tag ($DEVICE)"
+head -2 "$work/device.txt"
+grep '^cpu:\|^calibrate:\|^paper acs run:\|^total' "$work/device.txt"
+grep -h 'launch API cost\|event record cost\|stream wait cost\|synchronize call\|hand-off' "$work/calibrate.log" | head -12
+python3 - "$work/acs/results.json" <<'EOF' || true
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("host:", json.dumps(d["provenance"][0].get("host", {}).get("cpu")),
+      {k: round(v["ns"]) for k, v in d["provenance"][0].get("host", {}).items() if k.startswith("launch_")})
+for r in d["rows"]:
+    if r["scheduler"] in ("serial", "acs-sw-inflight4-k8-batched"):
+        ms = sorted(r["makespans_ns"])
+        print(f'{r["workload"]:16s} {r["scheduler"]:28s} {ms[len(ms)//2]/1e3:9.1f} us')
+EOF
+tail -3 "$work/acs-stderr.log"
+echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
+[ "$rc" = 0 ]
