@@ -42,7 +42,8 @@ type ValidateOptions struct {
 	// HostSpeed simulates the rows of a file whose provenance has a host
 	// probe (Provenance.Host) with the config's host costs scaled by the
 	// probe's launch cost over the config's (scaleHostCosts), and notes
-	// the factor; files without a probe are simulated as they are.
+	// the factor (without it, the probe is noted); files without a probe
+	// are simulated as they are.
 	HostSpeed bool
 
 	tmp string // where scaled configs are written

@@ -118,3 +118,14 @@ func TestReplot(t *testing.T) {
 	assert.Equal(t, 2, status)
 	assert.Contains(t, errOut, "missing arguments")
 }
+
+func TestHostSpeedFlag(t *testing.T) {
+	var o onOff
+	assert.Equal(t, "off", o.String(), "off by default")
+	require.NoError(t, o.Set("on"))
+	assert.True(t, bool(o))
+	assert.Equal(t, "on", o.String())
+	require.NoError(t, o.Set("off"))
+	assert.False(t, bool(o))
+	assert.ErrorContains(t, o.Set("yes"), `want on or off, got "yes"`)
+}

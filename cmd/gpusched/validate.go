@@ -43,9 +43,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
 	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU)")
 	fs.BoolVar(&f.rows, "rows", false, "also print the per-row table")
-	f.hostSpeed = true
 	fs.Var(&f.hostSpeed, "host-speed", "results files only: on: simulate the rows of a file whose provenance has a host probe (gpusched run times the "+
-		"launch cost before and after GPU rows) with the config's host costs scaled by the probe over the config's host.launch_ns; off: as the config says")
+		"launch cost before and after GPU rows) with the config's host costs scaled by the probe over the config's host.launch_ns; "+
+		"off (default: on the first probed file it made ACS's rows worse, docs/results/calibration-h100.md): as the config says, noting the probe")
 	f.opt = fidelity.DefaultOptions()
 	fs.Float64Var(&f.opt.Separation, "separation", f.opt.Separation, "GPU makespans further apart than this fraction make a clearly separated pair")
 	fs.Float64Var(&f.opt.Tie, "tie", f.opt.Tie, "simulated makespans within this fraction are a tie")
