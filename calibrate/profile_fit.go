@@ -210,10 +210,11 @@ func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]
 			continue // a single partial wave: k never reached
 		}
 		rest := (p.DurationNs(byK[k]) - float64(ws[len(ws)-1].Total)*p.BlockDispatchNs) / lone
+		eff := 0.0
 		if len(ws) == 2 {
-			rest -= interpolate(known, ws[1].Effective(share, p.SMs))
+			eff = ws[1].Effective(share, p.SMs)
 		}
-		known[k] = rest / float64(ws[0].Count)
+		known[k] = solveFullWave(known, k, rest, ws[0].Count, len(ws) == 2, eff)
 	}
 	out := map[int]float64{}
 	for k, f := range known {
@@ -223,6 +224,34 @@ func sweepCurve(p *sim.Profile, pts []*sim.ProfilePoint, share float64) map[int]
 		return nil
 	}
 	return out
+}
+
+// solveFullWave is the factor f at k blocks per SM of a launch whose
+// waves (count full ones of k, then perhaps a partial one of co-residency
+// eff, Effective) last rest lone block times: rest = count x f + the
+// partial wave's factor. A partial wave's co-residency beyond the
+// largest known occupancy lo below k lies between lo and k, so its
+// factor is interpolated between known[lo] and f itself, as the
+// simulator's curve will: with t = (eff - lo) / (k - lo), rest = count x
+// f + (1 - t) known[lo] + t f. (Taking the partial wave at known[lo], a
+// flat extrapolation, charges the full waves with its co-residency:
+// tiles_gemm_128x128's sweep of 480 blocks gave 1.77 at 2 blocks per SM
+// where its own points say about 1.4.)
+func solveFullWave(known map[int]float64, k int, rest float64, count int, partial bool, eff float64) float64 {
+	if !partial {
+		return rest / float64(count)
+	}
+	lo := 0
+	for b := range known {
+		if b < k && b > lo {
+			lo = b
+		}
+	}
+	if eff <= float64(lo) {
+		return (rest - interpolate(known, eff)) / float64(count)
+	}
+	t := min((eff-float64(lo))/float64(k-lo), 1)
+	return (rest - (1-t)*known[lo]) / (float64(count) + t)
 }
 
 // loneOf is a sweep's lone block time: its one-block-per-SM point's

@@ -416,3 +416,29 @@ func TestNeighborScalesFollowWhatTheRatioFollows(t *testing.T) {
 		assert.InDelta(t, ns[i].LogRatio, l[0].LogRatio, 1e-12, "launch %d's nearest is of its kind", i)
 	}
 }
+
+// A sweep whose higher occupancy ends with a partial wave: 14 blocks of 8
+// warps on 4 SMs. At one block per SM, 4 waves of the lone time T = 1000
+// ns: 4000 ns. At two, one full wave (8 blocks, factor f = 1.5) and a
+// partial one of 6 blocks, two on its busiest SM: at gpu_share 0 its
+// co-residency is 2 blocks, factor f too, so 2 x 1500 = 3000 ns; the fit
+// gives f back. At gpu_share 0.5 the partial wave's co-residency is
+// 0.5 x 2 + 0.5 x 6/4 = 1.75 blocks, factor 1 + 0.75 x (f - 1), and the
+// same 3000 ns says f = (3 - 0.25) / 1.75 = 1.5714. (Taking the partial
+// wave at one block's factor gave f = 2 from both.)
+func TestCoResidencyOfSweepsWithAPartialWave(t *testing.T) {
+	p := &sim.Profile{Device: "test", SMs: 4}
+	pts := []sim.ProfilePoint{
+		{Grid: 14, Threads: 256, PerSM: 1, Forced: true, Flops: 1, Launches: 1, Ns: []float64{4000}},
+		{Grid: 14, Threads: 256, PerSM: 2, Flops: 1, Launches: 1, Ns: []float64{3000}},
+	}
+	assert.Equal(t, []sim.CoResidencyPoint{{Warps: 8, Factor: 1}, {Warps: 16, Factor: 1.5}}, coresidency(p, pts, 0))
+	c := coresidency(p, pts, 0.5)
+	require.Len(t, c, 2)
+	assert.InDelta(t, 2.75/1.75, c[1].Factor, 1e-12)
+	// The fitted model reproduces both points (share 0).
+	m := sim.BlockModel{Ns: 1000, CoResidency: coresidency(p, pts, 0)}
+	for i := range pts {
+		assert.InDelta(t, pts[i].Ns[0], p.KernelNs(&m, &pts[i], 1000), 1e-9)
+	}
+}
