@@ -21,7 +21,11 @@
 # Environment: DEVICE (default cuda), BIN (default .gpu/hostspeed/gpusched,
 # unpacked from BIN.xz with python3's lzma when that is there), CAL_TIMEOUT
 # (default 60 s), RUN_TIMEOUT (default 300 s), CONFIG (default
-# configs/experiments/acs-gpu-confirm.yaml).
+# configs/experiments/acs-gpu-confirm.yaml), THREADED (1: calibrate also
+# the threaded paths, "launch throughput", "parked hand-offs" and "beside
+# synchronizing threads", about 10-20 s more: whether ACS-SW's threaded
+# rows, which differ between leases more than one thread's costs do,
+# follow them; default 0, as session 9 call 7 ran).
 # Comes back: $OUT/hostspeed-<gpu>.tgz: device.txt (nvidia-smi, lscpu,
 # /proc/cpuinfo's model, timings), calibrate raw JSON + report, acs/
 # (results.json, results.csv, results.md, run.log, stderr.log).
@@ -57,8 +61,13 @@ device_tag "$work/device.txt"
 
 rc=0
 t0=$(date +%s)
+threaded=()
+if [ "${THREADED:-0}" = 1 ]; then
+    threaded=(--only "launch throughput" --only "parked hand-offs" --only "beside synchronizing threads")
+fi
 timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
     --only "host API costs" --only "launch latency, back-to-back gap, wake-up" --only "host callbacks" --only "host thread hand-off" \
+    "${threaded[@]}" \
     --raw "$work/$tag-hostapi.json" --report "$work/$tag-hostapi.md" 2>"$work/calibrate.log"
 r=$?
 [ "$r" = 0 ] || rc=$r
@@ -80,7 +89,7 @@ tar czf "$tarball" -C "$work" .
 echo "== hostspeed on $tag ($DEVICE)"
 head -2 "$work/device.txt"
 grep '^cpu:\|^calibrate:\|^paper acs run:\|^total' "$work/device.txt"
-grep -h 'launch API cost\|event record cost\|stream wait cost\|synchronize call\|hand-off' "$work/calibrate.log" | head -12
+grep -h 'launch API cost\|event record cost\|stream wait cost\|synchronize call\|hand-off\|throughput\|parked\|park' "$work/calibrate.log" | head -24
 python3 - "$work/acs/results.json" <<'EOF' || true
 import json, sys
 d = json.load(open(sys.argv[1]))
