@@ -139,3 +139,29 @@ func TestMixedSized(t *testing.T) {
 	assert.Equal(t, device.U64(30000), spin.Args[0])
 	assert.Equal(t, 60e3, spin.Work.Cycles)
 }
+
+// The weight of a younger kernel's warps, fitted back: a simulated probe
+// at weight 0.4 (the rate model on) taken as the measurement, the fit
+// over 0.2, 0.4 and 1 picks 0.4 with no error, and the others err (the
+// older synth_node is slowed less at a lower weight).
+func TestFitYoungerWeightFitsBack(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	prog, err := synthetic.Generate(synthetic.Params{Layers: 1, Width: 2, FanIn: 2, MinBlocks: 264, MaxBlocks: 264, Threads: 128, Iters: 1024, Steps: 1}, 1)
+	require.NoError(t, err)
+	probe := func(w float64) (*MixedReport, error) {
+		c := *cfg
+		c.SM.RetimeThreshold, c.SM.YoungerKernelWeight = 0.001, w
+		return MixedCoResidency(mustSim(t, &c), []*workloads.Program{prog}, "test", nil)
+	}
+	gpu, err := probe(0.4)
+	require.NoError(t, err)
+	best, fits, err := FitYoungerWeight(gpu, []float64{0.2, 0.4, 1}, probe)
+	require.NoError(t, err)
+	assert.Equal(t, 0.4, best)
+	require.Len(t, fits, 3)
+	assert.Equal(t, 0.0, fits[1].RMSPct)
+	assert.Equal(t, 4, fits[1].Slowdowns, "synth beside synth (both sides) and beside the spinner (either order); not the spinner's own")
+	assert.Greater(t, fits[0].RMSPct, 0.5)
+	assert.Greater(t, fits[2].RMSPct, 0.5)
+}

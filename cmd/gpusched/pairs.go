@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpusched/gpusched/calibrate"
+	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/experiments"
 )
 
@@ -17,6 +18,9 @@ import (
 // co-resident on every SM (calibrate.MixedCoResidency): each alone and
 // both released at once, with stamps of where their blocks ran.
 func cmdProfilePairs(args []string, stdout, stderr io.Writer) (err error) {
+	if len(args) > 0 && args[0] == "fit" {
+		return cmdProfilePairsFit(args[1:], stdout, stderr)
+	}
 	fs := newFlags("profile pairs", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config")
 	out := fs.String("o", "", "report to write (required), e.g. pairs-h100.json")
@@ -65,5 +69,60 @@ func writePairsTable(w io.Writer, rep *calibrate.MixedReport) error {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(tw, "note: %s\t\t\t\t\t\t\t\t\t\t\t\n", n)
 	}
+	return tw.Flush()
+}
+
+// cmdProfilePairsFit fits sm.younger_kernel_weight to a measured probe
+// (profile pairs' JSON): the probe of the same experiment files simulated
+// on a config (its rate model on) at each of calibrate.MixedFitWeights,
+// and the weight whose slowdowns are closest to the measured ones.
+func cmdProfilePairsFit(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("profile pairs fit", stderr)
+	dev := fs.String("device", "", "the simulator config to fit (required; its sm.retime_threshold on)")
+	files, err := parse(fs, args, 2, -1)
+	if err != nil {
+		return err
+	}
+	if *dev == "" {
+		return usagef("--device CONFIG is required")
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		return err
+	}
+	var gpu calibrate.MixedReport
+	if err := json.Unmarshal(b, &gpu); err != nil {
+		return fmt.Errorf("%s: %w", files[0], err)
+	}
+	cfg, err := sim.LoadConfig(*dev)
+	if err != nil {
+		return err
+	}
+	if cfg.SM.RetimeThreshold <= 0 {
+		return usagef("--device %s: sm.retime_threshold is off; the weight acts with the rate model", *dev)
+	}
+	progs, err := programsOf(files[1:], stderr)
+	if err != nil {
+		return err
+	}
+	best, fits, err := calibrate.FitYoungerWeight(&gpu, calibrate.MixedFitWeights, func(w float64) (rep *calibrate.MixedReport, err error) {
+		c := *cfg
+		c.SM.YoungerKernelWeight = w
+		d, err := sim.New(&c)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, d.Close()) }()
+		return calibrate.MixedCoResidency(d, progs, "fit", nil)
+	})
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "younger_kernel_weight\trms error of log slowdown\tslowdowns\t\n")
+	for _, f := range fits {
+		fmt.Fprintf(tw, "%g\t%.1f%%\t%d\t\n", f.Weight, f.RMSPct, f.Slowdowns)
+	}
+	fmt.Fprintf(tw, "best: %g\t\t\t\n", best)
 	return tw.Flush()
 }

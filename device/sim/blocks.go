@@ -67,6 +67,7 @@ func (k *command) info() KernelInfo {
 
 // smState is one SM's free resources and residency.
 type smState struct {
+	id                                   int32
 	threads, warps, blocks, regs, shared int // free
 	resWarps, resBlocks                  int
 	memWarps                             int // warps of resident blocks moving device memory (not spinning)
@@ -150,6 +151,8 @@ func (d *Device) activate(k *command) {
 	k.res = d.info.Resources(&k.l)
 	k.total = k.l.Grid.Count()
 	k.perSM, _ = d.info.Occupancy(&k.l)
+	clear(k.ownSM)
+	k.ownAll = 0
 	d.timeFromProfile(k)
 	k.blkAcc, k.startPost = nil, nil
 	if k.l.Sync != nil {
@@ -393,6 +396,7 @@ func (d *Device) take(k *command, s, n int) {
 	}
 	sm.resBlocks += n
 	sm.resWarps += n * r.Warps
+	d.ownWarps(k, s, n*r.Warps)
 	d.gpuWarps += n * r.Warps
 	d.util.set(d.busySMs, d.gpuWarps)
 	if k.l.Sync == nil {
@@ -422,7 +426,7 @@ func (d *Device) take(k *command, s, n int) {
 		}
 		sp := &spinner{k: k, sm: int32(s), block: int32(b), since: d.now, waits: append([]device.CounterWait(nil), d.waitBuf...)}
 		d.spinning++
-		d.spinWarps(s, r.Warps)
+		d.spinWarps(k, s, r.Warps)
 		for _, w := range sp.waits {
 			if ct := d.counter(w.Counter); ct.value < w.Target {
 				ct.waiters = append(ct.waiters, sp)
@@ -459,6 +463,7 @@ func (d *Device) freeBlocks(k *command, s, n int) {
 	sm.shared += n * r.Shared
 	sm.resBlocks -= n
 	sm.resWarps -= n * r.Warps
+	d.ownWarps(k, s, -n*r.Warps)
 	d.memActive(k, s, -n)
 	if sm.resBlocks == 0 {
 		d.busySMs--
@@ -566,7 +571,7 @@ func (d *Device) post(c device.Counter) {
 		}
 		sp.started = true
 		d.spinning--
-		d.spinWarps(int(sp.sm), -sp.k.res.Warps)
+		d.spinWarps(sp.k, int(sp.sm), -sp.k.res.Warps)
 		d.memActive(sp.k, int(sp.sm), 1)
 		dur := d.blockDur(sp.k, &d.sms[sp.sm])
 		d.blockStarted(sp.k, sp.sm, sp.block, addTime(d.now, d.sc.release), dur)
@@ -629,7 +634,7 @@ func (d *Device) memActive(k *command, s, n int) {
 func (d *Device) blockDur(k *command, sm *smState) Time {
 	w := &k.l.Work
 	if m := k.model; m != nil {
-		f := m.Factor(float64(sm.resWarps-sm.spinWarps), float64(d.gpuWarps-d.rt.spinWarps)/d.prof.sms, k.res.Warps, d.prof.slope)
+		f := m.Factor(d.factorWarps(k, sm), d.gpuFactorWarps(k)/d.prof.sms, k.res.Warps, d.prof.slope)
 		lone := k.measuredNs
 		if !k.measured {
 			lone = m.Lone(w, d.prof.beyondL2(k.total, w))

@@ -291,6 +291,13 @@ type SMModel struct {
 	// than this fraction. 0 (left out): a block's duration is fixed when
 	// it is placed, as before the field existed.
 	RetimeThreshold float64 `yaml:"retime_threshold,omitempty"`
+	// YoungerKernelWeight (optional, 0 to 1) is how much a resident warp
+	// of a kernel activated AFTER a profiled kernel counts in that
+	// kernel's co-residency factor, against its own and older kernels'
+	// warps counting 1 (mixed.go): on the GPU the warps resident first
+	// keep most of the SM. 0 (left out) means 1: every resident warp
+	// counts alike, as before the field existed.
+	YoungerKernelWeight float64 `yaml:"younger_kernel_weight,omitempty"`
 }
 
 // CopyModel is the copy engines: each copy costs LatencyNs plus its bytes

@@ -110,6 +110,9 @@ type Device struct {
 	sc   syncCostState // tile_sync costs (tilesync.go)
 	// prof is the kernel profile's models by kernel (nil: none).
 	prof *profileIndex
+	// ages is the kernels with running warps, with
+	// sm.younger_kernel_weight (mixed.go).
+	ages []*command
 
 	run    int // generation: handles from another Run are invalid
 	inRun  atomic.Bool
@@ -365,6 +368,7 @@ func (d *Device) reset() {
 	}
 	for i := range d.sms {
 		d.sms[i] = smState{
+			id:      int32(i),
 			threads: d.info.MaxThreadsPerSM, warps: d.info.MaxWarpsPerSM, blocks: d.info.MaxBlocksPerSM,
 			regs: d.info.RegistersPerSM, shared: d.info.SharedPerSM,
 		}
@@ -378,6 +382,8 @@ func (d *Device) reset() {
 	d.gpuWarps, d.busySMs, d.memWarps = 0, 0, 0
 	d.batches = d.batches[:0]
 	d.resetRates()
+	clear(d.ages)
+	d.ages = d.ages[:0]
 	d.counters = map[uint64]*counter{}
 	d.spinning = 0
 	d.postQ, d.posting = d.postQ[:0], false

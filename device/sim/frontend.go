@@ -58,6 +58,10 @@ type command struct {
 	model      *BlockModel
 	measured   bool
 	measuredNs float64
+	// ownSM is the kernel's running (not spinning) warps on each SM and
+	// ownAll their sum, kept only with sm.younger_kernel_weight (mixed.go).
+	ownSM  []int32
+	ownAll int
 
 	// Copies.
 	cp         device.Copy

@@ -100,10 +100,11 @@ func (d *Device) residencyMoved() bool {
 // resources but not its co-residency: the factor counts the warps that
 // run (blockDur), so a block that starts spinning beside running ones
 // does not slow them, and one released does.
-func (d *Device) spinWarps(s, w int) {
+func (d *Device) spinWarps(k *command, s, w int) {
 	if !d.rt.on {
 		return
 	}
+	d.ownWarps(k, s, -w)
 	d.sms[s].spinWarps += w
 	d.rt.spinWarps += w
 	d.touch(s)
@@ -191,9 +192,9 @@ func absTime(t Time) Time {
 // kernel on an SM of a given residency, within one pass (the GPU's
 // residency fixed): the flights of one kernel on alike SMs share it.
 type baseCache struct {
-	k               *command
-	warps, memWarps int
-	base, mem       float64
+	k                        *command
+	warps, younger, memWarps int
+	base, mem                float64
 }
 
 // rerateResidency is flight f's duration and bytes' part at the residency
@@ -206,12 +207,13 @@ func (d *Device) rerateResidency(f *memFlight, all bool) (base, mem float64, mov
 		return f.base, f.mem, false
 	}
 	warps := sm.resWarps - sm.spinWarps
-	if c := &d.rt.cache; f.kind == evBatchDone && c.k == f.k && c.warps == warps && c.memWarps == sm.memWarps {
+	younger := d.youngerOn(f.k, sm)
+	if c := &d.rt.cache; f.kind == evBatchDone && c.k == f.k && c.warps == warps && c.younger == younger && c.memWarps == sm.memWarps {
 		base, mem = c.base, c.mem
 	} else {
 		base, mem = d.flightBase(f)
 		if f.kind == evBatchDone {
-			*c = baseCache{f.k, warps, sm.memWarps, base, mem}
+			*c = baseCache{f.k, warps, younger, sm.memWarps, base, mem}
 		}
 	}
 	if math.Abs(base-f.base) <= d.rt.threshold*f.base {

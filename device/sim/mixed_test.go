@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// Two launches of test.own share one SM (4 warps each; factor 1 at 4
+// warps, 1.5 at 8): an older one block of 21000 ns alone (20000 flops),
+// started behind a 20 us gate, then, issued 30 us of host time later on
+// another stream, a younger one of 1000 ns (0 flops). The younger reads
+// its curve at 8 warps (the older's count 1): 1500 ns, whatever the
+// weight. With sm.younger_kernel_weight 0.5 and the rate model the older
+// reads 4 + 0.5 x 4 = 6 warps (1.25) meanwhile: those 1500 ns do
+// 1500/26250 of its work where alone they would do 1500/21000, so it ends
+// 1500 - 1200 = 300 ns later than alone; with every warp counting 1 (at
+// 1.5) 500 ns later; without the rate model its time is fixed when it is
+// placed alone (21000 ns), whatever the weight.
+func TestYoungerKernelCountsItsWeightInTheOlderOnesFactor(t *testing.T) {
+	src := strings.Replace(rateProfile, "sms: 4", "sms: 1", 1)
+	run := func(retime, weight float64) (older, younger time.Duration) {
+		d := rateDevice(t, src, 1, 0, retime)
+		d.cfg.SM.YoungerKernelWeight = weight
+		return olderThenYounger(t, d, padded("own", 1, 20000), padded("own", 1, 0))
+	}
+	alone, _ := run(0, 0)
+	_, younger := run(0, 0)
+	for _, tc := range []struct {
+		retime, weight float64
+		late           time.Duration
+	}{{0.001, 0.5, 300}, {0.001, 0, 500}, {0, 0.5, 0}, {0, 0, 0}} {
+		o, y := run(tc.retime, tc.weight)
+		assert.Equal(t, tc.late*time.Nanosecond, o-alone, "retime %g, weight %g", tc.retime, tc.weight)
+		assert.Equal(t, younger, y, "retime %g, weight %g", tc.retime, tc.weight)
+	}
+	d := rateDevice(t, src, 1, 0, 0)
+	_, lone := olderThenYounger(t, d, padded("own", 1, 0), padded("own", 1, 0)) // the older ends before the younger comes
+	assert.Equal(t, 500*time.Nanosecond, younger-lone, "the younger takes 1500 ns beside the older, 1000 alone")
+}
+
+// olderThenYounger runs a behind a 20 us gate on one stream, then issues
+// b on another stream 30 us of host time later, and
+// returns each one's Elapsed between records around it.
+func olderThenYounger(t *testing.T, d *Device, a, b *device.Launch) (ta, tb time.Duration) {
+	t.Helper()
+	require.NoError(t, d.Run(func(h device.Host) error {
+		var ev [4]device.Event
+		for i := range ev {
+			ev[i], _ = h.NewEvent(device.EventOptions{})
+		}
+		s0, _ := h.NewStream(device.StreamOptions{})
+		s1, _ := h.NewStream(device.StreamOptions{})
+		require.NoError(t, h.Launch(s0, spinLaunch(1, 32, 20*time.Microsecond)))
+		require.NoError(t, h.Record(ev[0], s0))
+		require.NoError(t, h.Launch(s0, a))
+		require.NoError(t, h.Record(ev[1], s0))
+		h.Spend(30 * time.Microsecond)
+		require.NoError(t, h.Record(ev[2], s1))
+		require.NoError(t, h.Launch(s1, b))
+		require.NoError(t, h.Record(ev[3], s1))
+		require.NoError(t, h.Synchronize())
+		var err error
+		if ta, err = h.Elapsed(ev[0], ev[1]); err != nil {
+			return err
+		}
+		tb, err = h.Elapsed(ev[2], ev[3])
+		return err
+	}))
+	return ta, tb
+}
