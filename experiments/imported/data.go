@@ -45,11 +45,11 @@ type data struct {
 	gpuName, simName, overhead, floor, profiler string
 }
 
-// versionOf is the replay kernel's version an experiment ran: 8 for those
-// named -v8 (imported-v8, imported-graph-v8-sim, ...), 7 for -v7, down to 2
-// for -v2, else 1.
+// versionOf is the replay kernel's version an experiment ran: 9 for those
+// named -v9 (imported-v9, imported-graph-v9-sim-measured, ...), 8 for -v8,
+// down to 2 for -v2, else 1.
 func versionOf(experiment string) int {
-	for v := 8; v > 1; v-- {
+	for v := 9; v > 1; v-- {
 		if strings.Contains(experiment, fmt.Sprintf("-v%d", v)) {
 			return v
 		}
@@ -65,10 +65,11 @@ type replayRun struct {
 	profiler bool
 }
 
-// The runs the page shows, newest first: the eighth, seventh, sixth,
-// fifth, fourth and third kernels (with profiler_ns), the second with and
-// without it, and the first kernel.
+// The runs the page shows, newest first: the ninth, eighth, seventh,
+// sixth, fifth, fourth and third kernels (with profiler_ns), the second
+// with and without it, and the first kernel.
 var (
+	runNinth    = replayRun{version: 9, profiler: true}
 	runEighth   = replayRun{version: 8, profiler: true}
 	runSeventh  = replayRun{version: 7, profiler: true}
 	runSixth    = replayRun{version: 6, profiler: true}

@@ -75,10 +75,15 @@ const heldoutCommands = `## Commands
     gpusched paper imported run configs/experiments/imported-heldout-sim.yaml -o results/imported-heldout-sim
     gpusched paper imported run configs/experiments/imported-graph-heldout-sim.yaml -o results/imported-graph-heldout-sim
     gpusched paper imported run configs/experiments/imported-graph-heldout-sim-o0.yaml -o results/imported-graph-heldout-sim-o0
-    # this page
+    # session 9: the same imports replayed with the eighth replay kernel at its measured values (scripts/gpu/imported-v9ab.sh
+    # step 2: imported-heldout-v8-gpu, imported-graph-heldout-v8-gpu), then the simulator's rows at those values
+    gpusched paper imported run configs/experiments/imported-heldout-v8-sim.yaml -o results/imported-heldout-v8-sim
+    gpusched paper imported run configs/experiments/imported-graph-heldout-v8-sim.yaml -o results/imported-graph-heldout-v8-sim
+    gpusched paper imported run configs/experiments/imported-graph-heldout-v8-sim-o0.yaml -o results/imported-graph-heldout-v8-sim-o0
+    # this page (the session-9 sets; the fourth kernel's, above, are imported-heldout-gpu.json and the rest without -v8)
     gpusched paper imported report -o docs/results/imported-heldout.md --notes docs/results/imported-heldout-notes.md \
-        docs/results/imported-heldout-gpu.json docs/results/imported-graph-heldout-gpu.json docs/results/imported-heldout-sim.json \
-        docs/results/imported-graph-heldout-sim.json docs/results/imported-graph-heldout-sim-o0.json
+        docs/results/imported-heldout-v8-gpu.json docs/results/imported-graph-heldout-v8-gpu.json docs/results/imported-heldout-v8-sim.json \
+        docs/results/imported-graph-heldout-v8-sim.json docs/results/imported-graph-heldout-v8-sim-o0.json
 
 `
 

@@ -39,6 +39,7 @@ func init() {
 			"configs/experiments/imported-v6-sim-measured.yaml", "configs/experiments/imported-graph-v6-sim-measured.yaml",
 			"configs/experiments/imported-v7-sim-measured.yaml", "configs/experiments/imported-graph-v7-sim-measured.yaml",
 			"configs/experiments/imported-v8-sim-measured.yaml", "configs/experiments/imported-graph-v8-sim-measured.yaml",
+			"configs/experiments/imported-v9-sim-measured.yaml", "configs/experiments/imported-graph-v9-sim-measured.yaml",
 			"configs/experiments/imported-gpu.yaml", "configs/experiments/imported-graph-gpu.yaml",
 			"configs/experiments/imported-sim.yaml", "configs/experiments/imported-graph-sim.yaml", "configs/experiments/imported-graph-sim-o0.yaml"},
 		Report: report,

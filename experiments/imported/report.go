@@ -78,8 +78,12 @@ const commands = `## Commands
     # session 8's second call: the seventh and eighth kernels the same way, then the simulator at the eighth's values
     B=.gpu/import-v8 ROUNDS=3 OUT=$OUT bash scripts/gpu/imported-v8ab.sh   # imported-v8, imported-graph-v8, imported-graph-v8-o0
     gpusched paper imported run configs/experiments/imported-v8-sim-measured.yaml -o results/imported-v8-sim-measured   # and imported-graph-v8-sim-measured
+    # session 9: the eighth and ninth kernels the same way (the ninth reads its descriptor from its parameters), then the
+    # simulator at the ninth's values (the replay kernel's profile points measured in the same call with the ninth)
+    B=.gpu/import-v9 ROUNDS=3 OUT=$OUT bash scripts/gpu/imported-v9ab.sh   # imported-v9, imported-graph-v9, imported-graph-v9-o0
+    gpusched paper imported run configs/experiments/imported-v9-sim-measured.yaml -o results/imported-v9-sim-measured   # and imported-graph-v9-sim-measured
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json docs/results/imported*-v7-*.json docs/results/imported*-v8-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json docs/results/imported*-v7-*.json docs/results/imported-v8-*.json docs/results/imported-graph-v8-*.json docs/results/imported*-v9-*.json
 
 `
 
@@ -155,8 +159,8 @@ func report(w io.Writer, in *experiments.ReportInput) error {
 	if err := writeFloorSplit(&b, c, lead); err != nil {
 		return err
 	}
-	// A kernel measured with no prediction beforehand (the seventh and
-	// eighth: the simulator's programs are the sixth's) has no prediction
+	// A kernel measured with no prediction beforehand (the seventh to the
+	// ninth: the simulator's programs were the sixth's) has no prediction
 	// section.
 	if before := runBefore(runs); lead.run.profiler && before != nil && len(lead.pred) > 0 {
 		writePredicted(&b, c, lead, before, predictedIntro(lead, before))
@@ -210,7 +214,7 @@ func loadCapture(dir string) (capture, error) {
 // on the models, session 6): the page leads with the first.
 func readRuns(in *experiments.ReportInput) []*data {
 	var runs []*data
-	for _, run := range []replayRun{runEighth, runSeventh, runSixth, runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
+	for _, run := range []replayRun{runNinth, runEighth, runSeventh, runSixth, runFourth, runFifth, runThird, runProfiler, runSecond, runFirst} {
 		if d := newData(in, run); !d.empty() {
 			runs = append(runs, d)
 		}
@@ -290,6 +294,8 @@ func predictedIntro(p, before *data) string {
 // earlierIntro introduces the rows of a run that a later one replaced.
 func earlierIntro(run replayRun) string {
 	switch {
+	case run == runEighth:
+		return eighthKernelIntro
 	case run == runSeventh:
 		return seventhKernelIntro
 	case run == runSixth:
@@ -307,6 +313,18 @@ func earlierIntro(run replayRun) string {
 	}
 	return firstKernelIntro
 }
+
+// eighthKernelIntro introduces the eighth replay kernel's rows, which the
+// ninth's replaced.
+const eighthKernelIntro = `## Earlier: the eighth replay kernel (session 8's second call)
+
+The eighth replay kernel (replay_v8 in workloads/kernels/replay.cu: the
+seventh with its lead's range pointers loaded after the descriptor's
+head, one per range, the whole descriptor read from replay.desc) at the
+overhead_ns and floor_ns its own probe measured, with profiler_ns, and
+the simulator's rows at those values.
+
+`
 
 // seventhKernelIntro introduces the seventh replay kernel's rows, which
 // the eighth's replaced.
@@ -427,7 +445,7 @@ func writeEnv(b *bytes.Buffer, c capture, runs []*data) {
 	for _, e := range runs[1:] {
 		fmt.Fprintf(b, "| earlier (sections below) | %s on %s, simulator %s |\n", kernelOf(e), orNone(e.gpuName), orNone(e.simName))
 	}
-	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's; the sixth, session 7's; the seventh and eighth, session 8's), " +
+	b.WriteString("| runs | docs/results/gpu-runs.md (the capture, GPU call 1a; the first replay kernel, call 2a; the second, session 3's calls; the third, session 4's; the fourth, session 5's; the fifth, session 6's; the sixth, session 7's; the seventh and eighth, session 8's; the ninth, session 9's), " +
 		"raw output under docs/results/raw |\n\n")
 }
 
@@ -441,7 +459,7 @@ func kernelOf(d *data) string {
 		profiler = "profiler_ns " + orNone(d.profiler)
 	}
 	return fmt.Sprintf("the %s version; overhead_ns %s, floor_ns %s (workloads/file's TestGPUReplayProbe on the same GPU), %s",
-		[]string{"", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
+		[]string{"", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"}[d.run.version], orNone(d.overhead), orNone(d.floor), profiler)
 }
 
 func orNone(s string) string {

@@ -217,15 +217,16 @@ func (b *builder) replay(n *node, args []dataArg) (workloads.Op, error) {
 }
 
 // descInParams reports whether k reads its descriptor from its parameters
-// (replay.cu's replay_v9: d0..d24 after a0..a23) rather than replay.desc.
+// (replay.cu's replay, the ninth: d0..d24 after a0..a23) rather than
+// replay.desc (the earlier versions).
 func descInParams(k *device.Kernel) bool {
-	return k.Module == "replay" && k.Name == "replay_v9"
+	return k.Module == "replay" && k.Name == "replay"
 }
 
 // descParams is a kernel's descriptor (its words in replay.desc: the head,
 // then a pair a range) as descArgs parameters of 8 bytes, a pair each
 // (the first word in the low half), zeros past its ranges, less the seed
-// (the head's first word), which replay_v9 reads from replay.desc: kernels
+// (the head's first word), which the replay kernel reads from replay.desc: kernels
 // of one shape and the same ranges pass the same parameters.
 func descParams(words []uint32) []workloads.ArgSpec {
 	out := make([]workloads.ArgSpec, descArgs)

@@ -60,7 +60,7 @@ func calibrationFile(in device.Info) *File {
 	return f
 }
 
-// TestGPUReplay checks the replay kernel and the candidate (replay_v9) on a
+// TestGPUReplay checks the replay kernel and the eighth (replay_v8) on a
 // GPU: the serial schedule's outputs equal the CPU reference, a
 // four-stream schedule's equal serial's, and every kernel lasts its spin
 // time plus an overhead it measures on the GPU's global timer (first
@@ -178,8 +178,8 @@ func rrAssign(n, k int) []int {
 var replayBare, _ = kernels.Lookup("replay", "replay_bare")
 
 // TestGPUReplayProbe measures what the replay kernel costs on this GPU, for
-// the replay kernel, the candidate (replay_v9: the replay kernel reading
-// its descriptor from its parameters) and replay_bare (the same parameters
+// the replay kernel, the eighth version (replay_v8: the replay kernel
+// reading its descriptor from replay.desc) and replay_bare (the same parameters
 // and stamps, nothing read or written: what any such kernel costs): the global
 // timer's step and the SM clock's
 // rate (replay_timer over 1 ms), then, per shape of probeFile's chain (a

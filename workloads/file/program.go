@@ -13,16 +13,16 @@ import (
 // ReplayKernel is the replay kernel's descriptor (workloads/kernels/replay.cu).
 var ReplayKernel, replayErr = kernels.Lookup("replay", "replay")
 
-// replayAlt is the ninth replay kernel (replay.cu's replay_v9: the
-// replay kernel reading its descriptor from its parameters), which
+// replayAlt is the eighth replay kernel (replay.cu's replay_v8: the
+// replay kernel reading its descriptor from replay.desc), which
 // TestGPUReplay and TestGPUReplayProbe measure beside ReplayKernel.
-var replayAlt, _ = kernels.Lookup("replay", "replay_v9")
+var replayAlt, _ = kernels.Lookup("replay", "replay_v8")
 
 const (
 	seenArgs  = 24 // buffer parameters the replay kernel declares (a0..a23)
 	fixedArgs = 4  // desc, state, sig, spin_ns
 	maxArgs   = 64 // what the CUDA backend passes at most
-	descArgs  = 25 // replay_v9's descriptor parameters (d0..d24: the head and 24 pairs)
+	descArgs  = 25 // the replay kernel's descriptor parameters (d0..d24: the head and 24 pairs)
 	spinArg   = 3  // spin_ns's index in the kernel's parameters
 	stateSize = 32 // bytes of replay.state per kernel
 	stateBuf  = "replay.state"

@@ -30,9 +30,13 @@
 // the number n of ranges it touches (at most 24, in a0..a23; bit 31 set
 // where two written ranges overlap), then for each range i: desc[2+2i] its
 // mode (bit 0: hash its bytes, bit 1: write them) and desc[3+2i] its length
-// in bytes. Every lane loads its range's pair with the head, in one round
-// trip, and keeps it and its pointer across the spin, so that the writes
-// wait for nothing. No block waits for another and nothing is atomic:
+// in bytes. The kernel reads these words from its parameters d0..d24
+// (after a0..a23: d0 = {0, desc[1]}, d(1+i) = range i's pair), which the
+// constant cache serves, and only the seed from desc, its load in flight
+// with the sampled bytes', so that one global round trip (the sampled
+// loads) stands between its start and its spin. Every lane keeps its
+// range's pair and pointer across the spin, so that the writes wait for
+// nothing. No block waits for another and nothing is atomic:
 // TestGPUReplayProbe measures the cost per kernel and per range. A reader
 // that overlaps its writer reads bytes the writer has not written yet, so
 // its h, its outputs and everything downstream differ from the serial
@@ -49,7 +53,9 @@
 // turnaround between waves to the recorded duration; a fifth version (no
 // local memory, git 22ea7f6) replayed the models slower
 // (docs/results/imported-notes.md); replay_v6, the sixth, has every warp
-// watch the timer.
+// watch the timer; replay_v7 and replay_v8, the seventh and eighth, read
+// the whole descriptor from desc (every lane its pair with the head: one
+// more global round trip before the sampled loads).
 // replay_timer measures the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
@@ -131,7 +137,7 @@ __device__ __forceinline__ void replay_put(unsigned char* p, unsigned long long 
 }
 
 // replay_word is a descriptor's pair at d: from global memory, or
-// with PD (replay_v9) from the kernel's parameters d0..d24, which the
+// with PD (replay) from the kernel's parameters d0..d24, which the
 // constant cache serves.
 template <bool PD>
 __device__ __forceinline__ uint2 replay_word(const uint2* d) {
@@ -157,7 +163,7 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
     if (WAVES && spin_ns >= REPLAY_WAVES_MIN) stamps = __ldcg((const ulonglong2*)(state + 4));
     unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
     unsigned n = head.y & 0xffu;
-    // PD (replay_v9): only the lanes that have a range load their pair
+    // PD (replay): only the lanes that have a range load their pair
     // (the parameters hold no padding past d24).
     if (PD && lane < n) mine = desc[1 + lane];
     // EARLY (replay_v7): every lane that could have a range (a0..a23 are
@@ -300,11 +306,12 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* 
     replay_run<true, false, false>(desc, state, sig, spin_ns, &a0);
 }
 
-// replay is the eighth version: replay_v7 without EARLY, its lead loading
+// replay_v8 is the eighth version (the replay kernel in session 8 from
+// its call 4 until the ninth): replay_v7 without EARLY, its lead loading
 // a pointer for each range the head names after the head, as replay_v6
 // did (the seventh's 24 early loads, which the constant cache serves one
 // address after another, raised its floor by ~200 ns).
-extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
+extern "C" __global__ void __launch_bounds__(1024, 2) replay_v8(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
     replay_run<true, true, false>(desc, state, sig, spin_ns, &a0);
 }
 
@@ -321,7 +328,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* 
     replay_run<true, true, true>(desc, state, sig, spin_ns, &a0);
 }
 
-// REPLAY_DESC is replay_v9's copy of its descriptor (the words replay.desc
+// REPLAY_DESC is replay's copy of its descriptor (the words replay.desc
 // holds for it: d0 = {0, count}, d(1+i) = range i's {mode, length}, zeros
 // past its ranges), passed after a0..a23. The seed stays in replay.desc
 // (desc[0]), so that kernels of the same shape and ranges pass the same
@@ -332,12 +339,12 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* 
         REPLAY_D(9), REPLAY_D(10), REPLAY_D(11), REPLAY_D(12), REPLAY_D(13), REPLAY_D(14), REPLAY_D(15), REPLAY_D(16),   \
         REPLAY_D(17), REPLAY_D(18), REPLAY_D(19), REPLAY_D(20), REPLAY_D(21), REPLAY_D(22), REPLAY_D(23), REPLAY_D(24)
 
-// replay_v9 is the eighth (replay) reading its descriptor from its
-// parameters rather than from replay.desc: the lead's first global round
-// trip (the head and its range's pair) becomes constant-cache loads, so
-// that only the sampled loads stand between its start and its spin.
-// desc stays its first parameter, read for the seed only.
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v9(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS,
+// replay is the ninth version: the eighth (replay_v8) reading its
+// descriptor from its parameters rather than from replay.desc, so that the
+// lead's first global round trip (the head and its range's pair) becomes
+// constant-cache loads and only the sampled loads stand between its start
+// and its spin. desc stays its first parameter, read for the seed only.
+extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS,
                                                                 REPLAY_DESC) {
     replay_run<true, true, false, true>((const unsigned*)&d0, state, sig, spin_ns, &a0, desc);
 }

@@ -17,8 +17,8 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "e72fcf46e645a8b2adde2de17b98d04d66e7a819da9e69225526c6a1ee7dbffa",
-		ImageSHA256:  "ecff59d1f4e4d8de11185f7c5fb50b0eb031dd6f3ce081128fa3cc162f56a065",
+		SourceSHA256: "a4fd163f1fbde6d320d7ace4fa0a2ab9b34012579cd09ac8659afacc330347d0",
+		ImageSHA256:  "3a52c062a99b6b0310792993a665ce50615157936b69c8fc065695a6d017ac72",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
@@ -27,7 +27,7 @@ func init() {
 			{Module: "replay", Name: "replay_v4", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_v6", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_v7", Regs: 32, StaticShared: 0},
-			{Module: "replay", Name: "replay_v9", Regs: 32, StaticShared: 0},
+			{Module: "replay", Name: "replay_v8", Regs: 32, StaticShared: 0},
 		},
 	})
 }
