@@ -30,10 +30,6 @@ BIN=${BIN:-.gpu/tailwave/gpusched}
 PAIRS_TIMEOUT=${PAIRS_TIMEOUT:-100}
 start=$(date +%s)
 
-if [ -f "$BIN.xz" ]; then
-    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$BIN.xz" "$BIN" &&
-        chmod +x "$BIN" || { echo "cannot unpack $BIN.xz" >&2; exit 2; }
-fi
 . scripts/gpu/device-tag.sh
 binary_ready coresidency || exit 2
 work=$(mktemp -d)

@@ -1,5 +1,5 @@
 # Sourced by the fidelity scripts: binary_ready NAME unpacks the carried
-# $BIN.gz over $BIN and checks $BIN runs; device_tag FILE writes what the device
+# $BIN.gz or $BIN.xz over $BIN and checks $BIN runs; device_tag FILE writes what the device
 # is (nvidia-smi, or the simulator config of a dry run), the date, host,
 # binary and commit to FILE and sets tag (h100, h200, another GPU's name,
 # or sim-CONFIG), which names the output files. Uses $DEVICE and $BIN.
@@ -27,12 +27,17 @@ device_tag() {
     } >>"$out"
 }
 
-# binary_ready NAME: the carried binary $BIN.gz (when there) replaces one
-# left from an earlier call; fails, naming script NAME, when $BIN does not
-# run.
+# binary_ready NAME: the carried binary $BIN.gz or $BIN.xz (when there;
+# .xz through python3's lzma, since the GPU host may have no xz) replaces
+# one left from an earlier call; fails, naming script NAME, when it cannot
+# be unpacked or $BIN does not run.
 binary_ready() {
     if [ -f "$BIN.gz" ]; then
         gunzip -c "$BIN.gz" >"$BIN" && chmod +x "$BIN"
+    fi
+    if [ -f "$BIN.xz" ]; then
+        python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$BIN.xz" "$BIN" &&
+            chmod +x "$BIN" || { echo "$1: cannot unpack $BIN.xz" >&2; return 2; }
     fi
     if [ ! -x "$BIN" ]; then
         echo "$1: no binary at $BIN (see the header for the build command)" >&2

@@ -42,10 +42,6 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 CONFIG=${CONFIG:-configs/experiments/acs-gpu-confirm.yaml}
 start=$(date +%s)
 
-if [ -f "$BIN.xz" ]; then
-    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$BIN.xz" "$BIN" &&
-        chmod +x "$BIN" || { echo "hostspeed: cannot unpack $BIN.xz" >&2; exit 2; }
-fi
 . scripts/gpu/device-tag.sh
 binary_ready hostspeed || exit 2
 work=$(mktemp -d)
