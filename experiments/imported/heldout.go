@@ -80,11 +80,15 @@ const heldoutCommands = `## Commands
     gpusched paper imported run configs/experiments/imported-heldout-v8-sim.yaml -o results/imported-heldout-v8-sim
     gpusched paper imported run configs/experiments/imported-graph-heldout-v8-sim.yaml -o results/imported-graph-heldout-v8-sim
     gpusched paper imported run configs/experiments/imported-graph-heldout-v8-sim-o0.yaml -o results/imported-graph-heldout-v8-sim-o0
-    # this page (the session-9 sets; the fourth kernel's, above, are imported-heldout-gpu.json and the rest without -v8)
+    # session 10: the same imports replayed with the ninth replay kernel (the replay kernel since session 9) at its
+    # measured values (B=.gpu/heldout-v9 bash scripts/gpu/imported-heldout-v9.sh), then the simulator's rows at those values
+    gpusched paper imported run configs/experiments/imported-heldout-v9-sim.yaml -o results/imported-heldout-v9-sim
+    gpusched paper imported run configs/experiments/imported-graph-heldout-v9-sim.yaml -o results/imported-graph-heldout-v9-sim
+    gpusched paper imported run configs/experiments/imported-graph-heldout-v9-sim-o0.yaml -o results/imported-graph-heldout-v9-sim-o0
+    # this page (the session-10 sets; the eighth kernel's are the -v8 files, the fourth's those without a version)
     gpusched paper imported report -o docs/results/imported-heldout.md --notes docs/results/imported-heldout-notes.md \
-        docs/results/imported-heldout-v8-gpu.json docs/results/imported-graph-heldout-v8-gpu.json docs/results/imported-heldout-v8-sim.json \
-        docs/results/imported-graph-heldout-v8-sim.json docs/results/imported-graph-heldout-v8-sim-o0.json
-
+        docs/results/imported-heldout-v9-gpu.json docs/results/imported-graph-heldout-v9-gpu.json docs/results/imported-heldout-v9-sim.json \
+        docs/results/imported-graph-heldout-v9-sim.json docs/results/imported-graph-heldout-v9-sim-o0.json
 `
 
 const heldoutIntro = `# Imported PyTorch models the importer was not developed on
