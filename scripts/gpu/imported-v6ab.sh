@@ -8,7 +8,10 @@
 # block's spin from the kernel's start (block 0's stamp). Written before
 # the sixth was adopted (6315190): since then main's replay IS the sixth
 # and replay_v4 the fourth, so a rerun needs binaries built as the
-# header says from 24864af. From the
+# header says from 24864af. A RECORD: replay_v4 and replay_v6 left
+# workloads/kernels/replay.cu after 9c28089 (session 10), so no later
+# commit builds either; session 7 call 6 (docs/results/gpu-runs.md) ran
+# it with binaries of 24864af, on the tree of 1f53bca. From the
 # repository root, with $OUT set and no Go toolchain:
 #
 #   1. workloads/file's GPU tests once (file.test, replay = v4 and

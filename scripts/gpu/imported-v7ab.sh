@@ -30,6 +30,13 @@
 #   4. the seventh's own set at the values step 2 measured for it (its
 #      "replay_v7 4 ranges:" and "replay_v7 signature:" lines).
 #
+# A RECORD: replay_v6 and replay_v7 left workloads/kernels/replay.cu after
+# 9c28089 (session 10), so no later commit builds the binaries below;
+# session 8 call 3 (docs/results/gpu-runs.md) ran it with gpusched-v6 and
+# file.test built at f5bf6c4 and gpusched-v7 the same with ReplayKernel =
+# replay_v7, on the tree of 20c4ce5 with this script's own version
+# (git log -- scripts/gpu/imported-v7ab.sh).
+#
 # Everything lands in $OUT/import-v7ab.tgz (about 140 s on an H100; no
 # step runs past LIMIT, default 300 s, less 15 s for the packing).
 # Binaries, built here from one commit (xz -9; the script unpacks them):

@@ -20,6 +20,12 @@
 #   3. the eighth's own set at the values step 1 measured for it (its
 #      "replay_v8 4 ranges:" and "replay_v8 signature:" lines).
 #
+# A RECORD: replay_v7 (the seventh, its baseline) left
+# workloads/kernels/replay.cu after 9c28089 (session 10), so no later
+# commit builds gpusched-v7; session 8 call 4 (docs/results/gpu-runs.md)
+# ran it with gpusched-v7 and file.test built at bd9d3f6 and gpusched-v8
+# the same with ReplayKernel = replay_v8, on the tree of 851e376.
+#
 # Everything lands in $OUT/import-v8ab.tgz (about 100 s on an H100; no
 # step runs past LIMIT, default 300 s, less 15 s for the packing).
 # Binaries, built here from one commit (xz -9; the script unpacks them):

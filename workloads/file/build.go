@@ -249,7 +249,7 @@ const orderedWrites = 1 << 31
 // count is the kernel's range count as replay.desc holds it: with
 // orderedWrites where two of its written ranges overlap, so that the
 // later one's bytes win as in the reference (the kernel otherwise writes
-// every range at once). replay_v4 reads the word alike.
+// every range at once).
 func (b *builder) count(seen []dataArg) uint32 {
 	if writesOverlap(seen) {
 		return uint32(len(seen)) | orderedWrites
@@ -271,8 +271,7 @@ func writesOverlap(seen []dataArg) bool {
 
 // overheadWord is overhead_ns in bits 8-30 of a kernel's range count in
 // replay.desc (capped at 2^23-1 ns), where replay reads it to place its
-// waves (replay.cu's replay_wave_end); replay_v4 reads only the count's
-// low byte and bit 31.
+// waves (replay.cu's replay_wave_end).
 func overheadWord(ns int64) uint32 {
 	return uint32(min(max(ns, 0), 1<<23-1)) << 8
 }

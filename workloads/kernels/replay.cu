@@ -48,14 +48,15 @@
 // that registers never limit its blocks per SM below what threads allow:
 // the padding alone sets occupancy.
 //
-// replay_v4 (below) is the fourth version, whose blocks each spin spin_ns
-// from their own start, so that a kernel added its own block dispatch and
-// turnaround between waves to the recorded duration; a fifth version (no
-// local memory, git 22ea7f6) replayed the models slower
-// (docs/results/imported-notes.md); replay_v6, the sixth, has every warp
-// watch the timer; replay_v7 and replay_v8, the seventh and eighth, read
-// the whole descriptor from desc (every lane its pair with the head: one
-// more global round trip before the sampled loads).
+// replay_v8 (below) is the eighth version, which reads the whole
+// descriptor from desc (every lane its pair with the head: one more global
+// round trip before the sampled loads); TestGPUReplay and
+// TestGPUReplayProbe measure it beside replay. The earlier versions
+// (docs/results/imported-notes.md) are in git: the fourth (replay_v4,
+// every block spinning spin_ns from its own start), the sixth (replay_v6,
+// every warp watching the timer) and the seventh (replay_v7, the lead's 24
+// pointers loaded with the head) until 9c28089; the fifth (no local
+// memory) at 22ea7f6.
 // replay_timer measures the global timer's step and the SM clock's rate.
 
 #define REPLAY_MAX_ARGS 24
@@ -151,7 +152,7 @@ __device__ __forceinline__ uint2 replay_word(const uint2* d) {
 // launch's parameters (a is the address of a0: an indexed constant load,
 // only for lanes that have a range), so that nothing stands between the
 // kernel's start and its data loads but those two loads.
-template <bool WAVES, bool EARLY, bool PD>
+template <bool PD>
 __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long t0,
                                             unsigned long long spin_ns, const unsigned char* const* a, unsigned lane, unsigned width,
                                             const unsigned* __restrict__ seedp) {
@@ -160,15 +161,16 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
     // comes from replay.desc, its load in flight with theirs.
     unsigned seed = PD ? __ldg(seedp) : head.x;
     ulonglong2 stamps = make_ulonglong2(0, 0);
-    if (WAVES && spin_ns >= REPLAY_WAVES_MIN) stamps = __ldcg((const ulonglong2*)(state + 4));
+    if (spin_ns >= REPLAY_WAVES_MIN) stamps = __ldcg((const ulonglong2*)(state + 4));
     unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1;
     unsigned n = head.y & 0xffu;
     // PD (replay): only the lanes that have a range load their pair
     // (the parameters hold no padding past d24).
     if (PD && lane < n) mine = desc[1 + lane];
-    // EARLY (replay_v7): every lane that could have a range (a0..a23 are
-    // all parameters) loads its pointer with the head rather than after it.
-    unsigned char* p = EARLY ? (lane < REPLAY_MAX_ARGS ? (unsigned char*)a[lane] : 0) : (lane < n ? (unsigned char*)a[lane] : 0);
+    // Only the lanes that have a range load their pointer, after the head
+    // (the seventh version loaded all 24 with it: the constant cache serves
+    // them one address after another, ~200 ns more floor).
+    unsigned char* p = lane < n ? (unsigned char*)a[lane] : 0;
     unsigned part = 0;
     if (lane < n && (mine.x & 1u)) part = replay_hash(p, mine.y, seed, lane);
     for (unsigned i = lane + width; i < n; i += width) {
@@ -176,11 +178,7 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
         if (e.x & 1u) part += replay_hash(a[i], e.y, seed, i);
     }
     unsigned h = (REPLAY_FNV_OFFSET ^ seed) + __reduce_add_sync(mask, part);
-    if (WAVES) {
-        replay_until(spin_ns >= REPLAY_WAVES_MIN ? replay_wave_end(stamps, head.y, t0, spin_ns) : t0 + spin_ns);
-    } else {
-        replay_spin(t0, spin_ns);
-    }
+    replay_until(spin_ns >= REPLAY_WAVES_MIN ? replay_wave_end(stamps, head.y, t0, spin_ns) : t0 + spin_ns);
     if (!(head.y & REPLAY_ORDERED)) {
         // No two written ranges overlap: every lane writes its own at once.
         if (lane < n && (mine.x & 2u)) replay_put(p, mine.y, h, lane);
@@ -214,16 +212,15 @@ __device__ __forceinline__ void replay_lead(const uint2* __restrict__ desc, unsi
     }
 }
 
-// replay_run is a replay kernel's body (a is the address of a0). With
-// WAVES (replay, replay_v6, replay_v7) block 0 stamps its start first and
-// every block spins until its wave's end counted from that stamp
-// (replay_wave_end); without (replay_v4) every block spins spin_ns from
-// its own start and block 0 stamps its start after its spin. With ONE
-// (replay, replay_v7) only a block's first warp spins (and loads the
-// stamp), its other warps wait for it at a barrier, so that at 64 warps an
-// SM 16 rather than 64 warps poll the timer. With EARLY (replay_v7) the
-// lead loads its pointers with the head (replay_lead).
-template <bool WAVES, bool ONE, bool EARLY, bool PD = false>
+// replay_run is a replay kernel's body (a is the address of a0): block 0
+// stamps its start first and every block spins until its wave's end
+// counted from that stamp (replay_wave_end). Only a block's first warp
+// spins (and loads the stamp); its other warps wait for it at a barrier,
+// so that at 64 warps an SM 16 rather than 64 warps poll the timer (every
+// warp polling made a kernel end 1.2 us beyond its spin in one wave, 2.8
+// us a wave in three; 0.4 us with one warp a block). With PD (replay) the
+// descriptor's words come from the kernel's parameters (replay_word).
+template <bool PD = false>
 __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns,
                                            const unsigned char* const* a, const unsigned* __restrict__ seedp = 0) {
     unsigned long long t0 = replay_now();
@@ -231,23 +228,20 @@ __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, un
     unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
     unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    if (WAVES && block == 0 && thread == 0) {
+    if (block == 0 && thread == 0) {
         __stcg((unsigned long long*)(state + 4), t0);
     }
     if (block == blocks - 1 && thread < 32) {
-        replay_lead<WAVES, EARLY, PD>((const uint2*)desc, state, sig, t0, spin_ns, a, thread, threads < 32 ? threads : 32, seedp);
-    } else if (ONE && thread >= 32) {
+        replay_lead<PD>((const uint2*)desc, state, sig, t0, spin_ns, a, thread, threads < 32 ? threads : 32, seedp);
+    } else if (thread >= 32) {
         // waits for the first warp at the barrier below
-    } else if (WAVES && spin_ns >= REPLAY_WAVES_MIN) {
+    } else if (spin_ns >= REPLAY_WAVES_MIN) {
         ulonglong2 stamps = __ldcg((const ulonglong2*)(state + 4));
         replay_until(replay_wave_end(stamps, PD ? desc[1] : __ldg(desc + 1), t0, spin_ns));
     } else {
         replay_spin(t0, spin_ns);
     }
-    if (ONE) __syncthreads();
-    if (!WAVES && block == 0 && thread == 0) {
-        __stcg((unsigned long long*)(state + 4), t0);
-    }
+    __syncthreads();
 }
 
 // REPLAY_GC marks a0..a23 __grid_constant__: the kernel reads them where
@@ -263,11 +257,6 @@ __device__ __forceinline__ void replay_run(const unsigned* __restrict__ desc, un
         REPLAY_BUF(8), REPLAY_BUF(9), REPLAY_BUF(10), REPLAY_BUF(11), REPLAY_BUF(12), REPLAY_BUF(13), REPLAY_BUF(14),       \
         REPLAY_BUF(15), REPLAY_BUF(16), REPLAY_BUF(17), REPLAY_BUF(18), REPLAY_BUF(19), REPLAY_BUF(20), REPLAY_BUF(21),     \
         REPLAY_BUF(22), REPLAY_BUF(23)
-
-// replay_v4 is the fourth version, kept for TestGPUReplayProbe.
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v4(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
-    replay_run<false, false, false>(desc, state, sig, spin_ns, &a0);
-}
 
 // replay_bare has replay's parameters and stamps but reads and writes
 // nothing: TestGPUReplayProbe's lower bound on what any kernel that stamps
@@ -286,46 +275,11 @@ extern "C" __global__ void replay_bare(const unsigned* __restrict__ desc, unsign
     }
 }
 
-// replay_v6 is the sixth version (the replay kernel from 6315190 until
-// the seventh): replay_v4's reads and writes and the same bytes, its
-// blocks' spins counted from the kernel's start rather than each block's
-// own. A recorded duration already holds the original's
-// block dispatch (a wave of many small blocks reaches its SMs over some
-// hundreds of ns) and its turnaround between waves; replay_v4's blocks
-// each spin their wave's share from their own start, so its kernel lasts
-// the recorded time plus its own dispatch spread and turnarounds again,
-// most where waves hold many blocks or a kernel many waves (the batch-8
-// models). Its block 0 stamps its start first; every
-// block reads that stamp and the descriptor's count word, whose bits 8-30
-// hold overhead_ns (build.go), and ends its spin at the end of its wave
-// (replay_wave_end). A block that cannot see this launch's stamp yet (it
-// is older than the previous launch's end stamp) spins from its own start
-// as replay_v4 does; spins shorter than REPLAY_WAVES_MIN skip the loads,
-// which would outlast them.
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v6(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
-    replay_run<true, false, false>(desc, state, sig, spin_ns, &a0);
-}
-
 // replay_v8 is the eighth version (the replay kernel in session 8 from
-// its call 4 until the ninth): replay_v7 without EARLY, its lead loading
-// a pointer for each range the head names after the head, as replay_v6
-// did (the seventh's 24 early loads, which the constant cache serves one
-// address after another, raised its floor by ~200 ns).
+// its call 4 until the ninth): replay reading its descriptor from desc
+// rather than from its parameters.
 extern "C" __global__ void __launch_bounds__(1024, 2) replay_v8(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
-    replay_run<true, true, false>(desc, state, sig, spin_ns, &a0);
-}
-
-// replay_v7 is the seventh version (the replay kernel in session 8 until
-// the eighth): replay_v6's waves, reads and writes, with
-// only a block's first warp polling the timer while the others wait at a
-// barrier (at 64 warps an SM, every warp polling made a kernel end 1.2 us
-// beyond its spin in one wave, 2.8 us a wave in three; 0.4 us with one
-// warp a block), and the lead's pointers loaded with the descriptor's
-// head (EARLY: every lane below 24 loads one, which the constant cache
-// serves one address after another, ~10 ns each: the floor rose by ~200
-// ns; the eighth is the seventh without it).
-extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS) {
-    replay_run<true, true, true>(desc, state, sig, spin_ns, &a0);
+    replay_run<false>(desc, state, sig, spin_ns, &a0);
 }
 
 // REPLAY_DESC is replay's copy of its descriptor (the words replay.desc
@@ -346,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) replay_v7(const unsigned* 
 // and its spin. desc stays its first parameter, read for the seed only.
 extern "C" __global__ void __launch_bounds__(1024, 2) replay(const unsigned* __restrict__ desc, unsigned* state, unsigned* sig, unsigned long long spin_ns, REPLAY_BUFFERS,
                                                                 REPLAY_DESC) {
-    replay_run<true, true, false, true>((const unsigned*)&d0, state, sig, spin_ns, &a0, desc);
+    replay_run<true>((const unsigned*)&d0, state, sig, spin_ns, &a0, desc);
 }
 
 // replay_timer: one thread watches the global timer and the SM's clock for

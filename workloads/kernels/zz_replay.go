@@ -17,16 +17,13 @@ func init() {
 		Source:       "replay.cu",
 		Compiler:     "Cuda compilation tools, release 11.8, V11.8.89",
 		Flags:        "-fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80",
-		SourceSHA256: "a4fd163f1fbde6d320d7ace4fa0a2ab9b34012579cd09ac8659afacc330347d0",
-		ImageSHA256:  "3a52c062a99b6b0310792993a665ce50615157936b69c8fc065695a6d017ac72",
+		SourceSHA256: "762c52fd17501b4e8c8615504025babb4a335c72b614e8a61b90c47119bcffd2",
+		ImageSHA256:  "2c10f39e33edb40fccaa0dc2ab8cec4a59fa7190450c6129a93c1bbc9c106465",
 		Image:        image_replay,
 		Kernels: []*device.Kernel{
 			{Module: "replay", Name: "replay", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_bare", Regs: 11, StaticShared: 0},
 			{Module: "replay", Name: "replay_timer", Regs: 24, StaticShared: 0},
-			{Module: "replay", Name: "replay_v4", Regs: 32, StaticShared: 0},
-			{Module: "replay", Name: "replay_v6", Regs: 32, StaticShared: 0},
-			{Module: "replay", Name: "replay_v7", Regs: 32, StaticShared: 0},
 			{Module: "replay", Name: "replay_v8", Regs: 32, StaticShared: 0},
 		},
 	})
