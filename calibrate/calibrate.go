@@ -54,6 +54,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 	"github.com/gpusched/gpusched/workloads/kernels"
 )
 
@@ -317,23 +318,8 @@ func (c *calibrator) record(name, field, unit, method string, rounds []float64) 
 func measurement(name, field, unit, method string, rounds []float64) Measurement {
 	s := append([]float64(nil), rounds...)
 	sort.Float64s(s)
-	return Measurement{Name: name, Field: field, Unit: unit, Method: method, Min: s[0], Max: s[len(s)-1], Value: median(s),
+	return Measurement{Name: name, Field: field, Unit: unit, Method: method, Min: s[0], Max: s[len(s)-1], Value: stats.MedianSorted(s),
 		Rounds: append([]float64(nil), rounds...)}
-}
-
-// medianOf is the median of xs, in any order.
-func medianOf(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return median(s)
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // emptyLaunch is a one-thread launch of the empty kernel.

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // Config is base with every field the report measures replaced, and Info
@@ -145,7 +146,7 @@ func fullWaveDispatch(rep *Report) (Measurement, bool) {
 	}
 	sorted := append([]float64(nil), d.Rounds...)
 	sort.Float64s(sorted)
-	d.Value, d.Min, d.Max = median(sorted), sorted[0], sorted[len(sorted)-1]
+	d.Value, d.Min, d.Max = stats.MedianSorted(sorted), sorted[0], sorted[len(sorted)-1]
 	for i := range rep.Measurements {
 		if rep.Measurements[i].Name == "shortest block lifetime" {
 			rep.Measurements[i].Field = ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // Fitted is a config fitted to a GPU's raw measurements, with what every
@@ -295,11 +296,11 @@ func (f *Fitted) fitFractions(prof *sim.Profile) {
 				est := max(p.c, p.fl/ff, p.by/fb, prof.MinBlockNs)
 				es = append(es, math.Abs(math.Log(est/p.t)))
 			}
-			e := medianOf(es)
+			e := stats.Median(es)
 			ks = append(ks, e)
 			worst = max(worst, e)
 		}
-		return medianOf(ks), worst
+		return stats.Median(ks), worst
 	}
 	grid := func(i int) float64 { return math.Pow(10, -3+float64(i)/20) }
 	bf, bb, best, worst := 1.0, 1.0, math.Inf(1), 0.0

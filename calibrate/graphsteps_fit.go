@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // simulateGraphSteps runs "graph steps" on a simulator of cfg for shapes
@@ -132,7 +133,7 @@ func segmentCheck(rep, r0, r1 *Report, part string, v float64) string {
 			each = append(each, fmt.Sprintf("%s %+.0f%%", sh.name, 100*e))
 		}
 		sort.Float64s(abs)
-		return abs[len(abs)/2], abs[len(abs)-1], each
+		return stats.UpperMedian(abs), abs[len(abs)-1], each
 	}
 	sm, sw, _ := errs(sweepShapes())
 	cm, cw, each := errs(campaignShapes())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/kernels"
 )
@@ -498,9 +499,9 @@ func (m *mixedRun) pair(a, b *mixedLaunch) (MixedPair, bool, error) {
 			p.WithA, p.WithB, p.Together = append(p.WithA, wa), append(p.WithB, wb), append(p.Together, max(wa, wb))
 		}
 	}
-	ma, mb := medianOf(p.AloneA), medianOf(p.AloneB)
-	p.Slowdown = [2]float64{medianOf(p.WithA) / ma, medianOf(p.WithB) / mb}
-	p.Overlap = (ma + mb - medianOf(p.Together)) / min(ma, mb)
+	ma, mb := stats.Median(p.AloneA), stats.Median(p.AloneB)
+	p.Slowdown = [2]float64{stats.Median(p.WithA) / ma, stats.Median(p.WithB) / mb}
+	p.Overlap = (ma + mb - stats.Median(p.Together)) / min(ma, mb)
 	res, err := m.residency(a, b, la, lb, p)
 	p.Residency = res
 	return p, true, err
@@ -643,14 +644,6 @@ func (m *mixedRun) progressLine(p MixedPair) {
 	}
 	// Progress is best effort: a lost line must not fail the probe.
 	_, _ = fmt.Fprintf(m.c.progress, "calibrate: %-11s beside %-11s alone %8.0f %8.0f ns, beside %.3fx %.3fx, overlap %.2f, both on %d of %d SMs (%s)\n",
-		p.A, p.B, medianOf(p.AloneA), medianOf(p.AloneB), p.Slowdown[0], p.Slowdown[1], p.Overlap,
+		p.A, p.B, stats.Median(p.AloneA), stats.Median(p.AloneB), p.Slowdown[0], p.Slowdown[1], p.Overlap,
 		p.Residency.BothSMs, p.Residency.SMs, p.Residency.Source)
-}
-
-// Median is the median of xs (0 for none), for reports of the probe.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	return medianOf(xs)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/synthetic"
 )
@@ -108,7 +109,7 @@ func TestMixedCoResidencyOnSim(t *testing.T) {
 		for r := range p.Together {
 			assert.Equal(t, max(p.WithA[r], p.WithB[r]), p.Together[r])
 		}
-		assert.InDelta(t, medianOf(p.WithA)/medianOf(p.AloneA), p.Slowdown[0], 1e-12)
+		assert.InDelta(t, stats.Median(p.WithA)/stats.Median(p.AloneA), p.Slowdown[0], 1e-12)
 		assert.Equal(t, "none", p.Residency.Source)
 	}
 	assert.Equal(t, []string{"synth+synth", "synth+spin", "spin+synth"}, order)
@@ -116,8 +117,8 @@ func TestMixedCoResidencyOnSim(t *testing.T) {
 	assert.Equal(t, [2]int{2, 2}, self.PerSM)
 	assert.Equal(t, [2]int{2, 4}, spinAfter.PerSM)
 	assert.Equal(t, max(mixedSpinMin, 2*spinAfter.AloneA[0]), spinAfter.SpinNs, "measured in the warm-up, the same on the simulator")
-	assert.GreaterOrEqual(t, medianOf(spinAfter.AloneB), spinAfter.SpinNs)
-	assert.GreaterOrEqual(t, medianOf(spinFirst.AloneA), spinFirst.SpinNs)
+	assert.GreaterOrEqual(t, stats.Median(spinAfter.AloneB), spinAfter.SpinNs)
+	assert.GreaterOrEqual(t, stats.Median(spinFirst.AloneA), spinFirst.SpinNs)
 }
 
 // synth_node's element count follows the cut grid (one element a thread,

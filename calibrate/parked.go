@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // The idle times (us) the parked hand-off measurement sweeps: a waiting
@@ -124,7 +125,7 @@ func (c *calibrator) queueAfterIdle(h device.Host) (med, mean [][]float64, err e
 				}
 			}
 			if r > 0 {
-				med[i], mean[i] = append(med[i], medianOf(hand)), append(mean[i], meanOf(hand))
+				med[i], mean[i] = append(med[i], stats.Median(hand)), append(mean[i], meanOf(hand))
 			}
 		}
 	}
@@ -164,7 +165,7 @@ func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) (med, mean
 				each = append(each, ns(h.Now()-t0-d))
 			}
 			if r > 0 {
-				med[i], mean[i] = append(med[i], medianOf(each)), append(mean[i], meanOf(each))
+				med[i], mean[i] = append(med[i], stats.Median(each)), append(mean[i], meanOf(each))
 			}
 		}
 	}
@@ -259,7 +260,7 @@ func twoRegimes(idles []int, costs []float64) (after, extra float64) {
 	}
 	for i := 1; i < len(costs); i++ {
 		if costs[i] > costs[0]+rise/4 {
-			return 1e3*float64(idles[i-1]+idles[i])/2 + costs[0], medianOf(costs[i:]) - costs[0]
+			return 1e3*float64(idles[i-1]+idles[i])/2 + costs[0], stats.Median(costs[i:]) - costs[0]
 		}
 	}
 	return 0, 0 // unreachable: the last point is over

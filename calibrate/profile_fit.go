@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // FitProfile fits every kernel's block model to its points (replacing
@@ -58,7 +59,7 @@ func FitProfile(p *sim.Profile) error {
 	}
 	p.DefaultWarpSlope = 0
 	if len(slopes) > 0 {
-		p.DefaultWarpSlope = math.Round(max(0, medianOf(slopes))*1e5) / 1e5
+		p.DefaultWarpSlope = math.Round(max(0, stats.Median(slopes))*1e5) / 1e5
 	}
 	fitL2(p)
 	for i := range p.Kernels {
@@ -313,7 +314,7 @@ func fitError(p *sim.Profile, k *sim.KernelProfile) sim.FitError {
 		worst = max(worst, e)
 		spreads = append(spreads, pt.Spread()*100)
 	}
-	return sim.FitError{Points: len(k.Points), MedianPct: round2(medianOf(errs)), MaxPct: round2(worst), SpreadPct: round2(medianOf(spreads))}
+	return sim.FitError{Points: len(k.Points), MedianPct: round2(stats.Median(errs)), MaxPct: round2(worst), SpreadPct: round2(stats.Median(spreads))}
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }

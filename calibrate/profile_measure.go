@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -32,9 +33,9 @@ func (p *profiler) overheads(h device.Host, prof *sim.Profile) error {
 	if err != nil {
 		return err
 	}
-	prof.BlockDispatchNs = dispatchPerBlock(medianOf(lone), medianOf(full), wave)
-	prof.MinBlockNs = shortestBlock(medianOf(lone), prof.BlockDispatchNs, p.info.SMs)
-	prof.BackToBackNs = max(0, medianOf(per)-prof.MinBlockNs)
+	prof.BlockDispatchNs = dispatchPerBlock(stats.Median(lone), stats.Median(full), wave)
+	prof.MinBlockNs = shortestBlock(stats.Median(lone), prof.BlockDispatchNs, p.info.SMs)
+	prof.BackToBackNs = max(0, stats.Median(per)-prof.MinBlockNs)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // The neighbor settings the fit tries: neighbors counted and the radius
@@ -252,7 +253,7 @@ func errorStats(errs []float64) ErrorStats {
 	for _, e := range s {
 		sum += e
 	}
-	return ErrorStats{Mean: sum / float64(len(s)), Median: medianOf(s), P90: s[(len(s)*9)/10], Max: s[len(s)-1]}
+	return ErrorStats{Mean: sum / float64(len(s)), Median: stats.MedianSorted(s), P90: s[(len(s)*9)/10], Max: s[len(s)-1]}
 }
 
 // CrossValidate measures how well p's kernels' fallback (FitProfile's

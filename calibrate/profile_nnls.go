@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // The terms of a block's lone time: a constant, then Cycles, Flops and
@@ -57,7 +58,7 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 	var c [nTerms]float64
 	m.Roofline = false
 	if len(distinct) == 1 {
-		c = proportional(xs[0], medianOf(ys))
+		c = proportional(xs[0], stats.Median(ys))
 	} else {
 		c = bestSubset(xs, ys, len(distinct))
 		if r := roofline(xs, ys, len(distinct)); rmsRel(xs, ys, r, true) < rmsRel(xs, ys, c, false)-0.005 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
+	"github.com/gpusched/gpusched/internal/stats"
 	"github.com/gpusched/gpusched/workloads"
 )
 
@@ -364,7 +365,7 @@ func TestProfileSamplesTheHostStarvedTakesThemAgain(t *testing.T) {
 		for _, k := range prof.Kernels {
 			if k.Kernel == "test.fk" {
 				require.NotEmpty(t, k.Points)
-				return medianOf(k.Points[0].Ns), *sum
+				return stats.Median(k.Points[0].Ns), *sum
 			}
 		}
 		require.Fail(t, "no point of test.fk")

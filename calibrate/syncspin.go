@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // Other host threads blocked in StreamSynchronize while one thread works
@@ -130,7 +131,7 @@ func (c *calibrator) besideRounds(h device.Host, t *timedStream, ping, pong devi
 			each = append(each, ns(h.Now()-t0-spinD))
 		}
 		if r > 0 {
-			launch, hand, sync = append(launch, l), append(hand, p), append(sync, medianOf(each))
+			launch, hand, sync = append(launch, l), append(hand, p), append(sync, stats.Median(each))
 		}
 	}
 	return launch, hand, sync, nil

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sort"
 	"sync"
 	"time"
 
@@ -220,15 +219,4 @@ func compareOutputs(want, got map[string][]byte) string {
 		}
 	}
 	return ""
-}
-
-// medianIndex is the position of the median of ns (the upper middle one
-// for an even count), the repetition whose counters a row reports.
-func medianIndex(ns []int64) int {
-	order := make([]int, len(ns))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return ns[order[a]] < ns[order[b]] })
-	return order[len(order)/2]
 }

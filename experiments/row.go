@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
@@ -173,7 +174,7 @@ func (r *rowRun) finish() Row {
 	sum := MakespanSummary(row.MakespansNS)
 	row.Makespan = &sum
 	if len(r.stats) > 0 {
-		row.SchedulerStats = r.stats[medianIndex(row.MakespansNS)]
+		row.SchedulerStats = r.stats[stats.UpperMedianIndex(row.MakespansNS)]
 	}
 	if r.trace {
 		var buf bytes.Buffer

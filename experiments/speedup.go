@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // Estimate is a speedup over the baseline with its 95% confidence
@@ -75,7 +77,7 @@ func rowSpeedup(base, row *Row) Estimate {
 			ratios[k] = float64(base.MakespansNS[k]) / float64(row.MakespansNS[k])
 		}
 		sort.Float64s(ratios)
-		e := Estimate{Value: round(median(ratios), 4), Lo: math.NaN(), Hi: math.NaN(), N: n, Method: MethodPaired}
+		e := Estimate{Value: round(stats.MedianSorted(ratios), 4), Lo: math.NaN(), Hi: math.NaN(), N: n, Method: MethodPaired}
 		if p, ok := PairedSpeedup(base.MakespansNS, row.MakespansNS); ok {
 			e.Lo, e.Hi = round(p.Lo, 4), round(p.Hi, 4)
 		} else if ratios[0] == ratios[n-1] {

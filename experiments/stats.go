@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // Summary describes repeated measurements of one quantity.
@@ -39,7 +41,7 @@ func Summarize(xs []float64) Summary {
 	if n == 1 {
 		std = 0 // gonum gives NaN for one sample
 	}
-	out := Summary{N: n, Median: median(s), Mean: mean, Std: std, Min: s[0], Max: s[n-1], CI95Lo: mean, CI95Hi: mean}
+	out := Summary{N: n, Median: stats.MedianSorted(s), Mean: mean, Std: std, Min: s[0], Max: s[n-1], CI95Lo: mean, CI95Hi: mean}
 	if n > 1 && std > 0 {
 		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
 		half := t * std / math.Sqrt(float64(n))
@@ -58,17 +60,6 @@ func MakespanSummary(ns []int64) Summary {
 	s := Summarize(us)
 	return Summary{N: s.N, Median: round(s.Median, 3), Mean: round(s.Mean, 3), Std: round(s.Std, 3),
 		Min: round(s.Min, 3), Max: round(s.Max, 3), CI95Lo: round(s.CI95Lo, 3), CI95Hi: round(s.CI95Hi, 3)}
-}
-
-// median of sorted s: the middle value, or the mean of the two middle values.
-// gonum's stat.Quantile(0.5, stat.Empirical, ...) returns the lower middle
-// value for even n, which is not the conventional median.
-func median(s []float64) float64 {
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // MAPE is the mean absolute percentage error of predicted against actual
@@ -118,37 +109,8 @@ func PairedSpeedup(base, s []int64) (Paired, bool) {
 		r[i] = float64(base[i]) / float64(s[i])
 	}
 	sort.Float64s(r)
-	med := r[n/2]
-	if n%2 == 0 {
-		med = (r[n/2-1] + r[n/2]) / 2
-	}
-	k := signTestRank(n)
-	return Paired{N: n, Median: med, Lo: r[k-1], Hi: r[n-k]}, true
-}
-
-// signTestRank is the largest k such that P(X < k) <= 0.025 for X ~
-// Binomial(n, 1/2): the k-th smallest and k-th largest of n samples bound
-// their median with at least 95% confidence. It is at least 1.
-func signTestRank(n int) int {
-	// P(X <= j) accumulated term by term in logs (n is small, but the
-	// terms' factorials overflow float64 quickly).
-	cdf := 0.0
-	k := 1
-	for j := 0; j < n; j++ {
-		lp := lgammaInt(n+1) - lgammaInt(j+1) - lgammaInt(n-j+1) - float64(n)*math.Ln2
-		cdf += math.Exp(lp)
-		// cdf is now P(X <= j) = P(X < j+1).
-		if cdf > 0.025 {
-			break
-		}
-		k = j + 1
-	}
-	return max(k, 1)
-}
-
-func lgammaInt(n int) float64 {
-	v, _ := math.Lgamma(float64(n))
-	return v
+	k, _ := stats.SignTestRank(n)
+	return Paired{N: n, Median: stats.MedianSorted(r), Lo: r[k-1], Hi: r[n-k]}, true
 }
 
 // String is the median with its interval, or the median alone when the

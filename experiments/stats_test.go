@@ -66,14 +66,6 @@ func TestRound(t *testing.T) {
 	assert.Equal(t, -2.5, round(-2.5, 1))
 }
 
-func TestSignTestRank(t *testing.T) {
-	// Ranks of the 95% sign-test interval of a median, from binomial
-	// tables: n = 6: 1 (the whole range); 10: 2; 20: 6; 30: 10.
-	for n, want := range map[int]int{6: 1, 10: 2, 20: 6, 30: 10} {
-		assert.Equal(t, want, signTestRank(n), "n = %d", n)
-	}
-}
-
 func TestPairedSpeedup(t *testing.T) {
 	// Ten rounds: the scheduler takes 80 where the baseline took 100,
 	// except in two rounds where the baseline drifted to 200 (both

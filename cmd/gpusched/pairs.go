@@ -12,6 +12,7 @@ import (
 	"github.com/gpusched/gpusched/calibrate"
 	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // cmdProfilePairs measures pairs of different kernels of experiment files
@@ -63,8 +64,8 @@ func writePairsTable(w io.Writer, rep *calibrate.MixedReport) error {
 	fmt.Fprintln(tw, "a\tb\tper SM\talone a ns\talone b ns\tbeside a ns\tbeside b ns\ttogether ns\tslowdown a\tslowdown b\toverlap\tboth on SMs\t")
 	for _, p := range rep.Pairs {
 		fmt.Fprintf(tw, "%s\t%s\t%d+%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t%.2f\t%d/%d %s\t\n", p.A, p.B, p.PerSM[0], p.PerSM[1],
-			calibrate.Median(p.AloneA), calibrate.Median(p.AloneB), calibrate.Median(p.WithA), calibrate.Median(p.WithB),
-			calibrate.Median(p.Together), p.Slowdown[0], p.Slowdown[1], p.Overlap, p.Residency.BothSMs, p.Residency.SMs, p.Residency.Source)
+			stats.MedianOrZero(p.AloneA), stats.MedianOrZero(p.AloneB), stats.MedianOrZero(p.WithA), stats.MedianOrZero(p.WithB),
+			stats.MedianOrZero(p.Together), p.Slowdown[0], p.Slowdown[1], p.Overlap, p.Residency.BothSMs, p.Residency.SMs, p.Residency.Source)
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(tw, "note: %s\t\t\t\t\t\t\t\t\t\t\t\n", n)

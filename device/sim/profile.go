@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gpusched/gpusched/configs"
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // Profile is the measured block times of kernels on one GPU, with a model
@@ -159,7 +159,7 @@ type ProfilePoint struct {
 }
 
 // Median is the median of the point's samples.
-func (p *ProfilePoint) Median() float64 { return medianOf(p.Ns) }
+func (p *ProfilePoint) Median() float64 { return stats.MedianOrZero(p.Ns) }
 
 // Spread is (largest - smallest) / median of the point's samples.
 func (p *ProfilePoint) Spread() float64 {
@@ -172,19 +172,6 @@ func (p *ProfilePoint) Spread() float64 {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	return (hi - lo) / m
-}
-
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // KernelKey is a kernel's profile name, module.name.

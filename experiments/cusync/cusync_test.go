@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 const testConfig = `name: cusync-test
@@ -49,7 +50,7 @@ func TestRunAndReportOnSimulator(t *testing.T) {
 	base, auto := byKey["gpt3 T=768/stream-sync"], byKey["gpt3 T=768/auto"]
 	require.Empty(t, base.Errors)
 	require.Empty(t, auto.Errors)
-	assert.Greater(t, medianNS(base.MakespansNS)/medianNS(auto.MakespansNS), 1.1)
+	assert.Greater(t, stats.MedianOrZero(base.MakespansNS)/stats.MedianOrZero(auto.MakespansNS), 1.1)
 	assert.InDelta(t, 1.09, auto.Facts["producer_waves"], 0.01)
 	assert.Contains(t, auto.Choices[0], "row wait=true")
 	// Both convolutions fit one wave: the rule falls back to stream order,
@@ -76,12 +77,6 @@ func TestRunAndReportOnSimulator(t *testing.T) {
 		assert.True(t, strings.Contains(s, want), "report lacks %q", want)
 	}
 	assert.Regexp(t, `\| gpt3 T=768 \|[^\n]*\| error \|`, s, "strided's error shows in GPT-3's table")
-}
-
-func TestMedian(t *testing.T) {
-	assert.Equal(t, 2.0, medianNS([]int64{3, 1, 2}))
-	assert.Equal(t, 2.5, medianNS([]int64{4, 1, 2, 3}))
-	assert.Zero(t, medianNS(nil))
 }
 
 // TestPhasesReachTheRows: a tilesync scheduler with phases reports when

@@ -20,7 +20,6 @@ package cusync
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
@@ -112,17 +111,4 @@ func deadlocks(dev string) ([]experiments.Probe, error) {
 			Params: map[string]string{"wait_kernel": fmt.Sprint(wait)}, Result: res})
 	}
 	return out, nil
-}
-
-// medianNS is the median of makespans in nanoseconds (0 for none).
-func medianNS(v []int64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]int64(nil), v...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return float64(s[len(s)/2])
-	}
-	return float64(s[len(s)/2-1]+s[len(s)/2]) / 2
 }

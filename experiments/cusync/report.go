@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // baseline is the scheduler entry every speedup is measured against.
@@ -178,7 +179,7 @@ func (x *rowIndex) speedup(k rowKey, s string) (float64, bool) {
 	if !ok1 || !ok2 || len(base.Errors) > 0 || len(row.Errors) > 0 || len(row.MakespansNS) == 0 {
 		return 0, false
 	}
-	return medianNS(base.MakespansNS) / medianNS(row.MakespansNS), true
+	return stats.MedianOrZero(base.MakespansNS) / stats.MedianOrZero(row.MakespansNS), true
 }
 
 // groupOf names the table a row belongs to, from its workload label's
@@ -205,7 +206,7 @@ func estimate(m map[string]experiments.Row, s string) (experiments.Paired, bool)
 			return p, true
 		}
 	}
-	r := medianNS(base.MakespansNS) / medianNS(row.MakespansNS)
+	r := stats.MedianOrZero(base.MakespansNS) / stats.MedianOrZero(row.MakespansNS)
 	return experiments.Paired{N: 0, Median: r, Lo: math.NaN(), Hi: math.NaN()}, true
 }
 

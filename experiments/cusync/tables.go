@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // writeSummary gives, per model and device, the best speedup, the worst of
@@ -108,7 +109,7 @@ func (x *rowIndex) writeGroupLine(b *bytes.Buffer, w string, cols []string) {
 		v := x.waves[k]
 		wv = append(wv, fmt.Sprintf("%.2f + %.2f", v[0], v[1]))
 		if r, ok := x.rows[k][baseline]; ok && len(r.Errors) == 0 {
-			base = append(base, fmt.Sprintf("%.1f", medianNS(r.MakespansNS)/1e3))
+			base = append(base, fmt.Sprintf("%.1f", stats.MedianOrZero(r.MakespansNS)/1e3))
 		} else {
 			base = append(base, "error")
 		}

@@ -2,7 +2,8 @@ package fidelity
 
 import (
 	"math"
-	"sort"
+
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // Row is one scheduler on one workload, measured on the GPU and simulated.
@@ -23,7 +24,7 @@ type Row struct {
 }
 
 // GPUMedian is the median of the row's GPU repetitions (0 if none).
-func (r *Row) GPUMedian() float64 { return Median(r.GPU) }
+func (r *Row) GPUMedian() float64 { return stats.Median(r.GPU) }
 
 // Err is the row's makespan error (sim - GPU) / GPU in percent (NaN when
 // either makespan is missing).
@@ -118,7 +119,7 @@ func Summarize(rows []Row, opt Options) Summary {
 	}
 	s.SpeedupRows = len(speedupErrs)
 	s.SpeedupMedianErr, s.SpeedupMaxErr = Pct(medianAbs(speedupErrs)), Pct(maxAbs(speedupErrs))
-	s.RegretMedian, s.RegretMax = Pct(Median(regrets)), Pct(maxAbs(regrets))
+	s.RegretMedian, s.RegretMax = Pct(stats.Median(regrets)), Pct(maxAbs(regrets))
 	return s
 }
 
@@ -136,7 +137,7 @@ func (s *Summary) sizeErrors(rows []Row) {
 		}
 	}
 	s.MakespanMAPE, s.MedianErr, s.MaxErr = Pct(meanAbs(errs)), Pct(medianAbs(errs)), Pct(maxAbs(errs))
-	s.Bias = Pct(Median(errs))
+	s.Bias = Pct(stats.Median(errs))
 }
 
 // spread fills the GPU's own spread.
@@ -152,7 +153,7 @@ func (s *Summary) spread(rows []Row) {
 			}
 		}
 	}
-	s.SpreadRows, s.SpreadMedian, s.SpreadMax = len(spreads), Pct(Median(spreads)), Pct(maxAbs(spreads))
+	s.SpreadRows, s.SpreadMedian, s.SpreadMax = len(spreads), Pct(stats.Median(spreads)), Pct(maxAbs(spreads))
 	s.RerunRows, s.RerunMAPE, s.RerunMax = len(reruns), Pct(meanAbs(reruns)), Pct(maxAbs(reruns))
 }
 
@@ -272,20 +273,6 @@ func pctErr(pred, actual float64) float64 {
 	return (pred - actual) / actual * 100
 }
 
-// Median of xs (NaN if empty); xs is not modified.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 func abs(xs []float64) []float64 {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
@@ -294,7 +281,7 @@ func abs(xs []float64) []float64 {
 	return out
 }
 
-func medianAbs(xs []float64) float64 { return Median(abs(xs)) }
+func medianAbs(xs []float64) float64 { return stats.Median(abs(xs)) }
 
 func meanAbs(xs []float64) float64 {
 	if len(xs) == 0 {

@@ -3,10 +3,10 @@ package imported
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // table is every row by (workload, scheduler), for one device.
@@ -206,35 +206,6 @@ func (v interval) String() string {
 	return fmt.Sprintf("%.3fx [%.3f-%.3f]", v.med, v.lo, v.hi)
 }
 
-// medianBounds are the order statistics that bound the median of xs
-// (sorted in place) by the sign test, and their confidence: the k-th
-// smallest and largest, k the largest rank with P(X < k) <= 0.025 for X ~
-// Binomial(n, 1/2), or the extremes where even they say less (n < 6: 5
-// samples bound their median with 93.75%).
-func medianBounds(xs []float64) (lo, hi, conf float64) {
-	sort.Float64s(xs)
-	n := len(xs)
-	k, tail := 1, binomCDF(n, 0)
-	for j := 1; j < n/2; j++ {
-		if p := binomCDF(n, j); p <= 0.025 {
-			k, tail = j+1, p
-		}
-	}
-	return xs[k-1], xs[n-k], 1 - 2*tail
-}
-
-// binomCDF is P(X <= j) for X ~ Binomial(n, 1/2).
-func binomCDF(n, j int) float64 {
-	p := 0.0
-	for i := 0; i <= j; i++ {
-		a, _ := math.Lgamma(float64(n + 1))
-		b, _ := math.Lgamma(float64(i + 1))
-		c, _ := math.Lgamma(float64(n - i + 1))
-		p += math.Exp(a - b - c - float64(n)*math.Ln2)
-	}
-	return p
-}
-
 func usOf(r *experiments.Row) []float64 {
 	out := make([]float64, len(r.MakespansNS))
 	for i, v := range r.MakespansNS {
@@ -251,8 +222,8 @@ func overPyTorch(g *stat, r *experiments.Row) (interval, bool) {
 	if g == nil || len(g.Samples) < 2 || len(r.MakespansNS) < 2 {
 		return interval{}, false
 	}
-	pLo, pHi, pConf := medianBounds(append([]float64(nil), g.Samples...))
-	rLo, rHi, rConf := medianBounds(usOf(r))
+	pLo, pHi, pConf := stats.MedianBounds(g.Samples)
+	rLo, rHi, rConf := stats.MedianBounds(usOf(r))
 	return interval{med: experiments.Summarize(g.Samples).Median / r.Makespan.Median, lo: pLo / rHi, hi: pHi / rLo,
 		conf: 1 - (1 - pConf) - (1 - rConf)}, true
 }
@@ -277,7 +248,7 @@ func paired(base, r *experiments.Row) (interval, bool) {
 	if n == 1 {
 		return interval{med: med, lo: med, hi: med, conf: 1}, true
 	}
-	lo, hi, conf := medianBounds(ratios)
+	lo, hi, conf := stats.MedianBounds(ratios)
 	return interval{med: med, lo: lo, hi: hi, conf: conf}, true
 }
 

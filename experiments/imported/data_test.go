@@ -11,28 +11,6 @@ import (
 	"github.com/gpusched/gpusched/workloads/file"
 )
 
-// Five samples: the sign test's best bounds are the extremes, which hold
-// the median with 1 - 2/32 confidence.
-func TestMedianBoundsFiveSamples(t *testing.T) {
-	lo, hi, conf := medianBounds([]float64{5, 1, 4, 2, 3})
-	assert.Equal(t, 1.0, lo)
-	assert.Equal(t, 5.0, hi)
-	assert.InDelta(t, 0.9375, conf, 1e-12)
-}
-
-// A hundred samples: the 40th and 61st smallest (P(X <= 39) = 0.0176 for
-// X ~ Binomial(100, 1/2), P(X <= 40) = 0.0284).
-func TestMedianBoundsHundredSamples(t *testing.T) {
-	xs := make([]float64, 100)
-	for i := range xs {
-		xs[i] = float64(100 - i) // 100 down to 1
-	}
-	lo, hi, conf := medianBounds(xs)
-	assert.Equal(t, 40.0, lo)
-	assert.Equal(t, 61.0, hi)
-	assert.InDelta(t, 1-2*0.0176, conf, 1e-3)
-}
-
 func row(ns ...int64) *experiments.Row {
 	s := experiments.MakespanSummary(ns)
 	return &experiments.Row{MakespansNS: ns, Makespan: &s}

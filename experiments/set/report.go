@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // report writes SET's page: what ran, the notes, and for each results
@@ -100,18 +101,6 @@ func workersOf(desc string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
-}
-
-func median(ns []int64) float64 {
-	if len(ns) == 0 {
-		return math.NaN()
-	}
-	s := append([]int64(nil), ns...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return float64(s[len(s)/2])
-	}
-	return float64(s[len(s)/2-1]+s[len(s)/2]) / 2
 }
 
 // si formats v with an SI prefix.
@@ -248,7 +237,7 @@ func (c *comparison) writeHeadline(b *bytes.Buffer, v string) {
 		if set == nil || p.queue == nil || p.batching == nil || !ok(set) || !ok(p.queue) || !ok(p.batching) {
 			continue
 		}
-		ts, tq, tb := median(set.MakespansNS), median(p.queue.MakespansNS), median(p.batching.MakespansNS)
+		ts, tq, tb := stats.Median(set.MakespansNS), stats.Median(p.queue.MakespansNS), stats.Median(p.batching.MakespansNS)
 		sq, sb := tq/ts, tb/ts
 		vsQ, vsB = append(vsQ, sq), append(vsB, sb)
 		a, q, bt := set.SchedulerStats["schedule_share"], p.queue.SchedulerStats["schedule_share"], p.batching.SchedulerStats["schedule_share"]

@@ -86,12 +86,6 @@ func TestWorkersOf(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	assert.Equal(t, 2.0, median([]int64{3, 1, 2}))
-	assert.Equal(t, 2.5, median([]int64{4, 1, 2, 3}))
-	assert.True(t, median(nil) != median(nil), "NaN for no repetitions")
-}
-
 // TestSETParams checks how the set kind's parameters become a SET: depth
 // follows ring unless given, and bad combinations are refused by name.
 func TestSETParams(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // simTie is the relative difference under which two simulator rows tie:
@@ -211,18 +212,7 @@ func writeSensitivity(b *strings.Builder, ms []*matrix, order []int) {
 			}
 			sort.Float64s(rs)
 			fmt.Fprintf(b, "| %s | %s | %d | %+.1f%% | %+.1f%% | %d |\n", m.deviceTitle(), m.cols[j], len(rs),
-				100*median(rs), 100*rs[len(rs)-1], within)
+				100*stats.MedianSorted(rs), 100*rs[len(rs)-1], within)
 		}
 	}
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
 	"github.com/gpusched/gpusched/sched"
 	"github.com/gpusched/gpusched/workloads"
 )
@@ -62,7 +63,7 @@ func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candida
 	}
 	best := -1
 	for k := range finals {
-		if !dead[k] && (best < 0 || medianOf(times[k]) < medianOf(times[best])) {
+		if !dead[k] && (best < 0 || stats.UpperMedian(times[k]) < stats.UpperMedian(times[best])) {
 			best = k
 		}
 	}
@@ -72,7 +73,7 @@ func (p *Portfolio) check(h device.Host, in *workloads.Instance, cands []candida
 	if s, err = prepared(h, in, fastest[best]); err != nil {
 		return -1, candidate{}, nil, 0, failed, err
 	}
-	return finals[best], fastest[best], s, medianOf(times[best]), failed, nil
+	return finals[best], fastest[best], s, stats.UpperMedian(times[best]), failed, nil
 }
 
 // frozen is a schedule that searches on the device in Prepare (AutoGraph,
@@ -123,14 +124,6 @@ func timeFresh(h device.Host, in *workloads.Instance, c candidate) (t time.Durat
 	return t, keep(c, s), errors.Join(err, cleanup(h, s))
 }
 
-// medianOf is the median of ts (the upper one of an even count), in any
-// order.
-func medianOf(ts []time.Duration) time.Duration {
-	s := slices.Clone(ts)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // timeRuns runs s once untimed and then n times between synchronizations,
 // as the runner times a run, restores in's inputs, and returns the median.
 func timeRuns(h device.Host, in *workloads.Instance, s sched.Scheduler, n int) (time.Duration, error) {
@@ -151,5 +144,5 @@ func timeRuns(h device.Host, in *workloads.Instance, s sched.Scheduler, n int) (
 		}
 		times[r] = h.Now() - t0
 	}
-	return medianOf(times), in.Reset(h)
+	return stats.UpperMedian(times), in.Reset(h)
 }

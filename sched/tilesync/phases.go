@@ -2,10 +2,10 @@ package tilesync
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // phaseTimer is Options.Phases: timing events on the device that say when
@@ -82,8 +82,7 @@ func (p *phaseTimer) stats() map[string]float64 {
 				v = append(v, r[i])
 			}
 		}
-		slices.Sort(v)
-		out[fmt.Sprintf("end_us %02d %s", i, label)] = float64(v[len(v)/2].Nanoseconds()) / 1e3
+		out[fmt.Sprintf("end_us %02d %s", i, label)] = float64(stats.UpperMedian(v).Nanoseconds()) / 1e3
 	}
 	return out
 }
