@@ -17,20 +17,30 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
+// loopTarget is what a launch loop (op) needs from its arguments: the
+// backend's host thread, its stream and the kernel's function.
+func loopTarget(h device.Host, s device.Stream, k *device.Kernel, op string) (*host, *stream, *function, error) {
+	hh, ok := h.(*host)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("cuda: %s: %T is not a host thread of this backend", op, h)
+	}
+	st, err := hh.stream(s, op)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f, err := hh.fn(k)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return hh, st, f, nil
+}
+
 // LaunchLoopC launches kernel k (which must take no arguments) n times on s
 // with grid and block (1,1,1), in a loop written in C against the driver:
 // the reference the Go launch path is measured against. It must be called
 // from the host thread h. It returns the loop's wall time.
 func LaunchLoopC(h device.Host, s device.Stream, k *device.Kernel, n int) (time.Duration, error) {
-	hh, ok := h.(*host)
-	if !ok {
-		return 0, fmt.Errorf("cuda: LaunchLoopC: %T is not a host thread of this backend", h)
-	}
-	st, err := hh.stream(s, "LaunchLoopC")
-	if err != nil {
-		return 0, err
-	}
-	f, err := hh.fn(k)
+	hh, st, f, err := loopTarget(h, s, k, "LaunchLoopC")
 	if err != nil {
 		return 0, err
 	}
@@ -45,15 +55,7 @@ func LaunchLoopC(h device.Host, s device.Stream, k *device.Kernel, n int) (time.
 // allocates and frees its argument arrays with malloc on every call), for
 // comparison. It must be called from the host thread h.
 func LaunchLoopMumax(h device.Host, s device.Stream, k *device.Kernel, n int) (time.Duration, error) {
-	hh, ok := h.(*host)
-	if !ok {
-		return 0, fmt.Errorf("cuda: LaunchLoopMumax: %T is not a host thread of this backend", h)
-	}
-	st, err := hh.stream(s, "LaunchLoopMumax")
-	if err != nil {
-		return 0, err
-	}
-	f, err := hh.fn(k)
+	_, st, f, err := loopTarget(h, s, k, "LaunchLoopMumax")
 	if err != nil {
 		return 0, err
 	}
@@ -72,15 +74,7 @@ func LaunchLoopMumax(h device.Host, s device.Stream, k *device.Kernel, n int) (t
 // launch and nothing else (no validation, no handle checks): it separates
 // the cost of crossing from Go into C from the cost of the Device path.
 func LaunchLoopCgo(h device.Host, s device.Stream, k *device.Kernel, n int) (time.Duration, error) {
-	hh, ok := h.(*host)
-	if !ok {
-		return 0, fmt.Errorf("cuda: LaunchLoopCgo: %T is not a host thread of this backend", h)
-	}
-	st, err := hh.stream(s, "LaunchLoopCgo")
-	if err != nil {
-		return 0, err
-	}
-	f, err := hh.fn(k)
+	hh, st, f, err := loopTarget(h, s, k, "LaunchLoopCgo")
 	if err != nil {
 		return 0, err
 	}
