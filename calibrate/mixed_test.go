@@ -145,7 +145,7 @@ func TestMixedSized(t *testing.T) {
 // at weight 0.4 (the rate model on) taken as the measurement, the fit
 // over 0.2, 0.4 and 1 picks 0.4 with no error, and the others err (the
 // older synth_node is slowed less at a lower weight).
-func TestFitYoungerWeightFitsBack(t *testing.T) {
+func TestFitMixedFitsTheYoungerWeightBack(t *testing.T) {
 	cfg, err := sim.LoadConfig("h100")
 	require.NoError(t, err)
 	prog, err := synthetic.Generate(synthetic.Params{Layers: 1, Width: 2, FanIn: 2, MinBlocks: 264, MaxBlocks: 264, Threads: 128, Iters: 1024, Steps: 1}, 1)
@@ -157,7 +157,7 @@ func TestFitYoungerWeightFitsBack(t *testing.T) {
 	}
 	gpu, err := probe(0.4)
 	require.NoError(t, err)
-	best, fits, err := FitYoungerWeight(gpu, []float64{0.2, 0.4, 1}, probe)
+	best, fits, err := FitMixed(gpu, []float64{0.2, 0.4, 1}, probe)
 	require.NoError(t, err)
 	assert.Equal(t, 0.4, best)
 	require.Len(t, fits, 3)
@@ -165,4 +165,30 @@ func TestFitYoungerWeightFitsBack(t *testing.T) {
 	assert.Equal(t, 4, fits[1].Slowdowns, "synth beside synth (both sides) and beside the spinner (either order); not the spinner's own")
 	assert.Greater(t, fits[0].RMSPct, 0.5)
 	assert.Greater(t, fits[2].RMSPct, 0.5)
+}
+
+// The pairs that did not co-run (stamps: no SM held both) enter the
+// serial error by their second kernel's slowdown, the others do not: conv
+// then gemm measured 1.44x, simulated 1.2x: |log(1.2/1.44)| = 18.2%; a
+// pair that co-ran, and one whose second kernel is the spinner, are left
+// out.
+func TestMixedSerialErrorTakesThePairsThatDidNotCoRun(t *testing.T) {
+	apart := MixedResidency{Source: "shadow", BothSMs: 0, SMs: 132}
+	both := MixedResidency{Source: "shadow", BothSMs: 132, SMs: 132}
+	gpu := &MixedReport{Pairs: []MixedPair{
+		{A: "conv", B: "gemm", Slowdown: [2]float64{1.07, 1.44}, Residency: apart},
+		{A: "gemm", B: "conv", Slowdown: [2]float64{1.04, 1.34}, Residency: both},
+		{A: "gemm", B: mixedClass, Slowdown: [2]float64{1.2, 1}, Residency: apart},
+	}}
+	sim := &MixedReport{Pairs: []MixedPair{
+		{A: "conv", B: "gemm", Slowdown: [2]float64{1, 1.2}},
+		{A: "gemm", B: "conv", Slowdown: [2]float64{1, 1}},
+		{A: "gemm", B: mixedClass, Slowdown: [2]float64{1, 2}},
+	}}
+	rms, n, err := MixedSerialError(gpu, sim)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.InDelta(t, 18.23, rms, 0.01)
+	_, _, err = MixedSerialError(gpu, &MixedReport{})
+	assert.ErrorContains(t, err, "no slowdown of gemm beside conv")
 }

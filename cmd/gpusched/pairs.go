@@ -73,13 +73,16 @@ func writePairsTable(w io.Writer, rep *calibrate.MixedReport) error {
 	return tw.Flush()
 }
 
-// cmdProfilePairsFit fits sm.younger_kernel_weight to a measured probe
-// (profile pairs' JSON): the probe of the same experiment files simulated
-// on a config (its rate model on) at each of calibrate.MixedFitWeights,
-// and the weight whose slowdowns are closest to the measured ones.
+// cmdProfilePairsFit fits sm.younger_kernel_weight (or, with
+// --older-pressure, sm.older_pressure_exponent at the config's weight) to
+// a measured probe (profile pairs' JSON): the probe of the same experiment
+// files simulated on a config (its rate model on) at each of
+// calibrate.MixedFitWeights (MixedFitExponents), and the value whose
+// slowdowns are closest to the measured ones.
 func cmdProfilePairsFit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("profile pairs fit", stderr)
 	dev := fs.String("device", "", "the simulator config to fit (required; its sm.retime_threshold on)")
+	pressure := fs.Bool("older-pressure", false, "fit sm.older_pressure_exponent at the config's sm.younger_kernel_weight instead of the weight")
 	files, err := parse(fs, args, 2, -1)
 	if err != nil {
 		return err
@@ -106,9 +109,17 @@ func cmdProfilePairsFit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	best, fits, err := calibrate.FitYoungerWeight(&gpu, calibrate.MixedFitWeights, func(w float64) (rep *calibrate.MixedReport, err error) {
+	name, values := "younger_kernel_weight", calibrate.MixedFitWeights
+	if *pressure {
+		name, values = "older_pressure_exponent", calibrate.MixedFitExponents
+	}
+	best, fits, err := calibrate.FitMixed(&gpu, values, func(v float64) (rep *calibrate.MixedReport, err error) {
 		c := *cfg
-		c.SM.YoungerKernelWeight = w
+		if *pressure {
+			c.SM.OlderPressureExponent = v
+		} else {
+			c.SM.YoungerKernelWeight = v
+		}
 		d, err := sim.New(&c)
 		if err != nil {
 			return nil, err
@@ -120,10 +131,10 @@ func cmdProfilePairsFit(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "younger_kernel_weight\trms error of log slowdown\tslowdowns\t\n")
+	fmt.Fprintf(tw, "%s\trms error of log slowdown\tslowdowns\tnot co-run: rms error\tslowdowns\t\n", name)
 	for _, f := range fits {
-		fmt.Fprintf(tw, "%g\t%.1f%%\t%d\t\n", f.Weight, f.RMSPct, f.Slowdowns)
+		fmt.Fprintf(tw, "%g\t%.1f%%\t%d\t%.1f%%\t%d\t\n", f.Value, f.RMSPct, f.Slowdowns, f.SerialRMSPct, f.Serial)
 	}
-	fmt.Fprintf(tw, "best: %g\t\t\t\n", best)
+	fmt.Fprintf(tw, "best: %g\t\t\t\t\t\n", best)
 	return tw.Flush()
 }

@@ -83,13 +83,20 @@ type smState struct {
 	// the SM (tailShare).
 	endedAct  uint64
 	endedWave int32
+	// carveCut is the shared memory outside the SM's carve-out, bytes
+	// (carveout.go; 0 without it).
+	carveCut int
 }
 
-func (s *smState) fitsOne(r *device.BlockResources) bool {
-	return s.blocks >= 1 && s.threads >= r.Threads && s.warps >= r.Warps && s.regs >= r.Registers && s.shared >= r.Shared
+// fitsOne reports whether one block of r fits s with shared bytes of
+// shared memory free for it (Device.sharedFree).
+func (s *smState) fitsOne(r *device.BlockResources, shared int) bool {
+	return s.blocks >= 1 && s.threads >= r.Threads && s.warps >= r.Warps && s.regs >= r.Registers && shared >= r.Shared
 }
 
-func (s *smState) fitCount(r *device.BlockResources) int {
+// fitCount is how many blocks of r fit s with shared bytes of shared
+// memory free for them.
+func (s *smState) fitCount(r *device.BlockResources, shared int) int {
 	n := s.blocks
 	if r.Threads > 0 {
 		n = min(n, s.threads/r.Threads)
@@ -101,7 +108,7 @@ func (s *smState) fitCount(r *device.BlockResources) int {
 		n = min(n, s.regs/r.Registers)
 	}
 	if r.Shared > 0 {
-		n = min(n, s.shared/r.Shared)
+		n = min(n, shared/r.Shared)
 	}
 	return n
 }
@@ -154,6 +161,7 @@ func (d *Device) activate(k *command) {
 	clear(k.ownSM)
 	k.ownAll = 0
 	d.timeFromProfile(k)
+	k.pressure = d.kernelPressure(k)
 	k.blkAcc, k.startPost = nil, nil
 	if k.l.Sync != nil {
 		if ba, ok := k.l.Sync.(device.BlockAccess); ok && !d.opts.noRaces {
@@ -298,7 +306,8 @@ func (d *Device) place(k *command, all bool) {
 	fits := d.fitBuf[:n]
 	total, maxFit := 0, 0
 	for i := range fits {
-		f := d.sms[idx(i)].fitCount(r)
+		sm := &d.sms[idx(i)]
+		f := sm.fitCount(r, d.sharedFree(k, sm))
 		fits[i] = f
 		total += f
 		maxFit = max(maxFit, f)
@@ -351,7 +360,7 @@ func (d *Device) placeRoundRobin(k *command, n int, all bool, idx func(int) int)
 		progress := false
 		for i := 0; i < n && rem > 0; i++ {
 			s := idx(i)
-			if d.sms[s].fitsOne(r) {
+			if sm := &d.sms[s]; sm.fitsOne(r, d.sharedFree(k, sm)) {
 				d.take(k, s, 1)
 				rem--
 				progress = true
@@ -375,7 +384,8 @@ func (d *Device) placeRoundRobin(k *command, n int, all bool, idx func(int) int)
 func (d *Device) placeSpread(k *command, n int, idx func(int) int) {
 	for i := 0; i < n && k.placed < k.total; i++ {
 		s := idx(i)
-		if c := min(d.sms[s].fitCount(&k.res), d.tailShare(k, s, n-i)); c > 0 {
+		sm := &d.sms[s]
+		if c := min(sm.fitCount(&k.res, d.sharedFree(k, sm)), d.tailShare(k, s, n-i)); c > 0 {
 			d.take(k, s, c)
 		}
 	}
@@ -386,6 +396,7 @@ func (d *Device) take(k *command, s, n int) {
 	d.touch(s)
 	sm := &d.sms[s]
 	r := &k.res
+	d.setCarveout(k, sm)
 	sm.blocks -= n
 	sm.threads -= n * r.Threads
 	sm.warps -= n * r.Warps

@@ -298,6 +298,21 @@ type SMModel struct {
 	// keep most of the SM. 0 (left out) means 1: every resident warp
 	// counts alike, as before the field existed.
 	YoungerKernelWeight float64 `yaml:"younger_kernel_weight,omitempty"`
+	// SharedCarveoutKB (optional) are the shared-memory capacities an
+	// SM's L1/shared split can be set to, in KiB, ascending, the last at
+	// most info.shared_per_sm (Hopper: 0 8 16 32 64 100 132 164 196 228).
+	// Set, an SM's capacity is chosen by the kernel whose blocks land on
+	// it while it is empty (the smallest step holding its occupancy's
+	// shared memory) and kept until it empties again (carveout.go). Left
+	// out: every SM offers all of shared_per_sm to every kernel.
+	SharedCarveoutKB []int `yaml:"shared_carveout_kb,omitempty"`
+	// OlderPressureExponent (optional, 0 to 4) is a: a resident warp of a
+	// profiled kernel o activated BEFORE a profiled kernel k counts
+	// (p_o / p_k)^a in k's co-residency factor, p being each one's issue
+	// pressure, its curve's mean rise per warp (mixed.go): a heavy older
+	// kernel slows a later one more than the later one's own warps
+	// would. 0 (left out): every older warp counts 1.
+	OlderPressureExponent float64 `yaml:"older_pressure_exponent,omitempty"`
 }
 
 // CopyModel is the copy engines: each copy costs LatencyNs plus its bytes

@@ -77,6 +77,10 @@ func (c *Config) check() error {
 		return bad("sm.retime_threshold", "must be between 0 and 0.5 (0: off), got %g", c.SM.RetimeThreshold)
 	case c.SM.YoungerKernelWeight < 0 || c.SM.YoungerKernelWeight > 1:
 		return bad("sm.younger_kernel_weight", "must be between 0 and 1 (0: left out, every warp counts 1), got %g", c.SM.YoungerKernelWeight)
+	case c.SM.OlderPressureExponent < 0 || c.SM.OlderPressureExponent > 4:
+		return bad("sm.older_pressure_exponent", "must be between 0 and 4 (0: off, every older warp counts 1), got %g", c.SM.OlderPressureExponent)
+	case carveoutErr(c) != "":
+		return bad("sm.shared_carveout_kb", "%s", carveoutErr(c))
 	}
 	for _, r := range []struct {
 		v        float64

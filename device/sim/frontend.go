@@ -59,9 +59,12 @@ type command struct {
 	measured   bool
 	measuredNs float64
 	// ownSM is the kernel's running (not spinning) warps on each SM and
-	// ownAll their sum, kept only with sm.younger_kernel_weight (mixed.go).
-	ownSM  []int32
-	ownAll int
+	// ownAll their sum, kept only with sm.younger_kernel_weight or
+	// sm.older_pressure_exponent (mixed.go); pressure is its issue
+	// pressure (kernelPressure), set at activation.
+	ownSM    []int32
+	ownAll   int
+	pressure float64
 
 	// Copies.
 	cp         device.Copy

@@ -74,3 +74,46 @@ func olderThenYounger(t *testing.T, d *Device, a, b *device.Launch) (ta, tb time
 	}))
 	return ta, tb
 }
+
+// heavyProfile adds to rateProfile's kernels test.heavy, whose curve rises
+// twice as fast as test.own's (factor 2 at 8 warps: pressure 1/4 a warp
+// against 0.5/4).
+var heavyProfile = strings.Replace(rateProfile, "sms: 4", "sms: 1", 1) + `  - kernel: test.heavy
+    regs: 32
+    static_shared: 0
+    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, roofline: false, gpu_share: 0, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 2}]}
+    fit: {points: 3, median_pct: 0, max_pct: 0, spread_pct: 0}
+    points:
+      - {grid: 9, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [6000]}
+      - {grid: 6, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [4500]}
+      - {grid: 21, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [12000]}
+`
+
+// An older heavy kernel's warps count (p_heavy / p_own)^a = 2^a in a
+// younger test.own block's factor (the rate model off: fixed when it is
+// placed): a = 1, 4 + 4 x 2 = 12 warps, along own's last segment 1.5 +
+// 4/4 x 0.5 = 2.0: 2000 ns against 1000 alone; a = 0.5, 4 + 4 x 1.4142 =
+// 9.657 warps: 1.707, 1707 ns; a = 0 (off), 8 warps: 1500 ns. The other
+// way round (own older, heavy younger) the lighter older's warps count 1:
+// heavy at 8 warps, 2000 ns, whatever a; and so do an older launch's of
+// the same function (heavy beside heavy: 2000 ns).
+func TestOlderHeavyKernelCountsItsPressure(t *testing.T) {
+	run := func(a float64, older, younger string) time.Duration {
+		d := rateDevice(t, heavyProfile, 1, 0, 0)
+		d.cfg.SM.OlderPressureExponent = a
+		_, y := olderThenYounger(t, d, padded(older, 1, 20000), padded(younger, 1, 0))
+		return y
+	}
+	d := rateDevice(t, heavyProfile, 1, 0, 0)
+	_, lone := olderThenYounger(t, d, padded("own", 1, 0), padded("own", 1, 0)) // the older ends before the younger comes
+	for _, tc := range []struct {
+		a              float64
+		older, younger string
+		beside         time.Duration
+	}{
+		{1, "heavy", "own", 1000}, {0.5, "heavy", "own", 707}, {0, "heavy", "own", 500},
+		{1, "own", "heavy", 1000}, {0, "own", "heavy", 1000}, {1, "heavy", "heavy", 1000},
+	} {
+		assert.InDelta(t, float64(tc.beside), float64(run(tc.a, tc.older, tc.younger)-lone), 1, "%+v", tc)
+	}
+}

@@ -192,9 +192,10 @@ func absTime(t Time) Time {
 // kernel on an SM of a given residency, within one pass (the GPU's
 // residency fixed): the flights of one kernel on alike SMs share it.
 type baseCache struct {
-	k                        *command
-	warps, younger, memWarps int
-	base, mem                float64
+	k               *command
+	warps, memWarps int
+	factorWarps     float64
+	base, mem       float64
 }
 
 // rerateResidency is flight f's duration and bytes' part at the residency
@@ -207,13 +208,13 @@ func (d *Device) rerateResidency(f *memFlight, all bool) (base, mem float64, mov
 		return f.base, f.mem, false
 	}
 	warps := sm.resWarps - sm.spinWarps
-	younger := d.youngerOn(f.k, sm)
-	if c := &d.rt.cache; f.kind == evBatchDone && c.k == f.k && c.warps == warps && c.younger == younger && c.memWarps == sm.memWarps {
+	fw := d.factorWarps(f.k, sm)
+	if c := &d.rt.cache; f.kind == evBatchDone && c.k == f.k && c.warps == warps && c.factorWarps == fw && c.memWarps == sm.memWarps {
 		base, mem = c.base, c.mem
 	} else {
 		base, mem = d.flightBase(f)
 		if f.kind == evBatchDone {
-			*c = baseCache{f.k, warps, younger, sm.memWarps, base, mem}
+			*c = baseCache{f.k, warps, sm.memWarps, fw, base, mem}
 		}
 	}
 	if math.Abs(base-f.base) <= d.rt.threshold*f.base {
