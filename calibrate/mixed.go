@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/device/sim"
@@ -110,8 +111,11 @@ type mixedLaunch struct {
 // progs (and each with a spinner) at grids of a whole number of blocks
 // per SM (half its occupancy alone, at most mixedMaxPerSM, lowered until
 // both fit one SM together), alone and released at once on two streams,
-// with stamps of which SMs held whose blocks.
-func MixedCoResidency(dev device.Device, progs []*workloads.Program, source string, progress io.Writer) (*MixedReport, error) {
+// with stamps of which SMs held whose blocks. Each of spinShared adds a
+// spinner whose blocks take that many bytes of dynamic shared memory
+// (class spinNk, N its KB): beside kernels with and without shared
+// memory it shows which shared-memory carve-out an SM's first kernel set.
+func MixedCoResidency(dev device.Device, progs []*workloads.Program, source string, progress io.Writer, spinShared ...int) (*MixedReport, error) {
 	c, err := newCalibrator(dev, progress)
 	if err != nil {
 		return nil, err
@@ -140,10 +144,18 @@ func MixedCoResidency(dev device.Device, progs []*workloads.Program, source stri
 		spin.k.Occupancy, spin.k.Limiter = c.info.Occupancy(&spin.base)
 		rep.Kernels = append(rep.Kernels, spin.k)
 		all := append(ls, spin)
+		for _, sh := range spinShared {
+			s := &mixedLaunch{k: MixedKernel{Class: fmt.Sprintf("%s%dk", mixedClass, sh/1000), Kernel: spin.k.Kernel, Threads: 128, Shared: sh}}
+			s.base = spin.base
+			s.base.SharedMem = sh
+			s.k.Occupancy, s.k.Limiter = c.info.Occupancy(&s.base)
+			rep.Kernels = append(rep.Kernels, s.k)
+			all = append(all, s)
+		}
 		for i := range all {
 			for j := range all {
-				if i == j && all[i] == spin {
-					continue // a spinner beside a spinner is the spin
+				if i == j && isSpinner(all[i].k.Class) {
+					continue // a spinner beside itself is the spin
 				}
 				p, ok, err := m.pair(all[i], all[j])
 				if err != nil {
@@ -272,7 +284,7 @@ func cutGrid(g device.Dim3, n int) (device.Dim3, bool) {
 func (m *mixedRun) sized(l *mixedLaunch, perSM int, spinNs float64, stamps device.Buffer) (*device.Launch, bool) {
 	n := m.c.info.SMs * perSM
 	out := l.base
-	if l.k.Class == mixedClass {
+	if isSpinner(l.k.Class) {
 		out.Grid = device.D1(n)
 		out.Args = []device.Arg{device.U64(uint64(spinNs)), device.Out(stamps)}
 		out.Work = device.Work{Cycles: spinNs * float64(m.c.info.ClockHz) / 1e9}
@@ -536,14 +548,14 @@ func (m *mixedRun) pairLaunches(a, b *mixedLaunch, p *MixedPair) (la, lb *device
 	la, _ = m.sized(a, p.PerSM[0], mixedSpinMin, m.stamps[0])
 	lb, _ = m.sized(b, p.PerSM[1], mixedSpinMin, m.stamps[1])
 	switch {
-	case a.k.Class == mixedClass:
+	case isSpinner(a.k.Class):
 		_, alone, err := m.spans(nil, lb)
 		if err != nil {
 			return nil, nil, err
 		}
 		p.SpinNs = max(mixedSpinMin, 2*alone)
 		la, _ = m.sized(a, p.PerSM[0], p.SpinNs, m.stamps[0])
-	case b.k.Class == mixedClass:
+	case isSpinner(b.k.Class):
 		alone, _, err := m.spans(la, nil)
 		if err != nil {
 			return nil, nil, err
@@ -560,7 +572,7 @@ func (m *mixedRun) pairLaunches(a, b *mixedLaunch, p *MixedPair) (la, lb *device
 func (m *mixedRun) residency(a, b *mixedLaunch, la, lb *device.Launch, p MixedPair) (MixedResidency, error) {
 	sms := m.c.info.SMs
 	for side, l := range [2]*mixedLaunch{a, b} {
-		if l.k.Class != mixedClass {
+		if !isSpinner(l.k.Class) {
 			continue
 		}
 		grid, other := la.Grid.Count(), p.WithB
@@ -596,6 +608,10 @@ func (m *mixedRun) residency(a, b *mixedLaunch, la, lb *device.Launch, p MixedPa
 }
 
 func info0(n int) int { return max(n, 0) }
+
+// isSpinner reports whether class is the spinner's, with or without
+// shared memory (spin, spinNk).
+func isSpinner(class string) bool { return strings.HasPrefix(class, mixedClass) }
 
 // perSM is l's blocks per SM before a pair lowers it: half its occupancy
 // alone (at most mixedMaxPerSM), lowered until its grid can be cut so.

@@ -112,7 +112,7 @@ func mixedSerial(p *MixedPair) bool {
 // mixedTimed reports whether a class's own time is its blocks' (not the
 // spinner's wall-clock spin, not a kernel of a few microseconds).
 func mixedTimed(class string) bool {
-	return class != mixedClass && class != "elementwise" && class != "reduction"
+	return !isSpinner(class) && class != "elementwise" && class != "reduction"
 }
 
 // MixedSerialError is the error of sim's slowdowns of the second kernel

@@ -192,3 +192,43 @@ func TestMixedSerialErrorTakesThePairsThatDidNotCoRun(t *testing.T) {
 	_, _, err = MixedSerialError(gpu, &MixedReport{})
 	assert.ErrorContains(t, err, "no slowdown of gemm beside conv")
 }
+
+// A spinner with shared memory (--spin-shared 70000) joins the probe as
+// spin70k: 71024 bytes a block, occupancy 3 by shared memory (1 per SM in
+// a pair), paired with the node and the plain spinner both ways (not with
+// itself). On the h100 config's carve-out, the plain spinner (no shared
+// memory, occupancy 16: 16 KiB) sets its SMs' carve-out, so spin70k after
+// it waits for the SMs to empty (overlap near 0), where the plain spinner
+// after the node co-runs with it (overlap near 1).
+func TestMixedCoResidencySpinnerWithSharedMemory(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	require.NotEmpty(t, cfg.SM.SharedCarveoutKB)
+	prog, err := synthetic.Generate(synthetic.Params{Layers: 1, Width: 2, FanIn: 2, MinBlocks: 264, MaxBlocks: 264, Threads: 128, Iters: 64, Steps: 1}, 1)
+	require.NoError(t, err)
+	rep, err := MixedCoResidency(mustSim(t, cfg), []*workloads.Program{prog}, "test", nil, 70000)
+	require.NoError(t, err)
+	require.Len(t, rep.Kernels, 3)
+	sh := rep.Kernels[2]
+	assert.Equal(t, "spin70k", sh.Class)
+	assert.Equal(t, 70000, sh.Shared)
+	assert.Equal(t, 3, sh.Occupancy)
+	var order []string
+	for _, p := range rep.Pairs {
+		order = append(order, p.A+"+"+p.B)
+	}
+	assert.Equal(t, []string{"synth+synth", "synth+spin", "synth+spin70k", "spin+synth", "spin+spin70k", "spin70k+synth", "spin70k+spin"}, order)
+	assert.Equal(t, [2]int{2, 1}, rep.Pairs[2].PerSM)
+	apart, together := rep.Pairs[4], rep.Pairs[1]
+	assert.Equal(t, [2]int{4, 1}, apart.PerSM)
+	assert.Less(t, apart.Overlap, 0.2, "spin70k starts as the spinner's SMs empty")
+	assert.Greater(t, together.Overlap, 0.8, "the plain spinner co-runs with the node")
+}
+
+// --spin-shared's spinner classes count as spinners: not in the fit.
+func TestSpinnersWithSharedMemoryAreSpinners(t *testing.T) {
+	assert.True(t, isSpinner("spin"))
+	assert.True(t, isSpinner("spin70k"))
+	assert.False(t, isSpinner("synth"))
+	assert.False(t, mixedTimed("spin20k"))
+}

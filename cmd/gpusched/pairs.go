@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -25,7 +26,12 @@ func cmdProfilePairs(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("profile pairs", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config")
 	out := fs.String("o", "", "report to write (required), e.g. pairs-h100.json")
+	spinShared := fs.String("spin-shared", "", "comma-separated bytes of dynamic shared memory: one more spinner for each (class spinNk), e.g. 20000,70000")
 	files, err := parse(fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	shared, err := parseSpinShared(*spinShared)
 	if err != nil {
 		return err
 	}
@@ -41,7 +47,11 @@ func cmdProfilePairs(args []string, stdout, stderr io.Writer) (err error) {
 		return fmt.Errorf("open %s: %w", *dev, err)
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
-	rep, err := calibrate.MixedCoResidency(d, progs, "gpusched profile pairs --device "+*dev+" "+strings.Join(files, " "), stderr)
+	source := "gpusched profile pairs --device " + *dev
+	if *spinShared != "" {
+		source += " --spin-shared " + *spinShared
+	}
+	rep, err := calibrate.MixedCoResidency(d, progs, source+" "+strings.Join(files, " "), stderr, shared...)
 	if err != nil {
 		return err
 	}
@@ -83,7 +93,12 @@ func cmdProfilePairsFit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("profile pairs fit", stderr)
 	dev := fs.String("device", "", "the simulator config to fit (required; its sm.retime_threshold on)")
 	pressure := fs.Bool("older-pressure", false, "fit sm.older_pressure_exponent at the config's sm.younger_kernel_weight instead of the weight")
+	spinShared := fs.String("spin-shared", "", "the measured probe's --spin-shared")
 	files, err := parse(fs, args, 2, -1)
+	if err != nil {
+		return err
+	}
+	shared, err := parseSpinShared(*spinShared)
 	if err != nil {
 		return err
 	}
@@ -125,7 +140,7 @@ func cmdProfilePairsFit(args []string, stdout, stderr io.Writer) error {
 			return nil, err
 		}
 		defer func() { err = errors.Join(err, d.Close()) }()
-		return calibrate.MixedCoResidency(d, progs, "fit", nil)
+		return calibrate.MixedCoResidency(d, progs, "fit", nil, shared...)
 	})
 	if err != nil {
 		return err
@@ -137,4 +152,21 @@ func cmdProfilePairsFit(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(tw, "best: %g\t\t\t\t\t\n", best)
 	return tw.Flush()
+}
+
+// parseSpinShared reads --spin-shared: comma-separated bytes of shared
+// memory, each from 1 to 232448 (H100's most a block takes).
+func parseSpinShared(v string) ([]int, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 232448 {
+			return nil, usagef("--spin-shared %q: each entry must be bytes of shared memory from 1 to 232448", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -21,13 +21,21 @@
 #
 # Environment: DEVICE (default cuda), BIN (default .gpu/tailwave/gpusched,
 # unpacked from BIN.xz with python3's lzma when that is there), PAIRS_TIMEOUT
-# (seconds, default 100).
+# (seconds, default 100), SPIN_SHARED (bytes of dynamic shared memory,
+# comma-separated: one more spinner for each, spinNk, beside every kernel;
+# session 10's carve-out probe: SPIN_SHARED=20000,70000; the tarball is then
+# coresidency-shared-TAG.tgz).
 set -uo pipefail
 
 : "${OUT:?set OUT to the directory the tarball goes to}"
 DEVICE=${DEVICE:-cuda}
 BIN=${BIN:-.gpu/tailwave/gpusched}
 PAIRS_TIMEOUT=${PAIRS_TIMEOUT:-100}
+SPIN_SHARED=${SPIN_SHARED:-}
+shared_args=() name=coresidency
+if [ -n "$SPIN_SHARED" ]; then
+    shared_args=(--spin-shared "$SPIN_SHARED") name=coresidency-shared
+fi
 start=$(date +%s)
 
 . scripts/gpu/device-tag.sh
@@ -37,17 +45,17 @@ trap 'rm -rf "$work"' EXIT
 device_tag "$work/device.txt"
 
 t0=$(date +%s)
-timeout "$PAIRS_TIMEOUT" "$BIN" profile pairs --device "$DEVICE" -o "$work/$tag-pairs.json" \
+timeout "$PAIRS_TIMEOUT" "$BIN" profile pairs --device "$DEVICE" "${shared_args[@]}" -o "$work/$tag-pairs.json" \
     configs/experiments/cusync-gpu.yaml configs/experiments/heldout-dnn-gpu.yaml \
     configs/experiments/synth-node-profile-gpu.yaml >"$work/$tag-pairs.txt" 2>"$work/pairs.log"
 rc=$?
 echo "profile pairs: exit $rc in $(($(date +%s) - t0))s" >>"$work/device.txt"
 echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/coresidency-$tag.tgz"
+tarball="$OUT/$name-$tag.tgz"
 mkdir -p "$OUT"
 tar czf "$tarball" -C "$work" .
 
-echo "== coresidency on $tag ($DEVICE)"
+echo "== $name on $tag ($DEVICE)"
 head -2 "$work/device.txt"
 grep '^profile pairs:\|^total' "$work/device.txt"
 sed 's/^ *//' "$work/$tag-pairs.txt" | cut -c1-150
