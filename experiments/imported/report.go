@@ -83,7 +83,7 @@ const commands = `## Commands
     B=.gpu/import-v9 ROUNDS=3 OUT=$OUT bash scripts/gpu/imported-v9ab.sh   # imported-v9, imported-graph-v9, imported-graph-v9-o0
     gpusched paper imported run configs/experiments/imported-v9-sim-measured.yaml -o results/imported-v9-sim-measured   # and imported-graph-v9-sim-measured
     # this page
-    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json docs/results/imported*-v7-*.json docs/results/imported-v8-*.json docs/results/imported-graph-v8-*.json docs/results/imported*-v9-*.json
+    gpusched paper imported report -o docs/results/imported.md --notes docs/results/imported-notes.md docs/results/imported-{gpu,graph-gpu,graph-gpu-o0,sim,graph-sim,graph-sim-o0}.json docs/results/imported*-v2-*.json docs/results/imported*-v3-*.json docs/results/imported*-v4-*.json docs/results/imported*-v5-*.json docs/results/imported*-v6-*.json docs/results/imported*-v7-*.json docs/results/imported-v8-*.json docs/results/imported-graph-v8-*.json docs/results/imported-v9-*.json docs/results/imported-graph-v9-*.json
 
 `
 
