@@ -263,6 +263,7 @@ var measurements = []struct {
 	{name: "graph builds over streams", run: (*calibrator).graphBuilds},
 	{name: "synchronizes over streams", run: (*calibrator).syncOverManyStreams},
 	{name: "graph steps", run: (*calibrator).graphSteps, onlyNamed: true},
+	{name: "host threads at once", run: (*calibrator).threadedHostCalls, onlyNamed: true},
 }
 
 type calibrator struct {
@@ -276,6 +277,9 @@ type calibrator struct {
 	rounds   int
 	// Intermediate results the later steps build on.
 	launchNs, copyEnqNs, graphChainNs, graphNodeNs, latencyNs, callbackNs float64
+	// threadedToken is the token queue of the round of "host threads at
+	// once" under way.
+	threadedToken device.Queue
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {
