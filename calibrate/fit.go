@@ -48,6 +48,9 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 	if err := f.fitLockFraction(rep); err != nil {
 		return nil, err
 	}
+	if err := f.fitGraphLockFraction(rep); err != nil {
+		return nil, err
+	}
 	if prof != nil {
 		if err := prof.Fits(&cfg.Info); err != nil {
 			return nil, fmt.Errorf("profile: %w", err)

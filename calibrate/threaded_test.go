@@ -40,3 +40,31 @@ func TestThreadedHostCallsSeeTheDriverLock(t *testing.T) {
 	tokenFour, _ := aggregate(0, "token + launch + synchronize", 4)
 	assert.Greater(t, tokenFour, tokenOne/4*1.5, "the token held over the launch serializes the launches")
 }
+
+// host.graph_lock_fraction is fitted to how the graph loops scale with
+// threads: a report simulated with one fraction gives it back, whatever
+// the fitted config's single-thread costs.
+func TestGraphLockFractionFitRecoversTheSimulatedOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates the probe 21 times")
+	}
+	truth, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	truth.Host.GraphLockFraction = 0.9
+	rep, err := Measure(mustSim(t, truth), []string{"host threads at once"}, nil)
+	require.NoError(t, err)
+	base, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	base.Host.InstantiateBaseNs *= 1.3 // another host's single-thread costs
+	f := &Fitted{Config: base, Comments: map[string]string{}}
+	require.NoError(t, f.fitGraphLockFraction(rep))
+	assert.InDelta(t, 0.9, f.Config.Host.GraphLockFraction, 0.1)
+	assert.Contains(t, f.Comments["host.graph_lock_fraction"], "graph build of 4 x4")
+
+	fresh, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	none := &Fitted{Config: fresh, Comments: map[string]string{}}
+	require.NoError(t, none.fitGraphLockFraction(&Report{}))
+	assert.Zero(t, none.Config.Host.GraphLockFraction, "nothing measured: the base config's")
+	assert.Contains(t, none.Notes[0], "kept from the base config")
+}

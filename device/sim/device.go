@@ -133,8 +133,11 @@ type Device struct {
 	current  *thread
 	back     chan struct{}
 	lockFree Time // the driver lock is free from this time on
-	minDirty bool
-	minTh    *thread
+	// lockHolder is the thread that last held the driver lock: another
+	// that waits for it pays the hand-off (host.lock_handoff_ns).
+	lockHolder *thread
+	minDirty   bool
+	minTh      *thread
 
 	// Handles.
 	streams []*stream
@@ -232,6 +235,7 @@ type costs struct {
 	// launch and its destruction per node, instantiation per kernel
 	// argument.
 	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
+	lockHandoff                                                                                                 Time
 
 	// The optional per-segment costs of instantiating and destroying a
 	// graph exec.
@@ -295,6 +299,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
+		lockHandoff: nsTime(h.LockHandoffNs),
 		instSegment: nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
 		syncSwitch: nsTime(h.SyncSwitchNs), cycle: cyc,
 	}
@@ -343,7 +348,7 @@ func (d *Device) reset() {
 	d.stop = nil
 	d.activity = 0
 	d.threads = d.threads[:0]
-	d.live, d.current, d.lockFree = 0, nil, 0
+	d.live, d.current, d.lockFree, d.lockHolder = 0, nil, 0, nil
 	d.minDirty, d.minTh = true, nil
 	d.streams = d.streams[:0]
 	d.events = 0
@@ -712,6 +717,25 @@ func (th *thread) catchUp() {
 // charge makes the thread pay cost, the driver_lock_fraction of it under
 // the driver lock shared by all host threads.
 func (th *thread) charge(cost Time, call string) {
+	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction)
+}
+
+// chargeGraph is charge for a graph call (capture, instantiate, node
+// update, graph launch, graph or exec destroy): host.graph_lock_fraction
+// of it under the driver lock, driver_lock_fraction where that is 0.
+func (th *thread) chargeGraph(cost Time, call string) {
+	f := th.d.cfg.Host.GraphLockFraction
+	if f == 0 {
+		f = th.d.cfg.Host.DriverLockFraction
+	}
+	th.chargeLocked(cost, call, f)
+}
+
+// chargeLocked makes the thread pay cost, fraction of it under the driver
+// lock. A call that finds the lock held by another thread waits for it
+// and then pays host.lock_handoff_ns more (the contended lock's hand-off
+// between threads).
+func (th *thread) chargeLocked(cost Time, call string, fraction float64) {
 	d := th.d
 	if d.current != th {
 		panic(fmt.Sprintf("host thread %s's Host used outside that thread (from a host callback or another goroutine): %s", th.name, call))
@@ -724,10 +748,14 @@ func (th *thread) charge(cost Time, call string) {
 	// The call's unlocked part runs at once; its locked part waits for the
 	// driver lock.
 	start := th.clock
-	locked := Time(float64(cost)*d.cfg.Host.DriverLockFraction + 0.5)
-	th.clock = max(start+cost-locked, d.lockFree) + locked
+	locked := Time(float64(cost)*fraction + 0.5)
+	free := start + cost - locked
+	if locked > 0 && d.lockFree > free && d.lockHolder != th {
+		free = d.lockFree + d.cost.lockHandoff
+	}
+	th.clock = max(free, d.lockFree) + locked
 	if locked > 0 {
-		d.lockFree = th.clock
+		d.lockFree, d.lockHolder = th.clock, th
 	}
 	if d.tr.on {
 		d.tr.hostCall(th.id, call, start, th.clock, d.cmdSeq+1)
