@@ -280,6 +280,9 @@ type calibrator struct {
 	// threadedToken is the token queue of the round of "host threads at
 	// once" under way.
 	threadedToken device.Queue
+	// threadedOnly, when set, limits "host threads at once" to the loop of
+	// that name (a fit simulates only the loop it fits).
+	threadedOnly string
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {

@@ -48,7 +48,7 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 	if err := f.fitLockFraction(rep); err != nil {
 		return nil, err
 	}
-	if err := f.fitGraphLockFraction(rep); err != nil {
+	if err := f.fitGraphLock(rep); err != nil {
 		return nil, err
 	}
 	if prof != nil {

@@ -142,6 +142,9 @@ var threadedLoops = []threadedLoop{
 // iteration (what one of N threads pays).
 func (c *calibrator) threadedHostCalls(h device.Host) error {
 	for _, loop := range threadedLoops {
+		if c.threadedOnly != "" && loop.name != c.threadedOnly {
+			continue
+		}
 		for _, n := range threadedCounts {
 			var agg, own []float64
 			for r := 0; r < c.rounds+1; r++ { // the first round warms up

@@ -19,7 +19,9 @@ func TestThreadedHostCallsSeeTheDriverLock(t *testing.T) {
 	aggregate := func(lock float64, loop string, threads int) (float64, float64) {
 		cfg, err := sim.LoadConfig("h100")
 		require.NoError(t, err)
-		cfg.Host.DriverLockFraction = lock
+		// Graph builds under the driver fraction too (graph_lock_fraction
+		// 0), with no hand-off.
+		cfg.Host.DriverLockFraction, cfg.Host.GraphLockFraction, cfg.Host.GraphLockHandoffNs = lock, 0, 0
 		rep, err := Measure(mustSim(t, cfg), []string{"host threads at once"}, nil)
 		require.NoError(t, err)
 		m, ok := rep.byName(fmt.Sprintf("%s, %d host thread(s) at once", loop, threads))
@@ -41,30 +43,38 @@ func TestThreadedHostCallsSeeTheDriverLock(t *testing.T) {
 	assert.Greater(t, tokenFour, tokenOne/4*1.5, "the token held over the launch serializes the launches")
 }
 
-// host.graph_lock_fraction is fitted to how the graph loops scale with
-// threads: a report simulated with one fraction gives it back, whatever
-// the fitted config's single-thread costs.
-func TestGraphLockFractionFitRecoversTheSimulatedOne(t *testing.T) {
+// host.graph_lock_fraction and host.graph_lock_handoff_ns are fitted to
+// how the graph-build loop scales with threads: a report simulated with
+// one pair gives it back, whatever the fitted config's single-thread
+// costs.
+func TestGraphLockFitRecoversTheSimulatedPair(t *testing.T) {
 	if testing.Short() {
-		t.Skip("simulates the probe 21 times")
+		t.Skip("simulates the probe's graph builds 30 times")
 	}
 	truth, err := sim.LoadConfig("h100")
 	require.NoError(t, err)
-	truth.Host.GraphLockFraction = 0.9
+	truth.Host.GraphLockFraction, truth.Host.GraphLockHandoffNs = 0.8, 2000
 	rep, err := Measure(mustSim(t, truth), []string{"host threads at once"}, nil)
 	require.NoError(t, err)
+	// A coarser grid around the truth keeps the test short.
+	fs, hs := graphLockFractions, graphLockHandoffs
+	graphLockFractions, graphLockHandoffs = []float64{0.4, 0.6, 0.8, 1}, []float64{0, 1000, 2000, 3000, 4000, 6000}
+	defer func() { graphLockFractions, graphLockHandoffs = fs, hs }()
 	base, err := sim.LoadConfig("h100")
 	require.NoError(t, err)
-	base.Host.InstantiateBaseNs *= 1.3 // another host's single-thread costs
+	base.Host.DestroyNs *= 1.3 // another host's single-thread costs
 	f := &Fitted{Config: base, Comments: map[string]string{}}
-	require.NoError(t, f.fitGraphLockFraction(rep))
-	assert.InDelta(t, 0.9, f.Config.Host.GraphLockFraction, 0.1)
-	assert.Contains(t, f.Comments["host.graph_lock_fraction"], "graph build of 4 x4")
+	require.NoError(t, f.fitGraphLock(rep))
+	assert.InDelta(t, 0.8, f.Config.Host.GraphLockFraction, 0.21)
+	assert.InDelta(t, 2000, f.Config.Host.GraphLockHandoffNs, 1000)
+	assert.Contains(t, f.Comments["host.graph_lock_handoff_ns"], "4 threads")
 
 	fresh, err := sim.LoadConfig("h100")
 	require.NoError(t, err)
+	fresh.Host.GraphLockFraction, fresh.Host.GraphLockHandoffNs = 0.35, 700
 	none := &Fitted{Config: fresh, Comments: map[string]string{}}
-	require.NoError(t, none.fitGraphLockFraction(&Report{}))
-	assert.Zero(t, none.Config.Host.GraphLockFraction, "nothing measured: the base config's")
+	require.NoError(t, none.fitGraphLock(&Report{}))
+	assert.Equal(t, 0.35, none.Config.Host.GraphLockFraction, "nothing measured: the base config's")
+	assert.Equal(t, 700.0, none.Config.Host.GraphLockHandoffNs)
 	assert.Contains(t, none.Notes[0], "kept from the base config")
 }

@@ -21,6 +21,9 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "check" {
 		return cmdCalibrateCheck(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "fit-graph-lock" {
+		return cmdCalibrateFitGraphLock(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "tile-sync" {
 		return cmdCalibrateTileSync(args[1:], stdout, stderr)
 	}
@@ -289,4 +292,35 @@ func cmdCalibrateCheck(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return calibrate.WriteCheck(stdout, rep.Device, rows)
+}
+
+// cmdCalibrateFitGraphLock fits the graph lock's two fields alone to a
+// report's "host threads at once" on a given config (the one they go
+// into) and prints them as the config's host lines, with their comments.
+func cmdCalibrateFitGraphLock(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("calibrate fit-graph-lock", stderr)
+	simCfg := fs.String("sim", "", "the simulator config the fields go into, simulated with every other field as it is (required)")
+	files, err := parse(fs, args, 1, -1)
+	if err != nil {
+		return err
+	}
+	if *simCfg == "" {
+		return usagef("--sim CONFIG is required")
+	}
+	rep, err := readReports(files)
+	if err != nil {
+		return err
+	}
+	cfg, err := sim.LoadConfig(*simCfg)
+	if err != nil {
+		return err
+	}
+	f, err := calibrate.FitGraphLock(rep, cfg)
+	if err != nil {
+		return err
+	}
+	h := f.Config.Host
+	_, err = fmt.Fprintf(stdout, "  graph_lock_fraction: %g # %s\n  graph_lock_handoff_ns: %g # %s\n",
+		h.GraphLockFraction, f.Comments["host.graph_lock_fraction"], h.GraphLockHandoffNs, f.Comments["host.graph_lock_handoff_ns"])
+	return err
 }

@@ -396,3 +396,19 @@ func TestChangedConfig(t *testing.T) {
 	status, _, errOut = gpusched(t, "run", filepath.Join(b, "results.json"), "-o", filepath.Join(dir, "again"))
 	assert.Equal(t, 0, status, errOut)
 }
+
+// calibrate fit-graph-lock needs the config the fields go into and a
+// report with the graph builds of "host threads at once"; the fit itself
+// is calibrate's TestGraphLockFitRecoversTheSimulatedPair.
+func TestCalibrateFitGraphLockRefusals(t *testing.T) {
+	dir := t.TempDir()
+	part := filepath.Join(dir, "graphs.json")
+	status, _, errOut := gpusched(t, "calibrate", "--device", "h100", "--only", "graphs", "--raw", part, "--report", filepath.Join(dir, "g.md"))
+	require.Equal(t, 0, status, errOut)
+	status, _, errOut = gpusched(t, "calibrate", "fit-graph-lock", part)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errOut, "--sim CONFIG is required")
+	status, _, errOut = gpusched(t, "calibrate", "fit-graph-lock", part, "--sim", "h100")
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, `the report has no "graph build of 4" over 1 and more host threads`)
+}

@@ -78,18 +78,20 @@ type HostCosts struct {
 	FreeNs             float64 `yaml:"free_ns"`          // cuMemFree
 	AllocHostNs        float64 `yaml:"alloc_host_ns"`    // cuMemAllocHost (pageable allocations are charged the same)
 	CaptureNs          float64 `yaml:"capture_ns"`       // a command recorded into a graph while capturing
-	// GraphLockFraction (optional) is the part of every graph call's cost
-	// (stream capture and the commands captured, instantiate, node
-	// updates, graph launch, graph and exec destroy) spent holding the
+	// GraphLockFraction (optional) is the part of every graph-building
+	// call's cost (stream capture begin and end and the commands captured,
+	// instantiate, graph and exec destroy; not graph launches or node
+	// updates, which scale with threads as launches do) spent holding the
 	// driver lock; 0 (left out): driver_lock_fraction, as before the field
 	// existed. It sets how graph building scales with host threads (ACS-SW
 	// batch > 1 builds graphs on every scheduler thread at once).
 	GraphLockFraction float64 `yaml:"graph_lock_fraction,omitempty"`
-	// LockHandoffNs (optional) is what a call that finds the driver lock
-	// held by another host thread pays on top of waiting for it (the
-	// contended lock's hand-off); 0 (left out): nothing, as before the
-	// field existed.
-	LockHandoffNs float64 `yaml:"lock_handoff_ns,omitempty"`
+	// GraphLockHandoffNs (optional) is what a graph-building call that
+	// finds the driver lock held by another host thread pays on top of
+	// waiting for it (the contended lock's hand-off: on an H100 four
+	// threads building graphs at once take longer per graph than one
+	// alone); 0 (left out): nothing, as before the field existed.
+	GraphLockHandoffNs float64 `yaml:"graph_lock_handoff_ns,omitempty"`
 	// CaptureEventNs (optional) is what an event record or a stream wait
 	// costs while capturing (a fork or join of the captured streams); 0
 	// (left out): capture_ns, as before the field existed.

@@ -133,8 +133,9 @@ type Device struct {
 	current  *thread
 	back     chan struct{}
 	lockFree Time // the driver lock is free from this time on
-	// lockHolder is the thread that last held the driver lock: another
-	// that waits for it pays the hand-off (host.lock_handoff_ns).
+	// lockHolder is the thread that last held the driver lock: a
+	// graph-building call of another that waits for it pays the hand-off
+	// (host.graph_lock_handoff_ns).
 	lockHolder *thread
 	minDirty   bool
 	minTh      *thread
@@ -235,7 +236,7 @@ type costs struct {
 	// launch and its destruction per node, instantiation per kernel
 	// argument.
 	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
-	lockHandoff                                                                                                 Time
+	graphLockHandoff                                                                                            Time
 
 	// The optional per-segment costs of instantiating and destroying a
 	// graph exec.
@@ -299,8 +300,8 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
-		lockHandoff: nsTime(h.LockHandoffNs),
-		instSegment: nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
+		graphLockHandoff: nsTime(h.GraphLockHandoffNs),
+		instSegment:      nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
 		syncSwitch: nsTime(h.SyncSwitchNs), cycle: cyc,
 	}
 	d.sc = newSyncCosts(cfg.TileSync)
@@ -717,25 +718,26 @@ func (th *thread) catchUp() {
 // charge makes the thread pay cost, the driver_lock_fraction of it under
 // the driver lock shared by all host threads.
 func (th *thread) charge(cost Time, call string) {
-	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction)
+	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, 0)
 }
 
-// chargeGraph is charge for a graph call (capture, instantiate, node
-// update, graph launch, graph or exec destroy): host.graph_lock_fraction
-// of it under the driver lock, driver_lock_fraction where that is 0.
-func (th *thread) chargeGraph(cost Time, call string) {
+// chargeGraphBuild is charge for a graph-building call (capture begin and
+// end, a captured command, instantiate, graph or exec destroy):
+// host.graph_lock_fraction of it under the driver lock
+// (driver_lock_fraction where that is 0), and host.graph_lock_handoff_ns
+// more when it waits for the lock another thread holds.
+func (th *thread) chargeGraphBuild(cost Time, call string) {
 	f := th.d.cfg.Host.GraphLockFraction
 	if f == 0 {
 		f = th.d.cfg.Host.DriverLockFraction
 	}
-	th.chargeLocked(cost, call, f)
+	th.chargeLocked(cost, call, f, th.d.cost.graphLockHandoff)
 }
 
 // chargeLocked makes the thread pay cost, fraction of it under the driver
-// lock. A call that finds the lock held by another thread waits for it
-// and then pays host.lock_handoff_ns more (the contended lock's hand-off
-// between threads).
-func (th *thread) chargeLocked(cost Time, call string, fraction float64) {
+// lock; a call that finds the lock held by another thread waits for it
+// and then pays handoff more (the contended lock's hand-off).
+func (th *thread) chargeLocked(cost Time, call string, fraction float64, handoff Time) {
 	d := th.d
 	if d.current != th {
 		panic(fmt.Sprintf("host thread %s's Host used outside that thread (from a host callback or another goroutine): %s", th.name, call))
@@ -751,7 +753,7 @@ func (th *thread) chargeLocked(cost Time, call string, fraction float64) {
 	locked := Time(float64(cost)*fraction + 0.5)
 	free := start + cost - locked
 	if locked > 0 && d.lockFree > free && d.lockHolder != th {
-		free = d.lockFree + d.cost.lockHandoff
+		free = d.lockFree + handoff
 	}
 	th.clock = max(free, d.lockFree) + locked
 	if locked > 0 {

@@ -162,7 +162,7 @@ func (th *thread) BeginCapture(s device.Stream) error {
 	if st.capture != nil {
 		return &device.APIError{Call: "cuStreamBeginCapture", Code: "CUDA_ERROR_ILLEGAL_STATE", Msg: fmt.Sprintf("stream %d is already capturing", st.id)}
 	}
-	th.chargeGraph(d.cost.capture, "cuStreamBeginCapture")
+	th.chargeGraphBuild(d.cost.capture, "cuStreamBeginCapture")
 	c := &capture{d: d, origin: st, g: &graph{d: d, run: d.run}}
 	c.streams = []*stream{st}
 	st.capture = c
@@ -184,7 +184,7 @@ func (th *thread) EndCapture(s device.Stream) (device.Graph, error) {
 		return nil, &device.APIError{Call: "cuStreamEndCapture", Code: "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
 			Msg: fmt.Sprintf("stream %d joined a capture that began on stream %d; end it there", st.id, c.origin.id)}
 	}
-	th.chargeGraph(d.cost.capture, "cuStreamEndCapture")
+	th.chargeGraphBuild(d.cost.capture, "cuStreamEndCapture")
 	// Every node must be an ancestor of (or be) the origin's last nodes:
 	// every forked stream must have joined back.
 	joined := make([]bool, len(c.g.nodes))
@@ -226,7 +226,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	}
 	gr := g.(*graph)
 	n := len(gr.nodes)
-	th.chargeGraph(addTime(d.cost.instBase, addTime(mulTime(int64(n), d.cost.instNode), mulTime(int64(kernelArgs(gr.nodes)), d.cost.instArg))), "cuGraphInstantiate")
+	th.chargeGraphBuild(addTime(d.cost.instBase, addTime(mulTime(int64(n), d.cost.instNode), mulTime(int64(kernelArgs(gr.nodes)), d.cost.instArg))), "cuGraphInstantiate")
 	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
 	x.launchCost = d.cost.graphLaunch
 	track := d.cost.graphKernelChange > 0
@@ -256,7 +256,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	if d.cost.instSegment > 0 || d.cost.destroyExecSegment > 0 {
 		// Computed only when charged, as the branches below.
 		x.segments = dagSegments(x.succ)
-		th.chargeGraph(mulTime(int64(x.segments), d.cost.instSegment), "cuGraphInstantiate (per segment)")
+		th.chargeGraphBuild(mulTime(int64(x.segments), d.cost.instSegment), "cuGraphInstantiate (per segment)")
 	}
 	if d.cost.graphBranchLaunch > 0 {
 		// Computed only when charged: a config without
@@ -297,7 +297,7 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 		cost = addTime(cost, mulTime(int64(len(x.nodes)), d.cost.firstGraphLaunchNode))
 		x.launched = true
 	}
-	th.chargeGraph(cost, "cuGraphLaunch")
+	th.charge(cost, "cuGraphLaunch")
 	k := d.newCommand(cmdGraph)
 	k.gx = x
 	k.gr = &graphRun{x: x, nodes: x.nodes, cmd: k}
@@ -356,7 +356,7 @@ func (th *thread) SetKernelNode(gx device.GraphExec, node int, l *device.Launch)
 	if !sameKernel(x.nodes[node].l.Kernel, l.Kernel) {
 		cost += d.cost.setNodeKernelChange
 	}
-	th.chargeGraph(cost, call)
+	th.charge(cost, call)
 	x.ownNodes()
 	x.nodes[node].l = copyLaunch(l)
 	if x.updated != nil && !x.updated[node] {
@@ -385,7 +385,7 @@ func (th *thread) SetCopyNode(gx device.GraphExec, node int, c *device.Copy) err
 	if c.Kind != device.DeviceToDevice && !c.Host.Pinned {
 		return &device.APIError{Call: call, Code: "CUDA_ERROR_INVALID_VALUE", Msg: "a graph copy node needs pinned host memory"}
 	}
-	th.chargeGraph(d.cost.setNode, call)
+	th.charge(d.cost.setNode, call)
 	x.ownNodes()
 	x.nodes[node].cp = *c
 	return nil

@@ -113,10 +113,11 @@ func (th *thread) NewEvent(opt device.EventOptions) (device.Event, error) {
 
 func (th *thread) Destroy(r device.Resource) error {
 	d := th.d
-	// A graph's or exec's destroy is a graph call (host.graph_lock_fraction).
+	// A graph's or exec's destroy is a graph-building call
+	// (host.graph_lock_fraction).
 	switch r.(type) {
 	case *graph, *graphExec:
-		th.chargeGraph(d.cost.destroy, "destroy")
+		th.chargeGraphBuild(d.cost.destroy, "destroy")
 	default:
 		th.charge(d.cost.destroy, "destroy")
 	}
@@ -152,10 +153,10 @@ func (th *thread) Destroy(r device.Resource) error {
 			return err
 		}
 		if d.cost.destroyExecNode > 0 {
-			th.chargeGraph(mulTime(int64(len(x.nodes)), d.cost.destroyExecNode), "cuGraphExecDestroy (per node)")
+			th.chargeGraphBuild(mulTime(int64(len(x.nodes)), d.cost.destroyExecNode), "cuGraphExecDestroy (per node)")
 		}
 		if d.cost.destroyExecSegment > 0 {
-			th.chargeGraph(mulTime(int64(x.segments), d.cost.destroyExecSegment), "cuGraphExecDestroy (per segment)")
+			th.chargeGraphBuild(mulTime(int64(x.segments), d.cost.destroyExecSegment), "cuGraphExecDestroy (per segment)")
 		}
 		x.destroyed = true
 	default:
@@ -229,7 +230,7 @@ func (th *thread) Launch(s device.Stream, l *device.Launch) error {
 		return err
 	}
 	if st.capture != nil {
-		th.chargeGraph(d.cost.capture, "cuLaunchKernel (capture)")
+		th.chargeGraphBuild(d.cost.capture, "cuLaunchKernel (capture)")
 		return st.capture.add(st, gnode{kind: cmdKernel, l: copyLaunch(l)})
 	}
 	th.charge(d.cost.launch+th.busyCost(st), "cuLaunchKernel")
@@ -255,7 +256,7 @@ func (th *thread) Copy(s device.Stream, c *device.Copy) error {
 			return &device.APIError{Call: "cuMemcpyAsync", Code: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
 				Msg: "a copy from pageable host memory synchronizes and cannot be captured"}
 		}
-		th.chargeGraph(d.cost.capture, "cuMemcpyAsync (capture)")
+		th.chargeGraphBuild(d.cost.capture, "cuMemcpyAsync (capture)")
 		return st.capture.add(st, gnode{kind: cmdCopy, cp: *c})
 	}
 	th.charge(d.cost.copyEnqueue, "cuMemcpyAsync")
@@ -283,7 +284,7 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 		return err
 	}
 	if st.capture != nil {
-		th.chargeGraph(d.cost.captureEvent, "cuEventRecord (capture)")
+		th.chargeGraphBuild(d.cost.captureEvent, "cuEventRecord (capture)")
 		ev.capture = st.capture
 		ev.capNodes = append(ev.capNodes[:0], st.capTail...)
 		return nil
@@ -316,7 +317,7 @@ func (th *thread) Wait(s device.Stream, e device.Event) error {
 		return err
 	}
 	if ev.capture != nil && !ev.capture.ended {
-		th.chargeGraph(d.cost.captureEvent, "cuStreamWaitEvent (capture)")
+		th.chargeGraphBuild(d.cost.captureEvent, "cuStreamWaitEvent (capture)")
 		return ev.capture.join(st, ev)
 	}
 	if st.capture != nil {
@@ -345,7 +346,7 @@ func (th *thread) HostFunc(s device.Stream, fn func()) error {
 		return &device.APIError{Call: "cuLaunchHostFunc", Code: "CUDA_ERROR_INVALID_VALUE", Msg: "nil function"}
 	}
 	if st.capture != nil {
-		th.chargeGraph(d.cost.capture, "cuLaunchHostFunc (capture)")
+		th.chargeGraphBuild(d.cost.capture, "cuLaunchHostFunc (capture)")
 		return st.capture.add(st, gnode{kind: cmdHostFunc, fn: fn})
 	}
 	th.charge(d.cost.hostFunc, "cuLaunchHostFunc")

@@ -58,7 +58,7 @@ func TestGraphLockFractionSerializesGraphBuilds(t *testing.T) {
 		cfg := h100Config(t)
 		cfg.Host.ThreadStartNs = 0
 		cfg.Host.StreamCreateNs = 0
-		cfg.Host.DriverLockFraction, cfg.Host.GraphLockFraction = driver, graph
+		cfg.Host.DriverLockFraction, cfg.Host.GraphLockFraction, cfg.Host.GraphLockHandoffNs = driver, graph, 0
 		ends := lockedEnds(t, cfg, n, build)
 		return max(ends[0], ends[len(ends)-1])
 	}
@@ -70,26 +70,37 @@ func TestGraphLockFractionSerializesGraphBuilds(t *testing.T) {
 	assert.Equal(t, alone, last(1, 1, 1), "one thread never waits for the lock")
 }
 
-// host.lock_handoff_ns is paid by a call that waits for the lock another
-// thread holds, never by a thread that held it last.
-func TestLockHandoffChargedOnlyWhenContended(t *testing.T) {
+// host.graph_lock_handoff_ns is paid by a graph-building call that waits
+// for the lock another thread holds, never by a thread that held it last,
+// and never by launches.
+func TestGraphLockHandoffChargedOnlyWhenContended(t *testing.T) {
+	build := func(w device.Host, s device.Stream) {
+		for j := 0; j < 5; j++ {
+			require.NoError(t, w.BeginCapture(s))
+			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+			g, err := w.EndCapture(s)
+			require.NoError(t, err)
+			require.NoError(t, w.Destroy(g))
+		}
+	}
 	launches := func(w device.Host, s device.Stream) {
 		for j := 0; j < 10; j++ {
 			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
 		}
 	}
-	last := func(handoff float64, n int) time.Duration {
+	last := func(work func(device.Host, device.Stream), handoff float64, n int) time.Duration {
 		cfg := h100Config(t)
 		cfg.Host.ThreadStartNs = 0
-		cfg.Host.DriverLockFraction, cfg.Host.LockHandoffNs = 1, handoff
-		ends := lockedEnds(t, cfg, n, launches)
+		cfg.Host.DriverLockFraction, cfg.Host.GraphLockFraction, cfg.Host.GraphLockHandoffNs = 1, 0, handoff
+		ends := lockedEnds(t, cfg, n, work)
 		return max(ends[0], ends[len(ends)-1])
 	}
-	assert.Equal(t, last(0, 1), last(1000, 1), "one thread: no hand-off")
-	plain, handed := last(0, 2), last(1000, 2)
-	assert.Equal(t, 2*last(0, 1), plain, "two threads under the whole lock: one after the other")
-	// The threads alternate on the lock: every call after the first
-	// stream creation waits for the other thread's.
-	assert.Greater(t, handed, plain+10*time.Microsecond, "contended calls pay the hand-off")
-	assert.LessOrEqual(t, handed, plain+22*time.Microsecond, "at most one hand-off a call")
+	assert.Equal(t, last(build, 0, 1), last(build, 1000, 1), "one thread: no hand-off")
+	plain, handed := last(build, 0, 2), last(build, 1000, 2)
+	assert.Equal(t, 2*last(build, 0, 1), plain, "two threads under the whole lock: one after the other")
+	// The threads alternate on the lock: most of the 20 graph calls of
+	// each wait for the other thread's.
+	assert.Greater(t, handed, plain+20*time.Microsecond, "contended graph calls pay the hand-off")
+	assert.LessOrEqual(t, handed, plain+40*time.Microsecond, "at most one hand-off a call")
+	assert.Equal(t, last(launches, 0, 2), last(launches, 1000, 2), "launches pay none")
 }
