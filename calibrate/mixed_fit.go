@@ -40,15 +40,21 @@ func mixedFitted(p *MixedPair, side int) bool {
 	return r.Source == "none" || r.BothSMs == r.SMs
 }
 
+// pairsByName indexes r's pairs by their kernels' names (first, second).
+func pairsByName(r *MixedReport) map[[2]string]*MixedPair {
+	m := make(map[[2]string]*MixedPair, len(r.Pairs))
+	for i := range r.Pairs {
+		p := &r.Pairs[i]
+		m[[2]string{p.A, p.B}] = p
+	}
+	return m
+}
+
 // MixedError is the error of sim's slowdowns against gpu's (a probe of
 // the same kernels at the same shapes): root mean square of
 // log(sim / gpu) over the pairs and sides mixedFitted takes, in percent.
 func MixedError(gpu, sim *MixedReport) (rmsPct float64, n int, err error) {
-	simPairs := map[[2]string]*MixedPair{}
-	for i := range sim.Pairs {
-		p := &sim.Pairs[i]
-		simPairs[[2]string{p.A, p.B}] = p
-	}
+	simPairs := pairsByName(sim)
 	sum := 0.0
 	for i := range gpu.Pairs {
 		g := &gpu.Pairs[i]
@@ -120,11 +126,7 @@ func mixedTimed(class string) bool {
 // root mean square of log(sim / gpu), in percent; n is 0 when gpu has no
 // such pair.
 func MixedSerialError(gpu, sim *MixedReport) (rmsPct float64, n int, err error) {
-	simPairs := map[[2]string]*MixedPair{}
-	for i := range sim.Pairs {
-		p := &sim.Pairs[i]
-		simPairs[[2]string{p.A, p.B}] = p
-	}
+	simPairs := pairsByName(sim)
 	sum := 0.0
 	for i := range gpu.Pairs {
 		g := &gpu.Pairs[i]

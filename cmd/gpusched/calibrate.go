@@ -267,23 +267,33 @@ func profileRef(profile, out string) string {
 	return profile
 }
 
-// cmdCalibrateCheck runs every calibration measurement on a simulator
-// config and compares it with a GPU's raw measurements.
-func cmdCalibrateCheck(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("calibrate check", stderr)
-	simCfg := fs.String("sim", "", "simulator config to check (required)")
+// reportsAndSim parses NAME's arguments (raw report files and a required
+// --sim CONFIG, described by simUsage) and reads both.
+func reportsAndSim(args []string, stderr io.Writer, name, simUsage string) (*calibrate.Report, *sim.Config, error) {
+	fs := newFlags(name, stderr)
+	simCfg := fs.String("sim", "", simUsage)
 	files, err := parse(fs, args, 1, -1)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if *simCfg == "" {
-		return usagef("--sim CONFIG is required")
+		return nil, nil, usagef("--sim CONFIG is required")
 	}
 	rep, err := readReports(files)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cfg, err := sim.LoadConfig(*simCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, cfg, nil
+}
+
+// cmdCalibrateCheck runs every calibration measurement on a simulator
+// config and compares it with a GPU's raw measurements.
+func cmdCalibrateCheck(args []string, stdout, stderr io.Writer) error {
+	rep, cfg, err := reportsAndSim(args, stderr, "calibrate check", "simulator config to check (required)")
 	if err != nil {
 		return err
 	}
@@ -298,20 +308,8 @@ func cmdCalibrateCheck(args []string, stdout, stderr io.Writer) error {
 // report's "host threads at once" on a given config (the one they go
 // into) and prints them as the config's host lines, with their comments.
 func cmdCalibrateFitGraphLock(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("calibrate fit-graph-lock", stderr)
-	simCfg := fs.String("sim", "", "the simulator config the fields go into, simulated with every other field as it is (required)")
-	files, err := parse(fs, args, 1, -1)
-	if err != nil {
-		return err
-	}
-	if *simCfg == "" {
-		return usagef("--sim CONFIG is required")
-	}
-	rep, err := readReports(files)
-	if err != nil {
-		return err
-	}
-	cfg, err := sim.LoadConfig(*simCfg)
+	rep, cfg, err := reportsAndSim(args, stderr, "calibrate fit-graph-lock",
+		"the simulator config the fields go into, simulated with every other field as it is (required)")
 	if err != nil {
 		return err
 	}
