@@ -14,18 +14,41 @@ import (
 	"github.com/gpusched/gpusched/experiments"
 )
 
+// calibrateSubcommand is one of calibrate's sub-commands and its arguments.
+type calibrateSubcommand struct {
+	name, args string
+	run        func(args []string, stdout, stderr io.Writer) error
+}
+
+// calibrateSubcommands is what cmdCalibrate dispatches on, and
+// calibrateUsage lists it: a new sub-command is in the usage line by being
+// here.
+func calibrateSubcommands() []calibrateSubcommand {
+	return []calibrateSubcommand{
+		{"fit", "RAW.json... [--profile P.yaml] -o CONFIG.yaml", cmdCalibrateFit},
+		{"check", "RAW.json... --sim CONFIG", cmdCalibrateCheck},
+		{"fit-graph-lock", "RAW.json... --sim CONFIG", cmdCalibrateFitGraphLock},
+		{"tile-sync", "RESULTS.json [--raw RAW.json]", cmdCalibrateTileSync},
+	}
+}
+
+// calibrateUsage is calibrate's usage line after "gpusched calibrate": the
+// measurement itself, then every sub-command.
+func calibrateUsage() string {
+	forms := []string{"--device cuda -o FILE [--raw RAW.json]"}
+	for _, c := range calibrateSubcommands() {
+		forms = append(forms, c.name+" "+c.args)
+	}
+	return strings.Join(forms, " | ")
+}
+
 func cmdCalibrate(args []string, stdout, stderr io.Writer) (err error) {
-	if len(args) > 0 && args[0] == "fit" {
-		return cmdCalibrateFit(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "check" {
-		return cmdCalibrateCheck(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "fit-graph-lock" {
-		return cmdCalibrateFitGraphLock(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "tile-sync" {
-		return cmdCalibrateTileSync(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		for _, c := range calibrateSubcommands() {
+			if args[0] == c.name {
+				return c.run(args[1:], stdout, stderr)
+			}
+		}
 	}
 	fs := newFlags("calibrate", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config (which must give back that config: a self-check)")

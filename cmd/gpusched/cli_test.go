@@ -129,3 +129,34 @@ func TestHostSpeedFlag(t *testing.T) {
 	assert.False(t, bool(o))
 	assert.ErrorContains(t, o.Set("yes"), `want on or off, got "yes"`)
 }
+
+// TestCalibrateUsageListsEverySubcommand: calibrate -h's usage line names
+// every sub-command the dispatcher runs, and every form it names after the
+// measurement itself reaches a sub-command (its -h lists that one's flags,
+// not the measurement's --only).
+func TestCalibrateUsageListsEverySubcommand(t *testing.T) {
+	status, out, errOut := gpusched(t, "calibrate", "-h")
+	require.Equal(t, 0, status, errOut)
+	usageLine, _, _ := strings.Cut(out, "\n")
+	forms := strings.Split(strings.TrimPrefix(usageLine, "usage: gpusched calibrate "), " | ")
+	require.Greater(t, len(forms), 1, usageLine)
+	assert.Contains(t, out, "-only", "the measurement's own flags")
+
+	var named []string
+	for _, form := range forms[1:] {
+		named = append(named, strings.Fields(form)[0])
+	}
+	var known []string
+	for _, c := range calibrateSubcommands() {
+		known = append(known, c.name)
+	}
+	assert.Equal(t, known, named, "calibrate's usage line names exactly the sub-commands it dispatches")
+	assert.Subset(t, known, []string{"fit", "check", "fit-graph-lock", "tile-sync"})
+
+	for _, name := range named {
+		status, out, errOut := gpusched(t, "calibrate", name, "-h")
+		assert.Equal(t, 0, status, "%s: %s", name, errOut)
+		assert.Contains(t, out, "flags:", name)
+		assert.NotContains(t, out, "-only", "calibrate %s -h reaches the sub-command, not the measurement", name)
+	}
+}

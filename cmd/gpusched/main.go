@@ -10,8 +10,10 @@
 //	gpusched devices
 //	gpusched list
 //	gpusched calibrate --device cuda -o FILE [--raw RAW.json]
-//	gpusched calibrate fit RAW.json [--profile P.yaml] -o CONFIG.yaml
-//	gpusched calibrate check RAW.json --sim CONFIG
+//	gpusched calibrate fit RAW.json... [--profile P.yaml] -o CONFIG.yaml
+//	gpusched calibrate check RAW.json... --sim CONFIG
+//	gpusched calibrate fit-graph-lock RAW.json... --sim CONFIG
+//	gpusched calibrate tile-sync RESULTS.json [--raw RAW.json]
 //	gpusched profile [fit] [--device cuda] -o PROFILE.yaml FILE...
 //	gpusched replot RESULTS.json... -o DIR
 //	gpusched version
@@ -62,7 +64,8 @@ func init() {
 		{"trace", "FILE --workload W --scheduler S [--device D] -o OUT.json", "run one row and write its timeline (Chrome trace JSON, for Perfetto)", cmdTrace},
 		{"devices", "", "list the simulator's device configs and the CUDA devices", cmdDevices},
 		{"list", "", "list the workload families and schedulers experiment files can name", cmdList},
-		{"calibrate", "[fit RAW.json | check RAW.json --sim CONFIG] --device cuda -o FILE", "measure a GPU and write a simulator device config; fit one from raw measurements; check a config against them", cmdCalibrate},
+		{"calibrate", calibrateUsage(), "measure a GPU and write a simulator device config; fit one from raw measurements; check a config against them; " +
+			"fit the graph lock's fields alone; fit tile_sync's costs from a GPU run", cmdCalibrate},
 		{"profile", "[fit|pairs] [--device cuda] -o PROFILE.yaml FILE...", "time the kernels of experiment files alone and fit a kernel profile (pairs: two different kernels co-resident on every SM, -o PAIRS.json)", cmdProfile},
 		{"import", "kineto TRACE.json [--et ET.json] [--iteration N] -o W.yaml", "turn a PyTorch profiler trace into a workload file (docs/WORKLOADS.md)", cmdImport},
 		{"replot", "RESULTS.json... -o DIR", "draw the figures (SVG, PDF) and the CSVs of results files again", cmdReplot},
