@@ -256,7 +256,7 @@ func predictedIntro(p, before *data) string {
 	switch p.run.version {
 	case 6:
 		return fmt.Sprintf("## The sixth replay kernel: predicted, then measured\n\n"+
-			"The sixth replay kernel (workloads/kernels/replay.cu: the fourth kernel's reads and writes, every block's spin counted from the "+
+			"The sixth replay kernel (workloads/kernels/replay.cu until 9c28089: the fourth kernel's reads and writes, every block's spin counted from the "+
 			"kernel's start instead of its own, so that a replayed kernel does not add its own block dispatch and turnaround between waves "+
 			"to recorded durations that hold the original's) with profiler_ns %s as before. \"predicted\": the simulator's serial+graph, "+
 			"committed before the GPU ran the sixth kernel, at the fourth's measured overhead_ns and floor_ns (the simulator times every "+
@@ -266,7 +266,7 @@ func predictedIntro(p, before *data) string {
 			orNone(p.profiler), kernelOf(before), measured)
 	case 4:
 		return fmt.Sprintf("## The fourth replay kernel: predicted, then measured\n\n"+
-			"The fourth replay kernel (workloads/kernels/replay.cu: the third kernel's reads and writes, its descriptor's loads issued first and "+
+			"The fourth replay kernel (workloads/kernels/replay.cu until 9c28089: the third kernel's reads and writes, its descriptor's loads issued first and "+
 			"each range's pointer read from the launch's parameters where it needs it, instead of a copy of all 24 in local memory first) "+
 			"with profiler_ns %s as before. \"predicted\": the simulator's serial+graph, committed before the GPU ran the models, at the "+
 			"overhead_ns and floor_ns its experiment files give (estimates; the notes say how they were made); \"measured\": the GPU's; "+
@@ -330,10 +330,10 @@ the simulator's rows at those values.
 // the eighth's replaced.
 const seventhKernelIntro = `## Earlier: the seventh replay kernel (session 8's first call)
 
-The seventh replay kernel (replay_v7 in workloads/kernels/replay.cu: only
-a block's first warp watching the global timer, its lead's 24 range
-pointers loaded with the descriptor's head) at the overhead_ns and
-floor_ns its own probe measured, with profiler_ns, and the simulator's
+The seventh replay kernel (replay_v7 in workloads/kernels/replay.cu until
+9c28089: only a block's first warp watching the global timer, its lead's
+24 range pointers loaded with the descriptor's head) at the overhead_ns
+and floor_ns its own probe measured, with profiler_ns, and the simulator's
 rows at those values.
 
 `
@@ -342,10 +342,11 @@ rows at those values.
 // seventh's replaced.
 const sixthKernelIntro = `## Earlier: the sixth replay kernel (session 7)
 
-The sixth replay kernel (replay_v6 in workloads/kernels/replay.cu: every
-block's spin counted from the kernel's start, every warp of every block
-watching the global timer) at the overhead_ns and floor_ns its own probe
-measured, with profiler_ns, and the simulator's rows at those values.
+The sixth replay kernel (replay_v6 in workloads/kernels/replay.cu until
+9c28089: every block's spin counted from the kernel's start, every warp
+of every block watching the global timer) at the overhead_ns and
+floor_ns its own probe measured, with profiler_ns, and the simulator's
+rows at those values.
 
 `
 
@@ -353,10 +354,10 @@ measured, with profiler_ns, and the simulator's rows at those values.
 // sixth's replaced.
 const fourthKernelIntro = `## Earlier: the fourth replay kernel (session 5)
 
-The fourth replay kernel (replay_v4 in workloads/kernels/replay.cu: every
-block spins its wave's share of the recorded duration from its own
-start) at the overhead_ns and floor_ns its own probe measured, with
-profiler_ns, and the simulator's rows at those values.
+The fourth replay kernel (replay_v4 in workloads/kernels/replay.cu until
+9c28089: every block spins its wave's share of the recorded duration
+from its own start) at the overhead_ns and floor_ns its own probe
+measured, with profiler_ns, and the simulator's rows at those values.
 
 `
 
