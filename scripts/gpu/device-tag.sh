@@ -2,7 +2,8 @@
 # $BIN.gz or $BIN.xz over $BIN and checks $BIN runs; device_tag FILE writes what the device
 # is (nvidia-smi, or the simulator config of a dry run), the date, host,
 # binary and commit to FILE and sets tag (h100, h200, another GPU's name,
-# or sim-CONFIG), which names the output files. Uses $DEVICE and $BIN.
+# or sim-CONFIG), which names the output files; host_record FILE adds the
+# build, the binary's version and the host's CPU. Uses $DEVICE and $BIN.
 device_tag() {
     local out=$1 gpu
     if [ "$DEVICE" = cuda ]; then
@@ -25,6 +26,18 @@ device_tag() {
         echo "binary: $(sha256sum "$BIN" | cut -c1-16)"
         echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
     } >>"$out"
+}
+
+# host_record FILE appends, after device_tag, the BUILD file beside $BIN
+# (the commit it was built from), the binary's version, the CPU's model and
+# lscpu: the scripts whose rows are host-bound record the host they ran on.
+host_record() {
+    {
+        echo "build: $(cat "$(dirname "$BIN")/BUILD" 2>/dev/null || echo 'no BUILD file')"
+        "$BIN" version 2>&1 | head -3
+        echo "cpu: $(grep -m1 'model name' /proc/cpuinfo)"
+        lscpu 2>&1
+    } >>"$1"
 }
 
 # binary_ready NAME: the carried binary $BIN.gz or $BIN.xz (when there;

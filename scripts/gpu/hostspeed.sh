@@ -48,12 +48,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 device_tag "$work/device.txt"
-{
-    echo "build: $(cat "$(dirname "$BIN")/BUILD" 2>/dev/null || echo 'no BUILD file')"
-    "$BIN" version 2>&1 | head -3
-    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo)"
-    lscpu 2>&1
-} >>"$work/device.txt"
+host_record "$work/device.txt"
 
 rc=0
 t0=$(date +%s)
