@@ -54,19 +54,8 @@ var threadedLoops = []threadedLoop{
 		prepare: func(c *calibrator, h device.Host, s device.Stream) (func() error, func() error, error) {
 			l := c.emptyLaunch(1)
 			return func() error {
-				g, err := capture(h, s, func() error {
-					for i := 0; i < threadedBatch; i++ {
-						if err := h.Launch(s, l); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
+				x, err := instantiateBatch(h, s, l)
 				if err != nil {
-					return err
-				}
-				x, err := h.Instantiate(g)
-				if err := errors.Join(err, h.Destroy(g)); err != nil {
 					return err
 				}
 				if err := h.GraphLaunch(x, s); err != nil {
@@ -83,19 +72,8 @@ var threadedLoops = []threadedLoop{
 		iterations: 100,
 		prepare: func(c *calibrator, h device.Host, s device.Stream) (func() error, func() error, error) {
 			l := c.emptyLaunch(1)
-			g, err := capture(h, s, func() error {
-				for i := 0; i < threadedBatch; i++ {
-					if err := h.Launch(s, l); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			x, err := instantiateBatch(h, s, l)
 			if err != nil {
-				return nil, nil, err
-			}
-			x, err := h.Instantiate(g)
-			if err := errors.Join(err, h.Destroy(g)); err != nil {
 				return nil, nil, err
 			}
 			return func() error {
@@ -133,6 +111,28 @@ var threadedLoops = []threadedLoop{
 			}, nil, nil
 		},
 	},
+}
+
+// instantiateBatch captures threadedBatch launches of l on s, instantiates
+// them and destroys the graph: ACS-SW's batch, built (graph build, every
+// iteration) or built once and updated (graph update).
+func instantiateBatch(h device.Host, s device.Stream, l *device.Launch) (device.GraphExec, error) {
+	g, err := capture(h, s, func() error {
+		for i := 0; i < threadedBatch; i++ {
+			if err := h.Launch(s, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	x, err := h.Instantiate(g)
+	if err := errors.Join(err, h.Destroy(g)); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // threadedHostCalls measures each threadedLoop over threadedCounts host
