@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -22,36 +21,6 @@ func ownLaunch(regs, shared int, flops float64) *device.Launch {
 		SharedMem: shared, Work: device.Work{Flops: flops}}
 }
 
-// olderThenYoungerEnds runs a behind a 20 us gate on one stream, issues b
-// on another stream 30 us of host time later, and returns each one's end
-// from the gate's.
-func olderThenYoungerEnds(t *testing.T, d *Device, a, b *device.Launch) (ta, tb time.Duration) {
-	t.Helper()
-	require.NoError(t, d.Run(func(h device.Host) error {
-		var ev [3]device.Event
-		for i := range ev {
-			ev[i], _ = h.NewEvent(device.EventOptions{})
-		}
-		s0, _ := h.NewStream(device.StreamOptions{})
-		s1, _ := h.NewStream(device.StreamOptions{})
-		require.NoError(t, h.Launch(s0, spinLaunch(1, 32, 20*time.Microsecond)))
-		require.NoError(t, h.Record(ev[0], s0))
-		require.NoError(t, h.Launch(s0, a))
-		require.NoError(t, h.Record(ev[1], s0))
-		h.Spend(30 * time.Microsecond)
-		require.NoError(t, h.Launch(s1, b))
-		require.NoError(t, h.Record(ev[2], s1))
-		require.NoError(t, h.Synchronize())
-		var err error
-		if ta, err = h.Elapsed(ev[0], ev[1]); err != nil {
-			return err
-		}
-		tb, err = h.Elapsed(ev[0], ev[2])
-		return err
-	}))
-	return ta, tb
-}
-
 // With Hopper's carve-out steps, the kernel that lands first on an idle
 // SM sets its shared memory: an older block of 32 registers a thread
 // without shared memory (1 KiB reserve, occupancy 16 by threads: 16 KiB)
@@ -62,15 +31,15 @@ func olderThenYoungerEnds(t *testing.T, d *Device, a, b *device.Launch) (ta, tb 
 // co-runs, one of 50000 waits. Without the carve-out all co-run. The
 // older: 21000 ns alone; the younger: 1000 ns alone.
 func TestSharedCarveoutKeepsALaterKernelOffSMsItDoesNotFit(t *testing.T) {
-	src := strings.Replace(rateProfile, "sms: 4", "sms: 1", 1)
 	for _, tc := range []struct {
 		olderRegs, olderShared, youngerShared int
 		coRuns                                bool
 	}{{32, 0, 20000, false}, {255, 20000, 20000, true}, {255, 20000, 50000, false}, {32, 0, 0, true}} {
 		run := func(carve []int) (older, younger time.Duration) {
-			d := rateDevice(t, src, 1, 0, 0)
+			d := rateDevice(t, oneSMProfile, 1, 0, 0)
 			d.cfg.SM.SharedCarveoutKB = carve
-			return olderThenYoungerEnds(t, d, ownLaunch(tc.olderRegs, tc.olderShared, 20000), ownLaunch(32, tc.youngerShared, 0))
+			r := olderThenYounger(t, d, ownLaunch(tc.olderRegs, tc.olderShared, 20000), ownLaunch(32, tc.youngerShared, 0))
+			return r.older, r.youngerEnd
 		}
 		offOlder, offYounger := run(nil)
 		onOlder, onYounger := run(hopperCarveout)

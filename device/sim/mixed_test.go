@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -23,11 +22,11 @@ import (
 // 1.5) 500 ns later; without the rate model its time is fixed when it is
 // placed alone (21000 ns), whatever the weight.
 func TestYoungerKernelCountsItsWeightInTheOlderOnesFactor(t *testing.T) {
-	src := strings.Replace(rateProfile, "sms: 4", "sms: 1", 1)
 	run := func(retime, weight float64) (older, younger time.Duration) {
-		d := rateDevice(t, src, 1, 0, retime)
+		d := rateDevice(t, oneSMProfile, 1, 0, retime)
 		d.cfg.SM.YoungerKernelWeight = weight
-		return olderThenYounger(t, d, padded("own", 1, 20000), padded("own", 1, 0))
+		r := olderThenYounger(t, d, padded("own", 1, 20000), padded("own", 1, 0))
+		return r.older, r.younger
 	}
 	alone, _ := run(0, 0)
 	_, younger := run(0, 0)
@@ -39,15 +38,22 @@ func TestYoungerKernelCountsItsWeightInTheOlderOnesFactor(t *testing.T) {
 		assert.Equal(t, tc.late*time.Nanosecond, o-alone, "retime %g, weight %g", tc.retime, tc.weight)
 		assert.Equal(t, younger, y, "retime %g, weight %g", tc.retime, tc.weight)
 	}
-	d := rateDevice(t, src, 1, 0, 0)
-	_, lone := olderThenYounger(t, d, padded("own", 1, 0), padded("own", 1, 0)) // the older ends before the younger comes
+	d := rateDevice(t, oneSMProfile, 1, 0, 0)
+	lone := olderThenYounger(t, d, padded("own", 1, 0), padded("own", 1, 0)).younger // the older ends before the younger comes
 	assert.Equal(t, 500*time.Nanosecond, younger-lone, "the younger takes 1500 ns beside the older, 1000 alone")
 }
 
+// olderYounger is what olderThenYounger measures of its two launches.
+type olderYounger struct {
+	older      time.Duration // the older's end from the gate's
+	younger    time.Duration // the younger's Elapsed between records around it
+	youngerEnd time.Duration // the younger's end from the gate's
+}
+
 // olderThenYounger runs a behind a 20 us gate on one stream, then issues
-// b on another stream 30 us of host time later, and
-// returns each one's Elapsed between records around it.
-func olderThenYounger(t *testing.T, d *Device, a, b *device.Launch) (ta, tb time.Duration) {
+// b on another stream 30 us of host time later: the two-kernel meeting of
+// the co-residency tests (mixed, carve-out).
+func olderThenYounger(t *testing.T, d *Device, a, b *device.Launch) (r olderYounger) {
 	t.Helper()
 	require.NoError(t, d.Run(func(h device.Host) error {
 		var ev [4]device.Event
@@ -66,19 +72,22 @@ func olderThenYounger(t *testing.T, d *Device, a, b *device.Launch) (ta, tb time
 		require.NoError(t, h.Record(ev[3], s1))
 		require.NoError(t, h.Synchronize())
 		var err error
-		if ta, err = h.Elapsed(ev[0], ev[1]); err != nil {
+		if r.older, err = h.Elapsed(ev[0], ev[1]); err != nil {
 			return err
 		}
-		tb, err = h.Elapsed(ev[2], ev[3])
+		if r.younger, err = h.Elapsed(ev[2], ev[3]); err != nil {
+			return err
+		}
+		r.youngerEnd, err = h.Elapsed(ev[0], ev[3])
 		return err
 	}))
-	return ta, tb
+	return r
 }
 
 // heavyProfile adds to rateProfile's kernels test.heavy, whose curve rises
 // twice as fast as test.own's (factor 2 at 8 warps: pressure 1/4 a warp
 // against 0.5/4).
-var heavyProfile = strings.Replace(rateProfile, "sms: 4", "sms: 1", 1) + `  - kernel: test.heavy
+var heavyProfile = oneSMProfile + `  - kernel: test.heavy
     regs: 32
     static_shared: 0
     model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, roofline: false, gpu_share: 0, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 2}]}
@@ -101,11 +110,10 @@ func TestOlderHeavyKernelCountsItsPressure(t *testing.T) {
 	run := func(a float64, older, younger string) time.Duration {
 		d := rateDevice(t, heavyProfile, 1, 0, 0)
 		d.cfg.SM.OlderPressureExponent = a
-		_, y := olderThenYounger(t, d, padded(older, 1, 20000), padded(younger, 1, 0))
-		return y
+		return olderThenYounger(t, d, padded(older, 1, 20000), padded(younger, 1, 0)).younger
 	}
 	d := rateDevice(t, heavyProfile, 1, 0, 0)
-	_, lone := olderThenYounger(t, d, padded("own", 1, 0), padded("own", 1, 0)) // the older ends before the younger comes
+	lone := olderThenYounger(t, d, padded("own", 1, 0), padded("own", 1, 0)).younger // the older ends before the younger comes
 	for _, tc := range []struct {
 		a              float64
 		older, younger string

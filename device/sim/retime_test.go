@@ -47,6 +47,10 @@ kernels:
       - {grid: 21, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [12000]}
 `
 
+// oneSMProfile is rateProfile on one SM: the device of the tests whose
+// kernels meet on one SM (rateDevice with sms 1).
+var oneSMProfile = strings.Replace(rateProfile, "sms: 4", "sms: 1", 1)
+
 // rateDevice is h100-datasheet cut to sms SMs with the profile src,
 // block_dispatch_ns dispatch and the rate model at threshold retime.
 func rateDevice(t *testing.T, src string, sms int, dispatch, retime float64) *Device {
@@ -102,12 +106,11 @@ func TestPartialLastWaveSpeedsUpAsTheWaveDrains(t *testing.T) {
 // at 3500 ns (4500 without the rate model). Elapsed adds the 1000 ns
 // launch gap.
 func TestCoResidentKernelSpeedsUpWhenItsNeighbourEnds(t *testing.T) {
-	src := strings.Replace(rateProfile, "sms: 4", "sms: 1", 1)
 	for _, tc := range []struct {
 		retime     float64
 		short, tot time.Duration
 	}{{0.001, 2500, 4500}, {0, 2500, 5500}} {
-		d := rateDevice(t, src, 1, 0, tc.retime)
+		d := rateDevice(t, oneSMProfile, 1, 0, tc.retime)
 		got := gatedElapsed(t, d, padded("own", 1, 0), padded("own", 1, 2000))
 		assert.Equal(t, []time.Duration{tc.short * time.Nanosecond, tc.tot * time.Nanosecond}, got, "retime %g", tc.retime)
 	}
