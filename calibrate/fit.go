@@ -192,6 +192,19 @@ func (f *Fitted) bySimulation(measurement string, want map[string]float64, value
 
 // simulate runs one named measurement on a simulator of cfg.
 func simulate(cfg *sim.Config, name string) (*Report, error) {
+	for _, m := range measurements {
+		if m.name == name {
+			return simulateOn(cfg, name, m.run)
+		}
+	}
+	return nil, fmt.Errorf("no measurement %q", name)
+}
+
+// simulateOn runs measure with a fresh calibrator on a simulator of cfg
+// (without its race check) and returns the calibrator's report; what
+// names the measurement in an error. The fits that simulate one part of a
+// measurement set the calibrator up (rounds, the one loop) in measure.
+func simulateOn(cfg *sim.Config, what string, measure func(c *calibrator, h device.Host) error) (*Report, error) {
 	dev, err := sim.New(cfg, sim.WithRaceCheck(false))
 	if err != nil {
 		return nil, err
@@ -200,15 +213,10 @@ func simulate(cfg *sim.Config, name string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range measurements {
-		if m.name == name {
-			if err := dev.Run(func(h device.Host) error { return m.run(c, h) }); err != nil {
-				return nil, fmt.Errorf("simulating %s: %w", name, err)
-			}
-			return c.report, nil
-		}
+	if err := dev.Run(func(h device.Host) error { return measure(c, h) }); err != nil {
+		return nil, fmt.Errorf("simulating %s: %w", what, err)
 	}
-	return nil, fmt.Errorf("no measurement %q", name)
+	return c.report, nil
 }
 
 func (r *Report) byName(name string) (Measurement, bool) {

@@ -14,19 +14,10 @@ import (
 // simulateGraphSteps runs "graph steps" on a simulator of cfg for shapes
 // (one timed round: the simulator is deterministic).
 func simulateGraphSteps(cfg *sim.Config, shapes []graphStepShape) (*Report, error) {
-	dev, err := sim.New(cfg, sim.WithRaceCheck(false))
-	if err != nil {
-		return nil, err
-	}
-	c, err := newCalibrator(dev, nil)
-	if err != nil {
-		return nil, err
-	}
-	c.rounds = 1
-	if err := dev.Run(func(h device.Host) error { return c.graphStepsOf(h, shapes) }); err != nil {
-		return nil, fmt.Errorf("simulating graph steps: %w", err)
-	}
-	return c.report, nil
+	return simulateOn(cfg, "graph steps", func(c *calibrator, h device.Host) error {
+		c.rounds = 1
+		return c.graphStepsOf(h, shapes)
+	})
 }
 
 // segmentFit is one per-segment field fitted to one part of a step.

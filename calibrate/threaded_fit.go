@@ -118,17 +118,12 @@ func FitGraphLock(rep *Report, cfg *sim.Config) (*Fitted, error) {
 // simulateLoop runs one loop of "host threads at once" on a simulator of
 // cfg and returns its scaling.
 func simulateLoop(cfg *sim.Config, loop string) (map[int]float64, error) {
-	dev, err := sim.New(cfg, sim.WithRaceCheck(false))
+	rep, err := simulateOn(cfg, loop, func(c *calibrator, h device.Host) error {
+		c.threadedOnly = loop
+		return c.threadedHostCalls(h)
+	})
 	if err != nil {
 		return nil, err
 	}
-	c, err := newCalibrator(dev, nil)
-	if err != nil {
-		return nil, err
-	}
-	c.threadedOnly = loop
-	if err := dev.Run(func(h device.Host) error { return c.threadedHostCalls(h) }); err != nil {
-		return nil, fmt.Errorf("simulating %s: %w", loop, err)
-	}
-	return threadedScaling(c.report, loop), nil
+	return threadedScaling(rep, loop), nil
 }
