@@ -289,15 +289,8 @@ func writeSet(b *bytes.Buffer, r *experiments.Results, file string) {
 			if len(workloads) == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "### %s on %s\n\n| scheduler |", fam, name)
-			for _, wl := range workloads {
-				fmt.Fprintf(b, " %s |", wl)
-			}
-			b.WriteString(" geomean |\n|---|")
-			for range workloads {
-				b.WriteString("--:|")
-			}
-			b.WriteString("--:|\n")
+			fmt.Fprintf(b, "### %s on %s\n\n", fam, name)
+			writeTableHead(b, "scheduler", workloads)
 			for _, e := range entries {
 				if isSweep(e) {
 					continue
@@ -351,6 +344,24 @@ func writeLine(b *bytes.Buffer, r *experiments.Results, dev, entry, label string
 	}
 }
 
+// writeTableHead is the head of a table of speedups: the first column's
+// title (first, blank for none), a column a workload and the geomean.
+func writeTableHead(b *bytes.Buffer, first string, workloads []string) {
+	head := "| |"
+	if first != "" {
+		head = "| " + first + " |"
+	}
+	b.WriteString(head)
+	for _, wl := range workloads {
+		fmt.Fprintf(b, " %s |", wl)
+	}
+	b.WriteString(" geomean |\n|---|")
+	for range workloads {
+		b.WriteString("--:|")
+	}
+	b.WriteString("--:|\n")
+}
+
 func writeSweep(b *bytes.Buffer, r *experiments.Results, dev, title string, entries, labels []string, workloads []string) {
 	present := 0
 	for _, e := range entries {
@@ -364,15 +375,8 @@ func writeSweep(b *bytes.Buffer, r *experiments.Results, dev, title string, entr
 	if present < 2 {
 		return
 	}
-	fmt.Fprintf(b, "%s:\n\n| |", title)
-	for _, wl := range workloads {
-		fmt.Fprintf(b, " %s |", wl)
-	}
-	b.WriteString(" geomean |\n|---|")
-	for range workloads {
-		b.WriteString("--:|")
-	}
-	b.WriteString("--:|\n")
+	fmt.Fprintf(b, "%s:\n\n", title)
+	writeTableHead(b, "", workloads)
 	for i, e := range entries {
 		writeLine(b, r, dev, e, labels[i], workloads)
 	}
