@@ -22,19 +22,7 @@ func BenchmarkTinyKernels(b *testing.B) {
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
 	for i := 0; i < b.N; i++ {
-		err := d.Run(func(h device.Host) error {
-			var ss [nStreams]device.Stream
-			for j := range ss {
-				ss[j], _ = h.NewStream(device.StreamOptions{})
-			}
-			for j := 0; j < kernels; j++ {
-				if err := h.Launch(ss[j%nStreams], l); err != nil {
-					return err
-				}
-			}
-			return h.Synchronize()
-		})
-		if err != nil {
+		if err := launchRoundRobin(d, l, kernels, nStreams); err != nil {
 			b.Fatal(err)
 		}
 		if got := d.Stats().Kernels; got != kernels {
@@ -58,19 +46,7 @@ func BenchmarkBlockPlacement(b *testing.B) {
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuTime()
 	for i := 0; i < b.N; i++ {
-		err := d.Run(func(h device.Host) error {
-			var ss [nStreams]device.Stream
-			for j := range ss {
-				ss[j], _ = h.NewStream(device.StreamOptions{})
-			}
-			for j := 0; j < kernels; j++ {
-				if err := h.Launch(ss[j%nStreams], l); err != nil {
-					return err
-				}
-			}
-			return h.Synchronize()
-		})
-		if err != nil {
+		if err := launchRoundRobin(d, l, kernels, nStreams); err != nil {
 			b.Fatal(err)
 		}
 		if got := d.Stats().Blocks; got != kernels*blocks {
@@ -79,6 +55,23 @@ func BenchmarkBlockPlacement(b *testing.B) {
 	}
 	b.ReportMetric(float64(kernels*blocks*b.N)/time.Since(start).Seconds(), "blocks/s")
 	b.ReportMetric(float64(kernels*blocks*b.N)/(cpuTime()-cpu0).Seconds(), "blocks/cpu-s")
+}
+
+// launchRoundRobin runs on d kernels launches of l issued round-robin
+// over streams streams by one host thread, then a device synchronize.
+func launchRoundRobin(d *Device, l *device.Launch, kernels, streams int) error {
+	return d.Run(func(h device.Host) error {
+		ss := make([]device.Stream, streams)
+		for j := range ss {
+			ss[j], _ = h.NewStream(device.StreamOptions{})
+		}
+		for j := 0; j < kernels; j++ {
+			if err := h.Launch(ss[j%streams], l); err != nil {
+				return err
+			}
+		}
+		return h.Synchronize()
+	})
 }
 
 // cpuTime is the process's user plus system CPU time: on a shared machine
