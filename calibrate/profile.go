@@ -45,6 +45,12 @@ type ProfileOptions struct {
 	// enqueue it than its gate kernel spun (the GPU ran dry and the sample
 	// timed the host); set it only to measure what the check changes.
 	NoGateCheck bool
+	// ColdL2 also measures every point cold: before each of Samples
+	// single launches, a device-to-device copy between two scratch
+	// buffers of twice the device's L2 cache evicts the launch's inputs
+	// (ProfilePoint.ColdNs), and the same launch again right after times
+	// it warm at the same launch count (ProfilePoint.RewarmNs).
+	ColdL2 bool
 }
 
 func (o ProfileOptions) withDefaults() ProfileOptions {
@@ -135,6 +141,9 @@ type task struct {
 func ProfileKernels(dev device.Device, progs []*workloads.Program, opt ProfileOptions) (*sim.Profile, *ProfileSummary, error) {
 	opt = opt.withDefaults()
 	info := dev.Info()
+	if opt.ColdL2 && info.L2Bytes <= 0 {
+		return nil, nil, fmt.Errorf("profile: cold-L2 points need the device's L2 size, and %s reports none", info.Name)
+	}
 	p := &profiler{dev: dev, info: info, opt: opt, sum: &ProfileSummary{}}
 	if err := p.kernels(); err != nil {
 		return nil, nil, err
@@ -196,7 +205,8 @@ type profiler struct {
 	opt   ProfileOptions
 	sum   *ProfileSummary
 	spent time.Duration
-	c     *calibrator // for its kernels and helpers
+	c     *calibrator  // for its kernels and helpers
+	evict *device.Copy // the L2 eviction copy of a program being measured (ColdL2)
 }
 
 func (p *profiler) kernels() error {

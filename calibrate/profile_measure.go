@@ -55,6 +55,13 @@ func (p *profiler) program(prog *workloads.Program, tasks []task, points map[str
 		if err != nil {
 			return err
 		}
+		if p.opt.ColdL2 {
+			release, err := p.scratch(h)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, release()) }()
+		}
 		for k := 0; k < inst.N(); k++ {
 			if err := inst.Issue(h, t.s, k); err != nil {
 				return err
@@ -137,10 +144,53 @@ func (p *profiler) task(h device.Host, t *timedStream, inst *workloads.Instance,
 		return sim.ProfilePoint{}, false, err
 	}
 	w := l.Work
-	return sim.ProfilePoint{
+	pt := sim.ProfilePoint{
 		Grid: l.Grid.Count(), Threads: l.Block.Count(), Shared: l.SharedMem, PerSM: perSM, Forced: tk.perSM > 0,
 		Cycles: w.Cycles, Flops: w.Flops, Bytes: w.Bytes, Launches: m, Ns: ns, Scalars: sim.ScalarSignature(l.Args),
-	}, true, nil
+	}
+	if p.evict != nil {
+		if pt.ColdNs, pt.RewarmNs, err = p.coldSamples(h, t, &l); err != nil {
+			return sim.ProfilePoint{}, false, err
+		}
+	}
+	return pt, true, nil
+}
+
+// scratch allocates the two buffers of twice the L2 cache that the
+// eviction copy moves between (ColdL2) and sets p.evict; release frees
+// them.
+func (p *profiler) scratch(h device.Host) (release func() error, err error) {
+	n := 2 * p.info.L2Bytes
+	src, err := h.Malloc(n)
+	if err != nil {
+		return nil, fmt.Errorf("cold-L2 scratch: %w", err)
+	}
+	dst, err := h.Malloc(n)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("cold-L2 scratch: %w", err), h.Free(src))
+	}
+	p.evict = &device.Copy{Kind: device.DeviceToDevice, Src: src, Dst: dst, Bytes: n, Label: "evict-l2"}
+	return func() error {
+		p.evict = nil
+		return errors.Join(h.Free(src), h.Free(dst))
+	}, nil
+}
+
+// coldSamples is opt.Samples pairs of single launches of l: one behind
+// the L2 eviction copy (cold) and the same launch right after it (rewarm).
+func (p *profiler) coldSamples(h device.Host, t *timedStream, l *device.Launch) (cold, rewarm []float64, err error) {
+	for i := 0; i < p.opt.Samples; i++ {
+		c, err := p.sampleAfter(h, t, p.evict, l, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := p.sample(h, t, l, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		cold, rewarm = append(cold, math.Round(c*10)/10), append(rewarm, math.Round(w*10)/10)
+	}
+	return cold, rewarm, nil
 }
 
 // samples is opt.Samples samples of m launches, per launch.
@@ -165,8 +215,20 @@ func (p *profiler) samples(h device.Host, t *timedStream, l *device.Launch, m in
 // it is taken again behind a gate twice as long as the host took, at most
 // gateRetries times (ProfileSummary.Retaken counts them).
 func (p *profiler) sample(h device.Host, t *timedStream, l *device.Launch, m int) (float64, error) {
+	return p.sampleAfter(h, t, nil, l, m)
+}
+
+// sampleAfter is sample with the copy before (if not nil) issued ahead of
+// each try's gate: the L2 eviction of a cold sample, redone when the
+// sample is taken again.
+func (p *profiler) sampleAfter(h device.Host, t *timedStream, before *device.Copy, l *device.Launch, m int) (float64, error) {
 	gateNs := gateBaseNs + gatePerLaunch*float64(m)
 	for try := 0; ; try++ {
+		if before != nil {
+			if err := h.Copy(t.s, before); err != nil {
+				return 0, err
+			}
+		}
 		y, queued, err := p.gatedSample(h, t, l, m, gateNs)
 		if err != nil || p.opt.NoGateCheck || queued <= gateNs || try == gateRetries {
 			return y, err

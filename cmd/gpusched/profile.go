@@ -40,6 +40,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	samples := fs.Int("samples", 5, "timed samples per point")
 	deadline := fs.Duration("deadline", 0, "wall-clock time from the start after which every point left is skipped (0: none)")
 	gateCheck := fs.Bool("gate-check", true, "take a sample again behind a longer gate kernel when the host enqueued it slower than the gate spun (false: keep every sample, to measure what the check changes)")
+	coldL2 := fs.Bool("cold-l2", false, "also time each point with the L2 cache evicted before each launch (cold_ns) and the same launch right after (rewarm_ns)")
 	bind := fs.Int64("bind-bytes", 4<<30, "most device bytes of programs bound for optional sizes (binding and filling inputs is most of a profile's wall time)")
 	files, err := parse(fs, args, 1, -1)
 	if err != nil {
@@ -63,8 +64,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	defer func() { err = errors.Join(err, d.Close()) }()
 	opt := calibrate.ProfileOptions{
 		Budget: *budget, MaxSizes: *sizes, MaxOccupancies: *occs, Samples: *samples, Deadline: until, BindBytes: *bind, Progress: stderr,
-		NoGateCheck: !*gateCheck,
-		Source:      "gpusched profile --device " + *dev + " " + strings.Join(files, " "),
+		NoGateCheck: !*gateCheck, ColdL2: *coldL2,
+		Source: "gpusched profile --device " + *dev + coldFlag(*coldL2) + " " + strings.Join(files, " "),
 	}
 	prof, sum, err := calibrate.ProfileKernels(d, progs, opt)
 	if err != nil {
@@ -77,6 +78,14 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 		sum.Programs, float64(sum.BoundBytes)/1e9, sum.Distinct, sum.Kernels, sum.Points, sum.Skipped, sum.BindSkipped, sum.Retaken,
 		sum.DeviceTime.Round(time.Millisecond), *out)
 	return writeFitTable(stdout, prof)
+}
+
+// coldFlag is the --cold-l2 flag a profile's source line records, if set.
+func coldFlag(on bool) string {
+	if on {
+		return " --cold-l2"
+	}
+	return ""
 }
 
 // cmdProfileFit refits a profile's models from its points (and the

@@ -156,6 +156,14 @@ type ProfilePoint struct {
 	// same ones (a 1x7 and a 7x1 convolution share every other field); a
 	// point without them, any launch of its other fields.
 	Scalars string `yaml:"scalars,omitempty"`
+	// ColdNs (optional; `gpusched profile --cold-l2`) is one launch's time
+	// per sample with the L2 cache evicted first (its inputs come from
+	// device memory, as for a kernel whose buffers were last touched long
+	// before), and RewarmNs the same single launch again right after each
+	// (inputs in L2): their difference is what a cold launch costs beyond
+	// a warm one at the same launch count (BlockModel.ColdNsPerByte).
+	ColdNs   []float64 `yaml:"cold_ns,omitempty,flow"`
+	RewarmNs []float64 `yaml:"rewarm_ns,omitempty,flow"`
 }
 
 // Median is the median of the point's samples.
