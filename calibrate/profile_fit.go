@@ -65,6 +65,7 @@ func FitProfile(p *sim.Profile) error {
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		fitNeighbors(p, k)
+		fitCold(p, k)
 		if cv, ok := crossValidateKernel(p, k, cvFolds); ok {
 			k.Fit.CVMedianPct, k.Fit.CVMaxPct = round2(cv.Fallback.Median), round2(cv.Fallback.Max)
 		}

@@ -598,7 +598,13 @@ func (d *Device) post(c device.Counter) {
 // matched and placed among its neighbors by its plain launch
 // (profiledLaunch): the profile's points were taken without sync.
 func (d *Device) timeFromProfile(k *command) {
-	k.model, k.measured = d.prof.model(k.l.Kernel), false
+	k.model, k.measured, k.coldNs = d.prof.model(k.l.Kernel), false, 0
+	if d.prof != nil && d.prof.cold {
+		miss := d.l2.launch(&k.l)
+		if k.model != nil {
+			k.coldNs = k.model.ColdNsPerByte * k.l.Work.Bytes * miss
+		}
+	}
 	if k.model == nil {
 		d.stats.EstimatedLaunches++
 		return
@@ -650,7 +656,7 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 		if !k.measured {
 			lone = m.Lone(w, d.prof.beyondL2(k.total, w))
 		}
-		return max(nsTime(lone*f), d.cost.minBlock)
+		return max(nsTime((lone+k.coldNs)*f), d.cost.minBlock)
 	}
 	ns := 0.0
 	if w.Cycles > 0 {

@@ -110,6 +110,9 @@ type Device struct {
 	sc   syncCostState // tile_sync costs (tilesync.go)
 	// prof is the kernel profile's models by kernel (nil: none).
 	prof *profileIndex
+	// l2 is the L2 residency across kernels and copies, tracked while
+	// the profile has cold terms (prof.cold).
+	l2 l2Cache
 	// ages is the kernels with running warps, with
 	// sm.younger_kernel_weight (mixed.go).
 	ages []*command
@@ -368,6 +371,7 @@ func (d *Device) reset() {
 	d.cbFree = 0
 	d.copyFree = [3]Time{}
 	d.resetBandwidth()
+	d.l2.reset()
 	d.cmdSeq = 0
 	if len(d.sms) != d.info.SMs {
 		d.sms = make([]smState, d.info.SMs)

@@ -58,6 +58,9 @@ type command struct {
 	model      *BlockModel
 	measured   bool
 	measuredNs float64
+	// coldNs is what each block adds for the launch's read bytes that
+	// missed L2 when it started (BlockModel.ColdNsPerByte; 0 without).
+	coldNs float64
 	// ownSM is the kernel's running (not spinning) warps on each SM and
 	// ownAll their sum, kept only with sm.younger_kernel_weight or
 	// sm.older_pressure_exponent (mixed.go); pressure is its issue
@@ -473,6 +476,9 @@ const (
 
 func (d *Device) startCopy(k *command) {
 	c := &k.cp
+	if d.prof != nil && d.prof.cold {
+		d.l2.copy(c)
+	}
 	var dur Time
 	eng := engDtoD
 	switch c.Kind {

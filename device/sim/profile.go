@@ -96,10 +96,16 @@ type BlockModel struct {
 	// NsPerByteBeyondL2 (optional) is what a byte costs on top of
 	// NsPerByte when the launch's bytes (blocks x Bytes) exceed the
 	// profile's l2_bytes: device memory rather than L2.
-	NsPerByteBeyondL2 float64            `yaml:"ns_per_byte_beyond_l2,omitempty"`
-	Roofline          bool               `yaml:"roofline"`
-	GPUShare          float64            `yaml:"gpu_share"`
-	CoResidency       []CoResidencyPoint `yaml:"coresidency"`
+	NsPerByteBeyondL2 float64 `yaml:"ns_per_byte_beyond_l2,omitempty"`
+	// ColdNsPerByte (optional; fitted from points with cold samples) is
+	// what a byte of a block's Work costs on top of the lone time when
+	// the launch's read buffers are not in L2 (cold_ns less rewarm_ns, per
+	// block of a wave): the simulator charges it times the fraction of
+	// the launch's read bytes its L2 residency misses (l2Cache).
+	ColdNsPerByte float64            `yaml:"cold_ns_per_byte,omitempty"`
+	Roofline      bool               `yaml:"roofline"`
+	GPUShare      float64            `yaml:"gpu_share"`
+	CoResidency   []CoResidencyPoint `yaml:"coresidency"`
 	// Neighbors (optional; 0: none) is how many of the kernel's profiled
 	// launches nearest a launch without a point of its own correct the
 	// model's lone time for it, and NeighborRadius the distance (in log2
@@ -135,6 +141,13 @@ type FitError struct {
 	SpreadPct   float64 `yaml:"spread_pct"`
 	CVMedianPct float64 `yaml:"cv_median_pct,omitempty"`
 	CVMaxPct    float64 `yaml:"cv_max_pct,omitempty"`
+	// ColdPoints (optional) is the points with cold samples the cold
+	// term was fitted on, and ColdMedianPct and ColdMaxPct the relative
+	// errors of the cold launch time it predicts (rewarm + term) against
+	// the measured cold time.
+	ColdPoints    int     `yaml:"cold_points,omitempty"`
+	ColdMedianPct float64 `yaml:"cold_median_pct,omitempty"`
+	ColdMaxPct    float64 `yaml:"cold_max_pct,omitempty"`
 }
 
 // ProfilePoint is one launch measured alone: Launches back-to-back
@@ -336,7 +349,7 @@ func (k *KernelProfile) check(at string) error {
 	for _, v := range []struct {
 		x    float64
 		name string
-	}{{m.Ns, "ns"}, {m.NsPerCycle, "ns_per_cycle"}, {m.NsPerFlop, "ns_per_flop"}, {m.NsPerByte, "ns_per_byte"}, {m.NsPerByteBeyondL2, "ns_per_byte_beyond_l2"}} {
+	}{{m.Ns, "ns"}, {m.NsPerCycle, "ns_per_cycle"}, {m.NsPerFlop, "ns_per_flop"}, {m.NsPerByte, "ns_per_byte"}, {m.NsPerByteBeyondL2, "ns_per_byte_beyond_l2"}, {m.ColdNsPerByte, "cold_ns_per_byte"}} {
 		if !finiteNonNeg(v.x) {
 			return pathErrorf(at+".model."+v.name, "must be finite and not negative, got %g", v.x)
 		}
@@ -502,6 +515,7 @@ type profileIndex struct {
 	slope     float64
 	sms       float64
 	l2        float64
+	cold      bool // some kernel has a cold term: track L2 residency (l2Cache)
 	kernels   map[kernelName]*BlockModel
 	points    map[pointKey]*pointSet
 	neighbors map[kernelName][]Neighbor
@@ -526,6 +540,7 @@ func newProfileIndex(p *Profile, retime float64) *profileIndex {
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		x.kernels[kernelNameOf(k.Kernel)] = &k.Model
+		x.cold = x.cold || k.Model.ColdNsPerByte > 0
 	}
 	return x
 }
@@ -604,5 +619,12 @@ func (d *Device) useProfile() error {
 		return fmt.Errorf("sim: device %q: profile: %w", d.cfg.Name, err)
 	}
 	d.prof = newProfileIndex(p, d.cfg.SM.RetimeThreshold)
+	if d.prof.cold {
+		d.l2.capacity = float64(p.EffectiveL2Bytes)
+		if d.l2.capacity <= 0 {
+			d.l2.capacity = float64(p.L2Bytes)
+		}
+		d.prof.cold = d.l2.capacity > 0
+	}
 	return nil
 }

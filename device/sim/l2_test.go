@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// coldProfile is testProfile with an effective L2 of 4 MB and a kernel
+// test.c of 1000 ns a block warm and 0.01 ns per byte of its Work cold:
+// 100 KB a block is 1000 ns more when none of its reads is in L2.
+var coldProfile = strings.Replace(testProfile, "kernels:\n", `effective_l2_bytes: 4000000
+kernels:
+  - kernel: test.c
+    regs: 32
+    static_shared: 0
+    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 0, ns_per_byte: 0, cold_ns_per_byte: 0.01, roofline: false, gpu_share: 0, coresidency: []}
+    fit: {points: 0, median_pct: 0, max_pct: 0, spread_pct: 0}
+    points: []
+`, 1)
+
+// l2Step is a kernel of test.c (two blocks, one per SM, alone) over args,
+// or a device-to-device copy when cp is set.
+type l2Step struct {
+	args []device.Arg
+	cp   *device.Copy
+}
+
+// l2Elapsed runs steps in order on one stream over buffers of the sizes
+// given (bufs[i] is buffer i, for the steps' arguments) and returns each
+// kernel's elapsed time from the record before it: back_to_back_ns (1000)
+// plus its block time.
+func l2Elapsed(t *testing.T, d *Device, sizes []int64, steps func(bufs []device.Buffer) []l2Step) []time.Duration {
+	t.Helper()
+	var out []time.Duration
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		bufs := make([]device.Buffer, len(sizes))
+		for i, n := range sizes {
+			bufs[i], err = h.Malloc(n)
+			require.NoError(t, err)
+		}
+		// A gate, so that every step is queued before the first runs.
+		require.NoError(t, h.Launch(s, spinLaunch(1, 32, 500*time.Microsecond)))
+		var evs [][2]device.Event
+		for _, st := range steps(bufs) {
+			if st.cp != nil {
+				require.NoError(t, h.Copy(s, st.cp))
+				continue
+			}
+			a, _ := h.NewEvent(device.EventOptions{})
+			b, _ := h.NewEvent(device.EventOptions{})
+			require.NoError(t, h.Record(a, s))
+			require.NoError(t, h.Launch(s, &device.Launch{Kernel: &device.Kernel{Module: "test", Name: "c", Regs: 32},
+				Grid: device.D1(2), Block: device.D1(128), Args: st.args, Work: device.Work{Bytes: 100e3}}))
+			require.NoError(t, h.Record(b, s))
+			evs = append(evs, [2]device.Event{a, b})
+		}
+		require.NoError(t, h.Synchronize())
+		for _, e := range evs {
+			el, err := h.Elapsed(e[0], e[1])
+			require.NoError(t, err)
+			out = append(out, el)
+		}
+		return nil
+	}))
+	return out
+}
+
+const (
+	warmNs = 2000 * time.Nanosecond // back-to-back 1000 + block 1000
+	coldNs = 3000 * time.Nanosecond // + 0.01 x 100 KB
+)
+
+func reads(bs ...device.Buffer) []l2Step {
+	var st []l2Step
+	for _, b := range bs {
+		st = append(st, l2Step{args: []device.Arg{device.In(b)}})
+	}
+	return st
+}
+
+// Two kernels reading one buffer: the first cold, the second warm; a
+// kernel reading what the one before wrote, warm.
+func TestL2SecondReaderIsWarm(t *testing.T) {
+	d := twoSMDeviceWith(t, coldProfile)
+	got := l2Elapsed(t, d, []int64{1e6, 1e6}, func(b []device.Buffer) []l2Step {
+		return append(reads(b[0], b[0]), l2Step{args: []device.Arg{device.In(b[0]), device.Out(b[1])}}, l2Step{args: []device.Arg{device.In(b[1])}})
+	})
+	assert.Equal(t, []time.Duration{coldNs, warmNs, warmNs, warmNs}, got)
+}
+
+// Buffers of a quarter of the L2 each: four fit, so a buffer read again
+// after three others is warm, after four others cold; after four others
+// and one of an eighth of the L2, half of it is left: half the cold term.
+func TestL2HoldsTheMostRecentBytes(t *testing.T) {
+	d := twoSMDeviceWith(t, coldProfile)
+	q := int64(1e6)
+	got := l2Elapsed(t, d, []int64{q, q, q, q, q, q / 2}, func(b []device.Buffer) []l2Step {
+		return reads(b[0], b[1], b[2], b[3], b[0], b[4], b[1], b[5], b[3])
+	})
+	// b0 b1 b2 b3 fill the L2 (least recent first); b0 again is warm and
+	// most recent: b1 b2 b3 b0. b4 evicts b1: b2 b3 b0 b4; b1, cold, evicts
+	// b2: b3 b0 b4 b1; b5 (an eighth) takes half of b3: b3/2 b0 b4 b1 b5;
+	// b3 again: half cold.
+	assert.Equal(t, []time.Duration{coldNs, coldNs, coldNs, coldNs, warmNs, coldNs, coldNs, coldNs, warmNs + 500*time.Nanosecond}, got)
+}
+
+// Ten kernels over ten buffers of a quarter of the L2, twice round: the
+// second round finds none of them (each was evicted by the four after it).
+func TestL2TenBuffersRoundTwiceAreCold(t *testing.T) {
+	d := twoSMDeviceWith(t, coldProfile)
+	sizes := make([]int64, 10)
+	for i := range sizes {
+		sizes[i] = 1e6
+	}
+	got := l2Elapsed(t, d, sizes, func(b []device.Buffer) []l2Step { return append(reads(b...), reads(b...)...) })
+	for i, g := range got {
+		assert.Equal(t, coldNs, g, "kernel %d", i)
+	}
+}
+
+// A device-to-device copy moves its bytes through L2: one of twice the L2
+// evicts what a kernel read, as `gpusched profile --cold-l2` does.
+func TestL2CopyEvicts(t *testing.T) {
+	d := twoSMDeviceWith(t, coldProfile)
+	got := l2Elapsed(t, d, []int64{1e6, 8e6, 8e6}, func(b []device.Buffer) []l2Step {
+		st := reads(b[0], b[0])
+		st = append(st, l2Step{cp: &device.Copy{Kind: device.DeviceToDevice, Src: b[1], Dst: b[2], Bytes: 8e6}})
+		return append(st, reads(b[0])...)
+	})
+	assert.Equal(t, []time.Duration{coldNs, warmNs, coldNs}, got)
+}
+
+// Without a cold term in the profile nothing is tracked: test.k's times
+// do not move (TestProfiledBlockTimes), and the device's L2 stays empty.
+func TestL2OffWithoutColdTerms(t *testing.T) {
+	d := twoSMDevice(t)
+	require.False(t, d.prof.cold)
+	_ = gatedElapsed(t, d, &device.Launch{Kernel: profiledK, Grid: device.D1(2), Block: device.D1(128), Work: device.Work{Flops: 1000}})
+	assert.Empty(t, d.l2.lru)
+}
