@@ -443,3 +443,49 @@ func TestCoResidencyOfSweepsWithAPartialWave(t *testing.T) {
 		assert.InDelta(t, pts[i].Ns[0], p.KernelNs(&m, &pts[i], 1000), 1e-9)
 	}
 }
+
+// A cold profile of the simulator gives back its cold term: a device whose
+// profile charges test.bk 0.005 ns per byte of a block that missed L2 is
+// profiled with --cold-l2 (the eviction copy empties its L2 before each
+// cold sample), and the fit finds that term again; test.fk, without one,
+// gets none, and points without cold samples fit as before.
+func TestColdProfileGivesBackTheColdTerm(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	plain, err := sim.New(cfg)
+	require.NoError(t, err)
+	progs := []*workloads.Program{profileProgram("measured", []int{64, 132, 264}, 1)}
+	warm, _, err := ProfileKernels(plain, progs, ProfileOptions{Samples: 2})
+	require.NoError(t, err)
+	require.Len(t, warm.Kernels, 2)
+	for _, k := range warm.Kernels {
+		assert.Zero(t, k.Model.ColdNsPerByte)
+		assert.Zero(t, k.Fit.ColdPoints)
+		assert.Empty(t, k.Points[0].ColdNs)
+	}
+	require.Equal(t, "test.bk", warm.Kernels[0].Kernel)
+	warm.Kernels[0].Model.ColdNsPerByte = 0.005
+	cold, err := sim.New(cfg, sim.WithProfile(warm))
+	require.NoError(t, err)
+	got, _, err := ProfileKernels(cold, progs, ProfileOptions{Samples: 2, ColdL2: true})
+	require.NoError(t, err)
+	require.Len(t, got.Kernels, 2)
+	bk, fk := got.Kernels[0], got.Kernels[1]
+	assert.Len(t, bk.Points[0].ColdNs, 2)
+	assert.Len(t, bk.Points[0].RewarmNs, 2)
+	assert.InDelta(t, 0.005, bk.Model.ColdNsPerByte, 0.0002)
+	assert.Equal(t, len(bk.Points), bk.Fit.ColdPoints)
+	assert.Less(t, bk.Fit.ColdMaxPct, 2.0)
+	assert.Less(t, fk.Model.ColdNsPerByte, 1e-4, "no cold term on the device: none fitted")
+}
+
+// Cold points need the device's L2 size.
+func TestColdProfileNeedsTheL2Size(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100-datasheet")
+	require.NoError(t, err)
+	cfg.Info.L2Bytes = 0
+	dev, err := sim.New(cfg)
+	require.NoError(t, err)
+	_, _, err = ProfileKernels(dev, []*workloads.Program{profileProgram("p", []int{64}, 1)}, ProfileOptions{Samples: 1, ColdL2: true})
+	assert.ErrorContains(t, err, "cold-L2 points need the device's L2 size")
+}

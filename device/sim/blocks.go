@@ -638,7 +638,9 @@ func (d *Device) memActive(k *command, s, n int) {
 // A kernel the profile covers takes its lone-block time (the measured
 // point's, when the launch matches one, else its model's for its Work)
 // times the co-residency factor at the SM's and the GPU's resident
-// warps (at least min_block_ns). Any other takes the largest of its cycles at the SM clock, its flops at its share of the
+// warps, plus its cold term for the bytes it missed in L2 (coldNs, not
+// scaled: the profile fits it from lone launches; at least min_block_ns).
+// Any other takes the largest of its cycles at the SM clock, its flops at its share of the
 // SM's rate (its warps over max(resident warps on the SM, saturation)), and
 // its bytes at its memory bandwidth; at least min_block_ns. The bandwidth
 // is the smaller of two shares: of its SM's max_sm_bandwidth, by its warps
@@ -656,7 +658,7 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 		if !k.measured {
 			lone = m.Lone(w, d.prof.beyondL2(k.total, w))
 		}
-		return max(nsTime((lone+k.coldNs)*f), d.cost.minBlock)
+		return max(nsTime(lone*f+k.coldNs), d.cost.minBlock)
 	}
 	ns := 0.0
 	if w.Cycles > 0 {
