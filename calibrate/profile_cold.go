@@ -12,7 +12,9 @@ import (
 // with cold samples (`gpusched profile --cold-l2`): a cold launch's time
 // beyond the same single launch warm, median(cold_ns) - median(rewarm_ns),
 // spread over its waves (blocks / (per_sm x SMs), rounded up), per byte
-// of a block's Work: the median of that ratio over the points, never
+// of a block's Work, over the share of it the launch's size pays
+// (sim.Profile.ColdShare; points of launches beyond the L2 are left out):
+// the median of that ratio over the points, never
 // negative. A latency-bound kernel (few blocks, each streaming its bytes)
 // pays for every byte that misses L2; one bound by device memory
 // bandwidth already pays HBM's rate warm and gets a term near 0. Its fit
@@ -25,11 +27,12 @@ func fitCold(p *sim.Profile, k *sim.KernelProfile) {
 	var pts []*sim.ProfilePoint
 	for i := range k.Points {
 		pt := &k.Points[i]
-		if len(pt.ColdNs) == 0 || len(pt.RewarmNs) == 0 || pt.Bytes <= 0 {
+		share := p.ColdShare(float64(pt.Grid) * pt.Bytes)
+		if len(pt.ColdNs) == 0 || len(pt.RewarmNs) == 0 || pt.Bytes <= 0 || share <= 0 {
 			continue
 		}
 		extra := stats.Median(pt.ColdNs) - stats.Median(pt.RewarmNs)
-		ratios = append(ratios, extra/waves(p, pt)/pt.Bytes)
+		ratios = append(ratios, extra/waves(p, pt)/pt.Bytes/share)
 		pts = append(pts, pt)
 	}
 	if len(pts) == 0 {
@@ -39,7 +42,7 @@ func fitCold(p *sim.Profile, k *sim.KernelProfile) {
 	k.Model.ColdNsPerByte = roundSig(c, 4)
 	errs := make([]float64, len(pts))
 	for i, pt := range pts {
-		pred := stats.Median(pt.RewarmNs) + k.Model.ColdNsPerByte*pt.Bytes*waves(p, pt)
+		pred := stats.Median(pt.RewarmNs) + k.Model.ColdNsPerByte*pt.Bytes*waves(p, pt)*p.ColdShare(float64(pt.Grid)*pt.Bytes)
 		errs[i] = math.Abs(pred/stats.Median(pt.ColdNs)-1) * 100
 	}
 	k.Fit.ColdPoints = len(pts)

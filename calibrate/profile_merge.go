@@ -65,3 +65,42 @@ func samePoint(a, b sim.ProfilePoint) bool {
 	return a.Grid == b.Grid && a.Threads == b.Threads && a.Shared == b.Shared && a.PerSM == b.PerSM && a.Forced == b.Forced &&
 		a.Cycles == b.Cycles && a.Flops == b.Flops && a.Bytes == b.Bytes
 }
+
+// AddColdSamples puts the cold samples (cold_ns, rewarm_ns) of add, a
+// `gpusched profile --cold-l2` of the same device, onto base's points of
+// the same launch (as MergeProfiles matches them), keeping base's warm
+// samples, so that only the cold term the refit adds moves the model;
+// it returns how many points got them. Points add has and base lacks are
+// left out.
+func AddColdSamples(base, add *sim.Profile) (int, error) {
+	if base.Device != add.Device || base.SMs != add.SMs {
+		return 0, fmt.Errorf("profile: cannot take cold samples of %s (%d SMs) for a profile of %s (%d SMs)", add.Device, add.SMs, base.Device, base.SMs)
+	}
+	n := 0
+	base.Kernels = slices.Clone(base.Kernels)
+	for _, ak := range add.Kernels {
+		i := slices.IndexFunc(base.Kernels, func(k sim.KernelProfile) bool { return k.Kernel == ak.Kernel })
+		if i < 0 {
+			continue
+		}
+		k := &base.Kernels[i]
+		k.Points = slices.Clone(k.Points)
+		for _, p := range ak.Points {
+			if len(p.ColdNs) == 0 {
+				continue
+			}
+			j := slices.IndexFunc(k.Points, func(o sim.ProfilePoint) bool { return samePoint(o, p) && o.Scalars == p.Scalars })
+			if j < 0 {
+				j = slices.IndexFunc(k.Points, func(o sim.ProfilePoint) bool { return samePoint(o, p) && o.Scalars == "" })
+			}
+			if j >= 0 {
+				k.Points[j].ColdNs, k.Points[j].RewarmNs = p.ColdNs, p.RewarmNs
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		base.Source += "; cold samples added from: " + add.Source
+	}
+	return n, nil
+}

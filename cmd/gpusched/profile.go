@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -98,6 +99,7 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	dispatch := fs.Float64("block-dispatch", -1, "set the profile's block_dispatch_ns before fitting; -1 keeps it")
 	l2 := fs.Int64("l2-bytes", -1, "set the profile's l2_bytes (the device's L2 cache) before fitting; -1 keeps it")
 	clock := fs.Int64("clock-hz", -1, "set the profile's clock_hz (the device's SM clock) before fitting; -1 keeps it")
+	cold := fs.String("cold", "", "a --cold-l2 profile of the same device whose cold samples (cold_ns, rewarm_ns) go onto the matching points, warm samples kept (calibrate.AddColdSamples)")
 	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -117,6 +119,17 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 		if prof, err = calibrate.MergeProfiles(prof, add); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
+	}
+	if *cold != "" {
+		add, err := sim.LoadProfile(*cold, "")
+		if err != nil {
+			return err
+		}
+		n, err := calibrate.AddColdSamples(prof, add)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *cold, err)
+		}
+		fmt.Fprintf(stderr, "profile fit: cold samples on %d points from %s\n", n, *cold)
 	}
 	if *b2b >= 0 {
 		prof.BackToBackNs = *b2b
@@ -197,13 +210,22 @@ func writeProfile(prof *sim.Profile, path string) error {
 // writeFitTable prints each kernel's points and fit error.
 func writeFitTable(w io.Writer, prof *sim.Profile) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "kernel\tpoints\tmedian err %%\tmax err %%\tGPU spread %%\tcurve points\tneighbors\tleft-out median %%\tmax %%\t\n")
-	for _, k := range prof.Kernels {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t\n", k.Kernel, k.Fit.Points, k.Fit.MedianPct, k.Fit.MaxPct, k.Fit.SpreadPct,
-			len(k.Model.CoResidency), k.Model.Neighbors, k.Fit.CVMedianPct, k.Fit.CVMaxPct)
+	cold := slices.ContainsFunc(prof.Kernels, func(k sim.KernelProfile) bool { return k.Fit.ColdPoints > 0 })
+	coldHead, coldPad := "", ""
+	if cold { // the cold term's columns only where the profile has cold points (--cold-l2)
+		coldHead, coldPad = "cold points\tcold ns/B\tcold median %\tcold max %\t", "\t\t\t\t"
 	}
-	fmt.Fprintf(tw, "back-to-back %.0f ns, shortest block %.0f ns, block dispatch %.3g ns, default warp slope %.4f\t\t\t\t\t\t\t\t\t\n",
-		prof.BackToBackNs, prof.MinBlockNs, prof.BlockDispatchNs, prof.DefaultWarpSlope)
+	fmt.Fprintf(tw, "kernel\tpoints\tmedian err %%\tmax err %%\tGPU spread %%\tcurve points\tneighbors\tleft-out median %%\tmax %%\t%s\n", coldHead)
+	for _, k := range prof.Kernels {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t", k.Kernel, k.Fit.Points, k.Fit.MedianPct, k.Fit.MaxPct, k.Fit.SpreadPct,
+			len(k.Model.CoResidency), k.Model.Neighbors, k.Fit.CVMedianPct, k.Fit.CVMaxPct)
+		if cold {
+			fmt.Fprintf(tw, "%d\t%.4g\t%.1f\t%.1f\t", k.Fit.ColdPoints, k.Model.ColdNsPerByte, k.Fit.ColdMedianPct, k.Fit.ColdMaxPct)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintf(tw, "back-to-back %.0f ns, shortest block %.0f ns, block dispatch %.3g ns, default warp slope %.4f\t\t\t\t\t\t\t\t\t%s\n",
+		prof.BackToBackNs, prof.MinBlockNs, prof.BlockDispatchNs, prof.DefaultWarpSlope, coldPad)
 	return tw.Flush()
 }
 

@@ -602,7 +602,8 @@ func (d *Device) timeFromProfile(k *command) {
 	if d.prof != nil && d.prof.cold {
 		miss := d.l2.launch(&k.l)
 		if k.model != nil {
-			k.coldNs = k.model.ColdNsPerByte * k.l.Work.Bytes * miss
+			w := k.l.Work.Bytes
+			k.coldNs = k.model.ColdNsPerByte * w * miss * d.prof.prof.ColdShare(float64(k.total)*w)
 		}
 	}
 	if k.model == nil {

@@ -146,3 +146,28 @@ func TestL2OffWithoutColdTerms(t *testing.T) {
 	_ = gatedElapsed(t, d, &device.Launch{Kernel: profiledK, Grid: device.D1(2), Block: device.D1(128), Work: device.Work{Flops: 1000}})
 	assert.Empty(t, d.l2.lru)
 }
+
+// A launch's share of its cold term: all of it within the effective L2,
+// none beyond the L2's size, linear between; all of it without sizes.
+func TestColdShare(t *testing.T) {
+	p := &Profile{L2Bytes: 50e6, EffectiveL2Bytes: 25e6}
+	assert.Equal(t, 1.0, p.ColdShare(10e6))
+	assert.Equal(t, 1.0, p.ColdShare(25e6))
+	assert.InDelta(t, 0.4, p.ColdShare(40e6), 1e-12)
+	assert.Equal(t, 0.0, p.ColdShare(50e6))
+	assert.Equal(t, 0.0, p.ColdShare(80e6))
+	assert.Equal(t, 1.0, (&Profile{}).ColdShare(80e6))
+	assert.Equal(t, 0.0, (&Profile{EffectiveL2Bytes: 25e6}).ColdShare(30e6))
+	assert.InDelta(t, 0.25, (&Profile{L2Bytes: 40e6}).ColdShare(30e6), 1e-12)
+}
+
+// A launch moving more bytes than the L2 holds (blocks x Work.Bytes over
+// l2_bytes) pays no cold term: its measured time is from device memory
+// already.
+func TestL2BeyondTheCacheIsNotCold(t *testing.T) {
+	src := strings.Replace(coldProfile, "effective_l2_bytes: 4000000\n", "l2_bytes: 150000\neffective_l2_bytes: 100000\n", 1)
+	d := twoSMDeviceWith(t, src)
+	// 2 blocks x 100 KB = 200 KB > the 150 KB L2: warm time only.
+	got := l2Elapsed(t, d, []int64{1e6}, func(b []device.Buffer) []l2Step { return reads(b[0]) })
+	assert.Equal(t, []time.Duration{warmNs}, got)
+}

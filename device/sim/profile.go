@@ -516,6 +516,7 @@ type profileIndex struct {
 	sms       float64
 	l2        float64
 	cold      bool // some kernel has a cold term: track L2 residency (l2Cache)
+	prof      *Profile
 	kernels   map[kernelName]*BlockModel
 	points    map[pointKey]*pointSet
 	neighbors map[kernelName][]Neighbor
@@ -536,13 +537,34 @@ func newProfileIndex(p *Profile, retime float64) *profileIndex {
 		return nil
 	}
 	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes),
-		kernels: map[kernelName]*BlockModel{}, points: pointsOf(p, retime), neighbors: neighborsOf(p, retime)}
+		prof: p, kernels: map[kernelName]*BlockModel{}, points: pointsOf(p, retime), neighbors: neighborsOf(p, retime)}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		x.kernels[kernelNameOf(k.Kernel)] = &k.Model
 		x.cold = x.cold || k.Model.ColdNsPerByte > 0
 	}
 	return x
+}
+
+// ColdShare is the share of a cold launch's extra time (its cold term)
+// that a launch moving launchBytes (blocks x Work.Bytes) pays: all of it
+// up to the effective L2, none from the L2's size on (its bytes come from
+// device memory even warm, as its measured point already shows), linearly
+// between; without both sizes, all of it up to whichever is known.
+// Measured on the H100 (--cold-l2): launches over 50 MB run as fast warm
+// as cold, those under the effective L2 up to 2.5x slower cold.
+func (p *Profile) ColdShare(launchBytes float64) float64 {
+	eff, l2 := float64(p.EffectiveL2Bytes), float64(p.L2Bytes)
+	switch {
+	case eff <= 0 && l2 <= 0, launchBytes <= eff:
+		return 1
+	case l2 <= eff:
+		if eff > 0 {
+			return 0
+		}
+		return max(0, min(1, (l2-launchBytes)/l2))
+	}
+	return max(0, min(1, (l2-launchBytes)/(l2-eff)))
 }
 
 // beyondL2 reports whether a launch of blocks blocks of Work w moves more
