@@ -264,6 +264,7 @@ var measurements = []struct {
 	{name: "synchronizes over streams", run: (*calibrator).syncOverManyStreams},
 	{name: "graph steps", run: (*calibrator).graphSteps, onlyNamed: true},
 	{name: "host threads at once", run: (*calibrator).threadedHostCalls, onlyNamed: true},
+	{name: "graph chunks over streams", run: (*calibrator).graphChunksOverStreams, onlyNamed: true},
 }
 
 type calibrator struct {

@@ -1,0 +1,121 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// gsLaunches is how many chunk graphs graphChunksOverStreams launches per
+// measurement: SET-batch's 256 jobs in chunks of 16.
+const gsLaunches = 16
+
+// gsStreams are the stream counts the chunks are spread over: SET-batch's
+// workers (b), one stream each.
+var gsStreams = []int{1, 2, 4, 8}
+
+// gsShapes are SET-batch's chunk graphs (1 MiB copies around 16 jobs of 4
+// kernels as 16, 4 and 1 branches: setbatch16s, -br4, -br1).
+var gsShapes = []gdShape{
+	{name: "16x4", head: "c", tail: "c", branches: 16, perBranch: 4, copyBytes: gdChunk},
+	{name: "4x16", head: "c", tail: "c", branches: 4, perBranch: 16, copyBytes: gdChunk},
+	{name: "1x64", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk},
+}
+
+// graphChunksOverStreams (issue #18, SET's worst rows): SET-batch's
+// dispatcher launches its 16 chunk graphs round-robin over b worker
+// streams, each followed by a host function, and on the GPU 8 workers are
+// slower than 4 where the simulator has them level. This launches 16
+// warmed execs of each chunk shape round-robin over 1, 2, 4 and 8 streams
+// (launch j on stream j mod s, exec j its own), with and without a no-op
+// host function after each launch, two ways: behind a gate kernel
+// (Elapsed: what the device takes with every launch queued) and as the
+// host sees it (Host.Now from the first launch to a device synchronize
+// after the last, as SET's makespan). Records the total per measurement.
+func (c *calibrator) graphChunksOverStreams(h device.Host) error {
+	env, err := c.newGDEnv(h)
+	if err != nil {
+		return err
+	}
+	for _, sh := range gsShapes {
+		xs := make([]device.GraphExec, gsLaunches)
+		for j := range xs {
+			if xs[j], err = c.instantiate(h, env.ss.t.s, env.issue(h, sh)); err != nil {
+				return fmt.Errorf("chunk %s: %w", sh.name, err)
+			}
+			// Warm: the first launch of an exec uploads it.
+			if err := h.GraphLaunch(xs[j], env.ss.t.s); err != nil {
+				return err
+			}
+		}
+		if err := h.Synchronize(); err != nil {
+			return err
+		}
+		for _, hostFunc := range []bool{false, true} {
+			for _, s := range gsStreams {
+				gated, wall, err := c.gsRounds(h, env, xs, sh, s, hostFunc)
+				if err != nil {
+					return fmt.Errorf("chunk %s on %d streams: %w", sh.name, s, err)
+				}
+				name := chunkStreamsName(sh.name, s, hostFunc)
+				c.record(name+", gated", "", "ns",
+					fmt.Sprintf("Elapsed behind a gate kernel of %d launches round-robin over the streams, total", gsLaunches), gated)
+				c.record(name+", host", "", "ns",
+					fmt.Sprintf("Host.Now from the first of %d launches round-robin over the streams to a device synchronize after the last", gsLaunches), wall)
+			}
+		}
+		for _, x := range xs {
+			if err := h.Destroy(x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func chunkStreamsName(shape string, streams int, hostFunc bool) string {
+	name := fmt.Sprintf("chunk graph %s on %d streams", shape, streams)
+	if hostFunc {
+		name += ", host functions"
+	}
+	return name
+}
+
+// gsRounds measures, per round, the gated Elapsed and the host's time of
+// the 16 launches of xs round-robin over s streams.
+func (c *calibrator) gsRounds(h device.Host, env *gdEnv, xs []device.GraphExec, sh gdShape, s int, hostFunc bool) (gated, wall []float64, err error) {
+	nop := func() {}
+	issue := func() error {
+		for j, x := range xs {
+			st := env.ss.stream(j % s)
+			if err := h.GraphLaunch(x, st); err != nil {
+				return err
+			}
+			if hostFunc {
+				if err := h.HostFunc(st, nop); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	calls := len(xs) * (3 + sh.branches + sh.perBranch/8)
+	for r := 0; r < c.rounds+1; r++ {
+		y, err := c.gatedFanOut(h, env.ss, s, calls, issue)
+		if err != nil {
+			return nil, nil, err
+		}
+		t := h.Now()
+		if err := issue(); err != nil {
+			return nil, nil, err
+		}
+		if err := h.Synchronize(); err != nil {
+			return nil, nil, err
+		}
+		w := float64(h.Now() - t)
+		if r > 0 { // the first round warms the streams
+			gated, wall = append(gated, y), append(wall, w)
+		}
+	}
+	return gated, wall, nil
+}
