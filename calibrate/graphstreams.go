@@ -31,7 +31,8 @@ var gsShapes = []gdShape{
 // host function after each launch, two ways: behind a gate kernel
 // (Elapsed: what the device takes with every launch queued) and as the
 // host sees it (Host.Now from the first launch to a device synchronize
-// after the last, as SET's makespan). Records the total per measurement.
+// after the last, as SET's makespan), and the host's time in the launch
+// calls of the latter (SET's t_schedule). Records totals per measurement.
 func (c *calibrator) graphChunksOverStreams(h device.Host) error {
 	env, err := c.newGDEnv(h)
 	if err != nil {
@@ -53,15 +54,19 @@ func (c *calibrator) graphChunksOverStreams(h device.Host) error {
 		}
 		for _, hostFunc := range []bool{false, true} {
 			for _, s := range gsStreams {
-				gated, wall, err := c.gsRounds(h, env, xs, sh, s, hostFunc)
+				gated, wall, issued, gatedIssued, err := c.gsRounds(h, env, xs, sh, s, hostFunc)
 				if err != nil {
 					return fmt.Errorf("chunk %s on %d streams: %w", sh.name, s, err)
 				}
 				name := chunkStreamsName(sh.name, s, hostFunc)
 				c.record(name+", gated", "", "ns",
 					fmt.Sprintf("Elapsed behind a gate kernel of %d launches round-robin over the streams, total", gsLaunches), gated)
+				c.record(name+", gated, issue", "", "ns",
+					fmt.Sprintf("Host.Now around the host's %d launch calls (and host functions) behind the gate, the streams' commands pending", gsLaunches), gatedIssued)
 				c.record(name+", host", "", "ns",
 					fmt.Sprintf("Host.Now from the first of %d launches round-robin over the streams to a device synchronize after the last", gsLaunches), wall)
+				c.record(name+", issue", "", "ns",
+					fmt.Sprintf("Host.Now around the host's %d launch calls (and host functions) alone, as the host measurement issues them", gsLaunches), issued)
 			}
 		}
 		for _, x := range xs {
@@ -81,9 +86,10 @@ func chunkStreamsName(shape string, streams int, hostFunc bool) string {
 	return name
 }
 
-// gsRounds measures, per round, the gated Elapsed and the host's time of
-// the 16 launches of xs round-robin over s streams.
-func (c *calibrator) gsRounds(h device.Host, env *gdEnv, xs []device.GraphExec, sh gdShape, s int, hostFunc bool) (gated, wall []float64, err error) {
+// gsRounds measures, per round, the gated Elapsed, the host's time of the
+// 16 launches of xs round-robin over s streams to their end, and the
+// host's time in the launch calls alone, ungated and gated.
+func (c *calibrator) gsRounds(h device.Host, env *gdEnv, xs []device.GraphExec, sh gdShape, s int, hostFunc bool) (gated, wall, issued, gatedIssued []float64, err error) {
 	nop := func() {}
 	issue := func() error {
 		for j, x := range xs {
@@ -101,21 +107,29 @@ func (c *calibrator) gsRounds(h device.Host, env *gdEnv, xs []device.GraphExec, 
 	}
 	calls := len(xs) * (3 + sh.branches + sh.perBranch/8)
 	for r := 0; r < c.rounds+1; r++ {
-		y, err := c.gatedFanOut(h, env.ss, s, calls, issue)
+		var gi float64
+		y, err := c.gatedFanOut(h, env.ss, s, calls, func() error {
+			t := h.Now()
+			err := issue()
+			gi = float64(h.Now() - t)
+			return err
+		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		t := h.Now()
 		if err := issue(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, nil, err
 		}
+		i := float64(h.Now() - t)
 		if err := h.Synchronize(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		w := float64(h.Now() - t)
 		if r > 0 { // the first round warms the streams
-			gated, wall = append(gated, y), append(wall, w)
+			gated, wall, issued = append(gated, y), append(wall, w), append(issued, i)
+			gatedIssued = append(gatedIssued, gi)
 		}
 	}
-	return gated, wall, nil
+	return gated, wall, issued, gatedIssued, nil
 }
