@@ -32,7 +32,10 @@ var gsShapes = []gdShape{
 // (Elapsed: what the device takes with every launch queued) and as the
 // host sees it (Host.Now from the first launch to a device synchronize
 // after the last, as SET's makespan), and the host's time in the launch
-// calls of the latter (SET's t_schedule). Records totals per measurement.
+// calls of the latter (SET's t_schedule); and as SET-batch's dispatcher
+// issues them (gsDispatchRounds: each launch after its stream's previous
+// completion, woken by the host function's Put): the wall time and the
+// host's time in the launch calls. Records totals per measurement.
 func (c *calibrator) graphChunksOverStreams(h device.Host) error {
 	env, err := c.newGDEnv(h)
 	if err != nil {
@@ -68,6 +71,17 @@ func (c *calibrator) graphChunksOverStreams(h device.Host) error {
 				c.record(name+", issue", "", "ns",
 					fmt.Sprintf("Host.Now around the host's %d launch calls (and host functions) alone, as the host measurement issues them", gsLaunches), issued)
 			}
+		}
+		for _, st := range gsStreams {
+			wall, sched, err := c.gsDispatchRounds(h, env, xs, st)
+			if err != nil {
+				return fmt.Errorf("chunk %s dispatched over %d streams: %w", sh.name, st, err)
+			}
+			name := fmt.Sprintf("chunk graph %s dispatched over %d streams", sh.name, st)
+			c.record(name+", host", "", "ns",
+				fmt.Sprintf("SET-batch's dispatcher: Host.Now from the first of %d launches to the last completion's Get, each launch after its stream's previous completion", gsLaunches), wall)
+			c.record(name+", launch calls", "", "ns",
+				fmt.Sprintf("the same: Host.Now around the %d launch and host-function calls, summed (SET's t_schedule)", gsLaunches), sched)
 		}
 		for _, x := range xs {
 			if err := h.Destroy(x); err != nil {
@@ -132,4 +146,59 @@ func (c *calibrator) gsRounds(h device.Host, env *gdEnv, xs []device.GraphExec, 
 		}
 	}
 	return gated, wall, issued, gatedIssued, nil
+}
+
+// gsDispatchRounds runs, per round, SET-batch's dispatcher over s streams
+// with xs: a launch and a completion host function on each stream, then,
+// per completion the host function Puts, the next launch on that stream,
+// until all 16 have run. It returns the wall time to the last completion
+// and the host's time in the launch and host-function calls (SET's
+// t_schedule), where the back-to-back issue of gsRounds has no wait
+// between calls.
+func (c *calibrator) gsDispatchRounds(h device.Host, env *gdEnv, xs []device.GraphExec, s int) (wall, sched []float64, err error) {
+	q := h.NewQueue("graph chunks over streams: completions")
+	dones := make([]func(), s)
+	for i := range dones {
+		i := i
+		dones[i] = func() { q.Put(i) }
+	}
+	for r := 0; r < c.rounds+1; r++ {
+		var spent float64
+		next := 0
+		launch := func(i int) error {
+			t := h.Now()
+			st := env.ss.stream(i)
+			if err := h.GraphLaunch(xs[next], st); err != nil {
+				return err
+			}
+			if err := h.HostFunc(st, dones[i]); err != nil {
+				return err
+			}
+			spent += float64(h.Now() - t)
+			next++
+			return nil
+		}
+		start := h.Now()
+		for i := 0; i < s && next < len(xs); i++ {
+			if err := launch(i); err != nil {
+				return nil, nil, err
+			}
+		}
+		for done := 0; done < len(xs); done++ {
+			v, ok := h.Get(q)
+			if !ok {
+				return nil, nil, fmt.Errorf("completion queue closed")
+			}
+			if next < len(xs) {
+				if err := launch(v.(int)); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		w := float64(h.Now() - start)
+		if r > 0 {
+			wall, sched = append(wall, w), append(sched, spent)
+		}
+	}
+	return wall, sched, nil
 }

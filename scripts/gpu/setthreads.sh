@@ -9,7 +9,8 @@
 # "graph chunks over streams"` (16 warmed execs of the 16x4, 4x16 and 1x64
 # chunk graphs launched round-robin over 1, 2, 4 and 8 streams, with and
 # without a host function after each, timed behind a gate and as the host
-# sees it) with "stream concurrency" and "host callbacks" of the same host,
+# sees it; and as SET-batch's dispatcher issues them, each launch after its
+# stream's previous completion's Put wakes it) with "stream concurrency" and "host callbacks" of the same host,
 # then set-gpu-v10's sobel-256 and gemm-256 rows of those schedulers once
 # (configs/experiments/setthreads-gpu.yaml: checked against, not fitted on).
 #
