@@ -83,6 +83,9 @@ func (c *calibrator) graphChunksOverStreams(h device.Host) error {
 			c.record(name+", launch calls", "", "ns",
 				fmt.Sprintf("the same: Host.Now around the %d launch and host-function calls, summed (SET's t_schedule)", gsLaunches), sched)
 		}
+		if err := c.gsManyExecs(h, env, xs, sh); err != nil {
+			return err
+		}
 		for _, x := range xs {
 			if err := h.Destroy(x); err != nil {
 				return err
@@ -201,4 +204,53 @@ func (c *calibrator) gsDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 		}
 	}
 	return wall, sched, nil
+}
+
+// gsManyLive is how many execs of the shape are live in gsManyExecs: as
+// many as SET-batch at b = 8 holds (8 workers x ring 2 x one exec per
+// chunk size 1 to 16), of which the 16 of xs are launched.
+const gsManyLive = 256
+
+// gsManyExecs repeats the back-to-back and dispatcher measurements on 2,
+// 4 and 8 streams with gsManyLive execs of sh live (the extra ones warmed
+// and idle): whether the driver's launch and callback costs grow with the
+// execs it holds, as SET-batch's workers hold 32 each.
+func (c *calibrator) gsManyExecs(h device.Host, env *gdEnv, xs []device.GraphExec, sh gdShape) error {
+	extra := make([]device.GraphExec, 0, gsManyLive-len(xs))
+	defer func() {
+		for _, x := range extra {
+			_ = h.Destroy(x)
+		}
+	}()
+	for len(extra) < cap(extra) {
+		x, err := c.instantiate(h, env.ss.t.s, env.issue(h, sh))
+		if err != nil {
+			return fmt.Errorf("chunk %s, extra exec %d: %w", sh.name, len(extra), err)
+		}
+		extra = append(extra, x)
+		if err := h.GraphLaunch(x, env.ss.t.s); err != nil {
+			return err
+		}
+	}
+	if err := h.Synchronize(); err != nil {
+		return err
+	}
+	tag := fmt.Sprintf(", %d execs live", gsManyLive)
+	for _, s := range gsStreams[1:] {
+		_, wall, issued, _, err := c.gsRounds(h, env, xs, sh, s, true)
+		if err != nil {
+			return fmt.Errorf("chunk %s on %d streams%s: %w", sh.name, s, tag, err)
+		}
+		name := chunkStreamsName(sh.name, s, true) + tag
+		c.record(name+", host", "", "ns", "as without the extra execs", wall)
+		c.record(name+", issue", "", "ns", "as without the extra execs", issued)
+		dw, sched, err := c.gsDispatchRounds(h, env, xs, s)
+		if err != nil {
+			return fmt.Errorf("chunk %s dispatched over %d streams%s: %w", sh.name, s, tag, err)
+		}
+		name = fmt.Sprintf("chunk graph %s dispatched over %d streams%s", sh.name, s, tag)
+		c.record(name+", host", "", "ns", "as without the extra execs", dw)
+		c.record(name+", launch calls", "", "ns", "as without the extra execs", sched)
+	}
+	return nil
 }
