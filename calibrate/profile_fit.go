@@ -33,7 +33,8 @@ import (
 //  3. T against Work is fitted by non-negative least squares on relative
 //     error, over each point's T (its duration over the sum of its waves'
 //     factors), with the fewest of the terms (a constant, Cycles, Flops,
-//     Bytes) that fit within 2 points of percent of the best; with a single
+//     Bytes) that fit within 2 points of percent of the best, a Work term
+//     in place of a constant that it ties (workOverConstant); with a single
 //     Work size, T is proportional to Flops when the launch does more than
 //     10 flops per byte, else to Bytes (else Cycles, else constant). A
 //     model of Cycles alone whose points span less than twice their

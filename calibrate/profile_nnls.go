@@ -60,7 +60,7 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 	if len(distinct) == 1 {
 		c = proportional(xs[0], stats.Median(ys))
 	} else {
-		c = bestSubset(xs, ys, len(distinct))
+		c = workOverConstant(xs, ys, bestSubset(xs, ys, len(distinct)))
 		if r := roofline(xs, ys, len(distinct)); rmsRel(xs, ys, r, true) < rmsRel(xs, ys, c, false)-0.005 {
 			c, m.Roofline = r, true
 		}
@@ -70,6 +70,37 @@ func fitBase(p *sim.Profile, pts []sim.ProfilePoint, m *sim.BlockModel) {
 	}
 	m.Ns, m.NsPerCycle, m.NsPerFlop, m.NsPerByte = c[termConst], c[termCycles], c[termFlops], c[termBytes]
 	m.NsPerByteBeyondL2 = c[termBeyondL2]
+}
+
+// workTieTolerance is how much more root mean square relative error than a
+// constant block time a Work term may fit with and still replace it
+// (workOverConstant): half a point of percent, a tie.
+const workTieTolerance = 0.005
+
+// workOverConstant is c, or, when c times every block the same (a
+// constant, with or without the beyond-L2 term) and the points fit the
+// Work term that proportional picks (Flops above 10 flops per byte, else
+// Bytes, else Cycles) in the constant's place as well, that model. Two
+// sizes with the larger beyond the L2 fit both exactly; the constant
+// timed a launch of an eighth of the bytes per block (KeSCo's kernels at
+// heldout5's scale 0.25 on 32 blocks) as long as the profiled one.
+func workOverConstant(xs [][nTerms]float64, ys []float64, c [nTerms]float64) [nTerms]float64 {
+	if c[termConst] <= 0 || c[termCycles] != 0 || c[termFlops] != 0 || c[termBytes] != 0 {
+		return c
+	}
+	w := dominant(proportional(xs[0], 1), xs[0])
+	if w == termConst {
+		return c
+	}
+	mask := 1 << w
+	if c[termBeyondL2] != 0 {
+		mask |= 1 << termBeyondL2
+	}
+	alt, ok := leastSquares(xs, ys, mask)
+	if !ok || rmsRel(xs, ys, alt, false) > rmsRel(xs, ys, c, false)+workTieTolerance {
+		return c
+	}
+	return alt
 }
 
 // minCycleSpan is the ratio of a kernel's most to fewest Cycles per block
