@@ -57,3 +57,19 @@ binary_ready() {
         return 2
     fi
 }
+
+# paper_run RUNNER CONFIG TIMEOUT DIR: `gpusched paper RUNNER run` of CONFIG
+# on $DEVICE (its devices line rewritten), results and logs under DIR/RUNNER
+# and DIR/RUNNER-*.log, figures removed, its exit status and seconds appended
+# to DIR/device.txt; returns that exit status.
+paper_run() {
+    local runner=$1 config=$2 limit=$3 dir=$4 t0 r
+    t0=$(date +%s)
+    sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$config" >"$dir/$(basename "$config")"
+    timeout "$limit" "$BIN" paper "$runner" run "$dir/$(basename "$config")" -o "$dir/$runner" \
+        >"$dir/$runner-run.log" 2>"$dir/$runner-stderr.log"
+    r=$?
+    rm -f "$dir/$runner/"*.svg "$dir/$runner/"*.pdf
+    echo "paper $runner run: exit $r in $(($(date +%s) - t0))s" >>"$dir/device.txt"
+    return $r
+}

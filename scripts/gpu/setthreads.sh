@@ -56,13 +56,7 @@ r=$?
 echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 if [ "${SET:-1}" = 1 ]; then
-    t0=$(date +%s)
-    sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$CONFIG" >"$work/$(basename "$CONFIG")"
-    timeout "$RUN_TIMEOUT" "$BIN" paper set run "$work/$(basename "$CONFIG")" -o "$work/set" >"$work/set-run.log" 2>"$work/set-stderr.log"
-    r=$?
-    [ "$r" = 0 ] || rc=$r
-    rm -f "$work/set/"*.svg "$work/set/"*.pdf
-    echo "paper set run: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+    paper_run set "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
 fi
 echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
 tarball="$OUT/setthreads-$tag.tgz"

@@ -53,13 +53,7 @@ r=$?
 echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 if [ "${ACS:-1}" = 1 ]; then
-    t0=$(date +%s)
-    sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$CONFIG" >"$work/$(basename "$CONFIG")"
-    timeout "$RUN_TIMEOUT" "$BIN" paper acs run "$work/$(basename "$CONFIG")" -o "$work/acs" >"$work/acs-run.log" 2>"$work/acs-stderr.log"
-    r=$?
-    [ "$r" = 0 ] || rc=$r
-    rm -f "$work/acs/"*.svg "$work/acs/"*.pdf
-    echo "paper acs run: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+    paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
 fi
 echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
 tarball="$OUT/threaded-$tag.tgz"
