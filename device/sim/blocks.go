@@ -603,7 +603,7 @@ func (d *Device) timeFromProfile(k *command) {
 		miss := d.l2.launch(&k.l)
 		if k.model != nil {
 			w := k.l.Work.Bytes
-			k.coldNs = k.model.ColdNsPerByte * w * miss * d.prof.prof.ColdShare(float64(k.total)*w)
+			k.coldNs = k.model.ColdNsPerByte * w * d.prof.coldShare(k.l.Kernel, float64(k.total)*w, miss)
 		}
 	}
 	if k.model == nil {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -163,11 +164,43 @@ func TestColdShare(t *testing.T) {
 
 // A launch moving more bytes than the L2 holds (blocks x Work.Bytes over
 // l2_bytes) pays no cold term: its measured time is from device memory
-// already.
+// already (test.c's hand-written model has no points, so no largest point
+// to extrapolate from: TestL2BeyondTheLargestPointPaysTheLostHits).
 func TestL2BeyondTheCacheIsNotCold(t *testing.T) {
 	src := strings.Replace(coldProfile, "effective_l2_bytes: 4000000\n", "l2_bytes: 150000\neffective_l2_bytes: 100000\n", 1)
 	d := twoSMDeviceWith(t, src)
 	// 2 blocks x 100 KB = 200 KB > the 150 KB L2: warm time only.
 	got := l2Elapsed(t, d, []int64{1e6}, func(b []device.Buffer) []l2Step { return reads(b[0]) })
 	assert.Equal(t, []time.Duration{warmNs}, got)
+}
+
+// pointProfile is coldProfile with an effective L2 of 100 KB, an L2 of
+// 300 KB and test.c fitted on one point of grid blocks of bytes each.
+func pointProfile(grid int, bytes float64) string {
+	src := strings.Replace(coldProfile, "effective_l2_bytes: 4000000\n", "l2_bytes: 300000\neffective_l2_bytes: 100000\n", 1)
+	return strings.Replace(src, "    points: []\n", fmt.Sprintf(`    points:
+      - {grid: %d, threads: 128, shared: 0, per_sm: 16, forced: false, cycles: 0, flops: 0, bytes: %g, launches: 8, ns: [1000]}
+`, grid, bytes), 1)
+}
+
+// A launch beyond the largest point its kernel's model was fitted on pays,
+// besides the cold share of its bytes not resident, the back-to-back hits
+// the model's warm terms assumed at that point and the launch no longer
+// gets: ColdShare is 1 at the 100 KB point and 0.5 at the launch's 200 KB
+// (2 blocks x 100 KB).
+func TestL2BeyondTheLargestPointPaysTheLostHits(t *testing.T) {
+	d := twoSMDeviceWith(t, pointProfile(1, 100e3))
+	// First read of the 200 KB buffer: all missed, 0.5 of the 1000 ns term
+	// for its bytes and 0.5 lost. Second: the L2 (100 KB) holds half of
+	// it, so 0.5 x 0.5 + 0.5 lost = 750 ns.
+	got := l2Elapsed(t, d, []int64{200e3}, func(b []device.Buffer) []l2Step { return reads(b[0], b[0]) })
+	assert.Equal(t, []time.Duration{coldNs, warmNs + 750*time.Nanosecond}, got)
+}
+
+// Within its largest point (2 blocks of 150 KB) the same launch pays only
+// the share of its bytes not resident: 0.5 x 1, then 0.5 x 0.5.
+func TestL2WithinTheLargestPointPaysNoLostHits(t *testing.T) {
+	d := twoSMDeviceWith(t, pointProfile(2, 150e3))
+	got := l2Elapsed(t, d, []int64{200e3}, func(b []device.Buffer) []l2Step { return reads(b[0], b[0]) })
+	assert.Equal(t, []time.Duration{warmNs + 500*time.Nanosecond, warmNs + 250*time.Nanosecond}, got)
 }

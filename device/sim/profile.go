@@ -520,6 +520,11 @@ type profileIndex struct {
 	kernels   map[kernelName]*BlockModel
 	points    map[pointKey]*pointSet
 	neighbors map[kernelName][]Neighbor
+	// span is the bytes of the largest launch each kernel's points moved
+	// (grid x Work.Bytes): a model fitted only on launches within the L2
+	// has no device-memory rate in its warm terms (coldShare). A model
+	// without points (written by hand) has none.
+	span map[kernelName]float64
 }
 
 type kernelName struct{ module, name string }
@@ -537,10 +542,15 @@ func newProfileIndex(p *Profile, retime float64) *profileIndex {
 		return nil
 	}
 	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes),
-		prof: p, kernels: map[kernelName]*BlockModel{}, points: pointsOf(p, retime), neighbors: neighborsOf(p, retime)}
+		prof: p, kernels: map[kernelName]*BlockModel{}, points: pointsOf(p, retime), neighbors: neighborsOf(p, retime),
+		span: map[kernelName]float64{}}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
-		x.kernels[kernelNameOf(k.Kernel)] = &k.Model
+		name := kernelNameOf(k.Kernel)
+		x.kernels[name] = &k.Model
+		for _, pt := range k.Points {
+			x.span[name] = max(x.span[name], float64(pt.Grid)*pt.Bytes)
+		}
 		x.cold = x.cold || k.Model.ColdNsPerByte > 0
 	}
 	return x
@@ -565,6 +575,24 @@ func (p *Profile) ColdShare(launchBytes float64) float64 {
 		return max(0, min(1, (l2-launchBytes)/l2))
 	}
 	return max(0, min(1, (l2-launchBytes)/(l2-eff)))
+}
+
+// coldShare is the share of its cold term (BlockModel.ColdNsPerByte x
+// bytes) a launch of k moving launchBytes pays: Profile.ColdShare of its
+// bytes not resident in L2 (miss), plus, for a launch larger than any
+// point its model was fitted on, what the back-to-back hits its warm terms
+// assume and it no longer gets cost: ColdShare at its largest point less
+// ColdShare at this launch. A model fitted within the L2 and a launch
+// beyond it thus pay the whole term: the L2's rate extrapolated to a
+// launch that streams from device memory (heldout6-kesco M1 x1.5).
+func (x *profileIndex) coldShare(k *device.Kernel, launchBytes, miss float64) float64 {
+	here := x.prof.ColdShare(launchBytes)
+	span, ok := x.span[kernelName{k.Module, k.Name}]
+	lost := 0.0
+	if ok && launchBytes > span {
+		lost = max(0, x.prof.ColdShare(span)-here)
+	}
+	return miss*here + lost
 }
 
 // beyondL2 reports whether a launch of blocks blocks of Work w moves more
