@@ -28,16 +28,14 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 	}
 	for _, name := range configs {
 		t.Run(name, func(t *testing.T) {
-			base, err := sim.LoadConfig(name)
-			require.NoError(t, err)
+			base := loadConfig(t, name)
 			recovers(t, base)
 		})
 	}
 	// The optional costs the datasheet configs leave out: a hand-off
 	// slower than a wake-up, host costs growing with busy streams.
 	t.Run("handoff and busy streams", func(t *testing.T) {
-		base, err := sim.LoadConfig("h100-datasheet")
-		require.NoError(t, err)
+		base := loadConfig(t, "h100-datasheet")
 		base.Host.HandoffNs, base.Host.BusyStreamNs, base.Host.CallbackHandoffNs = 25000, 40, 70000
 		base.FrontEnd.BlockDispatchNs = 0.6 // full waves of empty blocks bound by the distributor
 		base.FrontEnd.EventWaitNs = 2500    // dependencies across streams slower than on one
@@ -54,8 +52,7 @@ func TestCalibratingTheSimulatorRecoversItsConfig(t *testing.T) {
 }
 
 func recovers(t *testing.T, base *sim.Config) {
-	dev, err := sim.New(base)
-	require.NoError(t, err)
+	dev := mustSim(t, base)
 	var progress bytes.Buffer
 	got, rep, err := Run(dev, base, &progress)
 	require.NoError(t, err)
@@ -140,8 +137,7 @@ func TestRunRejectsMissingInputs(t *testing.T) {
 // report, replacing those of the same name, and the merged report fits
 // the field the part measured.
 func TestMeasureSomeAndMerge(t *testing.T) {
-	cfg, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100-datasheet")
 	full, err := Measure(mustSim(t, cfg), []string{"host API costs"}, nil)
 	require.NoError(t, err)
 	cfg.FrontEnd.EventWaitNs = 1500
@@ -167,21 +163,12 @@ func TestMeasureSomeAndMerge(t *testing.T) {
 	assert.ErrorContains(t, err, "cannot merge a report of NVIDIA H200")
 }
 
-func mustSim(t *testing.T, cfg *sim.Config) *sim.Device {
-	t.Helper()
-	d, err := sim.New(cfg)
-	require.NoError(t, err)
-	return d
-}
-
 // The raw report round-trips through JSON, and fitting it gives back the
 // config: the measured fields, the hardware queues the stream
 // concurrency implies, a comment on every fitted field.
 func TestFitFromRawMeasurements(t *testing.T) {
-	base, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
-	dev, err := sim.New(base)
-	require.NoError(t, err)
+	base := loadConfig(t, "h100-datasheet")
+	dev := mustSim(t, base)
 	got, rep, err := Run(dev, base, nil)
 	require.NoError(t, err)
 	var js bytes.Buffer
@@ -256,11 +243,9 @@ func TestParkedSweepsRefit(t *testing.T) {
 // The probe is calibrate's launch API cost: on the simulator, the config's
 // host.launch_ns, every round.
 func TestHostLaunchProbeIsTheConfigsLaunchCost(t *testing.T) {
-	cfg, err := sim.LoadConfig("h100")
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100")
 	cfg.Host.LaunchNs = 3_700
-	dev, err := sim.New(cfg)
-	require.NoError(t, err)
+	dev := mustSim(t, cfg)
 	m, err := HostLaunchProbe(dev)
 	require.NoError(t, err)
 	assert.Equal(t, "host.launch_ns", m.Field)

@@ -14,8 +14,7 @@ import (
 // values from a base config without them; a report without the section
 // keeps the base config's.
 func TestGraphDeviceCostsFitBack(t *testing.T) {
-	truth, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	truth := loadConfig(t, "h100-datasheet")
 	truth.FrontEnd.GraphCopyNodeNs, truth.FrontEnd.GraphDispatchNs = 3000, 700
 	rep, err := Measure(mustSim(t, truth), []string{"graph device costs"}, nil)
 	require.NoError(t, err)
@@ -23,18 +22,16 @@ func TestGraphDeviceCostsFitBack(t *testing.T) {
 	require.True(t, ok, "every figure is reported only")
 	assert.Empty(t, m.Field)
 
-	base, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
-	f := &Fitted{Config: base, Comments: map[string]string{}}
+	base := loadConfig(t, "h100-datasheet")
+	f := newFitted(base)
 	require.NoError(t, f.fitGraphDeviceCosts(rep))
 	assert.InDelta(t, 3000, f.Config.FrontEnd.GraphCopyNodeNs, 0)
 	assert.InDelta(t, 700, f.Config.FrontEnd.GraphDispatchNs, 0)
 	assert.Contains(t, f.Comments["front_end.graph_dispatch_ns"], "1 MiB copy, 16x4 kernels, 1 MiB copy +0%")
 
-	other, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	other := loadConfig(t, "h100-datasheet")
 	other.FrontEnd.GraphDispatchNs = 5
-	g := &Fitted{Config: other, Comments: map[string]string{}}
+	g := newFitted(other)
 	require.NoError(t, g.fitGraphDeviceCosts(&Report{Measurements: []Measurement{{Name: "copy latency", Value: 1}}}))
 	assert.InDelta(t, 5, g.Config.FrontEnd.GraphDispatchNs, 0)
 	assert.Contains(t, g.Notes[0], "no graph device costs measured")
@@ -46,15 +43,14 @@ func TestGraphDeviceCostsFitBack(t *testing.T) {
 // with and without a host function fit back to those three from a base
 // config without a wake; without the chunk chain the base config's stay.
 func TestCallbackWakeFitBack(t *testing.T) {
-	truth, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	truth := loadConfig(t, "h100-datasheet")
 	truth.FrontEnd.CallbackWakeNs, truth.FrontEnd.CallbackNs, truth.Host.CallbackHandoffNs = 31000, 4800, 40000
 	sections := []string{"host API costs", "launch latency, back-to-back gap, wake-up", "host callbacks", "host thread hand-off", "graph device costs"}
 	withSweep, err := Measure(mustSim(t, truth), append(sections, "parked hand-offs"), nil)
 	require.NoError(t, err)
 	_, ok := withSweep.byName("callback hand-off after 20 us idle")
 	require.True(t, ok)
-	s := &Fitted{Config: measuredCallbacks(t, withSweep), Comments: map[string]string{}}
+	s := newFitted(measuredCallbacks(t, withSweep))
 	s.fitCallbackWake(withSweep)
 	assert.InDelta(t, 31000, s.Config.FrontEnd.CallbackWakeNs, 2)
 	assert.InDelta(t, 40000, s.Config.Host.CallbackHandoffNs, 2)
@@ -66,7 +62,7 @@ func TestCallbackWakeFitBack(t *testing.T) {
 	require.True(t, ok)
 	assert.InDelta(t, 4800+31000/32.0, m.Value, 1, "one wake among the queued callbacks")
 
-	f := &Fitted{Config: measuredCallbacks(t, rep), Comments: map[string]string{}}
+	f := newFitted(measuredCallbacks(t, rep))
 	f.fitCallbackWake(rep)
 	fe := f.Config.FrontEnd
 	assert.InDelta(t, 31000, fe.CallbackWakeNs, 2)
@@ -75,7 +71,7 @@ func TestCallbackWakeFitBack(t *testing.T) {
 	assert.Contains(t, f.Comments["front_end.callback_wake_ns"], "a host function after each of 16 launches")
 
 	without := &Report{Measurements: []Measurement{m}}
-	g := &Fitted{Config: measuredCallbacks(t, rep), Comments: map[string]string{}}
+	g := newFitted(measuredCallbacks(t, rep))
 	g.Config.FrontEnd.CallbackWakeNs = 7
 	g.fitCallbackWake(without)
 	assert.InDelta(t, 7, g.Config.FrontEnd.CallbackWakeNs, 0)
@@ -86,8 +82,7 @@ func TestCallbackWakeFitBack(t *testing.T) {
 // and callback hand-off, as Config sets them.
 func measuredCallbacks(t *testing.T, rep *Report) *sim.Config {
 	t.Helper()
-	cfg, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100-datasheet")
 	c, ok1 := rep.Get("front_end.callback_ns")
 	h, ok2 := rep.Get("host.callback_handoff_ns")
 	require.True(t, ok1 && ok2)

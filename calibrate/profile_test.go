@@ -52,11 +52,9 @@ func TestProfilingTheSimulatorGivesBackItsTimes(t *testing.T) {
 // starts make uneven: its own times are not what a profile can give back
 // point by point, so this checks the overheads.)
 func TestProfilingMeasuresTheBlockDistributor(t *testing.T) {
-	cfg, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100-datasheet")
 	cfg.FrontEnd.BlockDispatchNs = 0.6
-	dev, err := sim.New(cfg)
-	require.NoError(t, err)
+	dev := mustSim(t, cfg)
 	prof, _, err := ProfileKernels(dev, []*workloads.Program{profileProgram("measured", []int{64}, 1)}, ProfileOptions{Samples: 2})
 	require.NoError(t, err)
 	assert.InDelta(t, 0.6, prof.BlockDispatchNs, 0.01)
@@ -65,11 +63,9 @@ func TestProfilingMeasuresTheBlockDistributor(t *testing.T) {
 }
 
 func profilesBack(t *testing.T, dispatch float64) {
-	cfg, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100-datasheet")
 	cfg.FrontEnd.BlockDispatchNs = dispatch
-	plain, err := sim.New(cfg)
-	require.NoError(t, err)
+	plain := mustSim(t, cfg)
 	measured := []*workloads.Program{profileProgram("measured", []int{64, 132, 200, 264, 1056}, 1)}
 	opt := ProfileOptions{Samples: 2}
 	prof, sum, err := ProfileKernels(plain, measured, opt)
@@ -114,7 +110,7 @@ func profilesBack(t *testing.T, dispatch float64) {
 
 	// The simulator's kernels run at its peak rates: the fitted achieved
 	// fractions come out near 1.
-	f := &Fitted{Config: cfg, Comments: map[string]string{}}
+	f := newFitted(cfg)
 	f.fitFractions(prof)
 	assert.InDelta(t, 1, f.Config.SM.FlopsFraction, 0.12)
 	assert.InDelta(t, 1, f.Config.SM.BandwidthFraction, 0.12)
@@ -226,10 +222,8 @@ func TestMergeProfiles(t *testing.T) {
 // (mixed6e's 1x7 and 7x1 layers, 119.6 and 321.4 us), and re-profiling on
 // that simulator gives each back; without its scalars a point times both.
 func TestProfilerMeasuresEachScalarSignature(t *testing.T) {
-	cfg, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
-	plain, err := sim.New(cfg)
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100-datasheet")
+	plain := mustSim(t, cfg)
 	conv := &device.Kernel{Module: "test", Name: "conv", Regs: 32}
 	op := func(kh, kw int32) workloads.Op {
 		return workloads.Op{Name: "c", Kind: workloads.OpKernel, Kernel: conv, Grid: device.D1(132), Block: device.D1(128),
@@ -355,11 +349,9 @@ func TestNeighborsCorrectWhatWorkCannotTell(t *testing.T) {
 // without it (NoGateCheck) the point is most of the host's 30 us a launch.
 func TestProfileSamplesTheHostStarvedTakesThemAgain(t *testing.T) {
 	pointNs := func(launchNs float64, opt ProfileOptions) (float64, ProfileSummary) {
-		cfg, err := sim.LoadConfig("h100-datasheet")
-		require.NoError(t, err)
+		cfg := loadConfig(t, "h100-datasheet")
 		cfg.Host.LaunchNs = launchNs
-		dev, err := sim.New(cfg)
-		require.NoError(t, err)
+		dev := mustSim(t, cfg)
 		prof, sum, err := ProfileKernels(dev, []*workloads.Program{profileProgram("starved", []int{64}, 1)}, opt)
 		require.NoError(t, err)
 		for _, k := range prof.Kernels {
@@ -450,10 +442,8 @@ func TestCoResidencyOfSweepsWithAPartialWave(t *testing.T) {
 // cold sample), and the fit finds that term again; test.fk, without one,
 // gets none, and points without cold samples fit as before.
 func TestColdProfileGivesBackTheColdTerm(t *testing.T) {
-	cfg, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
-	plain, err := sim.New(cfg)
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100-datasheet")
+	plain := mustSim(t, cfg)
 	progs := []*workloads.Program{profileProgram("measured", []int{64, 132, 264}, 1)}
 	warm, _, err := ProfileKernels(plain, progs, ProfileOptions{Samples: 2})
 	require.NoError(t, err)
@@ -489,11 +479,9 @@ func TestColdProfileGivesBackTheColdTerm(t *testing.T) {
 
 // Cold points need the device's L2 size.
 func TestColdProfileNeedsTheL2Size(t *testing.T) {
-	cfg, err := sim.LoadConfig("h100-datasheet")
-	require.NoError(t, err)
+	cfg := loadConfig(t, "h100-datasheet")
 	cfg.Info.L2Bytes = 0
-	dev, err := sim.New(cfg)
-	require.NoError(t, err)
-	_, _, err = ProfileKernels(dev, []*workloads.Program{profileProgram("p", []int{64}, 1)}, ProfileOptions{Samples: 1, ColdL2: true})
+	dev := mustSim(t, cfg)
+	_, _, err := ProfileKernels(dev, []*workloads.Program{profileProgram("p", []int{64}, 1)}, ProfileOptions{Samples: 1, ColdL2: true})
 	assert.ErrorContains(t, err, "cold-L2 points need the device's L2 size")
 }

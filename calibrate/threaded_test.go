@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpusched/gpusched/device/sim"
 )
 
 // "host threads at once" tells a driver that serializes the threads'
@@ -17,8 +15,7 @@ import (
 // less (the host side divides by four; the device's share does not).
 func TestThreadedHostCallsSeeTheDriverLock(t *testing.T) {
 	aggregate := func(lock float64, loop string, threads int) (float64, float64) {
-		cfg, err := sim.LoadConfig("h100")
-		require.NoError(t, err)
+		cfg := loadConfig(t, "h100")
 		// Graph builds under the driver fraction too (graph_lock_fraction
 		// 0), with no hand-off.
 		cfg.Host.DriverLockFraction, cfg.Host.GraphLockFraction, cfg.Host.GraphLockHandoffNs = lock, 0, 0
@@ -51,8 +48,7 @@ func TestGraphLockFitRecoversTheSimulatedPair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates the probe's graph builds 30 times")
 	}
-	truth, err := sim.LoadConfig("h100")
-	require.NoError(t, err)
+	truth := loadConfig(t, "h100")
 	truth.Host.GraphLockFraction, truth.Host.GraphLockHandoffNs = 0.8, 2000
 	rep, err := Measure(mustSim(t, truth), []string{"host threads at once"}, nil)
 	require.NoError(t, err)
@@ -60,19 +56,17 @@ func TestGraphLockFitRecoversTheSimulatedPair(t *testing.T) {
 	fs, hs := graphLockFractions, graphLockHandoffs
 	graphLockFractions, graphLockHandoffs = []float64{0.4, 0.6, 0.8, 1}, []float64{0, 1000, 2000, 3000, 4000, 6000}
 	defer func() { graphLockFractions, graphLockHandoffs = fs, hs }()
-	base, err := sim.LoadConfig("h100")
-	require.NoError(t, err)
+	base := loadConfig(t, "h100")
 	base.Host.DestroyNs *= 1.3 // another host's single-thread costs
-	f := &Fitted{Config: base, Comments: map[string]string{}}
+	f := newFitted(base)
 	require.NoError(t, f.fitGraphLock(rep))
 	assert.InDelta(t, 0.8, f.Config.Host.GraphLockFraction, 0.21)
 	assert.InDelta(t, 2000, f.Config.Host.GraphLockHandoffNs, 1000)
 	assert.Contains(t, f.Comments["host.graph_lock_handoff_ns"], "4 threads")
 
-	fresh, err := sim.LoadConfig("h100")
-	require.NoError(t, err)
+	fresh := loadConfig(t, "h100")
 	fresh.Host.GraphLockFraction, fresh.Host.GraphLockHandoffNs = 0.35, 700
-	none := &Fitted{Config: fresh, Comments: map[string]string{}}
+	none := newFitted(fresh)
 	require.NoError(t, none.fitGraphLock(&Report{}))
 	assert.Equal(t, 0.35, none.Config.Host.GraphLockFraction, "nothing measured: the base config's")
 	assert.Equal(t, 700.0, none.Config.Host.GraphLockHandoffNs)

@@ -87,16 +87,7 @@ func olderThenYounger(t *testing.T, d *Device, a, b *device.Launch) (r olderYoun
 // heavyProfile adds to rateProfile's kernels test.heavy, whose curve rises
 // twice as fast as test.own's (factor 2 at 8 warps: pressure 1/4 a warp
 // against 0.5/4).
-var heavyProfile = oneSMProfile + `  - kernel: test.heavy
-    regs: 32
-    static_shared: 0
-    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, roofline: false, gpu_share: 0, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 2}]}
-    fit: {points: 3, median_pct: 0, max_pct: 0, spread_pct: 0}
-    points:
-      - {grid: 9, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [6000]}
-      - {grid: 6, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [4500]}
-      - {grid: 21, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [12000]}
-`
+var heavyProfile = oneSMProfile + paddedKernelYAML("test.heavy", 0, 2)
 
 // An older heavy kernel's warps count (p_heavy / p_own)^a = 2^a in a
 // younger test.own block's factor (the rate model off: fixed when it is

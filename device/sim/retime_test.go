@@ -19,7 +19,7 @@ import (
 // (gpu_share 1), test.own's its own SM's (gpu_share 0); both last 1 us
 // plus 1 ns per flop alone, 1.5x at 8 warps. Their points are launches of
 // 100 kB of dynamic shared memory, 2 blocks per SM.
-const rateProfile = `device: test GPU
+var rateProfile = `device: test GPU
 sms: 4
 source: hand-written
 back_to_back_ns: 1000
@@ -27,25 +27,23 @@ min_block_ns: 200
 block_dispatch_ns: 100
 default_warp_slope: 0.1
 kernels:
-  - kernel: test.mean
+` + paddedKernelYAML("test.mean", 1, 1.5) + paddedKernelYAML("test.own", 0, 1.5)
+
+// paddedKernelYAML is a profile entry for kernel NAME of padded's launches
+// (gpuShare its model's gpu_share): 1 us plus 1 ns per flop alone,
+// factorAt8 at 8 warps, and the three points every such kernel has.
+func paddedKernelYAML(name string, gpuShare int, factorAt8 float64) string {
+	return fmt.Sprintf(`  - kernel: %s
     regs: 32
     static_shared: 0
-    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, roofline: false, gpu_share: 1, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 1.5}]}
+    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, roofline: false, gpu_share: %d, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: %g}]}
     fit: {points: 3, median_pct: 0, max_pct: 0, spread_pct: 0}
     points:
       - {grid: 9, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [6000]}
       - {grid: 6, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [4500]}
       - {grid: 21, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [12000]}
-  - kernel: test.own
-    regs: 32
-    static_shared: 0
-    model: {ns: 1000, ns_per_cycle: 0, ns_per_flop: 1, ns_per_byte: 0, roofline: false, gpu_share: 0, coresidency: [{warps: 4, factor: 1}, {warps: 8, factor: 1.5}]}
-    fit: {points: 3, median_pct: 0, max_pct: 0, spread_pct: 0}
-    points:
-      - {grid: 9, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [6000]}
-      - {grid: 6, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [4500]}
-      - {grid: 21, threads: 128, shared: 100000, per_sm: 2, forced: true, cycles: 0, flops: 1000, bytes: 0, launches: 1, ns: [12000]}
-`
+`, name, gpuShare, factorAt8)
+}
 
 // oneSMProfile is rateProfile on one SM: the device of the tests whose
 // kernels meet on one SM (rateDevice with sms 1).

@@ -1,0 +1,32 @@
+package calibrate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device/sim"
+)
+
+// loadConfig is sim.LoadConfig(name) for a test: a fresh copy the test may
+// change before it builds a device or a fit on it.
+func loadConfig(t *testing.T, name string) *sim.Config {
+	t.Helper()
+	cfg, err := sim.LoadConfig(name)
+	require.NoError(t, err)
+	return cfg
+}
+
+// newFitted is a fit starting from cfg, as Run starts one, for tests that
+// call one fit step on a report.
+func newFitted(cfg *sim.Config) *Fitted {
+	return &Fitted{Config: cfg, Comments: map[string]string{}}
+}
+
+// mustSim is a simulated device on cfg.
+func mustSim(t *testing.T, cfg *sim.Config) *sim.Device {
+	t.Helper()
+	d, err := sim.New(cfg)
+	require.NoError(t, err)
+	return d
+}
