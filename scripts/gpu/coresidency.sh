@@ -27,22 +27,16 @@
 # coresidency-shared-TAG.tgz).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/tailwave/gpusched}
 PAIRS_TIMEOUT=${PAIRS_TIMEOUT:-100}
 SPIN_SHARED=${SPIN_SHARED:-}
 shared_args=() name=coresidency
 if [ -n "$SPIN_SHARED" ]; then
     shared_args=(--spin-shared "$SPIN_SHARED") name=coresidency-shared
 fi
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/tailwave/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready coresidency || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-device_tag "$work/device.txt"
+script_start coresidency
 
 t0=$(date +%s)
 timeout "$PAIRS_TIMEOUT" "$BIN" profile pairs --device "$DEVICE" "${shared_args[@]}" -o "$work/$tag-pairs.json" \

@@ -24,19 +24,12 @@
 # 35), RUN_TIMEOUT (seconds, default 50), REPS (default 10).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/dagfid/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-35}
 RUN_TIMEOUT=${RUN_TIMEOUT:-50}
 REPS=${REPS:-10}
-start=$(date +%s)
 
 . scripts/gpu/device-tag.sh
-binary_ready dagfid || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-device_tag "$work/device.txt"
+script_start dagfid
 
 rc=0
 t0=$(date +%s)

@@ -1,9 +1,33 @@
-# Sourced by the fidelity scripts: binary_ready NAME unpacks the carried
-# $BIN.gz or $BIN.xz over $BIN and checks $BIN runs; device_tag FILE writes what the device
-# is (nvidia-smi, or the simulator config of a dry run), the date, host,
+# Sourced by the GPU scripts: script_start NAME is the start they share
+# (below); binary_ready NAME unpacks the carried $BIN.gz or $BIN.xz over
+# $BIN and checks $BIN runs; device_tag FILE writes what the device is
+# (nvidia-smi, or the simulator config of a dry run), the date, host,
 # binary and commit to FILE and sets tag (h100, h200, another GPU's name,
 # or sim-CONFIG), which names the output files; host_record FILE adds the
-# build, the binary's version and the host's CPU. Uses $DEVICE and $BIN.
+# build, the binary's version and the host's CPU; paper_run runs a paper's
+# experiment. Uses $DEVICE and $BIN.
+
+# script_start NAME [--host-record]: what every script run from the
+# repository root does first. OUT must be set; DEVICE defaults to cuda and
+# BIN to .gpu/NAME/gpusched (a script whose binary lives elsewhere sets
+# BIN's default before); start is when it began; the carried binary is
+# unpacked (binary_ready: the script exits 2 when it cannot); work is a
+# temporary directory removed on exit; device_tag (and with --host-record
+# host_record) writes $work/device.txt and sets tag.
+script_start() {
+    : "${OUT:?set OUT to the directory the tarball goes to}"
+    DEVICE=${DEVICE:-cuda}
+    BIN=${BIN:-.gpu/$1/gpusched}
+    start=$(date +%s)
+    binary_ready "$1" || exit 2
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    device_tag "$work/device.txt"
+    if [ "${2:-}" = --host-record ]; then
+        host_record "$work/device.txt"
+    fi
+}
+
 device_tag() {
     local out=$1 gpu
     if [ "$DEVICE" = cuda ]; then

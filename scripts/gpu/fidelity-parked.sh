@@ -23,19 +23,11 @@
 # the refit commands.
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/fidelity/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-60}
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/fidelity/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready fidelity-parked || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# Which device: the output files are named by it.
-device_tag "$work/device.txt"
+script_start fidelity-parked
 lscpu >"$work/lscpu.txt" 2>&1
 [ -f .gpu/fidelity/BUILD ] && cp .gpu/fidelity/BUILD "$work/BUILD"
 

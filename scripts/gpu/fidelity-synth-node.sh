@@ -25,20 +25,12 @@
 # synth_node's iterations") has the refit commands.
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/fidelity/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-40}
 PROFILE_TIMEOUT=${PROFILE_TIMEOUT:-60}
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/fidelity/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready fidelity-synth-node || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# Which device: the output files are named by it.
-device_tag "$work/device.txt"
+script_start fidelity-synth-node
 
 t0=$(date +%s)
 timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "cross-stream dependencies" --only "captured chains over streams" \

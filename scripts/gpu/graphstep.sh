@@ -25,17 +25,11 @@
 # 90).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/dagfid/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-90}
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/dagfid/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready graphstep || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-device_tag "$work/device.txt"
+script_start graphstep
 
 t0=$(date +%s)
 timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "host API costs" --only graphs \

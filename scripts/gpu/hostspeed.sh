@@ -34,21 +34,12 @@
 # --host-speed (docs/results/calibration-h100.md, "The host's speed").
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/hostspeed/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-60}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 CONFIG=${CONFIG:-configs/experiments/acs-gpu-confirm.yaml}
-start=$(date +%s)
 
 . scripts/gpu/device-tag.sh
-binary_ready hostspeed || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-device_tag "$work/device.txt"
-host_record "$work/device.txt"
+script_start hostspeed --host-record
 
 rc=0
 t0=$(date +%s)
@@ -64,13 +55,7 @@ r=$?
 [ "$r" = 0 ] || rc=$r
 echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
-t0=$(date +%s)
-sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$CONFIG" >"$work/$(basename "$CONFIG")"
-timeout "$RUN_TIMEOUT" "$BIN" paper acs run "$work/$(basename "$CONFIG")" -o "$work/acs" >"$work/acs-run.log" 2>"$work/acs-stderr.log"
-r=$?
-[ "$r" = 0 ] || rc=$r
-rm -f "$work/acs/"*.svg "$work/acs/"*.pdf
-echo "paper acs run: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
 echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
 tarball="$OUT/hostspeed-$tag.tgz"
 mkdir -p "$OUT"

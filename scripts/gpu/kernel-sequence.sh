@@ -18,18 +18,11 @@
 # from BIN.gz when that is there), PROFILE_S (default 240).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/s6/gpusched}
 PROFILE_S=${PROFILE_S:-240}
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/s6/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready kernel-sequence || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-device_tag "$work/device.txt"
+script_start kernel-sequence
 [ -f "$(dirname "$BIN")/BUILD" ] && cp "$(dirname "$BIN")/BUILD" "$work/BUILD"
 
 exp=configs/experiments/autograph-kernels-gpu.yaml

@@ -24,19 +24,12 @@
 # (default 60).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/profiles/gpusched}
 MAIN_S=${MAIN_S:-330}
 SYNTH_S=${SYNTH_S:-60}
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/profiles/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready profile-all || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-device_tag "$work/device.txt"
+script_start profile-all
 [ -f "$(dirname "$BIN")/BUILD" ] && cp "$(dirname "$BIN")/BUILD" "$work/BUILD"
 
 e=configs/experiments r=docs/results

@@ -19,18 +19,11 @@
 # unpacked from BIN.gz when that is there), MAIN_S (default 110).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/profiles/gpusched}
 MAIN_S=${MAIN_S:-110}
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/profiles/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready profile-cold || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-device_tag "$work/device.txt"
+script_start profile-cold
 [ -f "$(dirname "$BIN")/BUILD" ] && cp "$(dirname "$BIN")/BUILD" "$work/BUILD"
 
 e=configs/experiments

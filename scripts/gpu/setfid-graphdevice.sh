@@ -20,19 +20,11 @@
 # has the refit.
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/setfid/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-60}
-start=$(date +%s)
 
+BIN=${BIN:-.gpu/setfid/gpusched}
 . scripts/gpu/device-tag.sh
-binary_ready setfid-graphdevice || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# Which device: the output files are named by it.
-device_tag "$work/device.txt"
+script_start setfid-graphdevice
 [ -f .gpu/setfid/BUILD ] && cp .gpu/setfid/BUILD "$work/BUILD"
 
 t0=$(date +%s)

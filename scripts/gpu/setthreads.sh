@@ -30,21 +30,12 @@
 # results.md, logs).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/setthreads/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-60}
 RUN_TIMEOUT=${RUN_TIMEOUT:-90}
 CONFIG=configs/experiments/setthreads-gpu.yaml
-start=$(date +%s)
 
 . scripts/gpu/device-tag.sh
-binary_ready setthreads || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-device_tag "$work/device.txt"
-host_record "$work/device.txt"
+script_start setthreads --host-record
 
 rc=0
 t0=$(date +%s)

@@ -27,21 +27,12 @@
 # .md (calibrate raw + report), acs/ (results.json, results.md, logs).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/threaded/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-90}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 CONFIG=configs/experiments/heldout4-acs-gpu.yaml
-start=$(date +%s)
 
 . scripts/gpu/device-tag.sh
-binary_ready threaded || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-device_tag "$work/device.txt"
-host_record "$work/device.txt"
+script_start threaded --host-record
 
 rc=0
 t0=$(date +%s)

@@ -18,17 +18,10 @@
 # 150).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/tilecost/gpusched}
 RUN_TIMEOUT=${RUN_TIMEOUT:-150}
-start=$(date +%s)
 
 . scripts/gpu/device-tag.sh
-binary_ready tilecost || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-device_tag "$work/device.txt"
+script_start tilecost
 
 sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" configs/experiments/tilecost-gpu.yaml >"$work/tilecost-gpu.yaml"
 timeout "$RUN_TIMEOUT" "$BIN" run "$work/tilecost-gpu.yaml" -o "$work/run" >"$work/run.log" 2>&1
