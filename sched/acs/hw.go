@@ -168,11 +168,7 @@ func (s *HW) Run(h device.Host, in *workloads.Instance) (err error) {
 		if err := s.Prepare(h, in); err != nil {
 			return err
 		}
-		defer func() {
-			if cerr := s.Cleanup(h); err == nil {
-				err = cerr
-			}
-		}()
+		defer sched.JoinCleanup(h, s, &err)
 	}
 	for _, q := range s.tasks {
 		q.Put(in)

@@ -206,11 +206,7 @@ func (s *SW) Run(h device.Host, in *workloads.Instance) (err error) {
 		if err := s.Prepare(h, in); err != nil {
 			return err
 		}
-		defer func() {
-			if cerr := s.Cleanup(h); err == nil {
-				err = cerr
-			}
-		}()
+		defer sched.JoinCleanup(h, s, &err)
 	}
 	switch s.p.Dispatch {
 	case DispatchShared:
