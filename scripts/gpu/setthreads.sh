@@ -13,6 +13,9 @@
 # stream's previous completion's Put wakes it) with "stream concurrency" and "host callbacks" of the same host,
 # then set-gpu-v10's sobel-256 and gemm-256 rows of those schedulers once
 # (configs/experiments/setthreads-gpu.yaml: checked against, not fitted on).
+# Session 12 adds --only "host API costs": the graph launch fields (fixed, per branch,
+# per node, per copy node) of the same lease, which `gpusched calibrate
+# fit-graph-launch` fits the chunk graphs' launch calls beside.
 #
 # Build here (one binary: the carry limit):
 #   mkdir -p .gpu/setthreads && go build -tags cuda -ldflags='-s -w' -o .gpu/setthreads/gpusched ./cmd/gpusched
@@ -40,7 +43,7 @@ script_start setthreads --host-record
 rc=0
 t0=$(date +%s)
 timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "stream concurrency" --only "host callbacks" --only "graph chunks over streams" \
+    --only "stream concurrency" --only "host callbacks" --only "host API costs" --only "graph chunks over streams" \
     --raw "$work/$tag-chunkstreams.json" --report "$work/$tag-chunkstreams.md" 2>"$work/calibrate.log"
 r=$?
 [ "$r" = 0 ] || rc=$r
