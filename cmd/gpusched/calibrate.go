@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +29,7 @@ func calibrateSubcommands() []calibrateSubcommand {
 		{"fit", "RAW.json... [--profile P.yaml] -o CONFIG.yaml", cmdCalibrateFit},
 		{"check", "RAW.json... --sim CONFIG", cmdCalibrateCheck},
 		{"fit-graph-lock", "RAW.json... --sim CONFIG", cmdCalibrateFitGraphLock},
+		{"fit-graph-launch", "RAW.json... --sim CONFIG [--slope branches|joins]", cmdCalibrateFitGraphLaunch},
 		{"tile-sync", "RESULTS.json [--raw RAW.json]", cmdCalibrateTileSync},
 	}
 }
@@ -291,10 +293,14 @@ func profileRef(profile, out string) string {
 }
 
 // reportsAndSim parses NAME's arguments (raw report files and a required
-// --sim CONFIG, described by simUsage) and reads both.
-func reportsAndSim(args []string, stderr io.Writer, name, simUsage string) (*calibrate.Report, *sim.Config, error) {
+// --sim CONFIG, described by simUsage, and whatever flags more adds to the
+// flag set) and reads both.
+func reportsAndSim(args []string, stderr io.Writer, name, simUsage string, more ...func(fs *flag.FlagSet)) (*calibrate.Report, *sim.Config, error) {
 	fs := newFlags(name, stderr)
 	simCfg := fs.String("sim", "", simUsage)
+	for _, m := range more {
+		m(fs)
+	}
 	files, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return nil, nil, err
@@ -343,5 +349,34 @@ func cmdCalibrateFitGraphLock(args []string, stdout, stderr io.Writer) error {
 	h := f.Config.Host
 	_, err = fmt.Fprintf(stdout, "  graph_lock_fraction: %g # %s\n  graph_lock_handoff_ns: %g # %s\n",
 		h.GraphLockFraction, f.Comments["host.graph_lock_fraction"], h.GraphLockHandoffNs, f.Comments["host.graph_lock_handoff_ns"])
+	return err
+}
+
+// cmdCalibrateFitGraphLaunch fits the graph launch's fixed field and its
+// per-branch or per-join field alone to a report's "graph chunks over
+// streams" launch calls on a given config (the one they go into) and
+// prints them as the config's host lines, with their comments.
+func cmdCalibrateFitGraphLaunch(args []string, stdout, stderr io.Writer) error {
+	var slope string
+	rep, cfg, err := reportsAndSim(args, stderr, "calibrate fit-graph-launch",
+		"the simulator config the fields go into, simulated with every other field as it is (required)",
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&slope, "slope", "branches", "what the launch call grows with beyond its fixed part: "+
+				strings.Join(calibrate.GraphLaunchSlopes, " or ")+" (host.graph_launch_branch_ns or host.graph_launch_join_ns)")
+		})
+	if err != nil {
+		return err
+	}
+	f, err := calibrate.FitGraphLaunch(rep, cfg, slope)
+	if err != nil {
+		return err
+	}
+	h := f.Config.Host
+	slopeField, slopeValue := "graph_launch_branch_ns", h.GraphLaunchBranchNs
+	if slope == "joins" {
+		slopeField, slopeValue = "graph_launch_join_ns", h.GraphLaunchJoinNs
+	}
+	_, err = fmt.Fprintf(stdout, "  graph_launch_ns: %g # %s\n  %s: %g # %s\n",
+		h.GraphLaunchNs, f.Comments["host.graph_launch_ns"], slopeField, slopeValue, f.Comments["host."+slopeField])
 	return err
 }

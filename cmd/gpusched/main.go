@@ -13,6 +13,7 @@
 //	gpusched calibrate fit RAW.json... [--profile P.yaml] -o CONFIG.yaml
 //	gpusched calibrate check RAW.json... --sim CONFIG
 //	gpusched calibrate fit-graph-lock RAW.json... --sim CONFIG
+//	gpusched calibrate fit-graph-launch RAW.json... --sim CONFIG [--slope branches|joins]
 //	gpusched calibrate tile-sync RESULTS.json [--raw RAW.json]
 //	gpusched profile [fit] [--device cuda] -o PROFILE.yaml FILE...
 //	gpusched replot RESULTS.json... -o DIR

@@ -412,3 +412,22 @@ func TestCalibrateFitGraphLockRefusals(t *testing.T) {
 	assert.Equal(t, 1, status)
 	assert.Contains(t, errOut, `the report has no "graph build of 4" over 1 and more host threads`)
 }
+
+// calibrate fit-graph-launch needs the config the fields go into, a known
+// slope and a report with the chunk graphs' launch calls; the fit itself
+// is calibrate's TestGraphLaunchFitRecoversTheSimulatedFields.
+func TestCalibrateFitGraphLaunchRefusals(t *testing.T) {
+	dir := t.TempDir()
+	part := filepath.Join(dir, "callbacks.json")
+	status, _, errOut := gpusched(t, "calibrate", "--device", "h100", "--only", "host callbacks", "--raw", part, "--report", filepath.Join(dir, "c.md"))
+	require.Equal(t, 0, status, errOut)
+	status, _, errOut = gpusched(t, "calibrate", "fit-graph-launch", part)
+	assert.Equal(t, 2, status)
+	assert.Contains(t, errOut, "--sim CONFIG is required")
+	status, _, errOut = gpusched(t, "calibrate", "fit-graph-launch", part, "--sim", "h100")
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, "the report has launch calls of 0 chunk graph width(s), the fit needs two or more")
+	status, _, errOut = gpusched(t, "calibrate", "fit-graph-launch", part, "--sim", "h100", "--slope", "nodes")
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, `unknown graph launch slope "nodes"`)
+}

@@ -182,3 +182,58 @@ func TestBranchesOfCopiesAndHostFunctions(t *testing.T) {
 		return h.Synchronize()
 	}))
 }
+
+func TestDagJoinsAreTheEdgesBeyondAChainCover(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		n     int
+		edges [][2]int32
+		want  int
+	}{
+		{"empty", 0, nil, 0},
+		{"chain of 4", 4, [][2]int32{{0, 1}, {1, 2}, {2, 3}}, 0},
+		{"5 independent nodes", 5, nil, 0},
+		{"diamond", 4, [][2]int32{{0, 1}, {0, 2}, {1, 3}, {2, 3}}, 2},
+		{"fork/join of 3 chains", 8, [][2]int32{
+			{0, 1}, {1, 2}, {2, 7}, {0, 3}, {3, 4}, {4, 7}, {0, 5}, {5, 6}, {6, 7}}, 4},
+		{"fork of 3, no join", 4, [][2]int32{{0, 1}, {0, 2}, {0, 3}}, 2},
+		// The cover's chains 0-2-3 and 1-4 (stepping over 2) hold 3 of
+		// the 4 edges: one beyond.
+		{"butterfly", 5, [][2]int32{{0, 2}, {1, 2}, {2, 3}, {2, 4}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			succ := succOf(tc.n, tc.edges...)
+			assert.Equal(t, tc.want, dagJoins(succ, dagWidth(succ)))
+		})
+	}
+}
+
+func TestGraphLaunchChargesPerJoin(t *testing.T) {
+	// withBranchCosts plus 0.3 us per fork or join: k branches between
+	// two copies have 2 (k - 1) of them and the capture's edge from the
+	// copy in to the copy out (the joining stream's own dependency, kept
+	// beside the branches' as CUDA's capture keeps it) one more; k chains
+	// without copies have none.
+	c := withBranchCosts(t)
+	c.Host.GraphLaunchJoinNs = 300
+	for _, tc := range []struct {
+		name   string
+		n, k   int
+		copies bool
+		want   time.Duration
+	}{
+		{"8 on 4 branches", 8, 4, false, 3860 * time.Nanosecond},
+		{"8 independent", 8, 8, false, 7060 * time.Nanosecond},
+		{"copy, chain of 8, copy", 8, 1, true, (4060 + 300) * time.Nanosecond},
+		{"copy, 8 on 4 branches, copy", 8, 4, true, (6460 + 7*300) * time.Nanosecond},
+		{"copy, 16 independent, copy", 16, 16, true, (16220 + 31*300) * time.Nanosecond},
+	} {
+		d, err := New(c)
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			x, s := forkJoinOf(t, h, tc.n, tc.k, tc.copies)
+			assert.Equal(t, tc.want, hostTime(t, h, func() error { return h.GraphLaunch(x, s) }), tc.name)
+			return h.Synchronize()
+		}))
+	}
+}

@@ -31,6 +31,19 @@ func dagWidth(succ [][]int32) int {
 	return n - reach.maxMatching(order)
 }
 
+// dagJoins is the number of the DAG's edges beyond a chain cover of
+// width w (each chain of k nodes holds k - 1 of them): the forks and joins
+// between its branches (Config.Host GraphLaunchJoinNs). A chain and
+// independent nodes have none; w branches between a head and a tail node
+// have 2 (w - 1). Never below 0 (a cover's chains may step over nodes).
+func dagJoins(succ [][]int32, w int) int {
+	edges := 0
+	for _, s := range succ {
+		edges += len(s)
+	}
+	return max(0, edges-len(succ)+w)
+}
+
 // topoOrder is a topological order of the DAG (Kahn's algorithm); it
 // panics if succ has a cycle.
 func topoOrder(succ [][]int32) []int32 {

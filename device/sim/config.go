@@ -151,6 +151,15 @@ type HostCosts struct {
 	// w. Measured on an H100, the driver's cost grows with branches, hardly
 	// with kernels along a branch.
 	GraphLaunchBranchNs float64 `yaml:"graph_launch_branch_ns,omitempty"`
+	// GraphLaunchJoinNs (optional) is what cuGraphLaunch costs per
+	// dependency beyond a chain cover of the graph (edges - nodes +
+	// branches: the forks and joins between branches, 2 (w - 1) for w
+	// branches between a head and a tail node, none in a chain or in
+	// independent nodes), on top of the per-branch cost. Fitted on
+	// SET-batch's chunk graphs, whose launch calls grow faster with
+	// branches than those of independent kernels (graph_launch_branch_ns's
+	// probe).
+	GraphLaunchJoinNs float64 `yaml:"graph_launch_join_ns,omitempty"`
 	// GraphLaunchNodeNs (optional) is what cuGraphLaunch costs per kernel
 	// node of the graph, on top of GraphLaunchNs (and of the per-branch
 	// cost); host-function nodes are charged the same.

@@ -258,10 +258,13 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		x.segments = dagSegments(x.succ)
 		th.chargeGraphBuild(mulTime(int64(x.segments), d.cost.instSegment), "cuGraphInstantiate (per segment)")
 	}
-	if d.cost.graphBranchLaunch > 0 {
+	if d.cost.graphBranchLaunch > 0 || d.cost.graphJoinLaunch > 0 {
 		// Computed only when charged: a config without
-		// graph_launch_branch_ns runs exactly as before the field.
-		x.launchCost = addTime(x.launchCost, mulTime(int64(dagWidth(x.succ)), d.cost.graphBranchLaunch))
+		// graph_launch_branch_ns and graph_launch_join_ns runs exactly
+		// as before the fields.
+		w := dagWidth(x.succ)
+		x.launchCost = addTime(x.launchCost, mulTime(int64(w), d.cost.graphBranchLaunch))
+		x.launchCost = addTime(x.launchCost, mulTime(int64(dagJoins(x.succ, w)), d.cost.graphJoinLaunch))
 	}
 	return x, nil
 }
