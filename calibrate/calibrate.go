@@ -265,6 +265,7 @@ var measurements = []struct {
 	{name: "graph steps", run: (*calibrator).graphSteps, onlyNamed: true},
 	{name: "host threads at once", run: (*calibrator).threadedHostCalls, onlyNamed: true},
 	{name: "graph chunks over streams", run: (*calibrator).graphChunksOverStreams, onlyNamed: true},
+	{name: "records over streams", run: (*calibrator).recordsOverStreams, onlyNamed: true},
 }
 
 type calibrator struct {
