@@ -45,6 +45,9 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 	if err := f.fitQueues(rep); err != nil {
 		return nil, err
 	}
+	if err := f.fitRecordsPass(rep); err != nil {
+		return nil, err
+	}
 	if err := f.fitLockFraction(rep); err != nil {
 		return nil, err
 	}
@@ -109,6 +112,40 @@ func (f *Fitted) fitQueues(rep *Report) error {
 	f.Config.Info.HardwareQueues = best
 	f.Comments["info.hardware_queues"] = fmt.Sprintf("fitted: the stream concurrency measurements (1 to 32 streams, two issue orders) simulated with 1 to 32 queues; "+
 		"%d fits best, mean error %.0f%%", best, 100*(math.Exp(bestErr)-1))
+	return nil
+}
+
+// fitRecordsPass sets front_end.records_pass_queue to whichever of
+// false and true (after the hardware queues' fit) simulates "records over
+// streams" closer to the measurement: the kernel-then-record and
+// record-wait-kernel patterns on 2 to 32 streams (mean absolute log
+// ratio). The base config's value first: it stays unless the other fits
+// better.
+func (f *Fitted) fitRecordsPass(rep *Report) error {
+	want := map[string]float64{}
+	for _, pattern := range recordPatterns[1:] {
+		for _, s := range recordStreams {
+			if m, ok := rep.byName(recordsName(s, pattern)); ok {
+				want[m.Name] = m.Value
+			}
+		}
+	}
+	if len(want) == 0 {
+		f.Notes = append(f.Notes, "no records over streams measured: front_end.records_pass_queue kept from the base config")
+		return nil
+	}
+	base := 0.0
+	if f.Config.FrontEnd.RecordsPassQueue {
+		base = 1
+	}
+	best, bestErr, err := f.bySimulation("records over streams", want, []float64{base, 1 - base},
+		func(c *sim.Config, v float64) { c.FrontEnd.RecordsPassQueue = v == 1 })
+	if err != nil {
+		return err
+	}
+	f.Config.FrontEnd.RecordsPassQueue = best == 1
+	f.Comments["front_end.records_pass_queue"] = fmt.Sprintf("fitted: \"records over streams\" (a kernel and a record per stream on 2 to 32 streams, and a second level waiting on the next stream) simulated "+
+		"with records holding their hardware queue and passing it; %s fits best, mean error %.0f%%", map[bool]string{true: "passing", false: "holding"}[best == 1], 100*(math.Exp(bestErr)-1))
 	return nil
 }
 

@@ -261,6 +261,14 @@ type FrontEndCosts struct {
 	// 0, so that event_wait_ns is the wait at 4 streams (the mean of the
 	// measurement over 2, 4 and 8). 0 (left out): event_wait_ns flat.
 	EventWaitDoublingNs float64 `yaml:"event_wait_doubling_ns,omitempty"`
+	// RecordsPassQueue (optional) lets an event record whose stream
+	// predecessor still runs leave its hardware queue at once: it
+	// completes when that predecessor does, and the commands of other
+	// streams behind it on the queue go on. false (left out): the record
+	// holds the queue until its stream predecessor ends, as before the
+	// field existed. Fitted on calibrate's "records over streams" (one
+	// kernel and a record per stream on 2-32 streams released at once).
+	RecordsPassQueue bool `yaml:"records_pass_queue,omitempty"`
 	// CallbackNs is how long the driver's callback thread takes to run a
 	// host callback and release its stream (callbacks run one at a time).
 	CallbackNs float64 `yaml:"callback_ns"`

@@ -31,6 +31,10 @@ type command struct {
 	arrive Time // reaches the front end
 	nextS  *command
 	nextC  *command
+	// passed: a record that left its hardware queue before its stream
+	// predecessor ended (front_end.records_pass_queue); it completes
+	// when it becomes its stream's head.
+	passed bool
 
 	// Kernels.
 	l       device.Launch
@@ -215,7 +219,7 @@ func (d *Device) kick(c *conn) {
 // dispatch starts the commands at the head of c that can start now.
 func (d *Device) dispatch(c *conn) {
 	for {
-		k := c.head
+		k := d.passRecords(c)
 		if k == nil {
 			return
 		}
@@ -284,6 +288,24 @@ func (d *Device) dispatch(c *conn) {
 			d.startGraph(k)
 		}
 	}
+}
+
+// passRecords takes the records at the head of c that have arrived and
+// whose stream predecessor still runs off the queue when
+// front_end.records_pass_queue is set (streamDone completes each when it
+// becomes its stream's head), and returns the head left.
+func (d *Device) passRecords(c *conn) *command {
+	if !d.cfg.FrontEnd.RecordsPassQueue {
+		return c.head
+	}
+	for k := c.head; k != nil && k.kind == cmdRecord && k.arrive <= d.now && k.st.head != k; k = c.head {
+		c.head = k.nextC
+		if c.head == nil {
+			c.tail = nil
+		}
+		k.nextC, k.passed = nil, true
+	}
+	return c.head
 }
 
 // waitPassAt is when wait k, whose record is complete, passes: the
@@ -357,6 +379,14 @@ func (d *Device) streamDone(k *command) {
 		st.waiters = st.waiters[:0]
 	}
 	d.checkIdle()
+	if h := st.head; h != nil && h.passed {
+		h.passed = false
+		d.hbDispatch(h)
+		d.recordDone(h.ev, h.gen, st.id)
+		d.streamDone(h)
+		d.release(h)
+		return
+	}
 	if st.head != nil {
 		d.kick(st.conn)
 	}
