@@ -24,18 +24,10 @@
 # PROFILE_DEADLINE (seconds of profiling, default 60).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/corun/gpusched}
 PROFILE_DEADLINE=${PROFILE_DEADLINE:-60}
-start=$(date +%s)
 
 . scripts/gpu/device-tag.sh
-binary_ready corun || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-device_tag "$work/device.txt"
-host_record "$work/device.txt"
+script_start corun --host-record
 
 t0=$(date +%s)
 timeout 60 "$BIN" calibrate --device "$DEVICE" --only "records over streams" --only "stream concurrency" \
