@@ -2,7 +2,8 @@
 # What co-running KeSCo kernels cost each other on the device (issue #18,
 # session 12, corun's second part): configs/experiments/corun-copies-gpu.yaml
 # (1-10 copies of one 16-block kernel at once, captured, and a 16-task mix),
-# ROUNDS times, in one tarball under $OUT.
+# ROUNDS times, with nvidia-smi's SM clock and power every 100 ms
+# (clocks.csv), in one tarball under $OUT.
 #
 # Run from the repository root, with the binary built by:
 #   mkdir -p .gpu/corun && go build -tags cuda -ldflags='-s -w' -o .gpu/corun/gpusched ./cmd/gpusched
@@ -28,6 +29,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 device_tag "$work/device.txt"
 
+# The SM clock and power while the rows run (100 ms samples): whether the
+# slowdown of co-running copies follows the clock (power) rather than memory.
+smi_pid=
+if [ "$DEVICE" = cuda ] && command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,temperature.gpu \
+        --format=csv -lms 100 >"$work/clocks.csv" 2>&1 &
+    smi_pid=$!
+fi
 rc=0
 sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" configs/experiments/corun-copies-gpu.yaml >"$work/corun-copies-gpu.yaml"
 for i in $(seq 1 "$ROUNDS"); do
@@ -37,6 +46,7 @@ for i in $(seq 1 "$ROUNDS"); do
     [ "$r" = 0 ] || rc=$r
     echo "run copies-$i: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 done
+[ -n "$smi_pid" ] && kill "$smi_pid" 2>/dev/null
 echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
 tarball="$OUT/corun-copies-$tag.tgz"
 mkdir -p "$OUT"
