@@ -23,11 +23,7 @@ var (
 // over 2, 4 and 8 streams.
 func (c *calibrator) crossStreamWaits(h device.Host) error {
 	maxS := crossStreams[len(crossStreams)-1]
-	ss, err := newStreamSet(h, maxS)
-	if err != nil {
-		return err
-	}
-	evs, err := newEvents(h, maxS)
+	ss, evs, err := newStreamsAndEvents(h, maxS, maxS)
 	if err != nil {
 		return err
 	}
@@ -111,11 +107,7 @@ const capN1, capN2 = 8, 64
 // and host.capture_event_ns, what each captured record and wait adds.
 func (c *calibrator) capturedChains(h device.Host) error {
 	const maxS = 8
-	ss, err := newStreamSet(h, maxS)
-	if err != nil {
-		return err
-	}
-	evs, err := newEvents(h, 2*maxS)
+	ss, evs, err := newStreamsAndEvents(h, maxS, 2*maxS)
 	if err != nil {
 		return err
 	}

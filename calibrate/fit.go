@@ -87,14 +87,13 @@ func Fit(rep *Report, base *sim.Config, prof *sim.Profile) (*Fitted, error) {
 // simulated stream concurrency is closest to the measured one (mean
 // absolute log ratio over the stream counts).
 func (f *Fitted) fitQueues(rep *Report) error {
-	want := map[string]float64{}
+	var names []string
 	for _, order := range []string{"round-robin", "stream by stream"} {
 		for _, s := range concurrencyStreams {
-			if m, ok := rep.byName(concurrencyName(s, order)); ok {
-				want[m.Name] = m.Value
-			}
+			names = append(names, concurrencyName(s, order))
 		}
 	}
+	want := rep.measuredByName(names)
 	if len(want) == 0 {
 		f.Notes = append(f.Notes, "no stream concurrency measured: info.hardware_queues kept from the base config")
 		return nil
@@ -122,14 +121,13 @@ func (f *Fitted) fitQueues(rep *Report) error {
 // ratio). The base config's value first: it stays unless the other fits
 // better.
 func (f *Fitted) fitRecordsPass(rep *Report) error {
-	want := map[string]float64{}
+	var names []string
 	for _, pattern := range recordPatterns[1:] {
 		for _, s := range recordStreams {
-			if m, ok := rep.byName(recordsName(s, pattern)); ok {
-				want[m.Name] = m.Value
-			}
+			names = append(names, recordsName(s, pattern))
 		}
 	}
+	want := rep.measuredByName(names)
 	if len(want) == 0 {
 		f.Notes = append(f.Notes, "no records over streams measured: front_end.records_pass_queue kept from the base config")
 		return nil
@@ -153,12 +151,11 @@ func (f *Fitted) fitRecordsPass(rep *Report) error {
 // twentieths) whose simulated launch throughput over 1 to 8 host threads
 // is closest to the measured one (mean absolute log ratio).
 func (f *Fitted) fitLockFraction(rep *Report) error {
-	want := map[string]float64{}
+	var names []string
 	for _, threads := range []int{1, 2, 4, 8} {
-		if m, ok := rep.byName(fmt.Sprintf("launch throughput, %d host thread(s)", threads)); ok {
-			want[m.Name] = m.Value
-		}
+		names = append(names, fmt.Sprintf("launch throughput, %d host thread(s)", threads))
 	}
+	want := rep.measuredByName(names)
 	if len(want) == 0 {
 		f.Notes = append(f.Notes, "no launch throughput measured: host.driver_lock_fraction kept from the base config")
 		return nil
@@ -263,6 +260,19 @@ func (r *Report) byName(name string) (Measurement, bool) {
 		}
 	}
 	return Measurement{}, false
+}
+
+// measuredByName is the value of each named measurement the report has,
+// by name: what a fit by simulation compares against (names it lacks are
+// left out).
+func (r *Report) measuredByName(names []string) map[string]float64 {
+	want := map[string]float64{}
+	for _, n := range names {
+		if m, ok := r.byName(n); ok {
+			want[m.Name] = m.Value
+		}
+	}
+	return want
 }
 
 // Check runs every measurement on a simulator of cfg and compares it with

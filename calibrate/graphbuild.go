@@ -92,11 +92,7 @@ func graphBuildOnce(h device.Host, ss *streamSet, evs []device.Event, l *device.
 // kernel on one stream (what instantiation costs per kernel argument).
 func (c *calibrator) graphBuilds(h device.Host) error {
 	const maxS = 8
-	ss, err := newStreamSet(h, maxS)
-	if err != nil {
-		return err
-	}
-	evs, err := newEvents(h, 2*maxS)
+	ss, evs, err := newStreamsAndEvents(h, maxS, 2*maxS)
 	if err != nil {
 		return err
 	}

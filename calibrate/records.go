@@ -28,11 +28,7 @@ var recordPatterns = []string{"kernels", "kernel then record", "kernel, record, 
 // KeSCo's Nimble and GrCUDA rows, whose streams record after every kernel).
 func (c *calibrator) recordsOverStreams(h device.Host) error {
 	maxS := recordStreams[len(recordStreams)-1]
-	ss, err := newStreamSet(h, maxS)
-	if err != nil {
-		return err
-	}
-	evs, err := newEvents(h, maxS)
+	ss, evs, err := newStreamsAndEvents(h, maxS, maxS)
 	if err != nil {
 		return err
 	}

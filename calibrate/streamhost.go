@@ -216,11 +216,7 @@ func (c *calibrator) interleavedOnce(h device.Host, ss *streamSet, evs []device.
 // kernel on its own stream.
 func (c *calibrator) interleavedStreams(h device.Host) error {
 	maxS := interleaveStreams[len(interleaveStreams)-1]
-	ss, err := newStreamSet(h, maxS)
-	if err != nil {
-		return err
-	}
-	evs, err := newEvents(h, ilN2)
+	ss, evs, err := newStreamsAndEvents(h, maxS, ilN2)
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,20 @@ func newEvents(h device.Host, n int) ([]device.Event, error) {
 	return evs, nil
 }
 
+// newStreamsAndEvents is the set-up most probes share: a stream set of n
+// streams and events untimed events for the records and waits between them.
+func newStreamsAndEvents(h device.Host, n, events int) (*streamSet, []device.Event, error) {
+	ss, err := newStreamSet(h, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs, err := newEvents(h, events)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ss, evs, nil
+}
+
 // stream is stream i of the set (0: the origin).
 func (ss *streamSet) stream(i int) device.Stream {
 	if i == 0 {
@@ -163,11 +177,7 @@ func concurrencyName(streams int, order string) string {
 // many streams are in use.
 func (c *calibrator) busyStreamCosts(h device.Host) error {
 	maxS := busyStreams[len(busyStreams)-1]
-	ss, err := newStreamSet(h, maxS)
-	if err != nil {
-		return err
-	}
-	evs, err := newEvents(h, 16)
+	ss, evs, err := newStreamsAndEvents(h, maxS, 16)
 	if err != nil {
 		return err
 	}

@@ -123,11 +123,7 @@ func syncOnce(h device.Host, ss *streamSet, ls []*device.Launch, evs []device.Ev
 // the synchronizes in turn less those of one stream.
 func (c *calibrator) syncOverManyStreams(h device.Host) error {
 	maxS := syncOverStreams[len(syncOverStreams)-1]
-	ss, err := newStreamSet(h, maxS)
-	if err != nil {
-		return err
-	}
-	evs, err := newEvents(h, maxS)
+	ss, evs, err := newStreamsAndEvents(h, maxS, maxS)
 	if err != nil {
 		return err
 	}

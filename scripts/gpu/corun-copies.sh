@@ -16,18 +16,11 @@
 # RUN_TIMEOUT (seconds per run, default 100), ROUNDS (default 1; 2 if the call has room).
 set -uo pipefail
 
-: "${OUT:?set OUT to the directory the tarball goes to}"
-DEVICE=${DEVICE:-cuda}
 BIN=${BIN:-.gpu/corun/gpusched}
 RUN_TIMEOUT=${RUN_TIMEOUT:-100}
 ROUNDS=${ROUNDS:-1}
-start=$(date +%s)
-
 . scripts/gpu/device-tag.sh
-binary_ready corun-copies || exit 2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-device_tag "$work/device.txt"
+script_start corun-copies
 
 # The SM clock and power while the rows run (100 ms samples): whether the
 # slowdown of co-running copies follows the clock (power) rather than memory.
