@@ -8,3 +8,10 @@ FIDELITY_RESULTS = $(sort $(wildcard docs/results/*-gpu*.json))
 fidelity-page:
 	$(GO) run ./cmd/gpusched validate $(FIDELITY_RESULTS) --scheduler-default set.warm=false --compare-variant datasheet \
 		--page docs/results/fidelity.md --limits docs/results/fidelity-regression.yaml
+
+# The committed simulator results, their pages and the bad-input golden
+# run again after a change to the simulator's model (scripts/sim-results.sh;
+# ONLY='GLOB' for some files alone).
+.PHONY: sim-results
+sim-results:
+	GO=$(GO) bash scripts/sim-results.sh
