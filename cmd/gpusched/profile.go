@@ -32,6 +32,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "pairs" {
 		return cmdProfilePairs(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "load-fit" {
+		return cmdProfileLoadFit(args[1:], stdout, stderr)
+	}
 	fs := newFlags("profile", stderr)
 	dev := fs.String("device", experiments.CUDADevice, "the device to measure: cuda, or a simulator config")
 	out := fs.String("o", "", "profile to write (required), e.g. h100-profile.yaml")

@@ -36,6 +36,8 @@ type memFlight struct {
 	base, mem  float64  // ps: its time without a copy beside, and what its bytes take of it
 	slow       float64  // the slowdown of its bytes its end was set with
 	load       int64    // its blocks' share of the kernels' bandwidth (fixed point)
+	demand     int64    // its blocks' device-memory demand (memload.go; demandScale)
+	n          int32    // its blocks
 	seq        uint64   // the seq of its live end event
 	wave       int32    // its kernel's placements on its SM so far, this one included (retime.go)
 	nextOnSM   int32    // the next flight (index + 1) on its SM, 0: none (retime.go)
@@ -125,7 +127,8 @@ func (d *Device) endBlocks(kind evKind, k *command, sm, x, n int32, start, dur T
 		b.flights = append(b.flights, memFlight{})
 	}
 	f := &b.flights[i]
-	*f = memFlight{k: k, kind: kind, sm: sm, x: x, start: start, base: float64(dur), mem: mem, slow: b.blockSlow(), load: load, wave: wave}
+	*f = memFlight{k: k, kind: kind, sm: sm, x: x, start: start, base: float64(dur), mem: mem, slow: b.blockSlow(), load: load, wave: wave, demand: d.demandOf(k, n, dur), n: n}
+	d.addDemand(sm, n, f.demand)
 	f.end = addTime(start, psTime(f.total(f.slow)))
 	f.seq = d.scheduleF(f.end, kind, sm, x, i+1, k)
 	d.linkFlight(i)
@@ -153,6 +156,7 @@ func (d *Device) flightDone(f int32) {
 		sm.endedAct, sm.endedWave = fl.k.actSeq, fl.wave
 	}
 	b.kernelLoad -= fl.load
+	d.addDemand(fl.sm, -fl.n, -fl.demand)
 	*fl = memFlight{}
 	b.free = append(b.free, f-1)
 	d.loadsChanged()
@@ -190,7 +194,7 @@ func (d *Device) rerate() {
 	}
 	s := b.blockSlow()
 	d.rt.cache = baseCache{}
-	if b.dirty || d.rt.gpuMoved {
+	if b.dirty || d.rt.gpuMoved || d.load.moved {
 		for i := range b.flights {
 			if f := &b.flights[i]; f.k != nil {
 				d.rerateFlight(int32(i), s, resid, d.rt.gpuMoved)

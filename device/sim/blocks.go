@@ -75,10 +75,14 @@ type smState struct {
 	// The rate model (retime.go): resident warps the SM's flights were
 	// last rated at, and whether its residency changed in this instant
 	// (touched) and moved from the rated one (moved).
-	ratedWarps     int
-	spinWarps      int   // warps of resident blocks spinning on counters
-	flights        int32 // the first flight on the SM (index + 1; memFlight.nextOnSM), 0: none
-	touched, moved bool
+	ratedWarps int
+	spinWarps  int   // warps of resident blocks spinning on counters
+	flights    int32 // the first flight on the SM (index + 1; memFlight.nextOnSM), 0: none
+	// The memory-load model (memload.go): the SM's flights' demand and
+	// blocks, and what it adds to the GPU's demand (their mean per block).
+	loadDemand, loadPart int64
+	loadBlocks           int32
+	touched, moved       bool
 	// The kernel (by activation) and wave of the last batch that ended on
 	// the SM (tailShare).
 	endedAct  uint64
@@ -599,8 +603,9 @@ func (d *Device) post(c device.Counter) {
 // (profiledLaunch): the profile's points were taken without sync.
 func (d *Device) timeFromProfile(k *command) {
 	k.model, k.measured, k.coldNs = d.prof.model(k.l.Kernel), false, 0
+	miss := 0.0 // without the L2's residency, a launch hits as its points did
 	if d.prof != nil && d.prof.cold {
-		miss := d.l2.launch(&k.l)
+		miss = d.l2.launch(&k.l)
 		if k.model != nil {
 			w := k.l.Work.Bytes
 			k.coldNs = k.model.ColdNsPerByte * w * d.prof.coldShare(k.l.Kernel, float64(k.total)*w, miss)
@@ -615,12 +620,14 @@ func (d *Device) timeFromProfile(k *command) {
 	if lone, ok := d.prof.measuredLone(plain, perSM); ok {
 		k.measured, k.measuredNs = true, lone
 		d.stats.MeasuredLaunches++
+		d.setLoadRef(k, lone, true, miss)
 		return
 	}
 	if lone, ok := d.prof.neighborLone(k.model, plain); ok {
 		k.measured, k.measuredNs = true, lone
 	}
 	d.stats.ProfiledLaunches++
+	d.setLoadRef(k, k.measuredNs, false, miss)
 }
 
 // memActive counts n blocks of k on SM s as moving device memory (n < 0:
@@ -659,7 +666,8 @@ func (d *Device) blockDur(k *command, sm *smState) Time {
 		if !k.measured {
 			lone = m.Lone(w, d.prof.beyondL2(k.total, w))
 		}
-		return max(nsTime(lone*f+k.coldNs), d.cost.minBlock)
+		k.loadStretch = d.stretchOf(k)
+		return max(nsTime(lone*f*k.loadStretch+k.coldNs), d.cost.minBlock)
 	}
 	ns := 0.0
 	if w.Cycles > 0 {

@@ -329,6 +329,12 @@ type SMModel struct {
 	// keep most of the SM. 0 (left out) means 1: every resident warp
 	// counts alike, as before the field existed.
 	YoungerKernelWeight float64 `yaml:"younger_kernel_weight,omitempty"`
+	// LoadBandwidth (optional, bytes per second) turns on the memory-load
+	// model (memload.go): a profiled block's bytes take 1 + D/LoadBandwidth
+	// times as long at device-memory demand D, relative to the demand its
+	// profile time was measured at. 0 (left out): off, as before the
+	// field existed. It acts with retime_threshold > 0.
+	LoadBandwidth float64 `yaml:"load_bandwidth,omitempty"`
 	// SharedCarveoutKB (optional) are the shared-memory capacities an
 	// SM's L1/shared split can be set to, in KiB, ascending, the last at
 	// most info.shared_per_sm (Hopper: 0 8 16 32 64 100 132 164 196 228).

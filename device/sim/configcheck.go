@@ -77,6 +77,8 @@ func (c *Config) check() error {
 		return bad("copy.dtod_contention", "must be between 0 and 2, got %g", c.Copy.DtoDContention)
 	case c.SM.RetimeThreshold < 0 || c.SM.RetimeThreshold > 0.5:
 		return bad("sm.retime_threshold", "must be between 0 and 0.5 (0: off), got %g", c.SM.RetimeThreshold)
+	case c.SM.LoadBandwidth < 0 || math.IsInf(c.SM.LoadBandwidth, 0) || math.IsNaN(c.SM.LoadBandwidth):
+		return bad("sm.load_bandwidth", "must be a finite number of bytes per second, at least 0 (0: off), got %g", c.SM.LoadBandwidth)
 	case c.SM.YoungerKernelWeight < 0 || c.SM.YoungerKernelWeight > 1:
 		return bad("sm.younger_kernel_weight", "must be between 0 and 1 (0: left out, every warp counts 1), got %g", c.SM.YoungerKernelWeight)
 	case c.SM.OlderPressureExponent < 0 || c.SM.OlderPressureExponent > 4:

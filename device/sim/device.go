@@ -182,6 +182,7 @@ type Device struct {
 	batches     []pendingBatch
 	batchStarts []Time // the pass's batches' starts, breadth-first (retime.go)
 	rt          rateState
+	load        loadState // the memory-load model (memload.go)
 	fitBuf      []int
 	counters    map[uint64]*counter
 	spinning    int
@@ -392,6 +393,7 @@ func (d *Device) reset() {
 	d.gpuWarps, d.busySMs, d.memWarps = 0, 0, 0
 	d.batches = d.batches[:0]
 	d.resetRates()
+	d.resetLoad()
 	clear(d.ages)
 	d.ages = d.ages[:0]
 	d.counters = map[uint64]*counter{}

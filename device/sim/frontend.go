@@ -65,6 +65,12 @@ type command struct {
 	// coldNs is what each block adds for the launch's read bytes that
 	// missed L2 when it started (BlockModel.ColdNsPerByte; 0 without).
 	coldNs float64
+	// loadShare is the part of a profiled block's lone time its bytes
+	// take, loadRef the device-memory demand (bytes per ns) that time was
+	// measured at, and loadStretch the memory-load stretch its last timed
+	// block took, and loadDRAM the share of its bytes from device memory
+	// (memload.go; 0, 0, 1, 1 with the model off).
+	loadShare, loadRef, loadStretch, loadDRAM float64
 	// ownSM is the kernel's running (not spinning) warps on each SM and
 	// ownAll their sum, kept only with sm.younger_kernel_weight or
 	// sm.older_pressure_exponent (mixed.go); pressure is its issue

@@ -525,6 +525,9 @@ type profileIndex struct {
 	// has no device-memory rate in its warm terms (coldShare). A model
 	// without points (written by hand) has none.
 	span map[kernelName]float64
+	// demand is each kernel's DemandRange: the device-memory demands its
+	// model's times were fitted over (memload.go).
+	demand map[kernelName][2]float64
 }
 
 type kernelName struct{ module, name string }
@@ -543,11 +546,13 @@ func newProfileIndex(p *Profile, retime float64) *profileIndex {
 	}
 	x := &profileIndex{slope: p.DefaultWarpSlope, sms: float64(p.SMs), l2: float64(p.EffectiveL2Bytes),
 		prof: p, kernels: map[kernelName]*BlockModel{}, points: pointsOf(p, retime), neighbors: neighborsOf(p, retime),
-		span: map[kernelName]float64{}}
+		span: map[kernelName]float64{}, demand: map[kernelName][2]float64{}}
 	for i := range p.Kernels {
 		k := &p.Kernels[i]
 		name := kernelNameOf(k.Kernel)
 		x.kernels[name] = &k.Model
+		lo, hi := DemandRange(p, k)
+		x.demand[name] = [2]float64{lo, hi}
 		for _, pt := range k.Points {
 			x.span[name] = max(x.span[name], float64(pt.Grid)*pt.Bytes)
 		}

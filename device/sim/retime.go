@@ -80,7 +80,7 @@ func (d *Device) residencyMoved() bool {
 	step := max(len(d.sms), 1)
 	quiet := len(d.heap) == 0 || d.heap[0].t-d.now >= quietNs
 	r.gpuMoved = gpu != r.gpuWarps && (quiet || absInt(gpu-r.gpuWarps) >= step)
-	moved := r.gpuMoved
+	moved := d.loadMoved(quiet) || r.gpuMoved
 	if r.gpuMoved {
 		r.gpuWarps = gpu
 	}
@@ -204,7 +204,7 @@ type baseCache struct {
 // residency times).
 func (d *Device) rerateResidency(f *memFlight, all bool) (base, mem float64, moved bool) {
 	sm := &d.sms[f.sm]
-	if !sm.moved && (!all || f.k.model.GPUShare == 0) {
+	if !sm.moved && (!all || f.k.model.GPUShare == 0) && (!d.load.moved || f.k.loadShare == 0) {
 		return f.base, f.mem, false
 	}
 	warps := sm.resWarps - sm.spinWarps
