@@ -1,0 +1,43 @@
+package calibrate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device/sim"
+)
+
+func TestSetBatchChunksMeasuresEveryShapeAndStreamCount(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	rep, err := Measure(mustSim(t, cfg), []string{"set-batch chunks"}, nil)
+	require.NoError(t, err)
+	get := func(shape string, s int, what string) float64 {
+		t.Helper()
+		m, ok := rep.byName(sbName(shape, s, what))
+		require.True(t, ok, "%s on %d streams, %s", shape, s, what)
+		require.Positive(t, m.Value)
+		return m.Value
+	}
+	for _, sh := range sbShapes {
+		for _, s := range sbStreams {
+			for _, what := range []string{"gated", "gated, issue", "gated, calls", "gated, calls, issue", "dispatched", "dispatched, calls", "dispatched, wait"} {
+				get(sh.name, s, what)
+			}
+			// The dispatcher's wall time holds its calls and its Gets.
+			assert.LessOrEqual(t, get(sh.name, s, "dispatched, calls")+get(sh.name, s, "dispatched, wait"), get(sh.name, s, "dispatched")*1.001, "%s on %d streams", sh.name, s)
+		}
+		// One stream runs the chunks one after another; two overlap one
+		// chunk's copy in with another's copy out.
+		assert.Less(t, get(sh.name, 2, "gated"), 0.75*get(sh.name, 1, "gated"), sh.name)
+		// A host function after each launch holds a lone stream (the
+		// callback wake), so the calls cost time on one stream.
+		assert.Greater(t, get(sh.name, 1, "gated, calls"), get(sh.name, 1, "gated"), sh.name)
+	}
+	// Copies alone bound every shape from below.
+	for _, s := range sbStreams {
+		assert.LessOrEqual(t, get("copies", s, "gated"), get("16x1", s, "gated"), "%d streams", s)
+	}
+}
