@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -32,6 +33,14 @@ import (
 //	           host time in the calls (t_schedule) and in Get (t_wait)
 //
 // Chunk j goes to stream j mod s, as SET deals chunks to its workers.
+//
+// Beside the chunks, "host functions over streams" isolates the completion
+// host functions: 12 one-block spin kernels of 20 or 60 us round-robin over
+// 1, 2, 4, 8 streams behind a gate, each followed by a no-op host function
+// or not. The driver has one callback thread; the simulator lets a host
+// function reached while another runs (or wakes the thread) skip the wake
+// (front_end.callback_wake_ns), and this measures whether host functions of
+// different streams share the thread's wake on the GPU.
 const (
 	sbChunkBytes = 16 * 160 * 160 * 4
 	sbLaunches   = 12
@@ -39,6 +48,9 @@ const (
 )
 
 var sbStreams = []int{1, 2, 4, 8}
+
+// sbSpins are the spin kernels' lengths of "host functions over streams".
+var sbSpins = []time.Duration{20 * time.Microsecond, 60 * time.Microsecond}
 
 var sbShapes = []gdShape{
 	{name: "16x1", head: "c", tail: "c", branches: 16, perBranch: 1, copyBytes: sbChunkBytes},
@@ -55,6 +67,9 @@ func sbName(shape string, streams int, what string) string {
 func (c *calibrator) setBatchChunks(h device.Host) error {
 	env, err := c.newGDEnvSized(h, sbChunkBytes)
 	if err != nil {
+		return err
+	}
+	if err := c.sbHostFuncs(h, env); err != nil {
 		return err
 	}
 	for _, sh := range sbShapes {
@@ -243,4 +258,54 @@ func (c *calibrator) sbDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 		}
 	}
 	return wall, sched, wait, nil
+}
+
+// sbHostFuncName is the name of a "host functions over streams"
+// measurement.
+func sbHostFuncName(spin time.Duration, streams int, hostFunc bool) string {
+	name := fmt.Sprintf("set-batch host functions: %d us spin kernels on %d streams", spin.Microseconds(), streams)
+	if hostFunc {
+		name += ", host functions"
+	}
+	return name
+}
+
+// sbHostFuncs times sbLaunches one-block spin kernels round-robin over s
+// streams behind a gate, with and without a no-op host function after
+// each (see the file's comment).
+func (c *calibrator) sbHostFuncs(h device.Host, env *gdEnv) error {
+	nop := func() {}
+	for _, d := range sbSpins {
+		spin := c.spinLaunch(d, env.ss.t.done)
+		for _, s := range sbStreams {
+			for _, hostFunc := range []bool{false, true} {
+				var out []float64
+				for r := 0; r < c.rounds+1; r++ {
+					y, err := c.gatedFanOut(h, env.ss, s, 2*sbLaunches, func() error {
+						for j := 0; j < sbLaunches; j++ {
+							st := env.ss.stream(j % s)
+							if err := h.Launch(st, spin); err != nil {
+								return err
+							}
+							if hostFunc {
+								if err := h.HostFunc(st, nop); err != nil {
+									return err
+								}
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						return fmt.Errorf("host functions over %d streams: %w", s, err)
+					}
+					if r > 0 {
+						out = append(out, y)
+					}
+				}
+				c.record(sbHostFuncName(d, s, hostFunc), "", "ns",
+					fmt.Sprintf("Elapsed behind a gate kernel of %d one-block %v spin kernels round-robin over the streams, each followed by a no-op host function or not, total", sbLaunches, d), out)
+			}
+		}
+	}
+	return nil
 }

@@ -36,6 +36,18 @@ func TestSetBatchChunksMeasuresEveryShapeAndStreamCount(t *testing.T) {
 		// callback wake), so the calls cost time on one stream.
 		assert.Greater(t, get(sh.name, 1, "gated, calls"), get(sh.name, 1, "gated"), sh.name)
 	}
+	for _, d := range sbSpins {
+		for _, s := range sbStreams {
+			without, ok := rep.byName(sbHostFuncName(d, s, false))
+			require.True(t, ok)
+			with, ok := rep.byName(sbHostFuncName(d, s, true))
+			require.True(t, ok)
+			// 12 spin kernels over s streams take at least their share of
+			// one stream, and a host function after each adds time.
+			assert.GreaterOrEqual(t, without.Value, float64(d.Nanoseconds())*float64(sbLaunches/s), "%v on %d streams", d, s)
+			assert.Greater(t, with.Value, without.Value, "%v on %d streams", d, s)
+		}
+	}
 	// Copies alone bound every shape from below.
 	for _, s := range sbStreams {
 		assert.LessOrEqual(t, get("copies", s, "gated"), get("16x1", s, "gated"), "%d streams", s)

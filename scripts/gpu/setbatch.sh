@@ -8,7 +8,10 @@
 #     launches over 1, 2, 4, 8 streams: gated, gated with SET-batch's calls
 #     (copy nodes updated, host function), and as SET-batch's ring-2
 #     dispatcher issues them (wall, t_schedule, t_wait); with "host API
-#     costs" and "host callbacks" of the same lease.
+#     costs" and "host callbacks" of the same lease; and 12 one-block 20 or 60
+#     us spin kernels over 1-8 streams with and without a host function
+#     after each (whether host functions of different streams share the
+#     driver callback thread's wake).
 #  2. `gpusched trace` of six real rows (heldout6-set-gpu.yaml: sobel-192
 #     s160 setbatch16s-2/-4/-8/-br2-4, bp-384 h128 setbatch16s-8/-br2-4):
 #     each chunk graph's start and end on its stream (events around it), the
@@ -73,7 +76,7 @@ tar czf "$tarball" -C "$work" .
 echo "== setbatch on $tag ($DEVICE)"
 head -2 "$work/device.txt"
 grep '^calibrate:\|^trace \|^paper set run:\|^total' "$work/device.txt"
-grep -h 'set-batch chunk 16x1\|set-batch chunk 2x8 on 4\|set-batch chunk copies on [48]' "$work/calibrate.log" | sed 's/^calibrate: //'
+grep -h 'set-batch host functions: 20\|set-batch chunk 16x1\|set-batch chunk 2x8 on 4\|set-batch chunk copies on [48]' "$work/calibrate.log" | sed 's/^calibrate: //'
 grep 'makespan' "$work/trace.log" | tail -6
 tail -3 "$work/set-stderr.log" 2>/dev/null
 echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
