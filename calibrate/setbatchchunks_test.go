@@ -53,3 +53,23 @@ func TestSetBatchChunksMeasuresEveryShapeAndStreamCount(t *testing.T) {
 		assert.LessOrEqual(t, get("copies", s, "gated"), get("16x1", s, "gated"), "%d streams", s)
 	}
 }
+
+// Measured on a simulator with callback_wake_ns 38 us and callback_ns
+// 4 us, "set-batch chunks"' host functions on one stream and the callback
+// duration fit back to those two, and the fit says it used them.
+func TestCallbackWakeFitsFromSetBatchHostFunctions(t *testing.T) {
+	truth := loadConfig(t, "h100-datasheet")
+	truth.FrontEnd.CallbackWakeNs, truth.FrontEnd.CallbackNs = 38000, 4000
+	rep, err := Measure(mustSim(t, truth), []string{"host callbacks", "set-batch chunks"}, nil)
+	require.NoError(t, err)
+	d, what, ok := hostFuncOnOneStream(rep)
+	require.True(t, ok)
+	assert.InDelta(t, 42000, d, 50, "each host function on one stream pays the wake and the run")
+	assert.Contains(t, what, "spin kernels on one stream")
+
+	f := newFitted(loadConfig(t, "h100-datasheet"))
+	f.fitCallbackWake(rep)
+	assert.InDelta(t, 38000, f.Config.FrontEnd.CallbackWakeNs, 60)
+	assert.InDelta(t, 4000, f.Config.FrontEnd.CallbackNs, 10)
+	assert.Contains(t, f.Comments["front_end.callback_wake_ns"], "set-batch chunks, a no-op host function after each of 12")
+}
