@@ -192,53 +192,14 @@ func (c *calibrator) sbDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 	}
 	sh.update, sh.hostFunc = true, true
 	for r := 0; r < c.rounds+1; r++ {
-		queues := make([][]int, s)
-		for j := range xs {
-			queues[j%s] = append(queues[j%s], j)
-		}
-		inFlight, launched := make([]int, s), make([]int, s)
-		var spent, waited float64
-		// next takes stream i's next chunk: its own, else the first still
-		// queued on another stream, as SET's workers steal.
-		next := func(i int) (int, bool) {
-			for k := 0; k < s; k++ {
-				p := (i + k) % s
-				if len(queues[p]) > 0 {
-					j := queues[p][0]
-					queues[p] = queues[p][1:]
-					return j, true
-				}
-			}
-			return 0, false
-		}
-		advance := func(i int) error {
-			for inFlight[i] < sbRing {
-				j, ok := next(i)
-				if !ok {
-					return nil
-				}
-				// The ring's execs: stream i's two, used in turn (xs[i] and
-				// xs[s+i] where there are that many, else xs[i] alone).
-				x := xs[i]
-				if launched[i]%sbRing == 1 && s+i < len(xs) {
-					x = xs[s+i]
-				}
-				t := h.Now()
-				if err := sbCalls(h, env, x, sh, env.ss.stream(i), j, dones[i]); err != nil {
-					return err
-				}
-				spent += float64(h.Now() - t)
-				inFlight[i]++
-				launched[i]++
-			}
-			return nil
-		}
+		d := newSBDispatcher(h, env, xs, sh, s, dones)
 		start := h.Now()
 		for i := 0; i < s; i++ {
-			if err := advance(i); err != nil {
+			if err := d.advance(i); err != nil {
 				return nil, nil, nil, err
 			}
 		}
+		var waited float64
 		for done := 0; done < len(xs); done++ {
 			t := h.Now()
 			v, ok := h.Get(q)
@@ -247,17 +208,79 @@ func (c *calibrator) sbDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 				return nil, nil, nil, fmt.Errorf("completion queue closed")
 			}
 			i := v.(int)
-			inFlight[i]--
-			if err := advance(i); err != nil {
+			d.inFlight[i]--
+			if err := d.advance(i); err != nil {
 				return nil, nil, nil, err
 			}
 		}
 		w := float64(h.Now() - start)
 		if r > 0 {
-			wall, sched, wait = append(wall, w), append(sched, spent), append(wait, waited)
+			wall, sched, wait = append(wall, w), append(sched, d.spent), append(wait, waited)
 		}
 	}
 	return wall, sched, wait, nil
+}
+
+// sbDispatcher is one round of SET-batch's ring dispatcher over s streams:
+// chunk j queued on stream j mod s, at most sbRing launches in flight per
+// stream, each from one of the stream's two execs in turn.
+type sbDispatcher struct {
+	h                  device.Host
+	env                *gdEnv
+	xs                 []device.GraphExec
+	sh                 gdShape
+	s                  int
+	dones              []func()
+	queues             [][]int
+	inFlight, launched []int
+	spent              float64 // host time in the per-chunk calls
+}
+
+func newSBDispatcher(h device.Host, env *gdEnv, xs []device.GraphExec, sh gdShape, s int, dones []func()) *sbDispatcher {
+	d := &sbDispatcher{h: h, env: env, xs: xs, sh: sh, s: s, dones: dones,
+		queues: make([][]int, s), inFlight: make([]int, s), launched: make([]int, s)}
+	for j := range xs {
+		d.queues[j%s] = append(d.queues[j%s], j)
+	}
+	return d
+}
+
+// next takes stream i's next chunk: its own, else the first still queued
+// on another stream, as SET's workers steal.
+func (d *sbDispatcher) next(i int) (int, bool) {
+	for k := 0; k < d.s; k++ {
+		p := (i + k) % d.s
+		if len(d.queues[p]) > 0 {
+			j := d.queues[p][0]
+			d.queues[p] = d.queues[p][1:]
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// advance launches stream i's next chunks while it has fewer than sbRing
+// in flight. The ring's execs are stream i's two, used in turn: xs[i] and
+// xs[s+i] where there are that many, else xs[i] alone.
+func (d *sbDispatcher) advance(i int) error {
+	for d.inFlight[i] < sbRing {
+		j, ok := d.next(i)
+		if !ok {
+			return nil
+		}
+		x := d.xs[i]
+		if d.launched[i]%sbRing == 1 && d.s+i < len(d.xs) {
+			x = d.xs[d.s+i]
+		}
+		t := d.h.Now()
+		if err := sbCalls(d.h, d.env, x, d.sh, d.env.ss.stream(i), j, d.dones[i]); err != nil {
+			return err
+		}
+		d.spent += float64(d.h.Now() - t)
+		d.inFlight[i]++
+		d.launched[i]++
+	}
+	return nil
 }
 
 // sbHostFuncName is the name of a "host functions over streams"
@@ -274,33 +297,12 @@ func sbHostFuncName(spin time.Duration, streams int, hostFunc bool) string {
 // streams behind a gate, with and without a no-op host function after
 // each (see the file's comment).
 func (c *calibrator) sbHostFuncs(h device.Host, env *gdEnv) error {
-	nop := func() {}
 	for _, d := range sbSpins {
-		spin := c.spinLaunch(d, env.ss.t.done)
 		for _, s := range sbStreams {
 			for _, hostFunc := range []bool{false, true} {
-				var out []float64
-				for r := 0; r < c.rounds+1; r++ {
-					y, err := c.gatedFanOut(h, env.ss, s, 2*sbLaunches, func() error {
-						for j := 0; j < sbLaunches; j++ {
-							st := env.ss.stream(j % s)
-							if err := h.Launch(st, spin); err != nil {
-								return err
-							}
-							if hostFunc {
-								if err := h.HostFunc(st, nop); err != nil {
-									return err
-								}
-							}
-						}
-						return nil
-					})
-					if err != nil {
-						return fmt.Errorf("host functions over %d streams: %w", s, err)
-					}
-					if r > 0 {
-						out = append(out, y)
-					}
+				out, err := c.sbHostFuncRounds(h, env, d, s, hostFunc)
+				if err != nil {
+					return fmt.Errorf("host functions over %d streams: %w", s, err)
 				}
 				c.record(sbHostFuncName(d, s, hostFunc), "", "ns",
 					fmt.Sprintf("Elapsed behind a gate kernel of %d one-block %v spin kernels round-robin over the streams, each followed by a no-op host function or not, total", sbLaunches, d), out)
@@ -308,4 +310,36 @@ func (c *calibrator) sbHostFuncs(h device.Host, env *gdEnv) error {
 		}
 	}
 	return nil
+}
+
+// sbHostFuncRounds is, per round, the gated Elapsed of sbLaunches spin
+// kernels of d round-robin over s streams, each followed by a no-op host
+// function when hostFunc.
+func (c *calibrator) sbHostFuncRounds(h device.Host, env *gdEnv, d time.Duration, s int, hostFunc bool) ([]float64, error) {
+	nop := func() {}
+	spin := c.spinLaunch(d, env.ss.t.done)
+	var out []float64
+	for r := 0; r < c.rounds+1; r++ {
+		y, err := c.gatedFanOut(h, env.ss, s, 2*sbLaunches, func() error {
+			for j := 0; j < sbLaunches; j++ {
+				st := env.ss.stream(j % s)
+				if err := h.Launch(st, spin); err != nil {
+					return err
+				}
+				if hostFunc {
+					if err := h.HostFunc(st, nop); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if r > 0 {
+			out = append(out, y)
+		}
+	}
+	return out, nil
 }
