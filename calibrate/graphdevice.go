@@ -71,8 +71,8 @@ var gdShapes = []gdShape{
 	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk, update: true},
 }
 
-// gdEnv is what graphDeviceCosts' graphs use: 16 streams, a device
-// buffer of gdChunk bytes and pinned host memory of twice that.
+// gdEnv is what the graph probes use: 16 streams, a device buffer (of
+// gdChunk bytes, or SET-batch's chunk) and pinned host memory of twice that.
 type gdEnv struct {
 	ss  *streamSet
 	dev device.Buffer
@@ -90,7 +90,7 @@ type gdEnv struct {
 // and copy nodes add, and per branch of a fork/join between copies and
 // between kernels.
 func (c *calibrator) graphDeviceCosts(h device.Host) error {
-	env, err := c.newGDEnv(h)
+	env, err := c.newGDEnv(h, gdChunk)
 	if err != nil {
 		return err
 	}
@@ -117,16 +117,18 @@ func (c *calibrator) graphDeviceCosts(h device.Host) error {
 	return nil
 }
 
-func (c *calibrator) newGDEnv(h device.Host) (*gdEnv, error) {
+// newGDEnv makes a gdEnv whose device buffer holds bytes and whose pinned
+// host memory twice that (copy nodes updated alternate between its halves).
+func (c *calibrator) newGDEnv(h device.Host, bytes int64) (*gdEnv, error) {
 	env := &gdEnv{le: c.emptyLaunch(1)}
 	var err error
 	if env.ss, err = newStreamSet(h, 16); err != nil {
 		return nil, err
 	}
-	if env.dev, err = h.Malloc(gdChunk); err != nil {
+	if env.dev, err = h.Malloc(bytes); err != nil {
 		return nil, err
 	}
-	if env.pin, err = h.AllocHost(2*gdChunk, true); err != nil {
+	if env.pin, err = h.AllocHost(2*bytes, true); err != nil {
 		return nil, err
 	}
 	return env, nil

@@ -65,7 +65,7 @@ func sbName(shape string, streams int, what string) string {
 }
 
 func (c *calibrator) setBatchChunks(h device.Host) error {
-	env, err := c.newGDEnvSized(h, sbChunkBytes)
+	env, err := c.newGDEnv(h, sbChunkBytes)
 	if err != nil {
 		return err
 	}
@@ -117,23 +117,6 @@ func (c *calibrator) setBatchChunks(h device.Host) error {
 		}
 	}
 	return nil
-}
-
-// newGDEnvSized is newGDEnv with a device buffer of bytes and pinned host
-// memory of twice that (copy nodes updated alternate between its halves).
-func (c *calibrator) newGDEnvSized(h device.Host, bytes int64) (*gdEnv, error) {
-	env := &gdEnv{le: c.emptyLaunch(1)}
-	var err error
-	if env.ss, err = newStreamSet(h, 16); err != nil {
-		return nil, err
-	}
-	if env.dev, err = h.Malloc(bytes); err != nil {
-		return nil, err
-	}
-	if env.pin, err = h.AllocHost(2*bytes, true); err != nil {
-		return nil, err
-	}
-	return env, nil
 }
 
 // sbCalls is what SET-batch does per chunk: update x's copy nodes (when
