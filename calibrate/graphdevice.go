@@ -71,8 +71,8 @@ var gdShapes = []gdShape{
 	{name: "1 MiB copy, 1x64 kernels, 1 MiB copy, copy nodes updated", head: "c", tail: "c", branches: 1, perBranch: 64, copyBytes: gdChunk, update: true},
 }
 
-// gdEnv is what graphDeviceCosts' graphs use: 16 streams, a device
-// buffer of gdChunk bytes and pinned host memory of twice that.
+// gdEnv is what the graph probes use: 16 streams, a device buffer (of
+// gdChunk bytes, or SET-batch's chunk) and pinned host memory of twice that.
 type gdEnv struct {
 	ss  *streamSet
 	dev device.Buffer
@@ -90,7 +90,7 @@ type gdEnv struct {
 // and copy nodes add, and per branch of a fork/join between copies and
 // between kernels.
 func (c *calibrator) graphDeviceCosts(h device.Host) error {
-	env, err := c.newGDEnv(h)
+	env, err := c.newGDEnv(h, gdChunk)
 	if err != nil {
 		return err
 	}
@@ -117,16 +117,18 @@ func (c *calibrator) graphDeviceCosts(h device.Host) error {
 	return nil
 }
 
-func (c *calibrator) newGDEnv(h device.Host) (*gdEnv, error) {
+// newGDEnv makes a gdEnv whose device buffer holds bytes and whose pinned
+// host memory twice that (copy nodes updated alternate between its halves).
+func (c *calibrator) newGDEnv(h device.Host, bytes int64) (*gdEnv, error) {
 	env := &gdEnv{le: c.emptyLaunch(1)}
 	var err error
 	if env.ss, err = newStreamSet(h, 16); err != nil {
 		return nil, err
 	}
-	if env.dev, err = h.Malloc(gdChunk); err != nil {
+	if env.dev, err = h.Malloc(bytes); err != nil {
 		return nil, err
 	}
-	if env.pin, err = h.AllocHost(2*gdChunk, true); err != nil {
+	if env.pin, err = h.AllocHost(2*bytes, true); err != nil {
 		return nil, err
 	}
 	return env, nil
@@ -390,14 +392,13 @@ const (
 // reproduces the measurement used. Without the shapes or the callback
 // duration, or when D is not above C, the base config's fields stay.
 func (f *Fitted) fitCallbackWake(rep *Report) {
-	with, ok1 := rep.byName(gdTimeName(gdChunkChainHost, 16))
-	without, ok2 := rep.byName(gdTimeName(gdChunkChain, 16))
+	d, what, ok1 := hostFuncOnOneStream(rep)
 	dur, ok3 := rep.byName("host callback duration")
-	if !ok1 || !ok2 || !ok3 || dur.Field != "front_end.callback_ns" {
+	if !ok1 || !ok3 || dur.Field != "front_end.callback_ns" {
 		f.Notes = append(f.Notes, "no host function after a graph, or no callback duration, measured: front_end.callback_wake_ns kept from the base config")
 		return
 	}
-	d, c, n := with.Value-without.Value, dur.Value, float64(callbacksQueued)
+	c, n := dur.Value, float64(callbacksQueued)
 	fe := &f.Config.FrontEnd
 	if d <= c {
 		f.Notes = append(f.Notes, fmt.Sprintf("a host function after a graph adds %s ns, not more than the callback duration %s ns: "+
@@ -406,19 +407,54 @@ func (f *Fitted) fitCallbackWake(rep *Report) {
 	}
 	w := (d - c) * n / (n - 1)
 	fe.CallbackWakeNs, fe.CallbackNs = math.Round(w), math.Round(c-w/n)
+	f.Comments["front_end.callback_wake_ns"] = fmt.Sprintf("fitted: %s; "+
+		"the callback duration %s ns over %d queued host functions holds one wake: wake (D - C) n/(n-1)", what, num(c), callbacksQueued)
+	f.Comments["front_end.callback_ns"] = fmt.Sprintf("fitted: the callback duration measured, %s ns (median of %d rounds, spread %.0f%%), "+
+		"less its share of the one wake among %d queued host functions (front_end.callback_wake_ns / %d)", num(c), len(dur.Rounds), 100*dur.Spread(), callbacksQueued, callbacksQueued)
+	f.fitCallbackHandoff(rep, d-c)
+}
+
+// hostFuncOnOneStream is D, what a no-op host function after each launch
+// on one stream adds per launch (each finds the callback thread idle), and
+// what it was measured on: "set-batch chunks"' host functions after 20
+// and 60 us spin kernels (their mean) where the report has them, a host
+// function and nothing else between the launches; else "graph device
+// costs"' chunk chain over 16 launches.
+func hostFuncOnOneStream(rep *Report) (d float64, what string, ok bool) {
+	var sum float64
+	var parts []string
+	for _, spin := range sbSpins {
+		with, ok1 := rep.byName(sbHostFuncName(spin, 1, true))
+		without, ok2 := rep.byName(sbHostFuncName(spin, 1, false))
+		if !ok1 || !ok2 {
+			sum, parts = 0, nil
+			break
+		}
+		per := (with.Value - without.Value) / sbLaunches
+		sum += per
+		parts = append(parts, fmt.Sprintf("%s ns after %v kernels (%s with, %s without, medians of %d rounds, spread %.0f%% and %.0f%%)",
+			num(per), spin, num(with.Value), num(without.Value), len(with.Rounds), 100*with.Spread(), 100*without.Spread()))
+	}
+	if len(parts) > 0 {
+		d = sum / float64(len(parts))
+		return d, fmt.Sprintf("set-batch chunks, a no-op host function after each of %d one-block spin kernels on one stream adds %s ns a launch (the mean of %s)",
+			sbLaunches, num(d), strings.Join(parts, " and ")), true
+	}
+	with, ok1 := rep.byName(gdTimeName(gdChunkChainHost, 16))
+	without, ok2 := rep.byName(gdTimeName(gdChunkChain, 16))
+	if !ok1 || !ok2 {
+		return 0, "", false
+	}
+	d = with.Value - without.Value
 	alone := ""
 	if w1, ok := rep.byName(gdTimeName(gdChunkChainHost, 1)); ok {
 		if wo1, ok := rep.byName(gdTimeName(gdChunkChain, 1)); ok {
 			alone = fmt.Sprintf(" (at one launch %s ns, spread %.0f%%)", num(w1.Value-wo1.Value), 100*w1.Spread())
 		}
 	}
-	f.Comments["front_end.callback_wake_ns"] = fmt.Sprintf("fitted: graph device costs, a host function after each of 16 launches of "+
-		"the chunk chain adds %s ns a launch%s, %s ns with and %s without (medians of %d rounds, spread %.0f%% and %.0f%%); "+
-		"the callback duration %s ns over %d queued host functions holds one wake: wake (D - C) n/(n-1)",
-		num(d), alone, num(with.Value), num(without.Value), len(with.Rounds), 100*with.Spread(), 100*without.Spread(), num(c), callbacksQueued)
-	f.Comments["front_end.callback_ns"] = fmt.Sprintf("fitted: the callback duration measured, %s ns (median of %d rounds, spread %.0f%%), "+
-		"less its share of the one wake among %d queued host functions (front_end.callback_wake_ns / %d)", num(c), len(dur.Rounds), 100*dur.Spread(), callbacksQueued, callbacksQueued)
-	f.fitCallbackHandoff(rep, d-c)
+	return d, fmt.Sprintf("graph device costs, a host function after each of 16 launches of "+
+		"the chunk chain adds %s ns a launch%s, %s ns with and %s without (medians of %d rounds, spread %.0f%% and %.0f%%)",
+		num(d), alone, num(with.Value), num(without.Value), len(with.Rounds), 100*with.Spread(), 100*without.Spread()), true
 }
 
 // fitCallbackHandoff sets host.callback_handoff_ns to what remains of a

@@ -37,7 +37,7 @@ var gsShapes = []gdShape{
 // completion, woken by the host function's Put): the wall time and the
 // host's time in the launch calls. Records totals per measurement.
 func (c *calibrator) graphChunksOverStreams(h device.Host) error {
-	env, err := c.newGDEnv(h)
+	env, err := c.newGDEnv(h, gdChunk)
 	if err != nil {
 		return err
 	}

@@ -163,10 +163,13 @@ type Device struct {
 	resident    int // resident grids
 	slotWait    []slotWaiter
 	cbFree      Time // the callback thread is free from this time on
-	copyFree    [3]Time
-	bw          bandwidthState // memory bandwidth shared by device-to-device copies and kernels
-	cmdPool     []*command
-	cmdSeq      uint64
+	// graphFrontFree is when the device's graph front end may release
+	// its next node (front_end.graph_front_end_ns).
+	graphFrontFree Time
+	copyFree       [3]Time
+	bw             bandwidthState // memory bandwidth shared by device-to-device copies and kernels
+	cmdPool        []*command
+	cmdSeq         uint64
 
 	// Block scheduler.
 	sms         []smState
@@ -251,7 +254,7 @@ type costs struct {
 
 	// The optional graph device costs: what a copy node adds to its
 	// release delay, and the least spacing of a launch's releases.
-	graphCopyNode, graphDispatch Time
+	graphCopyNode, graphDispatch, graphFrontEnd Time
 
 	// The optional wake-up of the idle callback thread.
 	callbackWake Time
@@ -299,7 +302,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), callbackWake: nsTime(f.CallbackWakeNs),
+		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphFrontEnd: nsTime(f.GraphFrontEndNs), callbackWake: nsTime(f.CallbackWakeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
@@ -369,7 +372,7 @@ func (d *Device) reset() {
 	d.syncWaiters = d.syncWaiters[:0]
 	d.resident = 0
 	d.slotWait = d.slotWait[:0]
-	d.cbFree = 0
+	d.cbFree, d.graphFrontFree = 0, 0
 	d.copyFree = [3]Time{}
 	d.resetBandwidth()
 	d.l2.reset()

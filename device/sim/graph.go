@@ -417,12 +417,18 @@ func (d *Device) startGraph(k *command) {
 // scheduleRelease schedules node i of gr's release delay from now, but
 // with graph_dispatch_ns set no sooner than that after the launch's
 // previous release (its executor releases nodes one at a time, in the
-// order they become ready), plus graph_copy_node_ns for a copy node.
+// order they become ready), with graph_front_end_ns set no sooner than
+// that after any launch's previous release (one front end for all), plus
+// graph_copy_node_ns for a copy node.
 func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
 	at := d.now + delay
 	if d.cost.graphDispatch > 0 {
 		at = max(at, gr.nextRelease)
 		gr.nextRelease = addTime(at, d.cost.graphDispatch)
+	}
+	if d.cost.graphFrontEnd > 0 {
+		at = max(at, d.graphFrontFree)
+		d.graphFrontFree = addTime(at, d.cost.graphFrontEnd)
 	}
 	if gr.nodes[i].kind == cmdCopy {
 		at = addTime(at, d.cost.graphCopyNode)
