@@ -266,6 +266,7 @@ var measurements = []struct {
 	{name: "host threads at once", run: (*calibrator).threadedHostCalls, onlyNamed: true},
 	{name: "graph chunks over streams", run: (*calibrator).graphChunksOverStreams, onlyNamed: true},
 	{name: "records over streams", run: (*calibrator).recordsOverStreams, onlyNamed: true},
+	{name: "scheduler threads behind a window", run: (*calibrator).windowHandoffs, onlyNamed: true},
 }
 
 type calibrator struct {

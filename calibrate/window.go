@@ -1,0 +1,216 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// Scheduler threads behind a window (issue #18, session 13): ACS-SW's
+// window thread hands every kernel to one of K scheduler threads through
+// that thread's queue and takes its completion back through one queue all
+// of them share; the scheduler thread launches it on its own stream and
+// waits for it (synchronize or event), or, with no GPU work, replies at
+// once. "host threads at once" times the scheduler threads' loop alone
+// (no window thread); this times the whole round trip per kernel, with
+// every scheduler thread kept one kernel (or four) busy (ACS-SW inflight 1, 4), so the
+// simulator's per-kernel cost of the window path can be checked against
+// the GPU's for 1 to 8 threads.
+
+// windowJobs is the kernels handed out per round.
+const windowJobs = 256
+
+// windowLoop is what a scheduler thread does with the kernels it gets:
+// issue each (nil: nothing), then complete them (nil: reply at once).
+type windowLoop struct {
+	name, method string
+	// inflight is how many kernels the window thread keeps handed to each
+	// scheduler thread (ACS-SW inflight); the thread issues every kernel
+	// in its queue, at most inflight, before completing them.
+	inflight int
+	prepare  func(c *calibrator, h device.Host, s device.Stream) (issue, complete func() error, err error)
+}
+
+func launchAndSynchronize(c *calibrator, h device.Host, s device.Stream) (issue, complete func() error, err error) {
+	l := c.emptyLaunch(1)
+	return func() error { return h.Launch(s, l) }, func() error { return h.StreamSynchronize(s) }, nil
+}
+
+var windowLoops = []windowLoop{
+	{
+		name:     "hand-off only",
+		method:   "the scheduler thread Puts the completion back at once (no GPU call)",
+		inflight: 1,
+	},
+	{
+		name:     "launch + synchronize",
+		method:   "the scheduler thread launches an empty kernel and StreamSynchronizes (ACS-SW completion sync)",
+		inflight: 1,
+		prepare:  launchAndSynchronize,
+	},
+	{
+		name:     "launch + synchronize, 4 in flight",
+		method:   "up to 4 kernels handed to each scheduler thread; it launches an empty kernel for each one queued, StreamSynchronizes and Puts a completion for each (ACS-SW completion sync, inflight 4)",
+		inflight: 4,
+		prepare:  launchAndSynchronize,
+	},
+	{
+		name:     "launch + record + event synchronize",
+		method:   "the scheduler thread launches an empty kernel, records an event and EventSynchronizes (ACS-SW completion event, one in flight)",
+		inflight: 1,
+		prepare: func(c *calibrator, h device.Host, s device.Stream) (func() error, func() error, error) {
+			l := c.emptyLaunch(1)
+			ev, err := h.NewEvent(device.EventOptions{})
+			if err != nil {
+				return nil, nil, err
+			}
+			return func() error {
+					if err := h.Launch(s, l); err != nil {
+						return err
+					}
+					return h.Record(ev, s)
+				}, func() error {
+					return h.EventSynchronize(ev)
+				}, nil
+		},
+	},
+}
+
+// windowHandoffs measures each windowLoop over threadedCounts scheduler
+// threads: per round, the time from the first hand-off to the last
+// completion's Get over windowJobs kernels.
+func (c *calibrator) windowHandoffs(h device.Host) error {
+	for _, loop := range windowLoops {
+		for _, n := range threadedCounts {
+			var per []float64
+			for r := 0; r < c.rounds+1; r++ { // the first round warms up
+				v, err := c.windowRound(h, loop, n)
+				if err != nil {
+					return fmt.Errorf("window, %s, %d thread(s): %w", loop.name, n, err)
+				}
+				if r > 0 {
+					per = append(per, v)
+				}
+			}
+			c.record(fmt.Sprintf("window, %s, %d scheduler thread(s)", loop.name, n), "", "ns",
+				fmt.Sprintf("%d kernels per round handed from the window thread to %d scheduler threads (each its own queue and stream, one kernel at a time) and their completions back through one shared queue; %s: first Put to last completion's Get, per kernel", windowJobs, n, loop.method), per)
+		}
+	}
+	return nil
+}
+
+// windowRound runs one round of loop on n scheduler threads and returns
+// the time per kernel in ns.
+func (c *calibrator) windowRound(h device.Host, loop windowLoop, n int) (float64, error) {
+	ready, done, exited := h.NewQueue("window ready"), h.NewQueue("window done"), h.NewQueue("window exited")
+	work := make([]device.Queue, n)
+	for w := range work {
+		q := h.NewQueue(fmt.Sprintf("window work %d", w))
+		work[w] = q
+		h.Go(fmt.Sprintf("window scheduler %d", w), func(h device.Host) error {
+			s, err := h.NewStream(device.StreamOptions{})
+			if err != nil {
+				ready.Put(err)
+				exited.Put(nil)
+				return err
+			}
+			var issue, complete func() error
+			if loop.prepare != nil {
+				issue, complete, err = loop.prepare(c, h, s)
+				if err == nil { // loads the function and warms the thread's path
+					if err = issue(); err == nil {
+						err = complete()
+					}
+				}
+			}
+			ready.Put(err)
+			var jobs []int
+			for err == nil {
+				v, ok := h.Get(q)
+				if !ok {
+					break
+				}
+				jobs = append(jobs[:0], v.(int))
+				for {
+					if issue != nil {
+						err = issue()
+					}
+					if err != nil || len(jobs) == loop.inflight || q.Len() == 0 {
+						break
+					}
+					if v, ok = h.Get(q); !ok {
+						break
+					}
+					jobs = append(jobs, v.(int))
+				}
+				if err == nil && complete != nil {
+					err = complete()
+				}
+				for _, j := range jobs {
+					done.Put(windowDone{thread: w, err: err, job: j})
+				}
+			}
+			exited.Put(errors.Join(err, h.Destroy(s)))
+			return nil
+		})
+	}
+	var errs []error
+	for range work {
+		v, ok := h.Get(ready)
+		if !ok {
+			return 0, errors.New("ready queue closed")
+		}
+		if e, _ := v.(error); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	var per float64
+	if len(errs) == 0 {
+		t0 := h.Now()
+		next := 0
+		for i := 0; i < loop.inflight; i++ {
+			for w := range work {
+				if next < windowJobs {
+					work[w].Put(next)
+					next++
+				}
+			}
+		}
+		for got := 0; got < windowJobs; got++ {
+			v, ok := h.Get(done)
+			if !ok {
+				return 0, errors.New("done queue closed")
+			}
+			d := v.(windowDone)
+			if d.err != nil {
+				errs = append(errs, d.err)
+				break
+			}
+			if next < windowJobs {
+				work[d.thread].Put(next)
+				next++
+			}
+		}
+		per = ns(h.Now()-t0) / windowJobs
+	}
+	for _, q := range work {
+		q.Close()
+	}
+	for range work {
+		v, ok := h.Get(exited)
+		if !ok {
+			return 0, errors.New("exited queue closed")
+		}
+		if e, _ := v.(error); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return per, errors.Join(errs...)
+}
+
+// windowDone is a scheduler thread's completion report.
+type windowDone struct {
+	thread, job int
+	err         error
+}
