@@ -96,9 +96,23 @@ type graphHook struct {
 // Prepare and inside Run), batches launched from an already instantiated
 // graph (graph_hits), node updates, batches (graph launches) and their
 // mean and largest width, and copies issued on the stream directly. They
-// count from the scheduler's creation, over every Prepare and Run. Other
-// dispatches report none.
+// count from the scheduler's creation, over every Prepare and Run.
+// Dispatch window reports its window thread's time per operation instead
+// (windowStats): busy (neither blocked for a completion nor waiting in
+// the driver: its own work) and blocked. Dispatch shared reports none.
 func (s *SW) Stats() map[string]float64 {
+	if s.p.Dispatch == DispatchWindow {
+		st := &s.wstats
+		if st.kernels == 0 {
+			return nil
+		}
+		n := float64(st.kernels)
+		return map[string]float64{
+			"window_kernels":           n,
+			"window_busy_ns_per_op":    float64((st.wall - st.blocked).Nanoseconds()) / n,
+			"window_blocked_ns_per_op": float64(st.blocked.Nanoseconds()) / n,
+		}
+	}
 	if s.p.Dispatch != DispatchGraph {
 		return nil
 	}

@@ -3,6 +3,7 @@ package acs
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/sched"
@@ -37,6 +38,21 @@ type SW struct {
 	g      *graphDispatch
 	gstats graphStats
 	hook   graphHook
+
+	// wstats: the window thread's time under dispatch window (Stats).
+	wstats windowStats
+}
+
+// windowStats is what the window thread of dispatch window did since the
+// scheduler was made: its Runs' wall time, the part of it blocked in the
+// completion queue's Get (waiting for a scheduler thread), and the
+// kernels (operations) it ran. The rest of the wall time is the window
+// thread's own work per operation (the check, the hand-offs' Puts, the
+// bookkeeping): on a GPU the real CPU time, on the simulator what it
+// charges.
+type windowStats struct {
+	wall, blocked time.Duration
+	kernels       int64
 }
 
 var (
