@@ -286,6 +286,9 @@ type calibrator struct {
 	// threadedOnly, when set, limits "host threads at once" to the loop of
 	// that name (a fit simulates only the loop it fits).
 	threadedOnly string
+	// windowOnly, when set, limits "scheduler threads behind a window" to
+	// the loop of that name (the queue lock fit simulates only it).
+	windowOnly string
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {

@@ -82,6 +82,9 @@ var windowLoops = []windowLoop{
 // completion's Get over windowJobs kernels.
 func (c *calibrator) windowHandoffs(h device.Host) error {
 	for _, loop := range windowLoops {
+		if c.windowOnly != "" && loop.name != c.windowOnly {
+			continue
+		}
 		for _, n := range threadedCounts {
 			var per []float64
 			for r := 0; r < c.rounds+1; r++ { // the first round warms up
@@ -93,7 +96,7 @@ func (c *calibrator) windowHandoffs(h device.Host) error {
 					per = append(per, v)
 				}
 			}
-			c.record(fmt.Sprintf("window, %s, %d scheduler thread(s)", loop.name, n), "", "ns",
+			c.record(windowName(loop.name, n), "", "ns",
 				fmt.Sprintf("%d kernels per round handed from the window thread to %d scheduler threads (each its own queue and stream, one kernel at a time) and their completions back through one shared queue; %s: first Put to last completion's Get, per kernel", windowJobs, n, loop.method), per)
 		}
 	}
@@ -213,4 +216,8 @@ func (c *calibrator) windowRound(h device.Host, loop windowLoop, n int) (float64
 type windowDone struct {
 	thread, job int
 	err         error
+}
+
+func windowName(loop string, n int) string {
+	return fmt.Sprintf("window, %s, %d scheduler thread(s)", loop, n)
 }
