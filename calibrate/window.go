@@ -106,110 +106,137 @@ func (c *calibrator) windowHandoffs(h device.Host) error {
 // windowRound runs one round of loop on n scheduler threads and returns
 // the time per kernel in ns.
 func (c *calibrator) windowRound(h device.Host, loop windowLoop, n int) (float64, error) {
-	ready, done, exited := h.NewQueue("window ready"), h.NewQueue("window done"), h.NewQueue("window exited")
-	work := make([]device.Queue, n)
-	for w := range work {
-		q := h.NewQueue(fmt.Sprintf("window work %d", w))
-		work[w] = q
-		h.Go(fmt.Sprintf("window scheduler %d", w), func(h device.Host) error {
-			s, err := h.NewStream(device.StreamOptions{})
-			if err != nil {
-				ready.Put(err)
-				exited.Put(nil)
-				return err
-			}
-			var issue, complete func() error
-			if loop.prepare != nil {
-				issue, complete, err = loop.prepare(c, h, s)
-				if err == nil { // loads the function and warms the thread's path
-					if err = issue(); err == nil {
-						err = complete()
-					}
-				}
-			}
-			ready.Put(err)
-			var jobs []int
-			for err == nil {
-				v, ok := h.Get(q)
-				if !ok {
-					break
-				}
-				jobs = append(jobs[:0], v.(int))
-				for {
-					if issue != nil {
-						err = issue()
-					}
-					if err != nil || len(jobs) == loop.inflight || q.Len() == 0 {
-						break
-					}
-					if v, ok = h.Get(q); !ok {
-						break
-					}
-					jobs = append(jobs, v.(int))
-				}
-				if err == nil && complete != nil {
-					err = complete()
-				}
-				for _, j := range jobs {
-					done.Put(windowDone{thread: w, err: err, job: j})
-				}
-			}
-			exited.Put(errors.Join(err, h.Destroy(s)))
-			return nil
-		})
+	r := &windowRoundState{c: c, loop: loop, ready: h.NewQueue("window ready"), done: h.NewQueue("window done"),
+		exited: h.NewQueue("window exited"), work: make([]device.Queue, n)}
+	for w := range r.work {
+		r.work[w] = h.NewQueue(fmt.Sprintf("window work %d", w))
+		h.Go(fmt.Sprintf("window scheduler %d", w), r.scheduler(w))
 	}
+	errs := r.collect(h, r.ready)
+	var per float64
+	if len(errs) == 0 {
+		var err error
+		per, err = r.handOut(h)
+		errs = append(errs, err)
+	}
+	for _, q := range r.work {
+		q.Close()
+	}
+	return per, errors.Join(append(errs, r.collect(h, r.exited)...)...)
+}
+
+// windowRoundState is one round of "scheduler threads behind a window":
+// the window thread's queues to and from its scheduler threads.
+type windowRoundState struct {
+	c                   *calibrator
+	loop                windowLoop
+	ready, done, exited device.Queue
+	work                []device.Queue
+}
+
+// collect Gets one value from q per scheduler thread and returns the
+// errors among them.
+func (r *windowRoundState) collect(h device.Host, q device.Queue) []error {
 	var errs []error
-	for range work {
-		v, ok := h.Get(ready)
+	for range r.work {
+		v, ok := h.Get(q)
 		if !ok {
-			return 0, errors.New("ready queue closed")
+			return append(errs, errors.New("window queue closed"))
 		}
 		if e, _ := v.(error); e != nil {
 			errs = append(errs, e)
 		}
 	}
-	var per float64
-	if len(errs) == 0 {
-		t0 := h.Now()
-		next := 0
-		for i := 0; i < loop.inflight; i++ {
-			for w := range work {
-				if next < windowJobs {
-					work[w].Put(next)
-					next++
-				}
-			}
-		}
-		for got := 0; got < windowJobs; got++ {
-			v, ok := h.Get(done)
-			if !ok {
-				return 0, errors.New("done queue closed")
-			}
-			d := v.(windowDone)
-			if d.err != nil {
-				errs = append(errs, d.err)
-				break
-			}
+	return errs
+}
+
+// handOut is the window thread's timed part: it keeps every scheduler
+// thread inflight kernels busy until windowJobs are done and returns the
+// time per kernel.
+func (r *windowRoundState) handOut(h device.Host) (float64, error) {
+	t0 := h.Now()
+	next := 0
+	for i := 0; i < r.loop.inflight; i++ {
+		for _, q := range r.work {
 			if next < windowJobs {
-				work[d.thread].Put(next)
+				q.Put(next)
 				next++
 			}
 		}
-		per = ns(h.Now()-t0) / windowJobs
 	}
-	for _, q := range work {
-		q.Close()
-	}
-	for range work {
-		v, ok := h.Get(exited)
+	for got := 0; got < windowJobs; got++ {
+		v, ok := h.Get(r.done)
 		if !ok {
-			return 0, errors.New("exited queue closed")
+			return 0, errors.New("done queue closed")
 		}
-		if e, _ := v.(error); e != nil {
-			errs = append(errs, e)
+		d := v.(windowDone)
+		if d.err != nil {
+			return 0, d.err
+		}
+		if next < windowJobs {
+			r.work[d.thread].Put(next)
+			next++
 		}
 	}
-	return per, errors.Join(errs...)
+	return ns(h.Now()-t0) / windowJobs, nil
+}
+
+// scheduler is scheduler thread w: it issues every kernel queued for it
+// (at most inflight), completes them and reports each, until its queue is
+// closed.
+func (r *windowRoundState) scheduler(w int) func(h device.Host) error {
+	return func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			r.ready.Put(err)
+			r.exited.Put(nil)
+			return err
+		}
+		var issue, complete func() error
+		if r.loop.prepare != nil {
+			issue, complete, err = r.loop.prepare(r.c, h, s)
+			if err == nil { // loads the function and warms the thread's path
+				err = errors.Join(issue(), complete())
+			}
+		}
+		r.ready.Put(err)
+		for err == nil {
+			var jobs []int
+			if jobs, err = r.take(h, w, issue); jobs == nil {
+				break
+			}
+			if err == nil && complete != nil {
+				err = complete()
+			}
+			for _, j := range jobs {
+				r.done.Put(windowDone{thread: w, err: err, job: j})
+			}
+		}
+		r.exited.Put(errors.Join(err, h.Destroy(s)))
+		return nil
+	}
+}
+
+// take Gets scheduler thread w's next kernel and issues it, then every
+// other one already queued, up to inflight; nil once the queue is closed.
+func (r *windowRoundState) take(h device.Host, w int, issue func() error) ([]int, error) {
+	q := r.work[w]
+	var jobs []int
+	for {
+		v, ok := h.Get(q)
+		if !ok {
+			return jobs, nil
+		}
+		jobs = append(jobs, v.(int))
+		if issue != nil {
+			if err := issue(); err != nil {
+				return jobs, err
+			}
+		}
+		if len(jobs) == r.loop.inflight || q.Len() == 0 {
+			return jobs, nil
+		}
+	}
 }
 
 // windowDone is a scheduler thread's completion report.
