@@ -545,21 +545,10 @@ func TestGraphDispatchCacheOutlivesARun(t *testing.T) {
 	// The graphs stay with the scheduler from Prepare to Cleanup: a second
 	// Run of the same program finds every batch's graph (graph_key
 	// kernels) and instantiates nothing.
-	prog := smallRL(t)
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
 	s, err := NewSW(graphParams(32, GraphKeyKernels))
 	require.NoError(t, err)
 	var first, second map[string]float64
-	require.NoError(t, dev.Run(func(h device.Host) error {
-		in, err := workloads.Bind(h, prog)
-		if err != nil {
-			return err
-		}
-		defer func() { assert.NoError(t, in.Release(h)) }()
-		if err := s.Prepare(h, in); err != nil {
-			return err
-		}
+	dev := runPrepared(t, smallRL(t), s, func(h device.Host, in *workloads.Instance) error {
 		if err := s.Run(h, in); err != nil {
 			return err
 		}
@@ -568,8 +557,8 @@ func TestGraphDispatchCacheOutlivesARun(t *testing.T) {
 			return err
 		}
 		second = s.Stats()
-		return s.Cleanup(h)
-	}))
+		return nil
+	})
 	assert.Empty(t, dev.Races())
 	assert.Positive(t, first["graph_instantiations_run"])
 	assert.Equal(t, first["graph_instantiations_run"], second["graph_instantiations_run"])
@@ -585,27 +574,15 @@ func TestGraphDispatchCacheOutlivesARun(t *testing.T) {
 func TestWindowThreadStats(t *testing.T) {
 	prog := smallRL(t)
 	stats := func(p Params) (map[string]float64, time.Duration) {
-		dev, err := sim.NewNamed("h100")
-		require.NoError(t, err)
 		s, err := NewSW(p)
 		require.NoError(t, err)
 		var wall time.Duration
-		require.NoError(t, dev.Run(func(h device.Host) error {
-			in, err := workloads.Bind(h, prog)
-			if err != nil {
-				return err
-			}
-			defer func() { assert.NoError(t, in.Release(h)) }()
-			if err := s.Prepare(h, in); err != nil {
-				return err
-			}
+		runPrepared(t, prog, s, func(h device.Host, in *workloads.Instance) error {
 			t0 := h.Now()
-			if err := s.Run(h, in); err != nil {
-				return err
-			}
+			err := s.Run(h, in)
 			wall = h.Now() - t0
-			return s.Cleanup(h)
-		}))
+			return err
+		})
 		return s.Stats(), wall
 	}
 	for _, dispatch := range []Dispatch{DispatchWindow, DispatchGraph} {
@@ -621,4 +598,27 @@ func TestWindowThreadStats(t *testing.T) {
 		free, _ := stats(p)
 		assert.Less(t, free["window_busy_ns_per_op"], checked["window_busy_ns_per_op"]-100, "%s: the check's charge is the window thread's own time", dispatch)
 	}
+}
+
+// runPrepared binds prog on a simulated H100, prepares s, calls runs and
+// cleans s up, and returns the device.
+func runPrepared(t *testing.T, prog *workloads.Program, s *SW, runs func(h device.Host, in *workloads.Instance) error) *sim.Device {
+	t.Helper()
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
+	require.NoError(t, dev.Run(func(h device.Host) error {
+		in, err := workloads.Bind(h, prog)
+		if err != nil {
+			return err
+		}
+		defer func() { assert.NoError(t, in.Release(h)) }()
+		if err := s.Prepare(h, in); err != nil {
+			return err
+		}
+		if err := runs(h, in); err != nil {
+			return err
+		}
+		return s.Cleanup(h)
+	}))
+	return dev
 }

@@ -24,8 +24,8 @@
 #
 # Environment: DEVICE (default cuda), BIN (default .gpu/acs/gpusched,
 # unpacked from BIN.xz or BIN.gz when that is there), CAL_TIMEOUT (seconds,
-# default 90), RUN_TIMEOUT (seconds, default 120). Back here: docs/results/calibration-h100.md ("Session 13:
-# ACS-SW's window path").
+# default 90), RUN_TIMEOUT (seconds, default 120). Back here:
+# docs/results/calibration-h100.md ("Session 13: ACS-SW's window path").
 set -uo pipefail
 
 CAL_TIMEOUT=${CAL_TIMEOUT:-90}
