@@ -267,6 +267,7 @@ var measurements = []struct {
 	{name: "graph chunks over streams", run: (*calibrator).graphChunksOverStreams, onlyNamed: true},
 	{name: "records over streams", run: (*calibrator).recordsOverStreams, onlyNamed: true},
 	{name: "set-batch chunks", run: (*calibrator).setBatchChunks, onlyNamed: true},
+	{name: "scheduler threads behind a window", run: (*calibrator).windowHandoffs, onlyNamed: true},
 }
 
 type calibrator struct {
@@ -286,6 +287,9 @@ type calibrator struct {
 	// threadedOnly, when set, limits "host threads at once" to the loop of
 	// that name (a fit simulates only the loop it fits).
 	threadedOnly string
+	// windowOnly, when set, limits "scheduler threads behind a window" to
+	// the loop of that name (the queue lock fit simulates only it).
+	windowOnly string
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {

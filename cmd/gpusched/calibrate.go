@@ -30,6 +30,7 @@ func calibrateSubcommands() []calibrateSubcommand {
 		{"check", "RAW.json... --sim CONFIG", cmdCalibrateCheck},
 		{"fit-graph-lock", "RAW.json... --sim CONFIG", cmdCalibrateFitGraphLock},
 		{"fit-graph-launch", "RAW.json... --sim CONFIG [--slope branches|joins]", cmdCalibrateFitGraphLaunch},
+		{"fit-queue-lock", "RAW.json... --sim CONFIG", cmdCalibrateFitQueueLock},
 		{"tile-sync", "RESULTS.json [--raw RAW.json]", cmdCalibrateTileSync},
 	}
 }
@@ -349,6 +350,27 @@ func cmdCalibrateFitGraphLock(args []string, stdout, stderr io.Writer) error {
 	h := f.Config.Host
 	_, err = fmt.Fprintf(stdout, "  graph_lock_fraction: %g # %s\n  graph_lock_handoff_ns: %g # %s\n",
 		h.GraphLockFraction, f.Comments["host.graph_lock_fraction"], h.GraphLockHandoffNs, f.Comments["host.graph_lock_handoff_ns"])
+	return err
+}
+
+// cmdCalibrateFitQueueLock fits the queue lock's two fields and the
+// hand-off alone to a report's "scheduler threads behind a window" and
+// "host thread hand-off" on a given config (the one they go into) and
+// prints them as the config's host lines, with their comments.
+func cmdCalibrateFitQueueLock(args []string, stdout, stderr io.Writer) error {
+	rep, cfg, err := reportsAndSim(args, stderr, "calibrate fit-queue-lock",
+		"the simulator config the fields go into, simulated with every other field as it is (required)")
+	if err != nil {
+		return err
+	}
+	f, err := calibrate.FitQueueLock(rep, cfg)
+	if err != nil {
+		return err
+	}
+	h := f.Config.Host
+	_, err = fmt.Fprintf(stdout, "  handoff_ns: %g # %s\n  queue_lock_ns: %g # %s\n  queue_lock_handoff_ns: %g # %s\n",
+		h.HandoffNs, f.Comments["host.handoff_ns"], h.QueueLockNs, f.Comments["host.queue_lock_ns"],
+		h.QueueLockHandoffNs, f.Comments["host.queue_lock_handoff_ns"])
 	return err
 }
 

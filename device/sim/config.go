@@ -113,6 +113,15 @@ type HostCosts struct {
 	// (the driver's callback thread wakes the waiting thread); 0: as
 	// HandoffNs.
 	CallbackHandoffNs float64 `yaml:"callback_handoff_ns,omitempty"`
+	// QueueLockNs and QueueLockHandoffNs (optional): every Queue Put, Len
+	// and Get (the taking of a value) by a host thread holds one lock all
+	// the Run's queues share (device/cuda: one mutex per Run) for
+	// QueueLockNs, charged to the thread; one that finds it held by
+	// another thread waits for it and pays QueueLockHandoffNs more (the
+	// contended mutex's hand-off). Host callbacks' Puts pay nothing. 0
+	// (left out): queue calls are free, as before the fields existed.
+	QueueLockNs        float64 `yaml:"queue_lock_ns,omitempty"`
+	QueueLockHandoffNs float64 `yaml:"queue_lock_handoff_ns,omitempty"`
 	// ParkAfterNs and ParkedWakeNs (optional): a host thread that has
 	// waited in a Queue Get longer than ParkAfterNs when its value arrives
 	// has parked (device/cuda's Get spins, then sleeps in the kernel), and

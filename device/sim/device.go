@@ -140,8 +140,12 @@ type Device struct {
 	// graph-building call of another that waits for it pays the hand-off
 	// (host.graph_lock_handoff_ns).
 	lockHolder *thread
-	minDirty   bool
-	minTh      *thread
+	// qlockFree and qlockHolder are the same for the lock every queue of
+	// the Run shares (host.queue_lock_ns).
+	qlockFree   Time
+	qlockHolder *thread
+	minDirty    bool
+	minTh       *thread
 
 	// Handles.
 	streams []*stream
@@ -245,6 +249,10 @@ type costs struct {
 	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
 	graphLockHandoff                                                                                            Time
 
+	// The optional queue lock: held per Queue call, and the contended
+	// hand-off.
+	queueLock, queueLockHandoff Time
+
 	// The optional per-segment costs of instantiating and destroying a
 	// graph exec.
 	instSegment, destroyExecSegment Time
@@ -307,8 +315,8 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
-		graphLockHandoff: nsTime(h.GraphLockHandoffNs),
-		instSegment:      nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
+		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),
+		instSegment: nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
 		syncSwitch: nsTime(h.SyncSwitchNs), cycle: cyc,
 	}
 	d.sc = newSyncCosts(cfg.TileSync)
@@ -357,6 +365,7 @@ func (d *Device) reset() {
 	d.activity = 0
 	d.threads = d.threads[:0]
 	d.live, d.current, d.lockFree, d.lockHolder = 0, nil, 0, nil
+	d.qlockFree, d.qlockHolder = 0, nil
 	d.minDirty, d.minTh = true, nil
 	d.streams = d.streams[:0]
 	d.events = 0
@@ -741,6 +750,29 @@ func (th *thread) chargeGraphBuild(cost Time, call string) {
 		f = th.d.cfg.Host.DriverLockFraction
 	}
 	th.chargeLocked(cost, call, f, th.d.cost.graphLockHandoff)
+}
+
+// chargeQueueLock makes the thread hold the lock of the Run's queues for
+// host.queue_lock_ns (a Put, Len or Get), after waiting for another
+// thread that holds it and paying host.queue_lock_handoff_ns more then.
+// Without the field it does nothing (not even ordering the thread), so
+// configs that leave it out simulate as before.
+func (th *thread) chargeQueueLock() {
+	d := th.d
+	c := d.cost.queueLock
+	if c == 0 {
+		return
+	}
+	th.order()
+	start := th.clock
+	if d.qlockFree > start && d.qlockHolder != th {
+		start = d.qlockFree + d.cost.queueLockHandoff
+	}
+	th.clock = max(start, d.qlockFree) + c
+	d.qlockFree, d.qlockHolder = th.clock, th
+	if th.clock > horizon {
+		d.hostPastHorizon(th, "queue call", c)
+	}
 }
 
 // chargeLocked makes the thread pay cost, fraction of it under the driver

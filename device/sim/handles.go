@@ -207,6 +207,10 @@ func (q *queue) Put(v any) {
 		return
 	}
 	t := d.putTime()
+	if th := d.current; th != nil && d.cost.queueLock > 0 {
+		th.chargeQueueLock()
+		t = th.clock
+	}
 	var vc vclock
 	if d.hb.on {
 		if th := d.current; th != nil {
@@ -255,8 +259,12 @@ func (q *queue) Close() {
 // Len is the number of values waiting. Read by a host thread, it counts
 // toward the livelock watchdog (watchdog.go).
 func (q *queue) Len() int {
+	th := q.d.current
+	if th != nil && q.run == q.d.run {
+		th.chargeQueueLock()
+	}
 	n := len(q.items) - q.head
-	if th := q.d.current; th != nil && q.run == q.d.run {
+	if th != nil && q.run == q.d.run {
 		th.queueLen(q, n)
 	}
 	return n

@@ -520,6 +520,7 @@ func (th *thread) Get(q device.Queue) (any, bool) {
 	d.progress()
 	th.poll.lenZeros = 0
 	if len(qq.items) > qq.head {
+		th.chargeQueueLock()
 		v, vc := qq.take()
 		if d.hb.on {
 			th.vc.join(vc)
@@ -534,6 +535,7 @@ func (th *thread) Get(q device.Queue) (any, bool) {
 	}
 	qq.waiters = append(qq.waiters, th)
 	th.park(fmt.Sprintf("Get(queue %q)", qq.name))
+	th.chargeQueueLock() // the woken Get takes the lock to return the value
 	return th.qv, th.qok
 }
 

@@ -96,9 +96,16 @@ type graphHook struct {
 // Prepare and inside Run), batches launched from an already instantiated
 // graph (graph_hits), node updates, batches (graph launches) and their
 // mean and largest width, and copies issued on the stream directly. They
-// count from the scheduler's creation, over every Prepare and Run. Other
-// dispatches report none.
+// count from the scheduler's creation, over every Prepare and Run.
+// Dispatch window reports only its window thread's time per operation
+// (windowStats: busy, its own work; blocked, waiting for completions),
+// which dispatch graph adds to its counters (busy: the check, the node
+// updates and graph launches; blocked: the final synchronize). Dispatch
+// shared reports none.
 func (s *SW) Stats() map[string]float64 {
+	if s.p.Dispatch == DispatchWindow {
+		return s.wstats.add(nil)
+	}
 	if s.p.Dispatch != DispatchGraph {
 		return nil
 	}
@@ -116,7 +123,7 @@ func (s *SW) Stats() map[string]float64 {
 	if st.batches > 0 {
 		m["mean_batch_width"] = float64(st.kernels) / float64(st.batches)
 	}
-	return m
+	return s.wstats.add(m)
 }
 
 // prepareGraph creates the stream, the capture's side streams and events,
@@ -261,6 +268,7 @@ func (s *SW) runGraph(h device.Host, in *workloads.Instance) error {
 		streams = append(streams, g.side[0])
 	}
 	var runErr error
+	start := h.Now()
 	for n := 0; !w.finished(); n++ {
 		if w.admit() > 0 {
 			h.Spend(w.takeCost())
@@ -275,10 +283,15 @@ func (s *SW) runGraph(h device.Host, in *workloads.Instance) error {
 		}
 	}
 	// The run's one synchronization: every batch is on the stream.
+	launched := h.Now()
 	var errs []error
 	for _, st := range streams {
 		errs = append(errs, h.StreamSynchronize(st))
 	}
+	st := &s.wstats
+	st.wall += h.Now() - start
+	st.blocked += h.Now() - launched
+	st.kernels += int64(in.N())
 	if runErr != nil {
 		return runErr
 	}

@@ -390,10 +390,16 @@ func TestGraphDispatchKernelsKeyReusesGraphsOfTheSameKernels(t *testing.T) {
 	// a graph of its own.
 	s, rec := runThreePairs(t, GraphKeyKernels)
 	assert.Equal(t, [][]string{{"p2", "p1"}, {"q1", "q2"}, {"r1", "r2"}}, rec.batches, "nodes sorted by kernel name, then program order")
+	st := s.Stats()
+	assert.Positive(t, st["window_busy_ns_per_op"], "the window thread's host time per operation")
+	assert.Equal(t, float64(6), st["window_kernels"])
+	delete(st, "window_busy_ns_per_op")
+	delete(st, "window_blocked_ns_per_op")
+	delete(st, "window_kernels")
 	assert.Equal(t, map[string]float64{
 		"graph_instantiations_prepare": 0, "graph_instantiations_run": 2, "graph_hits": 1,
 		"node_updates": 2, "node_kernel_changes": 0, "batches": 3, "mean_batch_width": 2, "max_batch_width": 2, "copies_direct": 0,
-	}, s.Stats())
+	}, st)
 }
 
 func TestGraphDispatchWidthKeyKeepsNodesKernels(t *testing.T) {
@@ -539,12 +545,67 @@ func TestGraphDispatchCacheOutlivesARun(t *testing.T) {
 	// The graphs stay with the scheduler from Prepare to Cleanup: a second
 	// Run of the same program finds every batch's graph (graph_key
 	// kernels) and instantiates nothing.
-	prog := smallRL(t)
-	dev, err := sim.NewNamed("h100")
-	require.NoError(t, err)
 	s, err := NewSW(graphParams(32, GraphKeyKernels))
 	require.NoError(t, err)
 	var first, second map[string]float64
+	dev := runPrepared(t, smallRL(t), s, func(h device.Host, in *workloads.Instance) error {
+		if err := s.Run(h, in); err != nil {
+			return err
+		}
+		first = s.Stats()
+		if err := s.Run(h, in); err != nil {
+			return err
+		}
+		second = s.Stats()
+		return nil
+	})
+	assert.Empty(t, dev.Races())
+	assert.Positive(t, first["graph_instantiations_run"])
+	assert.Equal(t, first["graph_instantiations_run"], second["graph_instantiations_run"])
+	assert.Equal(t, 2*first["batches"], second["batches"])
+	assert.Equal(t, first["graph_hits"]+first["batches"], second["graph_hits"])
+}
+
+// The window thread's time per operation (Stats' window_* figures): on the
+// simulator, where the check is charged with Spend, a free check makes the
+// window thread's own time per operation smaller by what the check cost,
+// and never changes the operations counted; busy and blocked add up to
+// the runs' wall time.
+func TestWindowThreadStats(t *testing.T) {
+	prog := smallRL(t)
+	stats := func(p Params) (map[string]float64, time.Duration) {
+		s, err := NewSW(p)
+		require.NoError(t, err)
+		var wall time.Duration
+		runPrepared(t, prog, s, func(h device.Host, in *workloads.Instance) error {
+			t0 := h.Now()
+			err := s.Run(h, in)
+			wall = h.Now() - t0
+			return err
+		})
+		return s.Stats(), wall
+	}
+	for _, dispatch := range []Dispatch{DispatchWindow, DispatchGraph} {
+		p := DefaultParams()
+		if dispatch == DispatchGraph {
+			p = graphParams(32, "")
+		}
+		checked, wall := stats(p)
+		n := float64(prog.NumOps())
+		require.Equal(t, n, checked["window_kernels"], dispatch)
+		assert.InDelta(t, float64(wall.Nanoseconds()), n*(checked["window_busy_ns_per_op"]+checked["window_blocked_ns_per_op"]), 1, dispatch)
+		p.CheckCost = false
+		free, _ := stats(p)
+		assert.Less(t, free["window_busy_ns_per_op"], checked["window_busy_ns_per_op"]-100, "%s: the check's charge is the window thread's own time", dispatch)
+	}
+}
+
+// runPrepared binds prog on a simulated H100, prepares s, calls runs and
+// cleans s up, and returns the device.
+func runPrepared(t *testing.T, prog *workloads.Program, s *SW, runs func(h device.Host, in *workloads.Instance) error) *sim.Device {
+	t.Helper()
+	dev, err := sim.NewNamed("h100")
+	require.NoError(t, err)
 	require.NoError(t, dev.Run(func(h device.Host) error {
 		in, err := workloads.Bind(h, prog)
 		if err != nil {
@@ -554,19 +615,10 @@ func TestGraphDispatchCacheOutlivesARun(t *testing.T) {
 		if err := s.Prepare(h, in); err != nil {
 			return err
 		}
-		if err := s.Run(h, in); err != nil {
+		if err := runs(h, in); err != nil {
 			return err
 		}
-		first = s.Stats()
-		if err := s.Run(h, in); err != nil {
-			return err
-		}
-		second = s.Stats()
 		return s.Cleanup(h)
 	}))
-	assert.Empty(t, dev.Races())
-	assert.Positive(t, first["graph_instantiations_run"])
-	assert.Equal(t, first["graph_instantiations_run"], second["graph_instantiations_run"])
-	assert.Equal(t, 2*first["batches"], second["batches"])
-	assert.Equal(t, first["graph_hits"]+first["batches"], second["graph_hits"])
+	return dev
 }

@@ -3,6 +3,7 @@ package acs
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/sched"
@@ -37,6 +38,40 @@ type SW struct {
 	g      *graphDispatch
 	gstats graphStats
 	hook   graphHook
+
+	// wstats: the window thread's time under dispatch window (Stats).
+	wstats windowStats
+}
+
+// windowStats is what the window thread did since the scheduler was
+// made: its Runs' wall time, the part of it blocked (dispatch window: in
+// the completion queue's Get, waiting for a scheduler thread; dispatch
+// graph: in the run's final StreamSynchronize, every batch launched), and
+// the kernels (operations) it ran. The rest of the wall time is the window
+// thread's own work per operation (the check, the hand-offs' Puts, the
+// bookkeeping): on a GPU the real CPU time, on the simulator what it
+// charges.
+type windowStats struct {
+	wall, blocked time.Duration
+	kernels       int64
+}
+
+// add puts the window thread's figures per operation into m (made when
+// nil): window_busy_ns_per_op (the Runs' wall time less blocked, per
+// operation), window_blocked_ns_per_op and window_kernels; m as it is
+// before any Run.
+func (st *windowStats) add(m map[string]float64) map[string]float64 {
+	if st.kernels == 0 {
+		return m
+	}
+	if m == nil {
+		m = map[string]float64{}
+	}
+	n := float64(st.kernels)
+	m["window_kernels"] = n
+	m["window_busy_ns_per_op"] = float64((st.wall - st.blocked).Nanoseconds()) / n
+	m["window_blocked_ns_per_op"] = float64(st.blocked.Nanoseconds()) / n
+	return m
 }
 
 var (

@@ -56,6 +56,12 @@ func (s *SW) newWindowRun(in *workloads.Instance) *windowRun {
 // every operation is done (or, after an error, until nothing is in
 // flight).
 func (r *windowRun) run(h device.Host) error {
+	start := h.Now()
+	defer func() {
+		st := &r.s.wstats
+		st.wall += h.Now() - start
+		st.kernels += int64(r.in.N())
+	}()
 	w := r.w
 	w.admit()
 	h.Spend(w.takeCost())
@@ -162,7 +168,9 @@ func (r *windowRun) dispatch() {
 // noted, finished jobs' operations completed in the window.
 func (r *windowRun) retire(h device.Host) error {
 	s := r.s
+	t0 := h.Now()
 	v, ok := h.Get(s.done)
+	s.wstats.blocked += h.Now() - t0
 	for ok {
 		switch m := v.(type) {
 		case launchedMsg:
