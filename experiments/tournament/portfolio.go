@@ -153,11 +153,17 @@ func writePortfolio(b *strings.Builder, m *matrix) {
 	}
 }
 
-func regretText(v verdict) string {
-	s := fmt.Sprintf("%+.1f%%", 100*v.regret)
-	if math.Abs(v.regret) < 0.0005 {
-		s = "+0.0%" // not -0.0%: a tie
+// signedPct is f as a signed percentage to one decimal, a value that
+// rounds to zero as +0.0% (not -0.0%: a tie, not a loss).
+func signedPct(f float64) string {
+	if math.Abs(f) < 0.0005 {
+		return "+0.0%"
 	}
+	return fmt.Sprintf("%+.1f%%", 100*f)
+}
+
+func regretText(v verdict) string {
+	s := signedPct(v.regret)
 	if p := v.regretCI; p != nil {
 		s += fmt.Sprintf(" [%+.1f, %+.1f]", 100*(p.Lo-1), 100*(p.Hi-1))
 	}
@@ -211,8 +217,8 @@ func writeSensitivity(b *strings.Builder, ms []*matrix, order []int) {
 				continue
 			}
 			sort.Float64s(rs)
-			fmt.Fprintf(b, "| %s | %s | %d | %+.1f%% | %+.1f%% | %d |\n", m.deviceTitle(), m.cols[j], len(rs),
-				100*stats.MedianSorted(rs), 100*rs[len(rs)-1], within)
+			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %d |\n", m.deviceTitle(), m.cols[j], len(rs),
+				signedPct(stats.MedianSorted(rs)), signedPct(rs[len(rs)-1]), within)
 		}
 	}
 }
