@@ -46,10 +46,7 @@ cal_s=$(($(date +%s) - t0))
 echo "calibrate: exit $cal_rc in ${cal_s}s" >>"$work/device.txt"
 run_rc=0
 paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || run_rc=$?
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/acs-window-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack acs-window
 
 # Summary, last.
 echo "== acs-window on $tag ($DEVICE)"

@@ -44,10 +44,7 @@ timeout "$PAIRS_TIMEOUT" "$BIN" profile pairs --device "$DEVICE" "${shared_args[
     configs/experiments/synth-node-profile-gpu.yaml >"$work/$tag-pairs.txt" 2>"$work/pairs.log"
 rc=$?
 echo "profile pairs: exit $rc in $(($(date +%s) - t0))s" >>"$work/device.txt"
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/$name-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack "$name"
 
 echo "== $name on $tag ($DEVICE)"
 head -2 "$work/device.txt"

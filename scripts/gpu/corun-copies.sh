@@ -40,10 +40,7 @@ for i in $(seq 1 "$ROUNDS"); do
     echo "run copies-$i: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 done
 [ -n "$smi_pid" ] && kill "$smi_pid" 2>/dev/null
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/corun-copies-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack corun-copies
 
 echo "== corun-copies on $tag ($DEVICE)"
 head -2 "$work/device.txt"

@@ -43,11 +43,7 @@ timeout $((PROFILE_DEADLINE + 30)) "$BIN" profile --device "$DEVICE" -deadline "
     >"$work/profile.log" 2>&1
 rc2=$?
 echo "profile corun-blocks-gpu: exit $rc2 in $(($(date +%s) - t0))s" >>"$work/device.txt"
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-
-tarball="$OUT/corun-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack corun
 
 echo "== corun on $tag ($DEVICE)"
 head -2 "$work/device.txt"

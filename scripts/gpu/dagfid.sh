@@ -52,10 +52,7 @@ r=$?
 [ "$r" = 0 ] || rc=$r
 rm -f "$work/dags/"*.svg "$work/dags/"*.pdf
 echo "rows: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/dagfid-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack dagfid
 
 # Summary, last.
 echo "== dagfid on $tag ($DEVICE)"

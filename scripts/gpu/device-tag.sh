@@ -5,7 +5,8 @@
 # binary and commit to FILE and sets tag (h100, h200, another GPU's name,
 # or sim-CONFIG), which names the output files; host_record FILE adds the
 # build, the binary's version and the host's CPU; paper_run runs a paper's
-# experiment. Uses $DEVICE and $BIN.
+# experiment; script_pack NAME ends what script_start began (below). Uses
+# $DEVICE and $BIN.
 
 # script_start NAME [--host-record]: what every script run from the
 # repository root does first. OUT must be set; DEVICE defaults to cuda and
@@ -96,4 +97,14 @@ paper_run() {
     rm -f "$dir/$runner/"*.svg "$dir/$runner/"*.pdf
     echo "paper $runner run: exit $r in $(($(date +%s) - t0))s" >>"$dir/device.txt"
     return $r
+}
+
+# script_pack NAME: what every script started by script_start does once its
+# runs are done: the total seconds since start appended to
+# $work/device.txt, and $work packed into tarball=$OUT/NAME-$tag.tgz.
+script_pack() {
+    echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
+    tarball="$OUT/$1-$tag.tgz"
+    mkdir -p "$OUT"
+    tar czf "$tarball" -C "$work" .
 }

@@ -37,10 +37,7 @@ timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "host API cost
     --raw "$work/$tag-graphsteps.json" --report "$work/$tag-graphsteps.md" 2>"$work/calibrate.log"
 rc=$?
 echo "calibrate: exit $rc in $(($(date +%s) - t0))s" >>"$work/device.txt"
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/graphstep-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack graphstep
 
 # Summary, last: per shape, the scheduler's run and the isolated step's parts.
 echo "== graphstep on $tag ($DEVICE)"

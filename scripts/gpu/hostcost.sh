@@ -69,10 +69,7 @@ run_rc=$?
 [ "$run_rc" = 0 ] || rc=$run_rc
 rm -f "$work/dags/"*.svg "$work/dags/"*.pdf
 echo "run: exit $run_rc in $(($(date +%s) - t0))s" >>"$work/device.txt"
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/hostcost-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack hostcost
 
 # Summary, last.
 echo "== hostcost on $tag ($DEVICE)"

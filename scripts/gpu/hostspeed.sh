@@ -56,10 +56,7 @@ r=$?
 echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/hostspeed-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack hostspeed
 
 # Summary, last.
 echo "== hostspeed on $tag ($DEVICE)"

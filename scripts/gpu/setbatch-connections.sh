@@ -37,10 +37,7 @@ for n in $CONNECTIONS; do
     [ "$r" = 0 ] || rc=$r
     echo "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 done
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/setbatch-connections-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack setbatch-connections
 
 # Summary, last.
 echo "== setbatch-connections on $tag ($DEVICE)"

@@ -67,10 +67,7 @@ for row in "sobel-192 s160|setbatch16s-2" "sobel-192 s160|setbatch16s-4" "sobel-
 done
 
 paper_run set "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/setbatch-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack setbatch
 
 # Summary, last.
 echo "== setbatch on $tag ($DEVICE)"

@@ -52,10 +52,7 @@ echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 if [ "${SET:-1}" = 1 ]; then
     paper_run set "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
 fi
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/setthreads-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack setthreads
 
 # Summary, last.
 echo "== setthreads on $tag ($DEVICE)"

@@ -46,10 +46,7 @@ echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 if [ "${ACS:-1}" = 1 ]; then
     paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
 fi
-echo "total $(($(date +%s) - start))s" >>"$work/device.txt"
-tarball="$OUT/threaded-$tag.tgz"
-mkdir -p "$OUT"
-tar czf "$tarball" -C "$work" .
+script_pack threaded
 
 # Summary, last.
 echo "== threaded on $tag ($DEVICE)"
