@@ -260,11 +260,12 @@ func (q *queue) Close() {
 // toward the livelock watchdog (watchdog.go).
 func (q *queue) Len() int {
 	th := q.d.current
-	if th != nil && q.run == q.d.run {
+	own := th != nil && q.run == q.d.run // a host thread of this Run reads it
+	if own {
 		th.chargeQueueLock()
 	}
 	n := len(q.items) - q.head
-	if th != nil && q.run == q.d.run {
+	if own {
 		th.queueLen(q, n)
 	}
 	return n

@@ -107,10 +107,10 @@ func LaunchDemand(grid, perSM, sms int, bytes, dur float64) float64 {
 func DemandRange(p *Profile, k *KernelProfile) (lo, hi float64) {
 	lo, n := 1, 0
 	for i := range k.Points {
-		d := PointDemand(p, &k.Points[i])
 		if k.Points[i].Bytes <= 0 {
 			continue
 		}
+		d := PointDemand(p, &k.Points[i])
 		if n++; n == 1 {
 			lo, hi = d, d
 			continue

@@ -288,9 +288,9 @@ func (s *SW) runGraph(h device.Host, in *workloads.Instance) error {
 	for _, st := range streams {
 		errs = append(errs, h.StreamSynchronize(st))
 	}
-	st := &s.wstats
-	st.wall += h.Now() - start
-	st.blocked += h.Now() - launched
+	st, end := &s.wstats, h.Now()
+	st.wall += end - start
+	st.blocked += end - launched
 	st.kernels += int64(in.N())
 	if runErr != nil {
 		return runErr
