@@ -43,14 +43,17 @@ func (c *calibrator) bigGraphs(h device.Host) error {
 			"Host.Now around 20 launches of the graph (empty kernels in parallel chains)", r)
 		rows, costs = append(rows, [3]float64{1, float64(sh.branches), float64(sh.nodes)}), append(costs, v)
 		var dev []float64
-		for r := 0; r < c.rounds+1; r++ {
+		if err := c.warmRounds(func(measured bool) error {
 			y, err := c.gatedFanOut(h, ss, 1, 1, func() error { return h.GraphLaunch(x, ss.t.s) })
 			if err != nil {
 				return err
 			}
-			if r > 0 {
+			if measured {
 				dev = append(dev, y/float64(sh.nodes/sh.branches))
 			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		c.record(fmt.Sprintf("graph device time per node, %d nodes on %d branches", sh.nodes, sh.branches), "", "ns",
 			"Elapsed of one launch behind a gate kernel, over the nodes per branch", dev)

@@ -353,31 +353,47 @@ func (c *calibrator) spinLaunch(d time.Duration, done device.Buffer) *device.Lau
 
 func ns(d time.Duration) float64 { return float64(d.Nanoseconds()) }
 
+// warmRounds runs round c.rounds+1 times, stopping at its first error:
+// the first run warms up and is not measured, so round keeps its figures
+// only when measured is true (c.rounds rounds of them).
+func (c *calibrator) warmRounds(round func(measured bool) error) error {
+	for r := 0; r < c.rounds+1; r++ {
+		if err := round(r > 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // perCall times fn called n times per round and returns per-call costs in
 // ns, one per round. setup and teardown run outside the timed region.
 func (c *calibrator) perCall(h device.Host, n int, setup func() error, fn func(i int) error, teardown func() error) ([]float64, error) {
 	out := make([]float64, 0, c.rounds)
-	for r := 0; r < c.rounds+1; r++ { // the first round warms up
+	err := c.warmRounds(func(measured bool) error {
 		if setup != nil {
 			if err := setup(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		t0 := h.Now()
 		for i := 0; i < n; i++ {
 			if err := fn(i); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		dt := h.Now() - t0
 		if teardown != nil {
 			if err := teardown(); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		if r > 0 {
+		if measured {
 			out = append(out, ns(dt)/float64(n))
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

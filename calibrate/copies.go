@@ -68,7 +68,7 @@ func (c *calibrator) pinnedCopies(h device.Host, env *copyEnv) error {
 	var lats [][]float64
 	for _, kind := range []device.CopyKind{device.HostToDevice, device.DeviceToHost} {
 		var bw, lat []float64
-		for r := 0; r < c.rounds+1; r++ {
+		if err := c.warmRounds(func(measured bool) error {
 			y1, err := env.t.elapsed(h, func() error { return h.Copy(env.t.s, env.copy(kind, env.pinned, copySmall)) })
 			if err != nil {
 				return err
@@ -77,12 +77,15 @@ func (c *calibrator) pinnedCopies(h device.Host, env *copyEnv) error {
 			if err != nil {
 				return err
 			}
-			if r == 0 {
-				continue
+			if !measured {
+				return nil
 			}
 			b := (copyLarge - copySmall) / (y2 - y1) // bytes per ns = GB/s
 			bw = append(bw, b)
 			lat = append(lat, y1-c.copyEnqNs-copySmall/b)
+			return nil
+		}); err != nil {
+			return err
 		}
 		field := "copy.htod_gbps"
 		if kind == device.DeviceToHost {
@@ -120,7 +123,7 @@ func (c *calibrator) pageableCopies(h device.Host, env *copyEnv) error {
 			}
 			return ns(h.Now() - t0), nil
 		}
-		for r := 0; r < c.rounds+1; r++ {
+		if err := c.warmRounds(func(measured bool) error {
 			y1, err := hostTime(copySmall)
 			if err != nil {
 				return err
@@ -132,9 +135,12 @@ func (c *calibrator) pageableCopies(h device.Host, env *copyEnv) error {
 			if err := h.StreamSynchronize(env.t.s); err != nil {
 				return err
 			}
-			if r > 0 {
+			if measured {
 				bw = append(bw, (copyLarge-copySmall)/(y2-y1))
 			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		c.record(fmt.Sprintf("pageable %s bandwidth", kind), "", "GB/s",
 			"slope of Host.Now around 4 KiB and 64 MiB pageable copies (they block the host)", bw)
@@ -147,7 +153,7 @@ func (c *calibrator) pageableCopies(h device.Host, env *copyEnv) error {
 // deviceCopies: a device-to-device copy reads and writes every byte.
 func (c *calibrator) deviceCopies(h device.Host, env *copyEnv) error {
 	var mem []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		y1, err := env.t.elapsed(h, func() error { return h.Copy(env.t.s, env.copy(device.DeviceToDevice, nil, copySmall)) })
 		if err != nil {
 			return err
@@ -156,9 +162,12 @@ func (c *calibrator) deviceCopies(h device.Host, env *copyEnv) error {
 		if err != nil {
 			return err
 		}
-		if r > 0 {
+		if measured {
 			mem = append(mem, 2*(copyLarge-copySmall)/(y2-y1)*1e9) // read and write: bytes per second
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.record("device memory bandwidth", "info.mem_bandwidth", "B/s",
 		"slope of Elapsed over 4 KiB and 64 MiB device-to-device copies, counting bytes read and written", mem)

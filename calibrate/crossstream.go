@@ -135,7 +135,7 @@ func (c *calibrator) capturedChains(h device.Host) error {
 	captured := map[int][]float64{}
 	for _, s := range []int{1, maxS} {
 		var capt, inst []float64
-		for r := 0; r < c.rounds+1; r++ {
+		if err := c.warmRounds(func(measured bool) error {
 			c1, i1, err := timed(s, capN1)
 			if err != nil {
 				return err
@@ -144,10 +144,13 @@ func (c *calibrator) capturedChains(h device.Host) error {
 			if err != nil {
 				return err
 			}
-			if r > 0 {
+			if measured {
 				capt = append(capt, (c2-c1)/(capN2-capN1))
 				inst = append(inst, (i2-i1)/(capN2-capN1))
 			}
+			return nil
+		}); err != nil {
+			return err
 		}
 		how := fmt.Sprintf("chains of %d and %d 20 us spin kernels, kernel j on stream j mod %d waiting on an event recorded behind kernel j-1", capN1, capN2, s)
 		if s == 1 {

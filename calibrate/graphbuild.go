@@ -108,7 +108,7 @@ func (c *calibrator) graphBuilds(h device.Host) error {
 		{"cal_empty, 1 stream", c.emptyLaunch(1), 0, 1},
 	}
 	per := make([][]gbCosts, len(cases))
-	for r := 0; r < c.rounds+1; r++ { // the first round warms up
+	if err := c.warmRounds(func(measured bool) error {
 		for i, k := range cases {
 			a, err := graphBuildOnce(h, ss, evs, k.l, k.streams, gbN1)
 			if err != nil {
@@ -118,10 +118,13 @@ func (c *calibrator) graphBuilds(h device.Host) error {
 			if err != nil {
 				return err
 			}
-			if r > 0 {
+			if measured {
 				per[i] = append(per[i], b.perNode(a))
 			}
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	for i, k := range cases {
 		c.recordGraphBuild(k, per[i])

@@ -186,27 +186,30 @@ func (c *calibrator) graphUpdateCosts(env *hostEnv, x device.GraphExec) error {
 // costs, per round.
 func (c *calibrator) updateAndLaunch(env *hostEnv, x device.GraphExec, ls [2]*device.Launch) (upd, launch []float64, err error) {
 	h := env.h
-	for r := 0; r < c.rounds+1; r++ { // the first round warms up
+	if err := c.warmRounds(func(measured bool) error {
 		var u, l time.Duration
 		for i := 0; i < batch; i++ {
 			t0 := h.Now()
 			if err := h.SetKernelNode(x, 0, ls[i%2]); err != nil {
-				return nil, nil, err
+				return err
 			}
 			t1 := h.Now()
 			if err := h.GraphLaunch(x, env.s); err != nil {
-				return nil, nil, err
+				return err
 			}
 			u += t1 - t0
 			l += h.Now() - t1
 		}
 		if err := env.sync(); err != nil {
-			return nil, nil, err
+			return err
 		}
-		if r > 0 {
+		if measured {
 			upd = append(upd, ns(u)/batch)
 			launch = append(launch, ns(l)/batch)
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
 	}
 	return upd, launch, nil
 }

@@ -141,7 +141,7 @@ func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh 
 	// costs about a kernel launch per branch and per copy node.
 	calls := n * (3 + sh.branches + sh.perBranch/8)
 	var out []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		y, err := c.gatedFanOut(h, env.ss, 1, calls, func() error {
 			for i := 0; i < n; i++ {
 				if err := env.updateCopies(h, x, sh, i); err != nil {
@@ -159,11 +159,14 @@ func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh 
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if r > 0 {
+		if measured {
 			out = append(out, y/float64(n))
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

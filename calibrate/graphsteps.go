@@ -370,7 +370,7 @@ func (c *calibrator) graphStepShape(h device.Host, r *gsRig, sh graphStepShape) 
 	}
 	var phases []gsPhases
 	var runs []gsRun
-	for round := 0; round < c.rounds+1; round++ { // the first round warms up
+	if err := c.warmRounds(func(measured bool) error {
 		ph, err := r.stepOnce(h, c, in, 0, deps)
 		if err != nil {
 			return err
@@ -382,9 +382,12 @@ func (c *calibrator) graphStepShape(h device.Host, r *gsRig, sh graphStepShape) 
 		if u.sched, err = schedRun(h, in); err != nil {
 			return err
 		}
-		if round > 0 {
+		if measured {
 			phases, runs = append(phases, ph), append(runs, u)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.recordGraphStep(sh.name, in.Steps(), facts, phases, runs)
 	return nil

@@ -123,7 +123,7 @@ func (c *calibrator) gsRounds(h device.Host, env *gdEnv, xs []device.GraphExec, 
 		return nil
 	}
 	calls := len(xs) * (3 + sh.branches + sh.perBranch/8)
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		var gi float64
 		y, err := c.gatedFanOut(h, env.ss, s, calls, func() error {
 			t := h.Now()
@@ -132,21 +132,24 @@ func (c *calibrator) gsRounds(h device.Host, env *gdEnv, xs []device.GraphExec, 
 			return err
 		})
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return err
 		}
 		t := h.Now()
 		if err := issue(); err != nil {
-			return nil, nil, nil, nil, err
+			return err
 		}
 		i := float64(h.Now() - t)
 		if err := h.Synchronize(); err != nil {
-			return nil, nil, nil, nil, err
+			return err
 		}
 		w := float64(h.Now() - t)
-		if r > 0 { // the first round warms the streams
+		if measured { // the first round warms the streams
 			gated, wall, issued = append(gated, y), append(wall, w), append(issued, i)
 			gatedIssued = append(gatedIssued, gi)
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	return gated, wall, issued, gatedIssued, nil
 }
@@ -165,7 +168,7 @@ func (c *calibrator) gsDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 		i := i
 		dones[i] = func() { q.Put(i) }
 	}
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		var spent float64
 		next := 0
 		launch := func(i int) error {
@@ -184,24 +187,27 @@ func (c *calibrator) gsDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 		start := h.Now()
 		for i := 0; i < s && next < len(xs); i++ {
 			if err := launch(i); err != nil {
-				return nil, nil, err
+				return err
 			}
 		}
 		for done := 0; done < len(xs); done++ {
 			v, ok := h.Get(q)
 			if !ok {
-				return nil, nil, fmt.Errorf("completion queue closed")
+				return fmt.Errorf("completion queue closed")
 			}
 			if next < len(xs) {
 				if err := launch(v.(int)); err != nil {
-					return nil, nil, err
+					return err
 				}
 			}
 		}
 		w := float64(h.Now() - start)
-		if r > 0 {
+		if measured {
 			wall, sched = append(wall, w), append(sched, spent)
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
 	}
 	return wall, sched, nil
 }

@@ -15,7 +15,7 @@ const handoffExchanges = 50
 func (c *calibrator) handoff(h device.Host) error {
 	ping, pong := startPong(h, "")
 	var hand []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		t0 := h.Now()
 		for i := 0; i < handoffExchanges; i++ {
 			ping.Put(i)
@@ -23,9 +23,12 @@ func (c *calibrator) handoff(h device.Host) error {
 				return errors.New("pong queue closed")
 			}
 		}
-		if r > 0 {
+		if measured {
 			hand = append(hand, ns(h.Now()-t0)/(2*handoffExchanges))
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	ping.Close()
 	c.record("queue hand-off between host threads", "host.handoff_ns", "ns",
@@ -63,7 +66,7 @@ func (c *calibrator) callbackWake(h device.Host) error {
 	put := func() { q.Put(struct{}{}) }
 	spin := c.spinLaunch(wakeD, t.done)
 	var wake []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		t0 := h.Now()
 		if err := h.Launch(t.s, spin); err != nil {
 			return err
@@ -74,9 +77,12 @@ func (c *calibrator) callbackWake(h device.Host) error {
 		if _, ok := h.Get(q); !ok {
 			return errors.New("callback queue closed")
 		}
-		if r > 0 {
+		if measured {
 			wake = append(wake, ns(h.Now()-t0)-c.launchNs-c.latencyNs-ns(wakeD)-c.callbackNs)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.record("callback to host thread hand-off", "host.callback_handoff_ns", "ns",
 		"Host.Now from launching a 50 us spin kernel and a host function that Puts to a queue to the Get's return, "+

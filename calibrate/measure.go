@@ -136,7 +136,7 @@ func (c *calibrator) frontEnd(h device.Host) error {
 
 	wspin := c.spinLaunch(wakeD, t.done)
 	var wake []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		t0 := h.Now()
 		if err := h.Launch(t.s, wspin); err != nil {
 			return err
@@ -144,20 +144,34 @@ func (c *calibrator) frontEnd(h device.Host) error {
 		if err := h.StreamSynchronize(t.s); err != nil {
 			return err
 		}
-		if r > 0 {
+		if measured {
 			wake = append(wake, ns(h.Now()-t0)-c.launchNs-c.latencyNs-ns(wakeD))
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.record("synchronize wake-up", "host.wakeup_ns", "ns",
 		"Host.Now around launch + StreamSynchronize of a 50 us spin kernel, less launch cost, latency and 50 us", wake)
 	return nil
 }
 
+// graphs measures a graph's instantiation (graphInstantiate), then its
+// launch latency and per-node gap (graphLaunchLatency), on one stream.
 func (c *calibrator) graphs(h device.Host) error {
 	t, err := newTimedStream(h)
 	if err != nil {
 		return err
 	}
+	if err := c.graphInstantiate(h, t); err != nil {
+		return err
+	}
+	return c.graphLaunchLatency(h, t)
+}
+
+// graphInstantiate: Host.Now around instantiating chains of 8 and 64
+// empty kernels, a fixed cost and one per node.
+func (c *calibrator) graphInstantiate(h device.Host, t *timedStream) error {
 	le := c.emptyLaunch(1)
 	const g1, g2 = 8, 64
 	var base, perNode []float64
@@ -178,7 +192,7 @@ func (c *calibrator) graphs(h device.Host) error {
 		d := ns(h.Now() - t0)
 		return d, h.Destroy(x)
 	}
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		y1, err := inst(small)
 		if err != nil {
 			return err
@@ -187,16 +201,24 @@ func (c *calibrator) graphs(h device.Host) error {
 		if err != nil {
 			return err
 		}
-		if r == 0 {
-			continue
+		if !measured {
+			return nil
 		}
 		p := (y2 - y1) / (g2 - g1)
 		perNode = append(perNode, p)
 		base = append(base, y1-p*g1)
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.record("graph instantiate, fixed cost", "host.instantiate_base_ns", "ns", "Host.Now around instantiating graphs of 8 and 64 empty kernels: intercept", base)
 	c.record("graph instantiate, per node", "host.instantiate_per_node_ns", "ns", "the same: slope per node", perNode)
+	return nil
+}
 
+// graphLaunchLatency: Elapsed around launching graphs of chains of 4 and
+// 16 spin kernels, less the graph launch cost measured before.
+func (c *calibrator) graphLaunchLatency(h device.Host, t *timedStream) error {
 	spin := c.spinLaunch(spinD, t.done)
 	const n1, n2 = 4, 16
 	x1, err := c.instantiateChain(h, t.s, n1, func() *device.Launch { return spin })
@@ -209,7 +231,7 @@ func (c *calibrator) graphs(h device.Host) error {
 	}
 	launch := func(x device.GraphExec) func() error { return func() error { return h.GraphLaunch(x, t.s) } }
 	var node, latency []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		y1, err := t.elapsed(h, launch(x1))
 		if err != nil {
 			return err
@@ -218,8 +240,8 @@ func (c *calibrator) graphs(h device.Host) error {
 		if err != nil {
 			return err
 		}
-		if r == 0 {
-			continue
+		if !measured {
+			return nil
 		}
 		// Elapsed(n) = launch cost (a chain's: fixed part + one branch + n
 		// x per node) + latency + n D + (n-1) node gap.
@@ -227,6 +249,9 @@ func (c *calibrator) graphs(h device.Host) error {
 		gn := slope - ns(spinD) - c.graphNodeNs
 		node = append(node, gn)
 		latency = append(latency, y1-float64(n1)*slope+gn-c.graphChainNs)
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.record("graph launch latency", "front_end.graph_launch_latency_ns", "ns",
 		"intercept of Elapsed over chains of 4 and 16 20 us spin kernels in a graph, less the graph launch cost", latency)
@@ -247,7 +272,7 @@ func (c *calibrator) callbacks(h device.Host) error {
 	const n = callbacksQueued
 	nop := func() {}
 	var cb []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		// The kernel keeps the stream busy while the callbacks queue up;
 		// e0 completes when it ends, and the callbacks then run back to back.
 		if err := h.Launch(t.s, long); err != nil {
@@ -264,9 +289,12 @@ func (c *calibrator) callbacks(h device.Host) error {
 		if err != nil {
 			return err
 		}
-		if r > 0 {
+		if measured {
 			cb = append(cb, y/n)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.callbackNs = c.record("host callback duration", "front_end.callback_ns", "ns",
 		"Elapsed over 32 no-op host functions queued behind a 2 ms kernel, per callback", cb)
@@ -348,18 +376,21 @@ func (c *calibrator) waveTime(h device.Host, t *timedStream, l *device.Launch, w
 	l1, l2 := *l, *l
 	l1.Grid, l2.Grid = device.D1(k1*wave), device.D1(k2*wave)
 	var out []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		y1, err := t.elapsed(h, func() error { return h.Launch(t.s, &l1) })
 		if err != nil {
-			return nil, err
+			return err
 		}
 		y2, err := t.elapsed(h, func() error { return h.Launch(t.s, &l2) })
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if r > 0 {
+		if measured {
 			out = append(out, (y2-y1)/(k2-k1))
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -408,18 +439,21 @@ func (c *calibrator) smBandwidth(h device.Host) error {
 	// bandwidth is the slope of Elapsed over two sizes, in bytes per second.
 	bandwidth := func(blocks, threads int, small, large int64) ([]float64, error) {
 		var bw []float64
-		for r := 0; r < c.rounds+1; r++ {
+		if err := c.warmRounds(func(measured bool) error {
 			y1, err := t.elapsed(h, launch(blocks, threads, small))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			y2, err := t.elapsed(h, launch(blocks, threads, large))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if r > 0 {
+			if measured {
 				bw = append(bw, float64(large-small)/(y2-y1)*1e9)
 			}
+			return nil
+		}); err != nil {
+			return nil, err
 		}
 		return bw, nil
 	}

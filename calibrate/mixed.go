@@ -493,23 +493,26 @@ func (m *mixedRun) pair(a, b *mixedLaunch) (MixedPair, bool, error) {
 	if err != nil {
 		return p, false, err
 	}
-	for r := 0; r < m.c.rounds+1; r++ {
+	if err := m.c.warmRounds(func(measured bool) error {
 		ta, _, err := m.spans(la, nil)
 		if err != nil {
-			return p, false, err
+			return err
 		}
 		_, tb, err := m.spans(nil, lb)
 		if err != nil {
-			return p, false, err
+			return err
 		}
 		wa, wb, err := m.spans(la, lb)
 		if err != nil {
-			return p, false, err
+			return err
 		}
-		if r > 0 {
+		if measured {
 			p.AloneA, p.AloneB = append(p.AloneA, ta), append(p.AloneB, tb)
 			p.WithA, p.WithB, p.Together = append(p.WithA, wa), append(p.WithB, wb), append(p.Together, max(wa, wb))
 		}
+		return nil
+	}); err != nil {
+		return p, false, err
 	}
 	ma, mb := stats.Median(p.AloneA), stats.Median(p.AloneB)
 	p.Slowdown = [2]float64{stats.Median(p.WithA) / ma, stats.Median(p.WithB) / mb}

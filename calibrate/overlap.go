@@ -82,14 +82,17 @@ func (c *calibrator) copyOverlap(h device.Host) error {
 // streams, released at once, per round.
 func (c *calibrator) overlapRounds(h device.Host, ss *streamSet, issue func() error) ([]float64, error) {
 	var out []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		y, err := c.gatedFanOut(h, ss, 2, 2, issue)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if r > 0 {
+		if measured {
 			out = append(out, y)
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -107,7 +107,7 @@ func (c *calibrator) queueAfterIdle(h device.Host) (med, mean [][]float64, err e
 	})
 	defer ping.Close()
 	med, mean = make([][]float64, len(parkedIdles)), make([][]float64, len(parkedIdles))
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		for i, idle := range parkedIdles {
 			hand := make([]float64, 0, parkedExchanges)
 			since := h.Now()
@@ -116,7 +116,7 @@ func (c *calibrator) queueAfterIdle(h device.Host) (med, mean [][]float64, err e
 				ping.Put(h.Now())
 				v, ok := h.Get(pong)
 				if !ok {
-					return nil, nil, errors.New("parked pong queue closed")
+					return errors.New("parked pong queue closed")
 				}
 				m := v.([2]time.Duration)
 				since = m[0]
@@ -124,10 +124,13 @@ func (c *calibrator) queueAfterIdle(h device.Host) (med, mean [][]float64, err e
 					hand = append(hand, ns(m[1]))
 				}
 			}
-			if r > 0 {
+			if measured {
 				med[i], mean[i] = append(med[i], stats.Median(hand)), append(mean[i], meanOf(hand))
 			}
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
 	}
 	return med, mean, nil
 }
@@ -146,7 +149,7 @@ func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) (med, mean
 	q := h.NewQueue("parked callback")
 	put := func() { q.Put(struct{}{}) }
 	med, mean = make([][]float64, len(callbackIdles)), make([][]float64, len(callbackIdles))
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		for i, idle := range callbackIdles {
 			d := us(idle)
 			spin := c.spinLaunch(d, t.done)
@@ -154,20 +157,23 @@ func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) (med, mean
 			for x := 0; x < parkedExchanges; x++ {
 				t0 := h.Now()
 				if err := h.Launch(t.s, spin); err != nil {
-					return nil, nil, err
+					return err
 				}
 				if err := h.HostFunc(t.s, put); err != nil {
-					return nil, nil, err
+					return err
 				}
 				if _, ok := h.Get(q); !ok {
-					return nil, nil, errors.New("parked callback queue closed")
+					return errors.New("parked callback queue closed")
 				}
 				each = append(each, ns(h.Now()-t0-d))
 			}
-			if r > 0 {
+			if measured {
 				med[i], mean[i] = append(med[i], stats.Median(each)), append(mean[i], meanOf(each))
 			}
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
 	}
 	return med, mean, h.StreamSynchronize(t.s)
 }
@@ -176,32 +182,35 @@ func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) (med, mean
 // and the same with an event recorded behind it and EventSynchronize.
 func (c *calibrator) syncAfterIdle(h device.Host, t *timedStream, ev device.Event) (stream, event [][]float64, err error) {
 	stream, event = make([][]float64, len(syncIdles)), make([][]float64, len(syncIdles))
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		for i, idle := range syncIdles {
 			d := us(idle)
 			spin := c.spinLaunch(d, t.done)
 			t0 := h.Now()
 			if err := h.Launch(t.s, spin); err != nil {
-				return nil, nil, err
+				return err
 			}
 			if err := h.StreamSynchronize(t.s); err != nil {
-				return nil, nil, err
+				return err
 			}
 			t1 := h.Now()
 			if err := h.Launch(t.s, spin); err != nil {
-				return nil, nil, err
+				return err
 			}
 			if err := h.Record(ev, t.s); err != nil {
-				return nil, nil, err
+				return err
 			}
 			if err := h.EventSynchronize(ev); err != nil {
-				return nil, nil, err
+				return err
 			}
-			if r > 0 {
+			if measured {
 				stream[i] = append(stream[i], ns(t1-t0-d))
 				event[i] = append(event[i], ns(h.Now()-t1-d))
 			}
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
 	}
 	return stream, event, nil
 }

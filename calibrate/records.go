@@ -40,16 +40,19 @@ func (c *calibrator) recordsOverStreams(h device.Host) error {
 				kernels = 2 * n
 			}
 			var conc []float64
-			for r := 0; r < c.rounds+1; r++ {
+			if err := c.warmRounds(func(measured bool) error {
 				y, err := c.gatedFanOut(h, ss, n, 3*kernels+2*n, func() error {
 					return issueRecordPattern(h, ss, evs, spin, n, p)
 				})
 				if err != nil {
 					return err
 				}
-				if r > 0 {
+				if measured {
 					conc = append(conc, float64(kernels)*ns(recordD)/y)
 				}
+				return nil
+			}); err != nil {
+				return err
 			}
 			c.record(recordsName(n, pattern), "", "kernels",
 				fmt.Sprintf("%d one-block 50 us spin kernels, one per stream over %d streams (%s), released at once: kernels x 50 us / Elapsed", kernels, n, pattern), conc)

@@ -141,7 +141,7 @@ func sbCalls(h device.Host, env *gdEnv, x device.GraphExec, sh gdShape, st devic
 func (c *calibrator) sbGatedRounds(h device.Host, env *gdEnv, xs []device.GraphExec, sh gdShape, s int) (gated, issued []float64, err error) {
 	nop := func() {}
 	calls := len(xs) * (5 + sh.branches + sh.perBranch/8)
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		var gi float64
 		y, err := c.gatedFanOut(h, env.ss, s, calls, func() error {
 			t := h.Now()
@@ -154,11 +154,14 @@ func (c *calibrator) sbGatedRounds(h device.Host, env *gdEnv, xs []device.GraphE
 			return nil
 		})
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		if r > 0 { // the first round warms the streams
+		if measured { // the first round warms the streams
 			gated, issued = append(gated, y), append(issued, gi)
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
 	}
 	return gated, issued, nil
 }
@@ -174,12 +177,12 @@ func (c *calibrator) sbDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 		dones[i] = func() { q.Put(i) }
 	}
 	sh.update, sh.hostFunc = true, true
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		d := newSBDispatcher(h, env, xs, sh, s, dones)
 		start := h.Now()
 		for i := 0; i < s; i++ {
 			if err := d.advance(i); err != nil {
-				return nil, nil, nil, err
+				return err
 			}
 		}
 		var waited float64
@@ -188,18 +191,21 @@ func (c *calibrator) sbDispatchRounds(h device.Host, env *gdEnv, xs []device.Gra
 			v, ok := h.Get(q)
 			waited += float64(h.Now() - t)
 			if !ok {
-				return nil, nil, nil, fmt.Errorf("completion queue closed")
+				return fmt.Errorf("completion queue closed")
 			}
 			i := v.(int)
 			d.inFlight[i]--
 			if err := d.advance(i); err != nil {
-				return nil, nil, nil, err
+				return err
 			}
 		}
 		w := float64(h.Now() - start)
-		if r > 0 {
+		if measured {
 			wall, sched, wait = append(wall, w), append(sched, d.spent), append(wait, waited)
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, nil, err
 	}
 	return wall, sched, wait, nil
 }
@@ -302,7 +308,7 @@ func (c *calibrator) sbHostFuncRounds(h device.Host, env *gdEnv, d time.Duration
 	nop := func() {}
 	spin := c.spinLaunch(d, env.ss.t.done)
 	var out []float64
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		y, err := c.gatedFanOut(h, env.ss, s, 2*sbLaunches, func() error {
 			for j := 0; j < sbLaunches; j++ {
 				st := env.ss.stream(j % s)
@@ -318,11 +324,14 @@ func (c *calibrator) sbHostFuncRounds(h device.Host, env *gdEnv, d time.Duration
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if r > 0 {
+		if measured {
 			out = append(out, y)
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

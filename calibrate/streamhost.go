@@ -235,7 +235,7 @@ func (c *calibrator) interleavedStreams(h device.Host) error {
 		}
 	}
 	per := make([][]ilCosts, len(variants))
-	for r := 0; r < c.rounds+1; r++ { // the first round warms up
+	if err := c.warmRounds(func(measured bool) error {
 		for i, v := range variants {
 			a, err := c.interleavedOnce(h, ss, evs, launches[v.z.name], v, ilN1)
 			if err != nil {
@@ -245,10 +245,13 @@ func (c *calibrator) interleavedStreams(h device.Host) error {
 			if err != nil {
 				return err
 			}
-			if r > 0 {
+			if measured {
 				per[i] = append(per[i], b.minus(a, ilN2-ilN1))
 			}
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	for i, v := range variants {
 		c.recordInterleaved(v, per[i])

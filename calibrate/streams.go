@@ -144,7 +144,7 @@ func (c *calibrator) streamConcurrency(h device.Host) error {
 	for _, o := range orders {
 		for _, s := range concurrencyStreams {
 			var conc []float64
-			for r := 0; r < c.rounds+1; r++ {
+			if err := c.warmRounds(func(measured bool) error {
 				y, err := c.gatedFanOut(h, ss, s, concurrencyKernels+2*s, func() error {
 					for j := 0; j < concurrencyKernels; j++ {
 						if err := h.Launch(ss.stream(o.stream(j, s)), spin); err != nil {
@@ -156,9 +156,12 @@ func (c *calibrator) streamConcurrency(h device.Host) error {
 				if err != nil {
 					return err
 				}
-				if r > 0 {
+				if measured {
 					conc = append(conc, float64(concurrencyKernels)*ns(concurrencyD)/y)
 				}
+				return nil
+			}); err != nil {
+				return err
 			}
 			c.record(concurrencyName(s, o.name), "", "kernels",
 				fmt.Sprintf("64 one-block 10 us spin kernels over %d streams, issued %s, released at once: 64 x 10 us / Elapsed", s, o.name), conc)

@@ -100,22 +100,22 @@ func (c *calibrator) startSynchronizers(h device.Host, k int) (stop func() error
 // per round after a warm-up round.
 func (c *calibrator) besideRounds(h device.Host, t *timedStream, ping, pong device.Queue) (launch, hand, sync []float64, err error) {
 	spin := c.spinLaunch(spinD, t.done)
-	for r := 0; r < c.rounds+1; r++ {
+	if err := c.warmRounds(func(measured bool) error {
 		t0 := h.Now()
 		for i := 0; i < besideSyncLaunches; i++ {
 			if err := h.Launch(t.s, c.emptyLaunch(1)); err != nil {
-				return nil, nil, nil, err
+				return err
 			}
 		}
 		l := ns(h.Now()-t0) / besideSyncLaunches
 		if err := h.StreamSynchronize(t.s); err != nil {
-			return nil, nil, nil, err
+			return err
 		}
 		t0 = h.Now()
 		for i := 0; i < besideSyncPings; i++ {
 			ping.Put(i)
 			if _, ok := h.Get(pong); !ok {
-				return nil, nil, nil, errors.New("beside pong queue closed")
+				return errors.New("beside pong queue closed")
 			}
 		}
 		p := ns(h.Now()-t0) / (2 * besideSyncPings)
@@ -123,16 +123,19 @@ func (c *calibrator) besideRounds(h device.Host, t *timedStream, ping, pong devi
 		for i := 0; i < besideSyncSyncs; i++ {
 			t0 = h.Now()
 			if err := h.Launch(t.s, spin); err != nil {
-				return nil, nil, nil, err
+				return err
 			}
 			if err := h.StreamSynchronize(t.s); err != nil {
-				return nil, nil, nil, err
+				return err
 			}
 			each = append(each, ns(h.Now()-t0-spinD))
 		}
-		if r > 0 {
+		if measured {
 			launch, hand, sync = append(launch, l), append(hand, p), append(sync, stats.Median(each))
 		}
+		return nil
+	}); err != nil {
+		return nil, nil, nil, err
 	}
 	return launch, hand, sync, nil
 }

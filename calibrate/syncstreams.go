@@ -132,16 +132,19 @@ func (c *calibrator) syncOverManyStreams(h device.Host) error {
 		return err
 	}
 	per := make([][]syncPass, len(syncOverStreams))
-	for r := 0; r < c.rounds+1; r++ { // the first round warms up
+	if err := c.warmRounds(func(measured bool) error {
 		for i, s := range syncOverStreams {
 			p, err := syncOnce(h, ss, ls, evs, s)
 			if err != nil {
 				return err
 			}
-			if r > 0 {
+			if measured {
 				per[i] = append(per[i], p)
 			}
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	c.recordSyncOverStreams(per)
 	return nil

@@ -147,14 +147,17 @@ func (c *calibrator) threadedHostCalls(h device.Host) error {
 		}
 		for _, n := range threadedCounts {
 			var agg, own []float64
-			for r := 0; r < c.rounds+1; r++ { // the first round warms up
+			if err := c.warmRounds(func(measured bool) error {
 				a, o, err := c.threadedRound(h, loop, n)
 				if err != nil {
 					return fmt.Errorf("%s, %d thread(s): %w", loop.name, n, err)
 				}
-				if r > 0 {
+				if measured {
 					agg, own = append(agg, a), append(own, o)
 				}
+				return nil
+			}); err != nil {
+				return err
 			}
 			c.record(fmt.Sprintf("%s, %d host thread(s) at once", loop.name, n), "", "ns",
 				fmt.Sprintf("%d iterations per thread of %s, each thread on its own stream, all released at once: last end less release over every thread's iterations", loop.iterations, loop.method), agg)

@@ -87,14 +87,17 @@ func (c *calibrator) windowHandoffs(h device.Host) error {
 		}
 		for _, n := range threadedCounts {
 			var per []float64
-			for r := 0; r < c.rounds+1; r++ { // the first round warms up
+			if err := c.warmRounds(func(measured bool) error {
 				v, err := c.windowRound(h, loop, n)
 				if err != nil {
 					return fmt.Errorf("window, %s, %d thread(s): %w", loop.name, n, err)
 				}
-				if r > 0 {
+				if measured {
 					per = append(per, v)
 				}
+				return nil
+			}); err != nil {
+				return err
 			}
 			c.record(windowName(loop.name, n), "", "ns",
 				fmt.Sprintf("%d kernels per round handed from the window thread to %d scheduler threads (each its own queue and stream, one kernel at a time) and their completions back through one shared queue; %s: first Put to last completion's Get, per kernel", windowJobs, n, loop.method), per)
