@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpusched/gpusched/calibrate"
-	"github.com/gpusched/gpusched/device/sim"
 )
 
 // cmdProfileLoadFit fits sm.load_bandwidth (device/sim/memload.go): BASE
@@ -22,19 +21,11 @@ func cmdProfileLoadFit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, err := sim.LoadProfile(files[0], "")
+	profs, err := loadProfiles(files)
 	if err != nil {
 		return err
 	}
-	var runs []*sim.Profile
-	for _, f := range files[1:] {
-		p, err := sim.LoadProfile(f, "")
-		if err != nil {
-			return err
-		}
-		runs = append(runs, p)
-	}
-	groups, err := calibrate.LoadGroups(base, runs, files[1:])
+	groups, err := calibrate.LoadGroups(profs[0], profs[1:], files[1:])
 	if err != nil {
 		return err
 	}

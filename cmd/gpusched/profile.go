@@ -110,17 +110,14 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("-o FILE is required")
 	}
-	prof, err := sim.LoadProfile(files[0], "")
+	profs, err := loadProfiles(files)
 	if err != nil {
 		return err
 	}
-	for _, f := range files[1:] { // later profiles' points added (calibrate.MergeProfiles)
-		add, err := sim.LoadProfile(f, "")
-		if err != nil {
-			return err
-		}
+	prof := profs[0]
+	for i, add := range profs[1:] { // later profiles' points added (calibrate.MergeProfiles)
 		if prof, err = calibrate.MergeProfiles(prof, add); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return fmt.Errorf("%s: %w", files[1+i], err)
 		}
 	}
 	if *cold != "" {
@@ -157,6 +154,19 @@ func cmdProfileFit(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "profile fit: wrote %s\n", *out)
 	return writeFitTable(stdout, prof)
+}
+
+// loadProfiles loads the profile files, in order.
+func loadProfiles(files []string) ([]*sim.Profile, error) {
+	profs := make([]*sim.Profile, 0, len(files))
+	for _, f := range files {
+		p, err := sim.LoadProfile(f, "")
+		if err != nil {
+			return nil, err
+		}
+		profs = append(profs, p)
+	}
+	return profs, nil
 }
 
 // cmdProfileCV prints the cross-validated error of a profile's fallback
