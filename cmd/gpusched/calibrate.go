@@ -334,23 +334,46 @@ func cmdCalibrateCheck(args []string, stdout, stderr io.Writer) error {
 	return calibrate.WriteCheck(stdout, rep.Device, rows)
 }
 
+// hostLine is one host field as a fit-* command prints it: its name in
+// the config's host section and its fitted value.
+type hostLine struct {
+	field string
+	value float64
+}
+
+// fitHostFields is what every calibrate fit-* command does: it parses
+// NAME's arguments (raw report files, --sim CONFIG and the flags more
+// adds), fits some host fields alone on that config (every other field
+// as it is), and prints the fields lines picks from the fitted config's
+// host costs as the config's host lines, each with its comment.
+func fitHostFields(args []string, stdout, stderr io.Writer, name string,
+	fit func(rep *calibrate.Report, cfg *sim.Config) (*calibrate.Fitted, error),
+	lines func(h sim.HostCosts) []hostLine, more ...func(fs *flag.FlagSet)) error {
+	rep, cfg, err := reportsAndSim(args, stderr, name,
+		"the simulator config the fields go into, simulated with every other field as it is (required)", more...)
+	if err != nil {
+		return err
+	}
+	f, err := fit(rep, cfg)
+	if err != nil {
+		return err
+	}
+	var out strings.Builder
+	for _, l := range lines(f.Config.Host) {
+		fmt.Fprintf(&out, "  %s: %g # %s\n", l.field, l.value, f.Comments["host."+l.field])
+	}
+	_, err = io.WriteString(stdout, out.String())
+	return err
+}
+
 // cmdCalibrateFitGraphLock fits the graph lock's two fields alone to a
 // report's "host threads at once" on a given config (the one they go
 // into) and prints them as the config's host lines, with their comments.
 func cmdCalibrateFitGraphLock(args []string, stdout, stderr io.Writer) error {
-	rep, cfg, err := reportsAndSim(args, stderr, "calibrate fit-graph-lock",
-		"the simulator config the fields go into, simulated with every other field as it is (required)")
-	if err != nil {
-		return err
-	}
-	f, err := calibrate.FitGraphLock(rep, cfg)
-	if err != nil {
-		return err
-	}
-	h := f.Config.Host
-	_, err = fmt.Fprintf(stdout, "  graph_lock_fraction: %g # %s\n  graph_lock_handoff_ns: %g # %s\n",
-		h.GraphLockFraction, f.Comments["host.graph_lock_fraction"], h.GraphLockHandoffNs, f.Comments["host.graph_lock_handoff_ns"])
-	return err
+	return fitHostFields(args, stdout, stderr, "calibrate fit-graph-lock", calibrate.FitGraphLock,
+		func(h sim.HostCosts) []hostLine {
+			return []hostLine{{"graph_lock_fraction", h.GraphLockFraction}, {"graph_lock_handoff_ns", h.GraphLockHandoffNs}}
+		})
 }
 
 // cmdCalibrateFitQueueLock fits the queue lock's two fields and the
@@ -358,20 +381,10 @@ func cmdCalibrateFitGraphLock(args []string, stdout, stderr io.Writer) error {
 // "host thread hand-off" on a given config (the one they go into) and
 // prints them as the config's host lines, with their comments.
 func cmdCalibrateFitQueueLock(args []string, stdout, stderr io.Writer) error {
-	rep, cfg, err := reportsAndSim(args, stderr, "calibrate fit-queue-lock",
-		"the simulator config the fields go into, simulated with every other field as it is (required)")
-	if err != nil {
-		return err
-	}
-	f, err := calibrate.FitQueueLock(rep, cfg)
-	if err != nil {
-		return err
-	}
-	h := f.Config.Host
-	_, err = fmt.Fprintf(stdout, "  handoff_ns: %g # %s\n  queue_lock_ns: %g # %s\n  queue_lock_handoff_ns: %g # %s\n",
-		h.HandoffNs, f.Comments["host.handoff_ns"], h.QueueLockNs, f.Comments["host.queue_lock_ns"],
-		h.QueueLockHandoffNs, f.Comments["host.queue_lock_handoff_ns"])
-	return err
+	return fitHostFields(args, stdout, stderr, "calibrate fit-queue-lock", calibrate.FitQueueLock,
+		func(h sim.HostCosts) []hostLine {
+			return []hostLine{{"handoff_ns", h.HandoffNs}, {"queue_lock_ns", h.QueueLockNs}, {"queue_lock_handoff_ns", h.QueueLockHandoffNs}}
+		})
 }
 
 // cmdCalibrateFitGraphLaunch fits the graph launch's fixed field and its
@@ -380,25 +393,18 @@ func cmdCalibrateFitQueueLock(args []string, stdout, stderr io.Writer) error {
 // prints them as the config's host lines, with their comments.
 func cmdCalibrateFitGraphLaunch(args []string, stdout, stderr io.Writer) error {
 	var slope string
-	rep, cfg, err := reportsAndSim(args, stderr, "calibrate fit-graph-launch",
-		"the simulator config the fields go into, simulated with every other field as it is (required)",
+	return fitHostFields(args, stdout, stderr, "calibrate fit-graph-launch",
+		func(rep *calibrate.Report, cfg *sim.Config) (*calibrate.Fitted, error) {
+			return calibrate.FitGraphLaunch(rep, cfg, slope)
+		},
+		func(h sim.HostCosts) []hostLine {
+			if slope == "joins" {
+				return []hostLine{{"graph_launch_ns", h.GraphLaunchNs}, {"graph_launch_join_ns", h.GraphLaunchJoinNs}}
+			}
+			return []hostLine{{"graph_launch_ns", h.GraphLaunchNs}, {"graph_launch_branch_ns", h.GraphLaunchBranchNs}}
+		},
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&slope, "slope", "branches", "what the launch call grows with beyond its fixed part: "+
 				strings.Join(calibrate.GraphLaunchSlopes, " or ")+" (host.graph_launch_branch_ns or host.graph_launch_join_ns)")
 		})
-	if err != nil {
-		return err
-	}
-	f, err := calibrate.FitGraphLaunch(rep, cfg, slope)
-	if err != nil {
-		return err
-	}
-	h := f.Config.Host
-	slopeField, slopeValue := "graph_launch_branch_ns", h.GraphLaunchBranchNs
-	if slope == "joins" {
-		slopeField, slopeValue = "graph_launch_join_ns", h.GraphLaunchJoinNs
-	}
-	_, err = fmt.Fprintf(stdout, "  graph_launch_ns: %g # %s\n  %s: %g # %s\n",
-		h.GraphLaunchNs, f.Comments["host.graph_launch_ns"], slopeField, slopeValue, f.Comments["host."+slopeField])
-	return err
 }
