@@ -42,19 +42,11 @@ func (c *calibrator) bigGraphs(h device.Host) error {
 		v := c.record(fmt.Sprintf("graph launch cost, %d nodes on %d branches", sh.nodes, sh.branches), "", "ns",
 			"Host.Now around 20 launches of the graph (empty kernels in parallel chains)", r)
 		rows, costs = append(rows, [3]float64{1, float64(sh.branches), float64(sh.nodes)}), append(costs, v)
-		var dev []float64
-		if err := c.warmRounds(func(measured bool) error {
-			y, err := c.gatedFanOut(h, ss, 1, 1, func() error { return h.GraphLaunch(x, ss.t.s) })
-			if err != nil {
-				return err
-			}
-			if measured {
-				dev = append(dev, y/float64(sh.nodes/sh.branches))
-			}
-			return nil
-		}); err != nil {
+		ys, err := c.gatedRounds(h, ss, 1, 1, func() error { return h.GraphLaunch(x, ss.t.s) })
+		if err != nil {
 			return err
 		}
+		dev := pick(ys, func(y float64) float64 { return y / float64(sh.nodes/sh.branches) })
 		c.record(fmt.Sprintf("graph device time per node, %d nodes on %d branches", sh.nodes, sh.branches), "", "ns",
 			"Elapsed of one launch behind a gate kernel, over the nodes per branch", dev)
 		if err := h.Destroy(x); err != nil {

@@ -365,6 +365,15 @@ func (c *calibrator) warmRounds(round func(measured bool) error) error {
 	return nil
 }
 
+// pick is f of every round.
+func pick[T any](rounds []T, f func(T) float64) []float64 {
+	out := make([]float64, len(rounds))
+	for i, x := range rounds {
+		out[i] = f(x)
+	}
+	return out
+}
+
 // perCall times fn called n times per round and returns per-call costs in
 // ns, one per round. setup and teardown run outside the timed region.
 func (c *calibrator) perCall(h device.Host, n int, setup func() error, fn func(i int) error, teardown func() error) ([]float64, error) {

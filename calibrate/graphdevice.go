@@ -140,35 +140,26 @@ func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh 
 	// The gate covers the host's enqueueing of the n launches: a launch
 	// costs about a kernel launch per branch and per copy node.
 	calls := n * (3 + sh.branches + sh.perBranch/8)
-	var out []float64
-	if err := c.warmRounds(func(measured bool) error {
-		y, err := c.gatedFanOut(h, env.ss, 1, calls, func() error {
-			for i := 0; i < n; i++ {
-				if err := env.updateCopies(h, x, sh, i); err != nil {
+	ys, err := c.gatedRounds(h, env.ss, 1, calls, func() error {
+		for i := 0; i < n; i++ {
+			if err := env.updateCopies(h, x, sh, i); err != nil {
+				return err
+			}
+			if err := h.GraphLaunch(x, env.ss.t.s); err != nil {
+				return err
+			}
+			if sh.hostFunc {
+				if err := h.HostFunc(env.ss.t.s, func() {}); err != nil {
 					return err
-				}
-				if err := h.GraphLaunch(x, env.ss.t.s); err != nil {
-					return err
-				}
-				if sh.hostFunc {
-					if err := h.HostFunc(env.ss.t.s, func() {}); err != nil {
-						return err
-					}
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if measured {
-			out = append(out, y/float64(n))
 		}
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return pick(ys, func(y float64) float64 { return y / float64(n) }), nil
 }
 
 // updateCopies updates, when sh says so, x's head and tail copy nodes

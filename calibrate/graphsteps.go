@@ -393,15 +393,6 @@ func (c *calibrator) graphStepShape(h device.Host, r *gsRig, sh graphStepShape) 
 	return nil
 }
 
-// pick is f of every round.
-func pick[T any](rounds []T, f func(T) float64) []float64 {
-	out := make([]float64, len(rounds))
-	for i, x := range rounds {
-		out[i] = f(x)
-	}
-	return out
-}
-
 // GraphStepPrefix begins the names of graphSteps' measurements; a name
 // is the prefix, the shape, ": " and the part.
 const GraphStepPrefix = "graph step, "

@@ -52,14 +52,14 @@ func (c *calibrator) copyOverlap(h device.Host) error {
 	}
 	alone := map[string]float64{}
 	for _, name := range []string{"HtoD", "DtoH", "DtoD", "kernel"} {
-		r, err := c.overlapRounds(h, ss, func() error { return ops[name](ss.stream(0)) })
+		r, err := c.gatedRounds(h, ss, 2, 2, func() error { return ops[name](ss.stream(0)) })
 		if err != nil {
 			return err
 		}
 		alone[name] = c.record(name+" alone (overlap measurements)", "", "ns", "Elapsed behind a gate kernel", r)
 	}
 	for _, pair := range [][2]string{{"HtoD", "DtoH"}, {"HtoD", "kernel"}, {"DtoH", "kernel"}, {"DtoD", "kernel"}} {
-		r, err := c.overlapRounds(h, ss, func() error {
+		r, err := c.gatedRounds(h, ss, 2, 2, func() error {
 			if err := ops[pair[0]](ss.stream(0)); err != nil {
 				return err
 			}
@@ -76,23 +76,4 @@ func (c *calibrator) copyOverlap(h device.Host) error {
 			"Elapsed of both on two streams released at once, over the longer one's Elapsed alone (1: full overlap, 2: serialized)", r)
 	}
 	return nil
-}
-
-// overlapRounds is the Elapsed of what issue enqueues on the set's two
-// streams, released at once, per round.
-func (c *calibrator) overlapRounds(h device.Host, ss *streamSet, issue func() error) ([]float64, error) {
-	var out []float64
-	if err := c.warmRounds(func(measured bool) error {
-		y, err := c.gatedFanOut(h, ss, 2, 2, issue)
-		if err != nil {
-			return err
-		}
-		if measured {
-			out = append(out, y)
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -39,21 +39,13 @@ func (c *calibrator) recordsOverStreams(h device.Host) error {
 			if p == 2 {
 				kernels = 2 * n
 			}
-			var conc []float64
-			if err := c.warmRounds(func(measured bool) error {
-				y, err := c.gatedFanOut(h, ss, n, 3*kernels+2*n, func() error {
-					return issueRecordPattern(h, ss, evs, spin, n, p)
-				})
-				if err != nil {
-					return err
-				}
-				if measured {
-					conc = append(conc, float64(kernels)*ns(recordD)/y)
-				}
-				return nil
-			}); err != nil {
+			ys, err := c.gatedRounds(h, ss, n, 3*kernels+2*n, func() error {
+				return issueRecordPattern(h, ss, evs, spin, n, p)
+			})
+			if err != nil {
 				return err
 			}
+			conc := pick(ys, func(y float64) float64 { return float64(kernels) * ns(recordD) / y })
 			c.record(recordsName(n, pattern), "", "kernels",
 				fmt.Sprintf("%d one-block 50 us spin kernels, one per stream over %d streams (%s), released at once: kernels x 50 us / Elapsed", kernels, n, pattern), conc)
 		}

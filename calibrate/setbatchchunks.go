@@ -307,31 +307,18 @@ func (c *calibrator) sbHostFuncs(h device.Host, env *gdEnv) error {
 func (c *calibrator) sbHostFuncRounds(h device.Host, env *gdEnv, d time.Duration, s int, hostFunc bool) ([]float64, error) {
 	nop := func() {}
 	spin := c.spinLaunch(d, env.ss.t.done)
-	var out []float64
-	if err := c.warmRounds(func(measured bool) error {
-		y, err := c.gatedFanOut(h, env.ss, s, 2*sbLaunches, func() error {
-			for j := 0; j < sbLaunches; j++ {
-				st := env.ss.stream(j % s)
-				if err := h.Launch(st, spin); err != nil {
+	return c.gatedRounds(h, env.ss, s, 2*sbLaunches, func() error {
+		for j := 0; j < sbLaunches; j++ {
+			st := env.ss.stream(j % s)
+			if err := h.Launch(st, spin); err != nil {
+				return err
+			}
+			if hostFunc {
+				if err := h.HostFunc(st, nop); err != nil {
 					return err
 				}
-				if hostFunc {
-					if err := h.HostFunc(st, nop); err != nil {
-						return err
-					}
-				}
 			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if measured {
-			out = append(out, y)
 		}
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
+	})
 }

@@ -261,13 +261,7 @@ func (c *calibrator) interleavedStreams(h device.Host) error {
 }
 
 func (c *calibrator) recordInterleaved(v ilVariant, rounds []ilCosts) {
-	get := func(f func(ilCosts) float64) []float64 {
-		out := make([]float64, len(rounds))
-		for i, x := range rounds {
-			out[i] = f(x)
-		}
-		return out
-	}
+	get := func(f func(ilCosts) float64) []float64 { return pick(rounds, f) }
 	what, how := v.String(), v.method()
 	c.record("interleaved host cost per kernel, "+what, "", "ns", "slope of Host.Now around issuing "+how+", behind a gate kernel", get(func(x ilCosts) float64 { return x.host }))
 	c.record("interleaved host cost per kernel free-running, "+what, "", "ns", "slope of Host.Now around issuing "+how+", the GPU idle before", get(func(x ilCosts) float64 { return x.hostFree }))

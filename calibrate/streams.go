@@ -87,6 +87,25 @@ func (ss *streamSet) stream(i int) device.Stream {
 	return ss.side[i-1]
 }
 
+// gatedRounds is gatedFanOut's elapsed time per round (warmRounds: after
+// a warm-up round).
+func (c *calibrator) gatedRounds(h device.Host, ss *streamSet, n, calls int, issue func() error) ([]float64, error) {
+	var out []float64
+	if err := c.warmRounds(func(measured bool) error {
+		y, err := c.gatedFanOut(h, ss, n, calls, issue)
+		if err != nil {
+			return err
+		}
+		if measured {
+			out = append(out, y)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // gatedFanOut is the elapsed time of what issue enqueues on the first n
 // streams, all held behind a gate kernel on the origin (long enough for
 // the host to enqueue calls commands) and joined back before the end
@@ -143,26 +162,18 @@ func (c *calibrator) streamConcurrency(h device.Host) error {
 	}
 	for _, o := range orders {
 		for _, s := range concurrencyStreams {
-			var conc []float64
-			if err := c.warmRounds(func(measured bool) error {
-				y, err := c.gatedFanOut(h, ss, s, concurrencyKernels+2*s, func() error {
-					for j := 0; j < concurrencyKernels; j++ {
-						if err := h.Launch(ss.stream(o.stream(j, s)), spin); err != nil {
-							return err
-						}
+			ys, err := c.gatedRounds(h, ss, s, concurrencyKernels+2*s, func() error {
+				for j := 0; j < concurrencyKernels; j++ {
+					if err := h.Launch(ss.stream(o.stream(j, s)), spin); err != nil {
+						return err
 					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-				if measured {
-					conc = append(conc, float64(concurrencyKernels)*ns(concurrencyD)/y)
 				}
 				return nil
-			}); err != nil {
+			})
+			if err != nil {
 				return err
 			}
+			conc := pick(ys, func(y float64) float64 { return float64(concurrencyKernels) * ns(concurrencyD) / y })
 			c.record(concurrencyName(s, o.name), "", "kernels",
 				fmt.Sprintf("64 one-block 10 us spin kernels over %d streams, issued %s, released at once: 64 x 10 us / Elapsed", s, o.name), conc)
 		}

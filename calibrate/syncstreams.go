@@ -153,13 +153,7 @@ func (c *calibrator) syncOverManyStreams(h device.Host) error {
 func (c *calibrator) recordSyncOverStreams(per [][]syncPass) {
 	extra, unobserved := make([]float64, len(per[0])), make([]float64, len(per[0]))
 	for i, s := range syncOverStreams {
-		get := func(f func(syncPass) float64) []float64 {
-			out := make([]float64, len(per[i]))
-			for r, p := range per[i] {
-				out[r] = f(p)
-			}
-			return out
-		}
+		get := func(f func(syncPass) float64) []float64 { return pick(per[i], f) }
 		k := float64(len(syncOverStreams))
 		for r, p := range per[i] {
 			extra[r] += (p.again - p.same) / k
