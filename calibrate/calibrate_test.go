@@ -255,3 +255,26 @@ func TestHostLaunchProbeIsTheConfigsLaunchCost(t *testing.T) {
 	_, err = HostLaunchProbe(nil)
 	require.Error(t, err)
 }
+
+// meanLogError is the mean absolute log ratio, and the same float however
+// the map happens to iterate: the fits compare errors 1e-9 apart.
+func TestMeanLogErrorIsTheMeanInKeyOrder(t *testing.T) {
+	want := map[int]float64{1: 1, 2: 2, 4: 4}
+	got := map[int]float64{1: math.E, 2: 2, 4: 4 / math.E}
+	assert.InDelta(t, 2.0/3, meanLogError(want, func(k int) float64 { return got[k] }), 1e-12)
+
+	// Terms of very different sizes: their sum depends on the order added.
+	many, ratio := map[int]float64{}, map[int]float64{}
+	for k := 0; k < 40; k++ {
+		many[k], ratio[k] = 1, math.Exp(math.Pow(10, float64(k%9-4)))
+	}
+	first := meanLogError(many, func(k int) float64 { return ratio[k] })
+	var sum float64
+	for k := 0; k < 40; k++ {
+		sum += math.Log(ratio[k])
+	}
+	assert.Equal(t, sum/40, first, "summed in key order")
+	for i := 0; i < 50; i++ {
+		require.Equal(t, first, meanLogError(many, func(k int) float64 { return ratio[k] }))
+	}
+}

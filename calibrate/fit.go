@@ -1,9 +1,12 @@
 package calibrate
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -212,16 +215,26 @@ func (f *Fitted) bySimulation(measurement string, want map[string]float64, value
 		if err != nil {
 			return 0, 0, err
 		}
-		e := 0.0
-		for name, w := range want {
+		e := meanLogError(want, func(name string) float64 {
 			m, _ := got.byName(name)
-			e += math.Abs(math.Log(m.Value / w))
-		}
-		if e /= float64(len(want)); e < bestErr-1e-9 {
+			return m.Value
+		})
+		if e < bestErr-1e-9 {
 			best, bestErr = v, e
 		}
 	}
 	return best, bestErr, nil
+}
+
+// meanLogError is the mean over want's keys of |log(got(k) / want[k])|,
+// what the fits by simulation minimize; summed in key order, so that the
+// same figures give the same error every run (a map's order varies).
+func meanLogError[K cmp.Ordered](want map[K]float64, got func(K) float64) float64 {
+	e := 0.0
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		e += math.Abs(math.Log(got(k) / want[k]))
+	}
+	return e / float64(len(want))
 }
 
 // simulate runs one named measurement on a simulator of cfg.

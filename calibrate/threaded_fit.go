@@ -74,11 +74,7 @@ func (f *Fitted) fitGraphLock(rep *Report) error {
 			if err != nil {
 				return err
 			}
-			e := 0.0
-			for n, w := range want {
-				e += math.Abs(math.Log(got[n] / w))
-			}
-			if e /= float64(len(want)); e < bestErr-1e-9 {
+			if e := meanLogError(want, func(n int) float64 { return got[n] }); e < bestErr-1e-9 {
 				bestF, bestH, bestErr, bestGot = v, h, e, got
 			}
 		}

@@ -76,11 +76,7 @@ func FitQueueLock(rep *Report, cfg *sim.Config) (*Fitted, error) {
 			if err != nil {
 				return nil, err
 			}
-			e := 0.0
-			for n, w := range want {
-				e += math.Abs(math.Log(got[n] / w))
-			}
-			if e /= float64(len(want)); e < bestErr-1e-9 {
+			if e := meanLogError(want, func(n int) float64 { return got[n] }); e < bestErr-1e-9 {
 				bestL, bestH, bestErr, bestGot = l, h, e, got
 			}
 		}
