@@ -204,15 +204,15 @@ func (r *windowRoundState) scheduler(w int) func(h device.Host) error {
 		}
 		r.ready.Put(err)
 		for err == nil {
-			var jobs []int
-			if jobs, err = r.take(h, w, issue); jobs == nil {
+			var taken int
+			if taken, err = r.take(h, w, issue); taken == 0 {
 				break
 			}
 			if err == nil && complete != nil {
 				err = complete()
 			}
-			for _, j := range jobs {
-				r.done.Put(windowDone{thread: w, err: err, job: j})
+			for range taken {
+				r.done.Put(windowDone{thread: w, err: err})
 			}
 		}
 		r.exited.Put(errors.Join(err, h.Destroy(s)))
@@ -221,31 +221,31 @@ func (r *windowRoundState) scheduler(w int) func(h device.Host) error {
 }
 
 // take Gets scheduler thread w's next kernel and issues it, then every
-// other one already queued, up to inflight; nil once the queue is closed.
-func (r *windowRoundState) take(h device.Host, w int, issue func() error) ([]int, error) {
+// other one already queued, up to inflight, and returns how many it took:
+// 0 once the queue is closed.
+func (r *windowRoundState) take(h device.Host, w int, issue func() error) (int, error) {
 	q := r.work[w]
-	var jobs []int
+	taken := 0
 	for {
-		v, ok := h.Get(q)
-		if !ok {
-			return jobs, nil
+		if _, ok := h.Get(q); !ok {
+			return taken, nil
 		}
-		jobs = append(jobs, v.(int))
+		taken++
 		if issue != nil {
 			if err := issue(); err != nil {
-				return jobs, err
+				return taken, err
 			}
 		}
-		if len(jobs) == r.loop.inflight || q.Len() == 0 {
-			return jobs, nil
+		if taken == r.loop.inflight || q.Len() == 0 {
+			return taken, nil
 		}
 	}
 }
 
-// windowDone is a scheduler thread's completion report.
+// windowDone is a scheduler thread's report of one kernel completed.
 type windowDone struct {
-	thread, job int
-	err         error
+	thread int
+	err    error
 }
 
 func windowName(loop string, n int) string {
