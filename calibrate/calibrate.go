@@ -267,6 +267,7 @@ var measurements = []struct {
 	{name: "graph chunks over streams", run: (*calibrator).graphChunksOverStreams, onlyNamed: true},
 	{name: "records over streams", run: (*calibrator).recordsOverStreams, onlyNamed: true},
 	{name: "set-batch chunks", run: (*calibrator).setBatchChunks, onlyNamed: true},
+	{name: "set-batch deep chunks", run: (*calibrator).setBatchDeepChunks, onlyNamed: true},
 	{name: "scheduler threads behind a window", run: (*calibrator).windowHandoffs, onlyNamed: true},
 }
 

@@ -267,6 +267,19 @@ type FrontEndCosts struct {
 	// chunks", session 13). 0 (left out): none, as before the field
 	// existed.
 	GraphFrontEndNs float64 `yaml:"graph_front_end_ns,omitempty"`
+	// GraphBranchQueueNs (optional) is what each branch that OTHER running
+	// graph launches run beside their streams adds to the spacing of a
+	// launch's releases after each release that begins a branch (a fork's
+	// successors, the roots of a graph of several): CUDA runs a graph's
+	// concurrent branches on internal streams that share the hardware
+	// queues with the user's streams, and a launch of width w holds w-1 of
+	// them while it runs. A graph alone, chains, a branch's later nodes and
+	// a device of one hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1) cost
+	// nothing. It is what 16-branch chunk graphs lose on 2-8 streams and
+	// not on one stream or one connection (calibrate's "set-batch chunks"
+	// and "set-batch deep chunks", sessions 13-14). 0 (left out): none, as
+	// before the field existed.
+	GraphBranchQueueNs float64 `yaml:"graph_branch_queue_ns,omitempty"`
 	// EventWaitNs (optional) is what a stream wait on an event recorded on
 	// another stream adds to the dependency, on top of the back-to-back
 	// gap: the waiting stream passes the wait this long after the record

@@ -103,6 +103,11 @@ type graphExec struct {
 	launchCost Time
 	launched   bool // launched before (host.first_graph_launch_per_node_ns)
 	segments   int  // with the per-segment costs set: dagSegments of succ
+	// lanes is the branches a launch runs beside its stream (on internal
+	// streams), with graph_branch_queue_ns set: its width less one; and
+	// branchHead marks the nodes that begin a branch (branchHeads).
+	lanes      int
+	branchHead []bool
 	// With graph_launch_kernel_change_ns set: each kernel node's kernel at
 	// the exec's previous launch (or instantiation), and the kernel nodes
 	// updated since then (once each, marked in updated).
@@ -258,6 +263,10 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		x.segments = dagSegments(x.succ)
 		th.chargeGraphBuild(mulTime(int64(x.segments), d.cost.instSegment), "cuGraphInstantiate (per segment)")
 	}
+	if d.cost.graphBranchQueue > 0 {
+		x.lanes = max(0, dagWidth(x.succ)-1)
+		x.branchHead = branchHeads(x.succ, x.npred)
+	}
 	if d.cost.graphBranchLaunch > 0 || d.cost.graphJoinLaunch > 0 {
 		// Computed only when charged: a config without
 		// graph_launch_branch_ns and graph_launch_join_ns runs exactly
@@ -399,6 +408,7 @@ func (d *Device) startGraph(k *command) {
 	gr := k.gr
 	x := gr.x
 	x.running = gr
+	d.graphLanes += x.lanes
 	n := len(gr.nodes)
 	gr.remaining = n
 	gr.npend = make([]int32, n)
@@ -417,14 +427,20 @@ func (d *Device) startGraph(k *command) {
 // scheduleRelease schedules node i of gr's release delay from now, but
 // with graph_dispatch_ns set no sooner than that after the launch's
 // previous release (its executor releases nodes one at a time, in the
-// order they become ready), with graph_front_end_ns set no sooner than
-// that after any launch's previous release (one front end for all), plus
+// order they become ready) plus, after a node that begins a branch,
+// graph_branch_queue_ns per branch the other running launches run beside
+// their streams; with graph_front_end_ns set no sooner than that after
+// any launch's previous release (one front end for all); plus
 // graph_copy_node_ns for a copy node.
 func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
 	at := d.now + delay
-	if d.cost.graphDispatch > 0 {
+	if d.cost.graphDispatch > 0 || d.cost.graphBranchQueue > 0 {
 		at = max(at, gr.nextRelease)
-		gr.nextRelease = addTime(at, d.cost.graphDispatch)
+		gap := d.cost.graphDispatch
+		if x := gr.x; x.branchHead != nil && x.branchHead[i] {
+			gap = addTime(gap, d.branchQueueGap(x))
+		}
+		gr.nextRelease = addTime(at, gap)
 	}
 	if d.cost.graphFrontEnd > 0 {
 		at = max(at, d.graphFrontFree)
@@ -434,6 +450,46 @@ func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
 		at = addTime(at, d.cost.graphCopyNode)
 	}
 	d.schedule(at, evGraphRelease, 0, i, gr.cmd)
+}
+
+// branchQueueGap is what the branches of the other running launches add
+// to the spacing of x's releases: graph_branch_queue_ns for each (one
+// internal stream each beyond the first), however many connections the
+// device has, and nothing with one connection, where every branch shares
+// the streams' queue (CUDA_DEVICE_MAX_CONNECTIONS=1 removes the loss).
+func (d *Device) branchQueueGap(x *graphExec) Time {
+	if d.cost.graphBranchQueue == 0 || d.info.HardwareQueues <= 1 {
+		return 0
+	}
+	q := d.graphLanes - x.lanes
+	if q <= 0 {
+		return 0
+	}
+	return mulTime(int64(q), d.cost.graphBranchQueue)
+}
+
+// branchHeads marks the nodes that begin a branch: the roots of a graph
+// of several, and the successors of a fork (a node of several). A
+// branch's later nodes and a join do not.
+func branchHeads(succ [][]int32, npred []int32) []bool {
+	heads := make([]bool, len(succ))
+	roots := 0
+	for _, p := range npred {
+		if p == 0 {
+			roots++
+		}
+	}
+	for i, ss := range succ {
+		if roots > 1 && npred[i] == 0 {
+			heads[i] = true
+		}
+		if len(ss) > 1 {
+			for _, s := range ss {
+				heads[s] = true
+			}
+		}
+	}
+	return heads
 }
 
 // graphRelease starts node i of the graph run of launch command gk.
@@ -482,6 +538,7 @@ func (d *Device) graphNodeDone(k *command) {
 
 func (d *Device) graphFinished(gr *graphRun) {
 	gr.x.running = nil
+	d.graphLanes -= gr.x.lanes
 	k := gr.cmd
 	st := k.st
 	d.streamDone(k)

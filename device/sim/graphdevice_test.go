@@ -165,3 +165,92 @@ func TestGraphFrontEndSpacesReleasesAcrossLaunches(t *testing.T) {
 	_, err := New(front)
 	assert.ErrorContains(t, err, "front_end.graph_front_end_ns must not be negative")
 }
+
+// gatedPairElapsed is Elapsed around two launches of what build
+// captures (twice), on two streams that both wait for one gate kernel, so
+// that both start when it ends.
+func gatedPairElapsed(t *testing.T, c *Config, build func(h device.Host) (device.GraphExec, device.Stream)) time.Duration {
+	t.Helper()
+	d, err := New(c)
+	require.NoError(t, err)
+	var el time.Duration
+	require.NoError(t, d.Run(func(h device.Host) error {
+		x1, s1 := build(h)
+		x2, s2 := build(h)
+		g, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		a, _ := h.NewEvent(device.EventOptions{})
+		open, _ := h.NewEvent(device.EventOptions{})
+		b, _ := h.NewEvent(device.EventOptions{})
+		require.NoError(t, h.Record(a, g))
+		require.NoError(t, h.Launch(g, spinLaunch(1, 32, 50*time.Microsecond)))
+		require.NoError(t, h.Record(open, g))
+		for _, l := range []struct {
+			x device.GraphExec
+			s device.Stream
+		}{{x1, s1}, {x2, s2}} {
+			require.NoError(t, h.Wait(l.s, open))
+			require.NoError(t, h.GraphLaunch(l.x, l.s))
+			done, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			require.NoError(t, h.Record(done, l.s))
+			require.NoError(t, h.Wait(g, done))
+		}
+		require.NoError(t, h.Record(b, g))
+		require.NoError(t, h.Synchronize())
+		el, err = h.Elapsed(a, b)
+		return err
+	}))
+	return el
+}
+
+// front_end.graph_branch_queue_ns: a launch alone (5 roots, one stream)
+// costs nothing more; of two 5-root launches that start together behind
+// a gate on two streams, the first releases its roots before the second
+// runs (nothing else holds queues), the second while the first's 4 extra
+// branches hold queues: its 5 roots (each begins a branch) are released
+// 4 x 1 us apart, so the pair ends 16 us later. One hardware queue (every branch on the
+// streams' queue) and chains (no branch beside the stream) cost nothing.
+func TestGraphBranchQueuesSpaceReleasesBesideOtherLaunches(t *testing.T) {
+	roots := func(h device.Host) (device.GraphExec, device.Stream) { return independentOf(t, h, 5) }
+	chain := func(h device.Host) (device.GraphExec, device.Stream) { return graphOf(t, h, 5, 0, 0) }
+	withBQ := func(queues int) *Config {
+		c := h100Config(t)
+		c.FrontEnd.GraphBranchQueueNs = 1000
+		if queues > 0 {
+			c.Info.HardwareQueues = queues
+		}
+		return c
+	}
+	assert.Equal(t, graphElapsed(t, h100Config(t), roots), graphElapsed(t, withBQ(0), roots), "one launch alone")
+	base := gatedPairElapsed(t, h100Config(t), roots)
+	assert.Equal(t, 16*time.Microsecond, gatedPairElapsed(t, withBQ(0), roots)-base)
+	assert.Equal(t, gatedPairElapsed(t, withBQ(0), roots), gatedPairElapsed(t, withBQ(0), roots), "deterministic")
+	one := h100Config(t)
+	one.Info.HardwareQueues = 1
+	assert.Equal(t, gatedPairElapsed(t, one, roots), gatedPairElapsed(t, withBQ(1), roots), "one queue")
+	assert.Equal(t, gatedPairElapsed(t, h100Config(t), chain), gatedPairElapsed(t, withBQ(0), chain), "chains")
+
+	assert.Zero(t, h100Config(t).FrontEnd.GraphBranchQueueNs, "left out of a config: none")
+	out, err := withBQ(0).Marshal()
+	require.NoError(t, err)
+	back, err := ParseConfig(out, "marshalled")
+	require.NoError(t, err)
+	assert.InDelta(t, 1000, back.FrontEnd.GraphBranchQueueNs, 0)
+	bad := h100Config(t)
+	bad.FrontEnd.GraphBranchQueueNs = -1
+	_, err = New(bad)
+	assert.ErrorContains(t, err, "front_end.graph_branch_queue_ns must not be negative")
+}
+
+// branchHeads: the roots of a graph of several roots and the successors
+// of a fork begin branches; a chain's later nodes and a join do not.
+func TestBranchHeadsMarkRootsOfSeveralAndForkSuccessors(t *testing.T) {
+	// 0 -> {1, 2}; 1 -> 3; 2 -> 4; {3, 4} -> 5: copy in, 2 branches of 2, copy out.
+	succ := [][]int32{{1, 2}, {3}, {4}, {5}, {5}, nil}
+	npred := []int32{0, 1, 1, 1, 1, 2}
+	assert.Equal(t, []bool{false, true, true, false, false, false}, branchHeads(succ, npred))
+	// Two independent chains 0 -> 1 and 2 -> 3: both roots begin a branch.
+	assert.Equal(t, []bool{true, false, true, false}, branchHeads([][]int32{{1}, nil, {3}, nil}, []int32{0, 1, 0, 1}))
+	// One chain: no branch begins.
+	assert.Equal(t, []bool{false, false}, branchHeads([][]int32{{1}, nil}, []int32{0, 1}))
+}
