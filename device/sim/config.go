@@ -258,15 +258,6 @@ type FrontEndCosts struct {
 	// nodes of a wide graph), in the order they become ready. 0 (left
 	// out): all at once, as before the field existed.
 	GraphDispatchNs float64 `yaml:"graph_dispatch_ns,omitempty"`
-	// GraphFrontEndNs (optional) is the device's time per graph node
-	// across every graph launch at once: one front end releases the nodes
-	// of all running graphs one at a time, at least this far apart, in the
-	// order they become ready (graph_dispatch_ns spaces one launch's own).
-	// It is what concurrent chunk graphs of 16 branches lose on 2-8
-	// streams where 2 branches or one chain do not (calibrate's "set-batch
-	// chunks", session 13). 0 (left out): none, as before the field
-	// existed.
-	GraphFrontEndNs float64 `yaml:"graph_front_end_ns,omitempty"`
 	// GraphBranchQueueNs (optional) is what each branch that OTHER running
 	// graph launches run beside their streams adds to the spacing of a
 	// launch's releases after each release that begins a branch (a fork's

@@ -167,9 +167,6 @@ type Device struct {
 	resident    int // resident grids
 	slotWait    []slotWaiter
 	cbFree      Time // the callback thread is free from this time on
-	// graphFrontFree is when the device's graph front end may release
-	// its next node (front_end.graph_front_end_ns).
-	graphFrontFree Time
 	// graphLanes is the branches the running graph launches run beside
 	// their streams (the sum of their widths less one;
 	// front_end.graph_branch_queue_ns).
@@ -267,7 +264,7 @@ type costs struct {
 
 	// The optional graph device costs: what a copy node adds to its
 	// release delay, and the least spacing of a launch's releases.
-	graphCopyNode, graphDispatch, graphFrontEnd, graphBranchQueue Time
+	graphCopyNode, graphDispatch, graphBranchQueue Time
 
 	// The optional wake-up of the idle callback thread.
 	callbackWake Time
@@ -315,7 +312,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphFrontEnd: nsTime(f.GraphFrontEndNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs),
+		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
@@ -386,7 +383,7 @@ func (d *Device) reset() {
 	d.syncWaiters = d.syncWaiters[:0]
 	d.resident = 0
 	d.slotWait = d.slotWait[:0]
-	d.cbFree, d.graphFrontFree, d.graphLanes = 0, 0, 0
+	d.cbFree, d.graphLanes = 0, 0
 	d.copyFree = [3]Time{}
 	d.resetBandwidth()
 	d.l2.reset()

@@ -429,9 +429,7 @@ func (d *Device) startGraph(k *command) {
 // previous release (its executor releases nodes one at a time, in the
 // order they become ready) plus, after a node that begins a branch,
 // graph_branch_queue_ns per branch the other running launches run beside
-// their streams; with graph_front_end_ns set no sooner than that after
-// any launch's previous release (one front end for all); plus
-// graph_copy_node_ns for a copy node.
+// their streams; plus graph_copy_node_ns for a copy node.
 func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
 	at := d.now + delay
 	if d.cost.graphDispatch > 0 || d.cost.graphBranchQueue > 0 {
@@ -441,10 +439,6 @@ func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
 			gap = addTime(gap, d.branchQueueGap(x))
 		}
 		gr.nextRelease = addTime(at, gap)
-	}
-	if d.cost.graphFrontEnd > 0 {
-		at = max(at, d.graphFrontFree)
-		d.graphFrontFree = addTime(at, d.cost.graphFrontEnd)
 	}
 	if gr.nodes[i].kind == cmdCopy {
 		at = addTime(at, d.cost.graphCopyNode)

@@ -123,49 +123,6 @@ func TestGraphDeviceCostFieldsParseAndAreChecked(t *testing.T) {
 	assert.ErrorContains(t, err, "front_end.graph_dispatch_ns must not be negative")
 }
 
-// pairElapsed is the host's time from before launching x1 on s1 and x2 on
-// s2, built by build twice, to the device being idle.
-func pairElapsed(t *testing.T, c *Config, build func(h device.Host) (device.GraphExec, device.Stream)) time.Duration {
-	t.Helper()
-	d, err := New(c)
-	require.NoError(t, err)
-	var el time.Duration
-	require.NoError(t, d.Run(func(h device.Host) error {
-		x1, s1 := build(h)
-		x2, s2 := build(h)
-		start := h.Now()
-		require.NoError(t, h.GraphLaunch(x1, s1))
-		require.NoError(t, h.GraphLaunch(x2, s2))
-		require.NoError(t, h.Synchronize())
-		el = h.Now() - start
-		return nil
-	}))
-	return el
-}
-
-// front_end.graph_front_end_ns spaces one launch's releases as
-// graph_dispatch_ns does (5 roots: the last 4 x 0.7 us after the first),
-// and unlike it also the releases of two launches running at once: they
-// share the front end, so the pair takes longer than with
-// graph_dispatch_ns at the same spacing, which spaces each launch alone.
-func TestGraphFrontEndSpacesReleasesAcrossLaunches(t *testing.T) {
-	build := func(h device.Host) (device.GraphExec, device.Stream) { return independentOf(t, h, 5) }
-	base := graphElapsed(t, h100Config(t), build)
-	fe := h100Config(t)
-	fe.FrontEnd.GraphFrontEndNs = 700
-	assert.Equal(t, 2800*time.Nanosecond, graphElapsed(t, fe, build)-base)
-
-	dispatch, front := h100Config(t), h100Config(t)
-	dispatch.FrontEnd.GraphDispatchNs, front.FrontEnd.GraphFrontEndNs = 3000, 3000
-	pairDispatch, pairFront := pairElapsed(t, dispatch, build), pairElapsed(t, front, build)
-	assert.Greater(t, pairFront, pairDispatch, "two launches at once share the front end")
-	assert.Equal(t, pairFront, pairElapsed(t, front, build), "deterministic")
-	assert.Zero(t, h100Config(t).FrontEnd.GraphFrontEndNs, "left out of a config: none")
-	front.FrontEnd.GraphFrontEndNs = -1
-	_, err := New(front)
-	assert.ErrorContains(t, err, "front_end.graph_front_end_ns must not be negative")
-}
-
 // gatedPairElapsed is Elapsed around two launches of what build
 // captures (twice), on two streams that both wait for one gate kernel, so
 // that both start when it ends.
