@@ -11,7 +11,8 @@ import (
 // they launched and their time in each kind of call, so that the GPU can
 // say which part of a scheduler thread's round trip the simulator gets
 // wrong. get is the time in the work queue's Get (waiting for the window
-// thread included), launch the job's issue (its launches or graph, its
+// thread included, and the wait between Runs: a thread cannot tell them
+// apart, so get is the least useful of the five), launch the job's issue (its launches or graph, its
 // event waits and, with Waits, its record), record the completion event's
 // record (or the host function's enqueue), sync the stream or event
 // synchronize, queue the other queue calls (Len, the completion's Put).
