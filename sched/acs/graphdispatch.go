@@ -97,14 +97,15 @@ type graphHook struct {
 // graph (graph_hits), node updates, batches (graph launches) and their
 // mean and largest width, and copies issued on the stream directly. They
 // count from the scheduler's creation, over every Prepare and Run.
-// Dispatch window reports only its window thread's time per operation
+// Dispatch window reports its window thread's time per operation
 // (windowStats: busy, its own work; blocked, waiting for completions),
 // which dispatch graph adds to its counters (busy: the check, the node
-// updates and graph launches; blocked: the final synchronize). Dispatch
-// shared reports none.
+// updates and graph launches; blocked: the final synchronize), and its
+// scheduler threads' time per job (threadStats). Dispatch shared reports
+// none.
 func (s *SW) Stats() map[string]float64 {
 	if s.p.Dispatch == DispatchWindow {
-		return s.wstats.add(nil)
+		return addThreads(s.wstats.add(nil), s.tstats)
 	}
 	if s.p.Dispatch != DispatchGraph {
 		return nil

@@ -39,8 +39,10 @@ type SW struct {
 	gstats graphStats
 	hook   graphHook
 
-	// wstats: the window thread's time under dispatch window (Stats).
+	// wstats: the window thread's time under dispatch window (Stats);
+	// tstats: each scheduler thread's (threadStats).
 	wstats windowStats
+	tstats []threadStats
 }
 
 // windowStats is what the window thread did since the scheduler was
@@ -154,6 +156,9 @@ func (s *SW) Prepare(h device.Host, _ *workloads.Instance) error {
 		return nil
 	}
 	k := s.p.Threads
+	if len(s.tstats) != k {
+		s.tstats = make([]threadStats, k)
+	}
 	s.streams = make([]device.Stream, 0, k)
 	s.events = make([][]device.Event, k)
 	s.work = make([]device.Queue, k)
@@ -341,7 +346,8 @@ type threadState struct {
 	h      device.Host
 	stream device.Stream
 	cache  map[string][]device.GraphExec
-	seq    int   // events recorded (the ring's position)
+	seq    int // events recorded (the ring's position)
+	acc    threadStats
 	chain  *job  // Handoff batched: jobs of the last message not yet taken
 	err    error // the first error releasing a graph, reported at exit
 }
@@ -362,6 +368,7 @@ func (s *SW) threadMain(t int) func(h device.Host) error {
 					ts.keep(h.Destroy(x))
 				}
 			}
+			ts.flush()
 			s.done.Put(exitMsg{t, ts.err})
 		}()
 		switch {
@@ -384,7 +391,9 @@ func (ts *threadState) next() (*job, bool) {
 	for {
 		j := ts.chain
 		if j == nil {
-			v, ok := ts.h.Get(ts.s.work[ts.t])
+			var v any
+			var ok bool
+			timed(ts.h, &ts.acc.get, func() { v, ok = ts.h.Get(ts.s.work[ts.t]) })
 			if !ok {
 				return nil, false
 			}
@@ -410,11 +419,19 @@ func (ts *threadState) next() (*job, bool) {
 }
 
 // more reports whether a job is waiting for the thread.
-func (ts *threadState) more() bool { return ts.chain != nil || ts.s.work[ts.t].Len() > 0 }
+func (ts *threadState) more() bool {
+	if ts.chain != nil {
+		return true
+	}
+	var n int
+	timed(ts.h, &ts.acc.queue, func() { n = ts.s.work[ts.t].Len() })
+	return n > 0
+}
 
 func (ts *threadState) report(j *job, err error) {
 	j.done = doneMsg{thread: ts.t, job: j, err: err}
-	ts.s.done.Put(&j.done)
+	ts.flush()
+	timed(ts.h, &ts.acc.queue, func() { ts.s.done.Put(&j.done) })
 }
 
 // loopSync: launch, synchronize the stream, report (the paper). Jobs that
@@ -440,7 +457,8 @@ func (ts *threadState) loopSync() {
 				break
 			}
 		}
-		err := ts.h.StreamSynchronize(ts.stream)
+		var err error
+		timed(ts.h, &ts.acc.sync, func() { err = ts.h.StreamSynchronize(ts.stream) })
 		if ts.s.p.Handoff == HandoffBatched && err == nil && len(batch) > 0 {
 			// One message for every job the synchronization finished.
 			for i := 1; i < len(batch); i++ {
@@ -481,7 +499,9 @@ func (ts *threadState) loopEvent() {
 			if ev == nil {
 				ev = evs[ts.seq%len(evs)]
 				ts.seq++
-				if err := ts.h.Record(ev, ts.stream); err != nil {
+				var err error
+				timed(ts.h, &ts.acc.record, func() { err = ts.h.Record(ev, ts.stream) })
+				if err != nil {
 					ts.report(j, err)
 					continue
 				}
@@ -491,7 +511,9 @@ func (ts *threadState) loopEvent() {
 		}
 		p := fifo[0]
 		fifo = fifo[1:]
-		ts.report(p.j, ts.h.EventSynchronize(p.ev))
+		var err error
+		timed(ts.h, &ts.acc.sync, func() { err = ts.h.EventSynchronize(p.ev) })
+		ts.report(p.j, err)
 	}
 }
 
@@ -510,7 +532,9 @@ func (ts *threadState) loopCallback() {
 		}
 		j.done = doneMsg{thread: ts.t, job: j}
 		msg := &j.done
-		if err := ts.h.HostFunc(ts.stream, func() { done.Put(msg) }); err != nil {
+		var err error
+		timed(ts.h, &ts.acc.record, func() { err = ts.h.HostFunc(ts.stream, func() { done.Put(msg) }) })
+		if err != nil {
 			ts.report(j, err)
 		}
 	}
@@ -520,6 +544,11 @@ func (ts *threadState) loopCallback() {
 // run of operations as a graph.
 func (ts *threadState) launch(j *job) error {
 	h, st := ts.h, ts.stream
+	t0 := h.Now()
+	defer func() {
+		ts.acc.launch += h.Now() - t0
+		ts.acc.jobs++
+	}()
 	for _, ev := range j.waits {
 		if err := h.Wait(st, ev); err != nil {
 			return err
