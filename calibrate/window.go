@@ -100,7 +100,7 @@ func (c *calibrator) windowHandoffs(h device.Host) error {
 				return err
 			}
 			c.record(windowName(loop.name, n), "", "ns",
-				fmt.Sprintf("%d kernels per round handed from the window thread to %d scheduler threads (each its own queue and stream, one kernel at a time) and their completions back through one shared queue; %s: first Put to last completion's Get, per kernel", windowJobs, n, loop.method), per)
+				fmt.Sprintf("%d kernels per round handed from the window thread to %d scheduler threads (each its own queue and stream, at most %d kernel(s) in flight) and their completions back through one shared queue; %s: first Put to last completion's Get, per kernel", windowJobs, n, loop.inflight, loop.method), per)
 		}
 	}
 	return nil
