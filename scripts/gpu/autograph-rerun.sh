@@ -20,7 +20,7 @@ CFG=configs/experiments/autograph-rerun-gpu.yaml
 : "${OUT:?set OUT to the folder that comes back}"
 mkdir -p "$OUT/r"
 if [ -n "${DEVICE:-}" ]; then
-  sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" $CFG > "$OUT/r/config.yaml"
+  sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" $CFG > "$OUT/r/config.yaml"
 else
   cp $CFG "$OUT/r/config.yaml"
 fi

@@ -31,7 +31,7 @@ for job in "$@"; do
   paper=${job%%:*}; cfg=${job#*:}; name=$(basename "$cfg" .yaml)
   mkdir -p "$OUT/r/$name"
   if [ -n "${DEVICE:-}" ]; then
-    sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$cfg" > "$OUT/r/$name/$name.yaml"
+    sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" "$cfg" > "$OUT/r/$name/$name.yaml"
     cfg="$OUT/r/$name/$name.yaml"
   fi
   n=$("$BIN" run "$cfg" --count-shards) || { echo "$name: $cfg does not load"; continue; }

@@ -31,13 +31,9 @@ if [ "$DEVICE" = cuda ] && command -v nvidia-smi >/dev/null; then
     smi_pid=$!
 fi
 rc=0
-sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" configs/experiments/corun-copies-gpu.yaml >"$work/corun-copies-gpu.yaml"
+sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" configs/experiments/corun-copies-gpu.yaml >"$work/corun-copies-gpu.yaml"
 for i in $(seq 1 "$ROUNDS"); do
-    t0=$(date +%s)
-    timeout "$RUN_TIMEOUT" "$BIN" run "$work/corun-copies-gpu.yaml" -o "$work/copies-$i" >"$work/copies-$i.log" 2>&1
-    r=$?
-    [ "$r" = 0 ] || rc=$r
-    echo "run copies-$i: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+    timed_step "run copies-$i" timeout "$RUN_TIMEOUT" "$BIN" run "$work/corun-copies-gpu.yaml" -o "$work/copies-$i" >"$work/copies-$i.log" 2>&1
 done
 [ -n "$smi_pid" ] && kill "$smi_pid" 2>/dev/null
 script_pack corun-copies

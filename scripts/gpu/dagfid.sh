@@ -32,18 +32,14 @@ REPS=${REPS:-10}
 script_start dagfid
 
 rc=0
-t0=$(date +%s)
-timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --raw "$work/$tag-calibrate.json" \
+timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --raw "$work/$tag-calibrate.json" \
     --report "$work/$tag-calibrate.md" -o "$work/$tag-fitted.yaml" 2>"$work/calibrate.log"
-r=$?
-[ "$r" = 0 ] || rc=$r
-echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 # The rows: the committed experiment file on the GPU (its devices are
 # cuda); a dry run rewrites the device.
 exp=configs/experiments/fidelity-dags-gpu.yaml
 if [ "$DEVICE" != cuda ]; then
-    sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$exp" >"$work/fidelity-dags-gpu.yaml"
+    sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" "$exp" >"$work/fidelity-dags-gpu.yaml"
     exp=$work/fidelity-dags-gpu.yaml
 fi
 t0=$(date +%s)

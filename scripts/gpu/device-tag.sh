@@ -5,8 +5,9 @@
 # binary and commit to FILE and sets tag (h100, h200, another GPU's name,
 # or sim-CONFIG), which names the output files; host_record FILE adds the
 # build, the binary's version and the host's CPU; paper_run runs a paper's
-# experiment; script_pack NAME ends what script_start began (below). Uses
-# $DEVICE and $BIN.
+# experiment; timed_step LABEL CMD... runs one step and logs its exit
+# status and seconds (below); script_pack NAME ends what script_start began
+# (below). Uses $DEVICE and $BIN.
 
 # script_start NAME [--host-record]: what every script run from the
 # repository root does first. OUT must be set; DEVICE defaults to cuda and
@@ -90,13 +91,29 @@ binary_ready() {
 paper_run() {
     local runner=$1 config=$2 limit=$3 dir=$4 t0 r
     t0=$(date +%s)
-    sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "$config" >"$dir/$(basename "$config")"
+    sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" "$config" >"$dir/$(basename "$config")"
     timeout "$limit" "$BIN" paper "$runner" run "$dir/$(basename "$config")" -o "$dir/$runner" \
         >"$dir/$runner-run.log" 2>"$dir/$runner-stderr.log"
     r=$?
     rm -f "$dir/$runner/"*.svg "$dir/$runner/"*.pdf
     echo "paper $runner run: exit $r in $(($(date +%s) - t0))s" >>"$dir/device.txt"
     return $r
+}
+
+# timed_step LABEL CMD...: runs CMD (the caller's redirections apply to
+# it), writes "LABEL: exit R in Ns" into $work/device.txt and keeps a
+# failing status in rc (the script's own exit status at its end). It
+# leaves the status in r and returns 0: a failed step is logged, and the
+# script goes on to pack what the others wrote.
+timed_step() {
+    local label=$1 t0
+    shift
+    t0=$(date +%s)
+    "$@"
+    r=$?
+    [ "$r" = 0 ] || rc=$r
+    echo "$label: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+    return 0
 }
 
 # script_pack NAME: what every script started by script_start does once its

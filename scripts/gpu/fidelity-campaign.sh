@@ -62,7 +62,7 @@ fi
 { date -u; nvidia-smi; } >"$R/nvidia-smi.txt" 2>&1
 # The experiment files, on this device (cuda unless testing).
 for x in fidelity-dags-gpu fidelity-dags-random-gpu; do
-	sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" "configs/experiments/$x.yaml" >"$R/$x.yaml"
+	sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" "configs/experiments/$x.yaml" >"$R/$x.yaml"
 done
 
 # A run whose rows failed still writes its results (the failures are in

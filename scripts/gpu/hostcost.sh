@@ -52,18 +52,14 @@ device_tag "$work/device.txt"
 
 rc=0
 for i in $(seq 1 "$ROUNDS"); do
-    t0=$(date +%s)
-    timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
+    timed_step "calibrate run $i" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
         --only "chains interleaved over streams" --only "graph builds over streams" \
         --only "cross-stream dependencies" --only "captured chains over streams" \
         --raw "$work/$tag-hostcost-$i.json" --report "$work/$tag-hostcost-$i.md" 2>"$work/calibrate-$i.log"
-    r=$?
-    [ "$r" = 0 ] || rc=$r
-    echo "calibrate run $i: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 done
 # The rows, on this device (cuda unless testing).
 t0=$(date +%s)
-sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" configs/experiments/hostcost-dags-gpu.yaml >"$work/hostcost-dags-gpu.yaml"
+sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" configs/experiments/hostcost-dags-gpu.yaml >"$work/hostcost-dags-gpu.yaml"
 timeout "$RUN_TIMEOUT" "$BIN" run "$work/hostcost-dags-gpu.yaml" -o "$work/dags" >"$work/run.log" 2>&1
 run_rc=$?
 [ "$run_rc" = 0 ] || rc=$run_rc

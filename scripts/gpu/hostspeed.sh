@@ -42,18 +42,14 @@ CONFIG=${CONFIG:-configs/experiments/acs-gpu-confirm.yaml}
 script_start hostspeed --host-record
 
 rc=0
-t0=$(date +%s)
 threaded=()
 if [ "${THREADED:-0}" = 1 ]; then
     threaded=(--only "launch throughput" --only "parked hand-offs" --only "beside synchronizing threads")
 fi
-timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
+timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
     --only "host API costs" --only "launch latency, back-to-back gap, wake-up" --only "host callbacks" --only "host thread hand-off" \
     "${threaded[@]}" \
     --raw "$work/$tag-hostapi.json" --report "$work/$tag-hostapi.md" 2>"$work/calibrate.log"
-r=$?
-[ "$r" = 0 ] || rc=$r
-echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
 script_pack hostspeed

@@ -30,12 +30,8 @@ script_start setbatch
 
 rc=0
 for n in $CONNECTIONS; do
-    t0=$(date +%s)
-    CUDA_DEVICE_MAX_CONNECTIONS=$n timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "set-batch chunks" \
+    timed_step "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n" env CUDA_DEVICE_MAX_CONNECTIONS=$n timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "set-batch chunks" \
         --raw "$work/$tag-setbatch-conn$n.json" --report "$work/$tag-setbatch-conn$n.md" 2>"$work/calibrate-conn$n.log"
-    r=$?
-    [ "$r" = 0 ] || rc=$r
-    echo "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 done
 script_pack setbatch-connections
 

@@ -44,13 +44,9 @@ TRACE_CONFIG=configs/experiments/heldout6-set-gpu.yaml
 script_start setbatch --host-record
 
 rc=0
-t0=$(date +%s)
-timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
+timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
     --only "host API costs" --only "host callbacks" --only "set-batch chunks" \
     --raw "$work/$tag-setbatch.json" --report "$work/$tag-setbatch.md" 2>"$work/calibrate.log"
-r=$?
-[ "$r" = 0 ] || rc=$r
-echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 mkdir -p "$work/traces"
 for row in "sobel-192 s160|setbatch16s-2" "sobel-192 s160|setbatch16s-4" "sobel-192 s160|setbatch16s-8" \

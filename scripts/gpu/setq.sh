@@ -31,17 +31,11 @@ script_start setq
 
 rc=0
 for n in $CONNECTIONS; do
-    t0=$(date +%s)
-    if [ "$n" = default ]; then
-        env -u CUDA_DEVICE_MAX_CONNECTIONS timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "set-batch deep chunks" \
-            --raw "$work/$tag-setq-$n.json" --report "$work/$tag-setq-$n.md" 2>"$work/calibrate-$n.log"
-    else
-        CUDA_DEVICE_MAX_CONNECTIONS=$n timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "set-batch deep chunks" \
-            --raw "$work/$tag-setq-$n.json" --report "$work/$tag-setq-$n.md" 2>"$work/calibrate-$n.log"
-    fi
-    r=$?
-    [ "$r" = 0 ] || rc=$r
-    echo "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
+    connections=(env CUDA_DEVICE_MAX_CONNECTIONS="$n")
+    [ "$n" = default ] && connections=(env -u CUDA_DEVICE_MAX_CONNECTIONS)
+    timed_step "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n" "${connections[@]}" timeout "$CAL_TIMEOUT" "$BIN" calibrate \
+        --device "$DEVICE" --only "set-batch deep chunks" \
+        --raw "$work/$tag-setq-$n.json" --report "$work/$tag-setq-$n.md" 2>"$work/calibrate-$n.log"
 done
 script_pack setq
 

@@ -41,13 +41,9 @@ CONFIG=configs/experiments/setthreads-gpu.yaml
 script_start setthreads --host-record
 
 rc=0
-t0=$(date +%s)
-timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
+timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
     --only "stream concurrency" --only "host callbacks" --only "host API costs" --only "graph chunks over streams" \
     --raw "$work/$tag-chunkstreams.json" --report "$work/$tag-chunkstreams.md" 2>"$work/calibrate.log"
-r=$?
-[ "$r" = 0 ] || rc=$r
-echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 if [ "${SET:-1}" = 1 ]; then
     paper_run set "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?

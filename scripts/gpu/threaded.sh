@@ -35,13 +35,9 @@ CONFIG=configs/experiments/heldout4-acs-gpu.yaml
 script_start threaded --host-record
 
 rc=0
-t0=$(date +%s)
-timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
+timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
     --only "host API costs" --only "graphs" --only "launch throughput" --only "host threads at once" \
     --raw "$work/$tag-threaded.json" --report "$work/$tag-threaded.md" 2>"$work/calibrate.log"
-r=$?
-[ "$r" = 0 ] || rc=$r
-echo "calibrate: exit $r in $(($(date +%s) - t0))s" >>"$work/device.txt"
 
 if [ "${ACS:-1}" = 1 ]; then
     paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?

@@ -23,7 +23,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-150}
 . scripts/gpu/device-tag.sh
 script_start tilecost
 
-sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" configs/experiments/tilecost-gpu.yaml >"$work/tilecost-gpu.yaml"
+sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" configs/experiments/tilecost-gpu.yaml >"$work/tilecost-gpu.yaml"
 timeout "$RUN_TIMEOUT" "$BIN" run "$work/tilecost-gpu.yaml" -o "$work/run" >"$work/run.log" 2>&1
 rc=$?
 rm -f "$work/run/"*.svg "$work/run/"*.pdf

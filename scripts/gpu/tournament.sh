@@ -28,7 +28,7 @@ if [ ! -e "$BIN" ] && [ -f "$BIN.gz" ]; then
 fi
 mkdir -p "$OUT/r"
 if [ -n "${DEVICE:-}" ]; then
-  sed "s/^devices: \[cuda\]/devices: [$DEVICE]/" $CFG > "$OUT/r/config.yaml"
+  sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" $CFG > "$OUT/r/config.yaml"
 else
   cp $CFG "$OUT/r/config.yaml"
 fi
