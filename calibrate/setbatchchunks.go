@@ -73,16 +73,8 @@ func (c *calibrator) setBatchChunks(h device.Host) error {
 		return err
 	}
 	for _, sh := range sbShapes {
-		xs := make([]device.GraphExec, sbLaunches)
-		for j := range xs {
-			if xs[j], err = c.instantiate(h, env.ss.t.s, env.issue(h, sh)); err != nil {
-				return fmt.Errorf("set-batch chunk %s: %w", sh.name, err)
-			}
-			if err := h.GraphLaunch(xs[j], env.ss.t.s); err != nil { // the first launch uploads it
-				return err
-			}
-		}
-		if err := h.Synchronize(); err != nil {
+		xs, err := c.sbExecs(h, env, sh, "set-batch chunk")
+		if err != nil {
 			return err
 		}
 		for _, s := range sbStreams {
@@ -110,10 +102,36 @@ func (c *calibrator) setBatchChunks(h device.Host) error {
 			c.record(sbName(sh.name, s, "dispatched, calls"), "", "ns", "the same: Host.Now around the node updates, launches and host-function calls, summed (SET's t_schedule)", sched)
 			c.record(sbName(sh.name, s, "dispatched, wait"), "", "ns", "the same: Host.Now around the Gets, summed (SET's t_wait)", wait)
 		}
-		for _, x := range xs {
-			if err := h.Destroy(x); err != nil {
-				return err
-			}
+		if err := destroyExecs(h, xs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sbExecs instantiates sbLaunches execs of sh on env's timing stream and
+// launches each once there (the first launch uploads it), then waits for
+// the device: the chunks "set-batch chunks" and "set-batch deep chunks"
+// time. label names the probe in an instantiation's error.
+func (c *calibrator) sbExecs(h device.Host, env *gdEnv, sh gdShape, label string) ([]device.GraphExec, error) {
+	xs := make([]device.GraphExec, sbLaunches)
+	for j := range xs {
+		var err error
+		if xs[j], err = c.instantiate(h, env.ss.t.s, env.issue(h, sh)); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", label, sh.name, err)
+		}
+		if err := h.GraphLaunch(xs[j], env.ss.t.s); err != nil {
+			return nil, err
+		}
+	}
+	return xs, h.Synchronize()
+}
+
+// destroyExecs destroys xs in order, stopping at the first error.
+func destroyExecs(h device.Host, xs []device.GraphExec) error {
+	for _, x := range xs {
+		if err := h.Destroy(x); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -36,16 +36,8 @@ func (c *calibrator) setBatchDeepChunks(h device.Host) error {
 		return err
 	}
 	for _, sh := range sbDeepShapes {
-		xs := make([]device.GraphExec, sbLaunches)
-		for j := range xs {
-			if xs[j], err = c.instantiate(h, env.ss.t.s, env.issue(h, sh)); err != nil {
-				return fmt.Errorf("set-batch deep chunk %s: %w", sh.name, err)
-			}
-			if err := h.GraphLaunch(xs[j], env.ss.t.s); err != nil { // the first launch uploads it
-				return err
-			}
-		}
-		if err := h.Synchronize(); err != nil {
+		xs, err := c.sbExecs(h, env, sh, "set-batch deep chunk")
+		if err != nil {
 			return err
 		}
 		for _, s := range sbStreams {
@@ -56,10 +48,8 @@ func (c *calibrator) setBatchDeepChunks(h device.Host) error {
 			c.record(sbDeepName(sh.name, s), "", "ns",
 				fmt.Sprintf("Elapsed behind a gate kernel of %d launches round-robin over the streams, total", sbLaunches), gated)
 		}
-		for _, x := range xs {
-			if err := h.Destroy(x); err != nil {
-				return err
-			}
+		if err := destroyExecs(h, xs); err != nil {
+			return err
 		}
 	}
 	return nil
