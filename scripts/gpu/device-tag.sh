@@ -125,3 +125,35 @@ script_pack() {
     mkdir -p "$OUT"
     tar czf "$tarball" -C "$work" .
 }
+
+# calibrate_over_connections PROBE RAW LOG: one calibrate --only PROBE per
+# value of $CONNECTIONS (CUDA_DEVICE_MAX_CONNECTIONS; "default" leaves it
+# unset, the driver's own setting), each a timed_step writing
+# $work/$tag-RAW<N>.json / .md and $work/calibrate-LOG<N>.log: the probes
+# that ask whether a cost goes through the GPU's hardware queues
+# (setbatch-connections.sh, setq.sh). Needs CAL_TIMEOUT, BIN, DEVICE.
+calibrate_over_connections() {
+    local probe=$1 raw=$2 log=$3 n env_n
+    for n in $CONNECTIONS; do
+        env_n=(env CUDA_DEVICE_MAX_CONNECTIONS="$n")
+        [ "$n" = default ] && env_n=(env -u CUDA_DEVICE_MAX_CONNECTIONS)
+        timed_step "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n" "${env_n[@]}" timeout "$CAL_TIMEOUT" "$BIN" calibrate \
+            --device "$DEVICE" --only "$probe" \
+            --raw "$work/$tag-$raw$n.json" --report "$work/$tag-$raw$n.md" 2>"$work/calibrate-$log$n.log"
+    done
+}
+
+# connections_summary NAME LOG PATTERN: the summary a connections sweep
+# prints last: the device, each step's exit, and per connection count the
+# lines of calibrate-LOG<N>.log matching the grep PATTERN.
+connections_summary() {
+    local name=$1 log=$2 pattern=$3 n
+    echo "== $name on $tag ($DEVICE)"
+    head -2 "$work/device.txt"
+    grep '^calibrate with\|^total' "$work/device.txt"
+    for n in $CONNECTIONS; do
+        echo "-- CUDA_DEVICE_MAX_CONNECTIONS=$n"
+        grep -h "$pattern" "$work/calibrate-$log$n.log" | sed 's/^calibrate: //'
+    done
+    echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
+}

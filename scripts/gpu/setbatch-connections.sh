@@ -29,19 +29,9 @@ CONNECTIONS=${CONNECTIONS:-1 8 32}
 script_start setbatch
 
 rc=0
-for n in $CONNECTIONS; do
-    timed_step "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n" env CUDA_DEVICE_MAX_CONNECTIONS=$n timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "set-batch chunks" \
-        --raw "$work/$tag-setbatch-conn$n.json" --report "$work/$tag-setbatch-conn$n.md" 2>"$work/calibrate-conn$n.log"
-done
+calibrate_over_connections "set-batch chunks" setbatch-conn conn
 script_pack setbatch-connections
 
 # Summary, last.
-echo "== setbatch-connections on $tag ($DEVICE)"
-head -2 "$work/device.txt"
-grep '^calibrate with\|^total' "$work/device.txt"
-for n in $CONNECTIONS; do
-    echo "-- CUDA_DEVICE_MAX_CONNECTIONS=$n"
-    grep -h 'chunk 16x1 on [48] streams, \(gated\|dispatched\)  \|chunk 2x8 on 8 streams, \(gated\|dispatched\)  ' "$work/calibrate-conn$n.log" | sed 's/^calibrate: //'
-done
-echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
+connections_summary setbatch-connections conn 'chunk 16x1 on [48] streams, \(gated\|dispatched\)  \|chunk 2x8 on 8 streams, \(gated\|dispatched\)  '
 [ "$rc" = 0 ]

@@ -30,22 +30,9 @@ CONNECTIONS=${CONNECTIONS:-default 1}
 script_start setq
 
 rc=0
-for n in $CONNECTIONS; do
-    connections=(env CUDA_DEVICE_MAX_CONNECTIONS="$n")
-    [ "$n" = default ] && connections=(env -u CUDA_DEVICE_MAX_CONNECTIONS)
-    timed_step "calibrate with CUDA_DEVICE_MAX_CONNECTIONS=$n" "${connections[@]}" timeout "$CAL_TIMEOUT" "$BIN" calibrate \
-        --device "$DEVICE" --only "set-batch deep chunks" \
-        --raw "$work/$tag-setq-$n.json" --report "$work/$tag-setq-$n.md" 2>"$work/calibrate-$n.log"
-done
+calibrate_over_connections "set-batch deep chunks" setq- ""
 script_pack setq
 
 # Summary, last.
-echo "== setq on $tag ($DEVICE)"
-head -2 "$work/device.txt"
-grep '^calibrate with\|^total' "$work/device.txt"
-for n in $CONNECTIONS; do
-    echo "-- CUDA_DEVICE_MAX_CONNECTIONS=$n"
-    grep -h 'deep chunk' "$work/calibrate-$n.log" | sed 's/^calibrate: //'
-done
-echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
+connections_summary setq "" 'deep chunk'
 [ "$rc" = 0 ]
