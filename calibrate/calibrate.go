@@ -269,6 +269,7 @@ var measurements = []struct {
 	{name: "set-batch chunks", run: (*calibrator).setBatchChunks, onlyNamed: true},
 	{name: "set-batch deep chunks", run: (*calibrator).setBatchDeepChunks, onlyNamed: true},
 	{name: "scheduler threads behind a window", run: (*calibrator).windowHandoffs, onlyNamed: true},
+	{name: "host callbacks spaced", run: (*calibrator).callbackSpacing, onlyNamed: true},
 }
 
 type calibrator struct {
