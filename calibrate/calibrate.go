@@ -270,6 +270,7 @@ var measurements = []struct {
 	{name: "set-batch deep chunks", run: (*calibrator).setBatchDeepChunks, onlyNamed: true},
 	{name: "scheduler threads behind a window", run: (*calibrator).windowHandoffs, onlyNamed: true},
 	{name: "host callbacks spaced", run: (*calibrator).callbackSpacing, onlyNamed: true},
+	{name: "device idle wake", run: (*calibrator).idleWake, onlyNamed: true},
 }
 
 type calibrator struct {

@@ -3,8 +3,11 @@
 # dagfast-h100.tgz showed the first kernel of every traced random-DAG run
 # 8-17 us longer than its twin later in the run). One lease:
 #  1. `gpusched calibrate --only "host API costs" --only "launch latency,
-#     back-to-back gap, wake-up" --only copies`: this lease's launch cost,
-#     latency, wake-up and copy rates, which the simulated rows are read with.
+#     back-to-back gap, wake-up" --only copies --only "device idle wake"`:
+#     this lease's launch cost, latency, wake-up and copy rates, which the
+#     simulated rows are read with, and a launch and synchronize of a 5 us
+#     kernel after the GPU idled 0 to 3,200 us (calibrate/idlewake.go: how
+#     long an idle makes a launch pay more, and how much).
 #  2. `gpusched run configs/experiments/dagfast-chains-gpu.yaml`: serial
 #     chains of 1-16 identical synth_node kernels at 2,048 and 256
 #     iterations (the intercept over the chain length is the per-run cost),
@@ -38,7 +41,7 @@ script_start dagfast-chains --host-record
 
 rc=0
 timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "launch latency, back-to-back gap, wake-up" --only copies \
+    --only "host API costs" --only "launch latency, back-to-back gap, wake-up" --only copies --only "device idle wake" \
     --raw "$work/$tag-host.json" --report "$work/$tag-host.md" 2>"$work/calibrate.log"
 
 config="$work/$(basename "$CONFIG")"
@@ -61,7 +64,7 @@ script_pack dagfast-chains
 echo "== dagfast-chains on $tag ($DEVICE)"
 head -2 "$work/device.txt"
 grep '^calibrate:\|^run:\|^trace \|^total' "$work/device.txt"
-grep -h 'launch API cost\|launch latency\|wake-up\|device-to-host' "$work/calibrate.log" | head -6
+grep -h 'launch API cost\|launch latency\|wake-up\|device-to-host\|idle' "$work/calibrate.log" | head -20
 grep ' serial ' "$work/run.log"
 grep 'makespan' "$work/trace.log"
 echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
