@@ -271,6 +271,9 @@ var measurements = []struct {
 	{name: "scheduler threads behind a window", run: (*calibrator).windowHandoffs, onlyNamed: true},
 	{name: "host callbacks spaced", run: (*calibrator).callbackSpacing, onlyNamed: true},
 	{name: "device idle wake", run: (*calibrator).idleWake, onlyNamed: true},
+	{name: "event records without timing", run: (*calibrator).untimedRecords, onlyNamed: true},
+	{name: "queue calls over threads", run: (*calibrator).queueCallsOverThreads, onlyNamed: true},
+	{name: "launches over threads", run: (*calibrator).launchesOverThreads, onlyNamed: true},
 }
 
 type calibrator struct {
@@ -293,6 +296,10 @@ type calibrator struct {
 	// windowOnly, when set, limits "scheduler threads behind a window" to
 	// the loop of that name (the queue lock fit simulates only it).
 	windowOnly string
+	// callsOnly, when set, limits "queue calls over threads" and
+	// "launches over threads" to the loop of that name (a fit simulates
+	// only the loop it fits).
+	callsOnly string
 }
 
 func newCalibrator(dev device.Device, progress io.Writer) (*calibrator, error) {

@@ -122,6 +122,18 @@ type HostCosts struct {
 	// (left out): queue calls are free, as before the fields existed.
 	QueueLockNs        float64 `yaml:"queue_lock_ns,omitempty"`
 	QueueLockHandoffNs float64 `yaml:"queue_lock_handoff_ns,omitempty"`
+	// UntimedRecordNs (optional) is cuEventRecord's cost for an event
+	// made with DisableTiming (ACS-SW's events: no timestamp to write);
+	// 0 (left out): record_ns, which calibrate measures on a timing
+	// event, as before the field existed.
+	UntimedRecordNs float64 `yaml:"untimed_record_ns,omitempty"`
+	// DriverLockHandoffNs (optional) is what a driver call that is not a
+	// graph build (those pay graph_lock_handoff_ns) pays on top of
+	// waiting when it finds the driver lock held by another host thread
+	// (the contended lock's hand-off: several scheduler threads, each
+	// launching and synchronizing on its own stream, launch slower than
+	// one); 0 (left out): nothing, as before the field existed.
+	DriverLockHandoffNs float64 `yaml:"driver_lock_handoff_ns,omitempty"`
 	// ParkAfterNs and ParkedWakeNs (optional): a host thread that has
 	// waited in a Queue Get longer than ParkAfterNs when its value arrives
 	// has parked (device/cuda's Get spins, then sleeps in the kernel), and

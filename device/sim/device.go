@@ -255,6 +255,10 @@ type costs struct {
 	// hand-off.
 	queueLock, queueLockHandoff Time
 
+	// The optional record of a timing-disabled event and the driver
+	// lock's contended hand-off.
+	untimedRecord, driverLockHandoff Time
+
 	// The optional per-segment costs of instantiating and destroying a
 	// graph exec.
 	instSegment, destroyExecSegment Time
@@ -318,6 +322,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
 		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),
+		untimedRecord: nsTime(cmp.Or(h.UntimedRecordNs, h.RecordNs)), driverLockHandoff: nsTime(h.DriverLockHandoffNs),
 		instSegment: nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
 		syncSwitch: nsTime(h.SyncSwitchNs), cycle: cyc,
 	}
@@ -736,9 +741,10 @@ func (th *thread) catchUp() {
 }
 
 // charge makes the thread pay cost, the driver_lock_fraction of it under
-// the driver lock shared by all host threads.
+// the driver lock shared by all host threads, and host.driver_lock_handoff_ns
+// more when it waits for the lock another thread holds.
 func (th *thread) charge(cost Time, call string) {
-	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, 0)
+	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff)
 }
 
 // chargeGraphBuild is charge for a graph-building call (capture begin and

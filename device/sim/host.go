@@ -289,7 +289,11 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 		ev.capNodes = append(ev.capNodes[:0], st.capTail...)
 		return nil
 	}
-	th.charge(d.cost.record+th.busyCost(st)+th.pendingRecordCost(ev), "cuEventRecord")
+	cost := d.cost.record
+	if !ev.timing {
+		cost = d.cost.untimedRecord // no timestamp to write
+	}
+	th.charge(cost+th.busyCost(st)+th.pendingRecordCost(ev), "cuEventRecord")
 	ev.capture = nil
 	rc := ev.nextRC
 	ev.nextRC = nil
