@@ -37,11 +37,13 @@ func (c *calibrator) untimedRecords(h device.Host) error {
 		if err := errors.Join(err, h.Destroy(ev)); err != nil {
 			return err
 		}
-		name, field, what := untimedRecordName, "host.untimed_record_ns", "timing-disabled event (ACS-SW's)"
+		// No field: the probe runs only when named; host.untimed_record_ns
+		// is set by calibrate fit-thread-calls.
+		name, what := untimedRecordName, "timing-disabled event (ACS-SW's)"
 		if timing {
-			name, field, what = timedRecordName, "", "timing event, as \"event record cost\""
+			name, what = timedRecordName, "timing event, as \"event record cost\""
 		}
-		c.record(name, field, "ns", fmt.Sprintf("Host.Now around %d records of a %s on one idle stream", batch, what), r)
+		c.record(name, "", "ns", fmt.Sprintf("Host.Now around %d records of a %s on one idle stream", batch, what), r)
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ func calibrateSubcommands() []calibrateSubcommand {
 		{"fit-graph-lock", "RAW.json... --sim CONFIG", cmdCalibrateFitGraphLock},
 		{"fit-graph-launch", "RAW.json... --sim CONFIG [--slope branches|joins]", cmdCalibrateFitGraphLaunch},
 		{"fit-queue-lock", "RAW.json... --sim CONFIG", cmdCalibrateFitQueueLock},
+		{"fit-thread-calls", "RAW.json... --sim CONFIG", cmdCalibrateFitThreadCalls},
 		{"tile-sync", "RESULTS.json [--raw RAW.json]", cmdCalibrateTileSync},
 	}
 }
@@ -384,6 +385,19 @@ func cmdCalibrateFitQueueLock(args []string, stdout, stderr io.Writer) error {
 	return fitHostFields(args, stdout, stderr, "calibrate fit-queue-lock", calibrate.FitQueueLock,
 		func(h sim.HostCosts) []hostLine {
 			return []hostLine{{"handoff_ns", h.HandoffNs}, {"queue_lock_ns", h.QueueLockNs}, {"queue_lock_handoff_ns", h.QueueLockHandoffNs}}
+		})
+}
+
+// cmdCalibrateFitThreadCalls fits the scheduler threads' call costs (the
+// untimed record, the driver lock's and the queue lock's hand-offs) alone
+// to a report's "event records without timing", "launches over threads"
+// and "queue calls over threads" on a given config (the one they go into)
+// and prints them as the config's host lines, with their comments.
+func cmdCalibrateFitThreadCalls(args []string, stdout, stderr io.Writer) error {
+	return fitHostFields(args, stdout, stderr, "calibrate fit-thread-calls", calibrate.FitThreadCalls,
+		func(h sim.HostCosts) []hostLine {
+			return []hostLine{{"untimed_record_ns", h.UntimedRecordNs}, {"driver_lock_handoff_ns", h.DriverLockHandoffNs},
+				{"handoff_ns", h.HandoffNs}, {"queue_lock_ns", h.QueueLockNs}, {"queue_lock_handoff_ns", h.QueueLockHandoffNs}}
 		})
 }
 

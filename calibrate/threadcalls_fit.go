@@ -1,0 +1,222 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
+)
+
+// Candidate values of the thread-call fits: the driver lock's contended
+// hand-off 0 to 6 us in 50 ns steps; the queue lock held 0 to 1 us in 25
+// ns steps and its contended hand-off 0 to 3 us in 100 ns steps.
+var (
+	driverLockHandoffs = steps(0, 6000, 50)
+	callQueueLocks     = steps(0, 1000, 25)
+	callQueueHandoffs  = steps(0, 3000, 100)
+)
+
+func steps(from, to, by float64) (vs []float64) {
+	for v := from; v <= to; v += by {
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// FitThreadCalls fits, to a report's probes of scheduler threads' calls
+// (calibrate --only "event records without timing", "launches over
+// threads", "queue calls over threads", with "host thread hand-off"),
+// simulated with cfg's every other field (the config the fields go into):
+//   - host.untimed_record_ns: the timing-disabled record as measured;
+//   - host.driver_lock_handoff_ns: the value whose simulated launch calls
+//     on 1, 2, 4 and 8 threads (both loops of "launches over threads") are
+//     closest to the measured ones, with the record above;
+//   - host.queue_lock_ns and host.queue_lock_handoff_ns: the pair whose
+//     simulated Put, Len, Get and shared Put on 1 to 8 threads (both loops
+//     of "queue calls over threads") are closest, with the two above, and
+//     host.handoff_ns the ping-pong's hand-off less two queue calls (so
+//     that the simulated ping-pong stays what was measured).
+//
+// Closest is the mean absolute log ratio; the first of equals, smallest
+// first. A probe the report lacks leaves its fields as cfg has them (a
+// note says so); a report with none of them is an error.
+func FitThreadCalls(rep *Report, cfg *sim.Config) (*Fitted, error) {
+	c := *cfg
+	f := &Fitted{Config: &c, Comments: map[string]string{}}
+	fitted := 0
+	if m, ok := rep.byName(untimedRecordName); ok && m.Value > 0 {
+		c.Host.UntimedRecordNs = m.Value
+		timed := ""
+		if t, ok := rep.byName(timedRecordName); ok {
+			timed = fmt.Sprintf("; a timing event's on the same host %s ns (host.record_ns %s)", num(t.Value), num(cfg.Host.RecordNs))
+		}
+		f.Comments["host.untimed_record_ns"] = fmt.Sprintf("measured: median of %d rounds, %s-%s ns (spread %.0f%%); %s%s",
+			len(m.Rounds), num(m.Min), num(m.Max), 100*m.Spread(), m.Method, timed)
+		fitted++
+	} else {
+		f.Notes = append(f.Notes, fmt.Sprintf("no %q: host.untimed_record_ns kept (calibrate --only \"event records without timing\")", untimedRecordName))
+	}
+	ok, err := f.fitDriverLockHandoff(rep)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		fitted++
+	}
+	if ok, err = f.fitCallQueueLock(rep); err != nil {
+		return nil, err
+	}
+	if ok {
+		fitted++
+	}
+	if fitted == 0 {
+		return nil, errors.New("the report has none of \"event records without timing\", \"launches over threads\", \"queue calls over threads\" (gpusched calibrate --only ...)")
+	}
+	return f, nil
+}
+
+// callFigures is the measured value of each call of loops on every thread
+// count, by measurement name; calls limits them to those calls (nil: all).
+func callFigures(rep *Report, loops []callLoop, calls map[string]bool) map[string]float64 {
+	want := map[string]float64{}
+	for _, loop := range loops {
+		for _, call := range loop.calls {
+			if calls != nil && !calls[call] {
+				continue
+			}
+			for _, n := range threadedCounts {
+				if m, ok := rep.byName(callName(loop.name, call, n)); ok && m.Value > 0 {
+					want[m.Name] = m.Value
+				}
+			}
+		}
+	}
+	return want
+}
+
+// simulateCalls runs loops on a simulator of cfg, one round, and returns
+// every call's figure by measurement name.
+func simulateCalls(cfg *sim.Config, loops []callLoop) (map[string]float64, error) {
+	rep, err := simulateOn(cfg, "scheduler threads' calls", func(c *calibrator, h device.Host) error {
+		c.rounds = 1 // deterministic: every round is the same
+		return c.callLoops(h, loops)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, m := range rep.Measurements {
+		out[m.Name] = m.Value
+	}
+	return out, nil
+}
+
+// fitDriverLockHandoff fits host.driver_lock_handoff_ns to the launch
+// calls of "launches over threads"; false when the report has none.
+func (f *Fitted) fitDriverLockHandoff(rep *Report) (bool, error) {
+	want := callFigures(rep, launchLoops, map[string]bool{"launch": true})
+	if len(want) < 2 {
+		f.Notes = append(f.Notes, "no launches over threads measured: host.driver_lock_handoff_ns kept (calibrate --only \"launches over threads\")")
+		return false, nil
+	}
+	best, bestErr, zeroErr := 0.0, math.Inf(1), math.Inf(1)
+	var bestGot map[string]float64
+	for _, h := range driverLockHandoffs {
+		try := *f.Config
+		try.Host.DriverLockHandoffNs = h
+		got, err := simulateCalls(&try, launchLoops)
+		if err != nil {
+			return false, err
+		}
+		e := meanLogError(want, func(n string) float64 { return got[n] })
+		if h == 0 {
+			zeroErr = e
+		}
+		if e < bestErr-1e-9 {
+			best, bestErr, bestGot = h, e, got
+		}
+	}
+	f.Config.Host.DriverLockHandoffNs = best
+	f.Comments["host.driver_lock_handoff_ns"] = fmt.Sprintf("fitted: \"launches over threads\", the launch call's host time on 1, 2, 4, 8 threads (launch + synchronize; "+
+		"launch + untimed record + event synchronize), simulated with hand-offs 0 to 6 us; %.0f ns fits best, mean error %.1f%% (0: %.1f%%): %s",
+		best, pct(bestErr), pct(zeroErr), figureRows(launchLoops, "launch", want, bestGot))
+	return true, nil
+}
+
+// fitCallQueueLock fits host.queue_lock_ns, host.queue_lock_handoff_ns and
+// host.handoff_ns to "queue calls over threads"; false when the report
+// has none.
+func (f *Fitted) fitCallQueueLock(rep *Report) (bool, error) {
+	want := callFigures(rep, queueLoops, nil)
+	if len(want) < 2 {
+		f.Notes = append(f.Notes, "no queue calls over threads measured: host.queue_lock_ns and host.queue_lock_handoff_ns kept (calibrate --only \"queue calls over threads\")")
+		return false, nil
+	}
+	pp, ok := rep.byName(pingPongName)
+	if !ok || pp.Value <= 0 {
+		return false, fmt.Errorf("the report has queue calls but no %q, which host.handoff_ns keeps (gpusched calibrate --only \"host thread hand-off\")", pingPongName)
+	}
+	bestL, bestH, bestErr := 0.0, 0.0, math.Inf(1)
+	var bestGot map[string]float64
+	for _, l := range callQueueLocks {
+		if 2*l > pp.Value {
+			break // the ping-pong's hand-off holds two queue calls
+		}
+		for _, h := range callQueueHandoffs {
+			try := *f.Config
+			try.Host.HandoffNs, try.Host.QueueLockNs, try.Host.QueueLockHandoffNs = pp.Value-2*l, l, h
+			got, err := simulateCalls(&try, queueLoops)
+			if err != nil {
+				return false, err
+			}
+			if e := meanLogError(want, func(n string) float64 { return got[n] }); e < bestErr-1e-9 {
+				bestL, bestH, bestErr, bestGot = l, h, e, got
+			}
+			if l == 0 {
+				break // no lock: nothing to hand off
+			}
+		}
+	}
+	c := &f.Config.Host
+	c.HandoffNs, c.QueueLockNs, c.QueueLockHandoffNs = pp.Value-2*bestL, bestL, bestH
+	var rows []string
+	for _, call := range queueLoopCalls {
+		rows = append(rows, call+": "+figureRows(queueLoops, call, want, bestGot))
+	}
+	what := fmt.Sprintf("\"queue calls over threads\": Put, Len, Get and shared Put on 1, 2, 4, 8 threads, beside launch + synchronize and back to back, "+
+		"simulated with the lock held 0 to 1 us and contended hand-offs 0 to 3 us, host.handoff_ns the ping-pong's %s ns less two queue calls; "+
+		"lock %.0f ns and hand-off %.0f ns fit best, mean error %.1f%%: %s", num(pp.Value), bestL, bestH, pct(bestErr), strings.Join(rows, "; "))
+	f.Comments["host.queue_lock_ns"] = "fitted with host.queue_lock_handoff_ns and host.handoff_ns: " + what
+	f.Comments["host.queue_lock_handoff_ns"] = "fitted with host.queue_lock_ns and host.handoff_ns: " + what
+	f.Comments["host.handoff_ns"] = fmt.Sprintf("fitted with host.queue_lock_ns: the ping-pong's hand-off (%s) %s ns less a Put's and a Get's queue lock (2 x %.0f ns)",
+		pingPongName, num(pp.Value), bestL)
+	return true, nil
+}
+
+// pct is a mean absolute log error as a percentage.
+func pct(e float64) float64 { return 100 * (math.Exp(e) - 1) }
+
+// figureRows says, loop by loop, call's measured and simulated figures on
+// each thread count: "launch + synchronize 1/2/4/8 threads 4800/... ns
+// (simulated ...)".
+func figureRows(loops []callLoop, call string, want, got map[string]float64) string {
+	var rows []string
+	for _, loop := range loops {
+		var counts, ws, gs []string
+		for _, n := range threadedCounts {
+			name := callName(loop.name, call, n)
+			if w, ok := want[name]; ok {
+				counts = append(counts, fmt.Sprint(n))
+				ws = append(ws, fmt.Sprintf("%.0f", w))
+				gs = append(gs, fmt.Sprintf("%.0f", got[name]))
+			}
+		}
+		if len(counts) > 0 {
+			rows = append(rows, fmt.Sprintf("%s %s threads %s ns (simulated %s)", loop.name, strings.Join(counts, "/"), strings.Join(ws, "/"), strings.Join(gs, "/")))
+		}
+	}
+	return strings.Join(rows, ", ")
+}
