@@ -11,17 +11,19 @@ import (
 )
 
 // Candidate values of the thread-call fits: the driver lock's contended
-// hand-off 0 to 6 us in 50 ns steps; the queue lock held 0 to 1 us in 25
+// hand-off 0 to 3 us in 50 ns steps (and its fraction in twentieths, when
+// fitted); the queue lock held 0 to 1 us in 25
 // ns steps and its contended hand-off 0 to 3 us in 100 ns steps.
 var (
-	driverLockHandoffs = steps(0, 6000, 50)
-	callQueueLocks     = steps(0, 1000, 25)
-	callQueueHandoffs  = steps(0, 3000, 100)
+	driverLockHandoffs  = steps(0, 3000, 50)
+	driverLockFractions = steps(0.05, 1, 0.05)
+	callQueueLocks      = steps(0, 1000, 25)
+	callQueueHandoffs   = steps(0, 3000, 100)
 )
 
 func steps(from, to, by float64) (vs []float64) {
-	for v := from; v <= to; v += by {
-		vs = append(vs, v)
+	for i := 0; from+float64(i)*by <= to+1e-9; i++ {
+		vs = append(vs, math.Round((from+float64(i)*by)*1e6)/1e6)
 	}
 	return vs
 }
@@ -114,35 +116,92 @@ func simulateCalls(cfg *sim.Config, loops []callLoop) (map[string]float64, error
 	return out, nil
 }
 
-// fitDriverLockHandoff fits host.driver_lock_handoff_ns to the launch
-// calls of "launches over threads"; false when the report has none.
+// throughputName is "launch throughput"'s measurement on n threads.
+func throughputName(n int) string { return fmt.Sprintf("launch throughput, %d host thread(s)", n) }
+
+// fitDriverLockHandoff fits host.driver_lock_handoff_ns to the launch and
+// record calls of "launches over threads" (the calls the driver lock
+// governs: a record right after the thread's launch takes the lock back
+// while a waiter wakes), and, when the report also has "launch
+// throughput" (a full calibration's, merged), host.driver_lock_fraction
+// with it, to both: the fraction was fitted on the throughput alone,
+// without a hand-off. False when the report has no launches over threads.
 func (f *Fitted) fitDriverLockHandoff(rep *Report) (bool, error) {
-	want := callFigures(rep, launchLoops, map[string]bool{"launch": true})
+	want := callFigures(rep, launchLoops, map[string]bool{"launch": true, "record": true})
 	if len(want) < 2 {
 		f.Notes = append(f.Notes, "no launches over threads measured: host.driver_lock_handoff_ns kept (calibrate --only \"launches over threads\")")
 		return false, nil
 	}
-	best, bestErr, zeroErr := 0.0, math.Inf(1), math.Inf(1)
-	var bestGot map[string]float64
-	for _, h := range driverLockHandoffs {
-		try := *f.Config
-		try.Host.DriverLockHandoffNs = h
-		got, err := simulateCalls(&try, launchLoops)
-		if err != nil {
-			return false, err
-		}
-		e := meanLogError(want, func(n string) float64 { return got[n] })
-		if h == 0 {
-			zeroErr = e
-		}
-		if e < bestErr-1e-9 {
-			best, bestErr, bestGot = h, e, got
+	rates := map[string]float64{}
+	for _, n := range threadedCounts {
+		if m, ok := rep.byName(throughputName(n)); ok && m.Value > 0 {
+			rates[m.Name] = m.Value
 		}
 	}
-	f.Config.Host.DriverLockHandoffNs = best
-	f.Comments["host.driver_lock_handoff_ns"] = fmt.Sprintf("fitted: \"launches over threads\", the launch call's host time on 1, 2, 4, 8 threads (launch + synchronize; "+
-		"launch + untimed record + event synchronize), simulated with hand-offs 0 to 6 us; %.0f ns fits best, mean error %.1f%% (0: %.1f%%): %s",
-		best, pct(bestErr), pct(zeroErr), figureRows(launchLoops, "launch", want, bestGot))
+	fractions, handoffs := []float64{f.Config.Host.DriverLockFraction}, driverLockHandoffs
+	if len(rates) > 1 {
+		// Twice the step over the two dimensions keeps the grid's
+		// simulations a few hundred.
+		fractions, handoffs = driverLockFractions, nil
+		for i := 0; i < len(driverLockHandoffs); i += 2 {
+			handoffs = append(handoffs, driverLockHandoffs[i])
+		}
+	}
+	type fit struct {
+		fraction, handoff, err float64
+		got                    map[string]float64
+	}
+	best, zero := fit{err: math.Inf(1)}, fit{err: math.Inf(1)}
+	for _, fr := range fractions {
+		for _, h := range handoffs {
+			try := *f.Config
+			try.Host.DriverLockFraction, try.Host.DriverLockHandoffNs = fr, h
+			got, err := simulateCalls(&try, launchLoops)
+			if err != nil {
+				return false, err
+			}
+			e := meanLogError(want, func(n string) float64 { return got[n] })
+			if len(rates) > 1 {
+				sim, err := simulateOn(&try, "launch throughput", (*calibrator).throughput)
+				if err != nil {
+					return false, err
+				}
+				for _, m := range sim.Measurements {
+					got[m.Name] = m.Value
+				}
+				// The two probes weigh the same.
+				e = (e + meanLogError(rates, func(n string) float64 { return got[n] })) / 2
+			}
+			if h == 0 && fr == f.Config.Host.DriverLockFraction {
+				zero = fit{fr, h, e, got}
+			}
+			if e < best.err-1e-9 {
+				best = fit{fr, h, e, got}
+			}
+		}
+	}
+	f.Config.Host.DriverLockFraction, f.Config.Host.DriverLockHandoffNs = best.fraction, best.handoff
+	rows := figureRows(launchLoops, "launch", want, best.got) + "; record: " + figureRows(launchLoops[1:], "record", want, best.got)
+	grid := fmt.Sprintf("hand-offs 0 to %.0f ns, the fraction %.2f", driverLockHandoffs[len(driverLockHandoffs)-1], f.Config.Host.DriverLockFraction)
+	if len(rates) > 1 {
+		var rs []string
+		for _, n := range threadedCounts {
+			if w, ok := rates[throughputName(n)]; ok {
+				rs = append(rs, fmt.Sprintf("%d threads %.0f/s (simulated %.0f)", n, w, best.got[throughputName(n)]))
+			}
+		}
+		rows += "; launch throughput " + strings.Join(rs, ", ")
+		grid = fmt.Sprintf("fractions 0.05 to 1 and hand-offs 0 to %.0f ns, with \"launch throughput\" (1, 2, 4, 8 threads) weighing as much", driverLockHandoffs[len(driverLockHandoffs)-1])
+	}
+	what := fmt.Sprintf("\"launches over threads\", the launch and record calls' host time on 1, 2, 4, 8 threads (launch + synchronize; "+
+		"launch + untimed record + event synchronize), simulated with %s; fraction %.2f and hand-off %.0f ns fit best, mean error %.1f%% (the base config's fraction and no hand-off: %.1f%%): %s",
+		grid, best.fraction, best.handoff, pct(best.err), pct(zero.err), rows)
+	f.Comments["host.driver_lock_handoff_ns"] = "fitted: " + what
+	if len(rates) > 1 {
+		f.Comments["host.driver_lock_fraction"] = "fitted with host.driver_lock_handoff_ns: " + what
+	} else {
+		f.Comments["host.driver_lock_fraction"] = "kept: no \"launch throughput\" in the reports (merge a full calibration's to fit it with the hand-off)"
+	}
 	return true, nil
 }
 

@@ -59,6 +59,8 @@ func TestThreadCallsFitRecoversTheSimulatedFields(t *testing.T) {
 	require.True(t, ok)
 	assert.InDelta(t, pp.Value-400, h.HandoffNs, 0.5, "the ping-pong less two lock holds")
 	assert.Contains(t, f.Comments["host.driver_lock_handoff_ns"], "8 threads")
+	assert.Equal(t, truth.Host.DriverLockFraction, h.DriverLockFraction, "no launch throughput in the report: the fraction kept")
+	assert.Contains(t, f.Comments["host.driver_lock_fraction"], "kept")
 	assert.Contains(t, f.Comments["host.queue_lock_ns"], "back to back")
 
 	// The probes one by one: what the report lacks is kept and noted.

@@ -396,7 +396,7 @@ func cmdCalibrateFitQueueLock(args []string, stdout, stderr io.Writer) error {
 func cmdCalibrateFitThreadCalls(args []string, stdout, stderr io.Writer) error {
 	return fitHostFields(args, stdout, stderr, "calibrate fit-thread-calls", calibrate.FitThreadCalls,
 		func(h sim.HostCosts) []hostLine {
-			return []hostLine{{"untimed_record_ns", h.UntimedRecordNs}, {"driver_lock_handoff_ns", h.DriverLockHandoffNs},
+			return []hostLine{{"untimed_record_ns", h.UntimedRecordNs}, {"driver_lock_fraction", h.DriverLockFraction}, {"driver_lock_handoff_ns", h.DriverLockHandoffNs},
 				{"handoff_ns", h.HandoffNs}, {"queue_lock_ns", h.QueueLockNs}, {"queue_lock_handoff_ns", h.QueueLockHandoffNs}}
 		})
 }

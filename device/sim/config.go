@@ -130,9 +130,14 @@ type HostCosts struct {
 	// DriverLockHandoffNs (optional) is what a driver call that is not a
 	// graph build (those pay graph_lock_handoff_ns) pays on top of
 	// waiting when it finds the driver lock held by another host thread
-	// (the contended lock's hand-off: several scheduler threads, each
+	// (the woken waiter's hand-off: several scheduler threads, each
 	// launching and synchronizing on its own stream, launch slower than
-	// one); 0 (left out): nothing, as before the field existed.
+	// one). Meanwhile the lock is idle, and the thread that released it
+	// takes it back for a call of its own whose locked part fits there
+	// (a mutex's releasing thread re-acquires it before the woken waiter
+	// runs: a record right after a launch does not queue behind the other
+	// threads' launches). 0 (left out): neither, as before the field
+	// existed.
 	DriverLockHandoffNs float64 `yaml:"driver_lock_handoff_ns,omitempty"`
 	// ParkAfterNs and ParkedWakeNs (optional): a host thread that has
 	// waited in a Queue Get longer than ParkAfterNs when its value arrives

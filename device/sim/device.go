@@ -140,6 +140,12 @@ type Device struct {
 	// graph-building call of another that waits for it pays the hand-off
 	// (host.graph_lock_handoff_ns).
 	lockHolder *thread
+	// lockGaps are the driver lock's idle times between a release and the
+	// start of a waiting thread's hold (host.driver_lock_handoff_ns): the
+	// releasing thread may take it back then (lockGap). Those that end
+	// before the acting thread's clock are dropped: no later call can use
+	// them.
+	lockGaps []lockGap
 	// qlockFree and qlockHolder are the same for the lock every queue of
 	// the Run shares (host.queue_lock_ns).
 	qlockFree   Time
@@ -371,7 +377,7 @@ func (d *Device) reset() {
 	d.stop = nil
 	d.activity = 0
 	d.threads = d.threads[:0]
-	d.live, d.current, d.lockFree, d.lockHolder = 0, nil, 0, nil
+	d.live, d.current, d.lockFree, d.lockHolder, d.lockGaps = 0, nil, 0, nil, d.lockGaps[:0]
 	d.qlockFree, d.qlockHolder = 0, nil
 	d.minDirty, d.minTh = true, nil
 	d.streams = d.streams[:0]
@@ -744,7 +750,7 @@ func (th *thread) catchUp() {
 // the driver lock shared by all host threads, and host.driver_lock_handoff_ns
 // more when it waits for the lock another thread holds.
 func (th *thread) charge(cost Time, call string) {
-	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff)
+	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
 }
 
 // chargeGraphBuild is charge for a graph-building call (capture begin and
@@ -757,7 +763,7 @@ func (th *thread) chargeGraphBuild(cost Time, call string) {
 	if f == 0 {
 		f = th.d.cfg.Host.DriverLockFraction
 	}
-	th.chargeLocked(cost, call, f, th.d.cost.graphLockHandoff)
+	th.chargeLocked(cost, call, f, th.d.cost.graphLockHandoff, false)
 }
 
 // chargeQueueLock makes the thread hold the lock of the Run's queues for
@@ -783,10 +789,47 @@ func (th *thread) chargeQueueLock() {
 	}
 }
 
+// lockGap is a time the driver lock is idle while a thread that waited
+// for it wakes: from the release by owner to the waiter's hold.
+type lockGap struct {
+	from, to Time
+	owner    *thread
+}
+
+// lockGapFor is the gap of th's own release where a call that wants the
+// driver lock at free for locked fits (nil: none, or barge is off); it
+// drops the gaps that end before th's clock.
+func (d *Device) lockGapFor(th *thread, free, locked Time, barge bool) *lockGap {
+	if len(d.lockGaps) == 0 {
+		return nil
+	}
+	kept := d.lockGaps[:0]
+	for _, g := range d.lockGaps {
+		if g.to > th.clock {
+			kept = append(kept, g)
+		}
+	}
+	d.lockGaps = kept
+	if !barge || locked == 0 {
+		return nil
+	}
+	for i := range d.lockGaps {
+		if g := &d.lockGaps[i]; g.owner == th && free >= g.from && free+locked <= g.to {
+			return g
+		}
+	}
+	return nil
+}
+
 // chargeLocked makes the thread pay cost, fraction of it under the driver
 // lock; a call that finds the lock held by another thread waits for it
-// and then pays handoff more (the contended lock's hand-off).
-func (th *thread) chargeLocked(cost Time, call string, fraction float64, handoff Time) {
+// and then pays handoff more (the contended lock's hand-off). With barge,
+// the lock's idle time while that thread wakes is the releasing thread's:
+// a call of its own whose locked part fits there takes the lock back
+// without waiting (a mutex's releasing thread re-acquires it before the
+// woken waiter runs), so a thread's record right after its launch does
+// not queue behind the other threads' launches.
+func (th *thread) chargeLocked(cost Time, call string, fraction float64, handoff Time, barge bool) {
 	d := th.d
 	if d.current != th {
 		panic(fmt.Sprintf("host thread %s's Host used outside that thread (from a host callback or another goroutine): %s", th.name, call))
@@ -801,12 +844,20 @@ func (th *thread) chargeLocked(cost Time, call string, fraction float64, handoff
 	start := th.clock
 	locked := Time(float64(cost)*fraction + 0.5)
 	free := start + cost - locked
-	if locked > 0 && d.lockFree > free && d.lockHolder != th {
-		free = d.lockFree + handoff
-	}
-	th.clock = max(free, d.lockFree) + locked
-	if locked > 0 {
-		d.lockFree, d.lockHolder = th.clock, th
+	if g := d.lockGapFor(th, free, locked, barge); g != nil {
+		th.clock = free + locked
+		g.from = th.clock
+	} else {
+		if locked > 0 && d.lockFree > free && d.lockHolder != th {
+			if barge && handoff > 0 {
+				d.lockGaps = append(d.lockGaps, lockGap{from: d.lockFree, to: d.lockFree + handoff, owner: d.lockHolder})
+			}
+			free = d.lockFree + handoff
+		}
+		th.clock = max(free, d.lockFree) + locked
+		if locked > 0 {
+			d.lockFree, d.lockHolder = th.clock, th
+		}
 	}
 	if d.tr.on {
 		d.tr.hostCall(th.id, call, start, th.clock, d.cmdSeq+1)

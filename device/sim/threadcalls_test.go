@@ -77,3 +77,36 @@ func TestDriverLockHandoffChargedOnlyWhenContended(t *testing.T) {
 	assert.Equal(t, plain+17*time.Microsecond, handed, "17 of the 20 launches wait for the other thread's")
 	assert.Equal(t, last(build, 0, 2), last(build, 1000, 2), "graph builds pay graph_lock_handoff_ns, not this")
 }
+
+// While a thread that waited for the driver lock wakes
+// (host.driver_lock_handoff_ns), the lock's last holder may take it back:
+// two threads each launching and recording a timing-disabled event three
+// times under the whole lock (launch 3.3 us, record 0.5 us). With a 1 us
+// hand-off every record follows its thread's launch at once (the other
+// thread is still waking); without it a record queues behind the other
+// thread's launch (3.3 us).
+func TestDriverLockHandoffLetsTheReleasingThreadBackIn(t *testing.T) {
+	records := func(handoff float64) []time.Duration {
+		cfg := h100Config(t)
+		cfg.Host.ThreadStartNs, cfg.Host.StreamCreateNs, cfg.Host.EventCreateNs = 0, 0, 0
+		cfg.Host.DriverLockFraction, cfg.Host.LaunchNs, cfg.Host.UntimedRecordNs = 1, 3300, 500
+		cfg.Host.BusyStreamNs, cfg.Host.StreamSwitchNs, cfg.Host.RecordPendingNs = 0, 0, 0
+		cfg.Host.DriverLockHandoffNs = handoff
+		var got []time.Duration
+		lockedEnds(t, cfg, 2, func(w device.Host, s device.Stream) {
+			ev, err := w.NewEvent(device.EventOptions{DisableTiming: true})
+			require.NoError(t, err)
+			for j := 0; j < 3; j++ {
+				require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+				t0 := w.Now()
+				require.NoError(t, w.Record(ev, s))
+				got = append(got, w.Now()-t0)
+			}
+		})
+		return got
+	}
+	for _, d := range records(1000) {
+		assert.Equal(t, 500*time.Nanosecond, d, "the record takes the lock back while the other thread wakes")
+	}
+	assert.Contains(t, records(0), 3800*time.Nanosecond, "without the hand-off a record waits for the other thread's launch")
+}
