@@ -73,20 +73,8 @@ func (c *calibrator) callbackSpacing(h device.Host) error {
 	for i, gap := range callbackGaps {
 		c.record(fmt.Sprintf("spaced callbacks, second after a %d us gap", gap), "", "ns", method, byGap[i])
 	}
-	var after, extra []float64
-	for r := range byGap[0] {
-		costs := make([]float64, len(callbackGaps))
-		for i := range callbackGaps {
-			costs[i] = byGap[i][r]
-		}
-		a, e := twoRegimes(callbackGaps, costs)
-		// twoRegimes adds the shortest gap's cost for a waiting thread's
-		// clock; the callback thread's idle starts when its callback ends.
-		if a > 0 {
-			a -= costs[0]
-		}
-		after, extra = append(after, a), append(extra, e)
-	}
+	// The callback thread's idle starts when its callback ends.
+	after, extra := regimeSteps(callbackGaps, byGap, true)
 	c.record("spaced callbacks: idle before the callback thread sleeps", "", "ns",
 		"per round, midway between the last gap whose second callback costs under a quarter of the rise (the longest gap's less the shortest's) above the shortest's and the first over (0: one regime)", after)
 	c.record("spaced callbacks: extra cost once asleep", "", "ns",

@@ -65,20 +65,8 @@ func (c *calibrator) idleWake(h device.Host) error {
 	}
 	c.recordRegimes("launch and synchronize of a 5 us kernel", "", "", idleWakeIdles, byIdle,
 		"Host.Now around a launch and stream synchronize of a 5 us spin kernel, issued the idle time given after a 20 us spin kernel's synchronize returned (the host polling its clock), less 5 us; median of 5 per round")
-	var after, extra []float64
-	for r := range byIdle[0] {
-		costs := make([]float64, len(idleWakeIdles))
-		for i := range idleWakeIdles {
-			costs[i] = byIdle[i][r]
-		}
-		a, e := twoRegimes(idleWakeIdles, costs)
-		// twoRegimes adds the shortest idle's cost (a waiting thread's
-		// clock); this idle is the host's hold alone.
-		if a > 0 {
-			a -= costs[0]
-		}
-		after, extra = append(after, a), append(extra, e)
-	}
+	// This idle is the host's hold alone.
+	after, extra := regimeSteps(idleWakeIdles, byIdle, true)
 	c.record("idle wake: GPU idle before a launch pays more", "", "ns",
 		"per round, midway between the last idle time whose launch and synchronize cost under a quarter of the rise (the longest idle's less the shortest's) above the shortest's and the first over (0: one regime)", after)
 	c.record("idle wake: extra cost once idle", "", "ns",

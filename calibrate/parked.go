@@ -231,15 +231,7 @@ func (c *calibrator) recordRegimes(what, afterField, wakeField string, idles []i
 // (byIdle[i] the rounds after idles[i]) that set afterField and wakeField
 // (those not "").
 func regimeMeasurements(what, afterField, wakeField string, idles []int, byIdle [][]float64) []Measurement {
-	var after, extra []float64
-	for r := range byIdle[0] {
-		costs := make([]float64, len(idles))
-		for i := range idles {
-			costs[i] = byIdle[i][r]
-		}
-		a, e := twoRegimes(idles, costs)
-		after, extra = append(after, a), append(extra, e)
-	}
+	after, extra := regimeSteps(idles, byIdle, false)
 	var out []Measurement
 	if afterField != "" {
 		out = append(out, measurement(what+": idle before a waiting thread parks", afterField, "ns",
@@ -250,6 +242,26 @@ func regimeMeasurements(what, afterField, wakeField string, idles []int, byIdle 
 			"per round, the median "+what+" after the idle times from the step on less the shortest idle's (0: a rise under 2 us, one regime)", extra))
 	}
 	return out
+}
+
+// regimeSteps is twoRegimes over each round of a sweep (byIdle[i][r]:
+// round r after idles[i]): the rounds' steps and extras. With ownIdle the
+// idle is a hold of the measuring thread's own, not a wait for a value,
+// so a step is not counted to the value's arrival: the shortest idle's
+// cost that twoRegimes adds is taken off again.
+func regimeSteps(idles []int, byIdle [][]float64, ownIdle bool) (after, extra []float64) {
+	for r := range byIdle[0] {
+		costs := make([]float64, len(idles))
+		for i := range idles {
+			costs[i] = byIdle[i][r]
+		}
+		a, e := twoRegimes(idles, costs)
+		if ownIdle && a > 0 {
+			a -= costs[0]
+		}
+		after, extra = append(after, a), append(extra, e)
+	}
+	return after, extra
 }
 
 // twoRegimes fits costs (ns) over idles (us, ascending) as a step: the
