@@ -218,29 +218,14 @@ func (f *Fitted) fitCallQueueLock(rep *Report) (bool, error) {
 	if !ok || pp.Value <= 0 {
 		return false, fmt.Errorf("the report has queue calls but no %q, which host.handoff_ns keeps (gpusched calibrate --only \"host thread hand-off\")", pingPongName)
 	}
-	bestL, bestH, bestErr := 0.0, 0.0, math.Inf(1)
-	var bestGot map[string]float64
-	for _, l := range callQueueLocks {
-		if 2*l > pp.Value {
-			break // the ping-pong's hand-off holds two queue calls
-		}
-		for _, h := range callQueueHandoffs {
-			try := *f.Config
-			try.Host.HandoffNs, try.Host.QueueLockNs, try.Host.QueueLockHandoffNs = pp.Value-2*l, l, h
-			got, err := simulateCalls(&try, queueLoops)
-			if err != nil {
-				return false, err
-			}
-			if e := meanLogError(want, func(n string) float64 { return got[n] }); e < bestErr-1e-9 {
-				bestL, bestH, bestErr, bestGot = l, h, e, got
-			}
-			if l == 0 {
-				break // no lock: nothing to hand off
-			}
-		}
+	bestL, bestH, bestErr, bestGot, err := gridQueueLock(f.Config, pp.Value, callQueueLocks, callQueueHandoffs,
+		func(try *sim.Config) (map[string]float64, float64, error) {
+			got, err := simulateCalls(try, queueLoops)
+			return got, meanLogError(want, func(n string) float64 { return got[n] }), err
+		})
+	if err != nil {
+		return false, err
 	}
-	c := &f.Config.Host
-	c.HandoffNs, c.QueueLockNs, c.QueueLockHandoffNs = pp.Value-2*bestL, bestL, bestH
 	var rows []string
 	for _, call := range queueLoopCalls {
 		rows = append(rows, call+": "+figureRows(queueLoops, call, want, bestGot))
@@ -248,10 +233,7 @@ func (f *Fitted) fitCallQueueLock(rep *Report) (bool, error) {
 	what := fmt.Sprintf("\"queue calls over threads\": Put, Len, Get and shared Put on 1, 2, 4, 8 threads, beside launch + synchronize and back to back, "+
 		"simulated with the lock held 0 to 1 us and contended hand-offs 0 to 3 us, host.handoff_ns the ping-pong's %s ns less two queue calls; "+
 		"lock %.0f ns and hand-off %.0f ns fit best, mean error %.1f%%: %s", num(pp.Value), bestL, bestH, pct(bestErr), strings.Join(rows, "; "))
-	f.Comments["host.queue_lock_ns"] = "fitted with host.queue_lock_handoff_ns and host.handoff_ns: " + what
-	f.Comments["host.queue_lock_handoff_ns"] = "fitted with host.queue_lock_ns and host.handoff_ns: " + what
-	f.Comments["host.handoff_ns"] = fmt.Sprintf("fitted with host.queue_lock_ns: the ping-pong's hand-off (%s) %s ns less a Put's and a Get's queue lock (2 x %.0f ns)",
-		pingPongName, num(pp.Value), bestL)
+	queueLockComments(f.Comments, what, num(pp.Value), bestL)
 	return true, nil
 }
 

@@ -63,25 +63,14 @@ func FitQueueLock(rep *Report, cfg *sim.Config) (*Fitted, error) {
 	}
 	c := *cfg
 	f := &Fitted{Config: &c, Comments: map[string]string{}}
-	bestL, bestH, bestErr := 0.0, 0.0, math.Inf(1)
-	var bestGot map[int]float64
-	for _, l := range queueLocks {
-		if 2*l > pp.Value {
-			break // the ping-pong's hand-off holds two queue calls
-		}
-		for _, h := range queueLockHandoffs {
-			try := c
-			try.Host.HandoffNs, try.Host.QueueLockNs, try.Host.QueueLockHandoffNs = pp.Value-2*l, l, h
-			got, err := simulateWindow(&try, windowHandoffLoop)
-			if err != nil {
-				return nil, err
-			}
-			if e := meanLogError(want, func(n int) float64 { return got[n] }); e < bestErr-1e-9 {
-				bestL, bestH, bestErr, bestGot = l, h, e, got
-			}
-		}
+	bestL, bestH, bestErr, bestGot, err := gridQueueLock(&c, pp.Value, queueLocks, queueLockHandoffs,
+		func(try *sim.Config) (map[int]float64, float64, error) {
+			got, err := simulateWindow(try, windowHandoffLoop)
+			return got, meanLogError(want, func(n int) float64 { return got[n] }), err
+		})
+	if err != nil {
+		return nil, err
 	}
-	c.Host.HandoffNs, c.Host.QueueLockNs, c.Host.QueueLockHandoffNs = pp.Value-2*bestL, bestL, bestH
 	var rows []string
 	for _, n := range threadedCounts {
 		if w, ok := want[n]; ok {
@@ -91,10 +80,52 @@ func FitQueueLock(rep *Report, cfg *sim.Config) (*Fitted, error) {
 	what := fmt.Sprintf("\"scheduler threads behind a window\", %s: time per kernel over 1, 2, 4, 8 scheduler threads, simulated with the lock held 0 to 2 us "+
 		"and contended hand-offs 0 to 5 us, host.handoff_ns the ping-pong's %.0f ns less two queue calls; lock %.0f ns and hand-off %.0f ns fit best, mean error %.1f%%: %s",
 		windowHandoffLoop, pp.Value, bestL, bestH, 100*(math.Exp(bestErr)-1), strings.Join(rows, ", "))
-	f.Comments["host.queue_lock_ns"] = "fitted with host.queue_lock_handoff_ns and host.handoff_ns: " + what
-	f.Comments["host.queue_lock_handoff_ns"] = "fitted with host.queue_lock_ns and host.handoff_ns: " + what
-	f.Comments["host.handoff_ns"] = fmt.Sprintf("fitted with host.queue_lock_ns: the ping-pong's hand-off (%s) %.0f ns less a Put's and a Get's queue lock (2 x %.0f ns)", pingPongName, pp.Value, bestL)
+	queueLockComments(f.Comments, what, fmt.Sprintf("%.0f", pp.Value), bestL)
 	return f, nil
+}
+
+// gridQueueLock tries every pair of host.queue_lock_ns in locks and
+// host.queue_lock_handoff_ns in handoffs on cfg, with host.handoff_ns the
+// ping-pong's hand-off pingPong less the two queue calls it makes (a Put
+// and a Get; locks past half of it are not tried), scored by score (a
+// mean absolute log error, with what was simulated); it sets the best
+// pair into cfg (the first of equals, smallest lock first) and returns it
+// with its error and simulated figures. A lock of 0 tries one hand-off:
+// with no lock there is nothing to hand off.
+func gridQueueLock[G any](cfg *sim.Config, pingPong float64, locks, handoffs []float64,
+	score func(*sim.Config) (G, float64, error)) (lock, handoff, bestErr float64, bestGot G, err error) {
+	bestErr = math.Inf(1)
+	for _, l := range locks {
+		if 2*l > pingPong {
+			break // the ping-pong's hand-off holds two queue calls
+		}
+		for _, h := range handoffs {
+			try := *cfg
+			try.Host.HandoffNs, try.Host.QueueLockNs, try.Host.QueueLockHandoffNs = pingPong-2*l, l, h
+			got, e, err := score(&try)
+			if err != nil {
+				return 0, 0, 0, bestGot, err
+			}
+			if e < bestErr-1e-9 {
+				lock, handoff, bestErr, bestGot = l, h, e, got
+			}
+			if l == 0 {
+				break // no lock: nothing to hand off
+			}
+		}
+	}
+	cfg.Host.HandoffNs, cfg.Host.QueueLockNs, cfg.Host.QueueLockHandoffNs = pingPong-2*lock, lock, handoff
+	return lock, handoff, bestErr, bestGot, nil
+}
+
+// queueLockComments says where a queue-lock fit's three fields come from:
+// what (the fit and its error), and host.handoff_ns as the ping-pong's
+// hand-off (pingPong, as the fit prints it) less a Put's and a Get's lock.
+func queueLockComments(comments map[string]string, what, pingPong string, lock float64) {
+	comments["host.queue_lock_ns"] = "fitted with host.queue_lock_handoff_ns and host.handoff_ns: " + what
+	comments["host.queue_lock_handoff_ns"] = "fitted with host.queue_lock_ns and host.handoff_ns: " + what
+	comments["host.handoff_ns"] = fmt.Sprintf("fitted with host.queue_lock_ns: the ping-pong's hand-off (%s) %s ns less a Put's and a Get's queue lock (2 x %.0f ns)",
+		pingPongName, pingPong, lock)
 }
 
 // simulateWindow runs one loop of "scheduler threads behind a window" on
