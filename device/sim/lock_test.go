@@ -74,20 +74,8 @@ func TestGraphLockFractionSerializesGraphBuilds(t *testing.T) {
 // for the lock another thread holds, never by a thread that held it last,
 // and never by launches.
 func TestGraphLockHandoffChargedOnlyWhenContended(t *testing.T) {
-	build := func(w device.Host, s device.Stream) {
-		for j := 0; j < 5; j++ {
-			require.NoError(t, w.BeginCapture(s))
-			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
-			g, err := w.EndCapture(s)
-			require.NoError(t, err)
-			require.NoError(t, w.Destroy(g))
-		}
-	}
-	launches := func(w device.Host, s device.Stream) {
-		for j := 0; j < 10; j++ {
-			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
-		}
-	}
+	build := captureSpins(t, 5)
+	launches := launchSpins(t, 10)
 	last := func(work func(device.Host, device.Stream), handoff float64, n int) time.Duration {
 		cfg := h100Config(t)
 		cfg.Host.ThreadStartNs = 0
@@ -103,4 +91,28 @@ func TestGraphLockHandoffChargedOnlyWhenContended(t *testing.T) {
 	assert.Greater(t, handed, plain+20*time.Microsecond, "contended graph calls pay the hand-off")
 	assert.LessOrEqual(t, handed, plain+40*time.Microsecond, "at most one hand-off a call")
 	assert.Equal(t, last(launches, 0, 2), last(launches, 1000, 2), "launches pay none")
+}
+
+// launchSpins is a host thread's work for the lock tests: n launches of a
+// 1 us spin kernel on its stream.
+func launchSpins(t *testing.T, n int) func(device.Host, device.Stream) {
+	return func(w device.Host, s device.Stream) {
+		for j := 0; j < n; j++ {
+			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+		}
+	}
+}
+
+// captureSpins is a host thread's graph-building work for the lock tests:
+// n captures of one 1 us spin kernel, each graph destroyed.
+func captureSpins(t *testing.T, n int) func(device.Host, device.Stream) {
+	return func(w device.Host, s device.Stream) {
+		for j := 0; j < n; j++ {
+			require.NoError(t, w.BeginCapture(s))
+			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+			g, err := w.EndCapture(s)
+			require.NoError(t, err)
+			require.NoError(t, w.Destroy(g))
+		}
+	}
 }

@@ -49,20 +49,8 @@ func TestUntimedRecordCost(t *testing.T) {
 // (the other thread is done) waits and pays it once; one thread never
 // does, and graph builds pay graph_lock_handoff_ns instead.
 func TestDriverLockHandoffChargedOnlyWhenContended(t *testing.T) {
-	launches := func(w device.Host, s device.Stream) {
-		for j := 0; j < 10; j++ {
-			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
-		}
-	}
-	build := func(w device.Host, s device.Stream) {
-		for j := 0; j < 5; j++ {
-			require.NoError(t, w.BeginCapture(s))
-			require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
-			g, err := w.EndCapture(s)
-			require.NoError(t, err)
-			require.NoError(t, w.Destroy(g))
-		}
-	}
+	launches := launchSpins(t, 10)
+	build := captureSpins(t, 5)
 	last := func(work func(device.Host, device.Stream), handoff float64, n int) time.Duration {
 		cfg := h100Config(t)
 		cfg.Host.ThreadStartNs, cfg.Host.StreamCreateNs = 0, 0
