@@ -36,15 +36,6 @@ script_pack acs-threads
 echo "== acs-threads on $tag ($DEVICE)"
 head -2 "$work/device.txt"
 tail -2 "$work/device.txt"
-python3 - "$work/acs/results.json" <<'PY' || true
-import json, sys
-print(f'{"workload":16s} {"scheduler":30s} {"ms us":>8s} {"jobs":>6s} {"get":>6s} {"launch":>6s} {"record":>6s} {"sync":>6s} {"queue":>6s} {"w.busy":>6s} {"w.blk":>6s}  (ns per job / per op)')
-for r in json.load(open(sys.argv[1]))["rows"]:
-    st = r.get("scheduler_stats") or {}
-    g = lambda k: st.get(k, 0)
-    print(f'{r["workload"][:16]:16s} {r["scheduler"][:30]:30s} {r["makespan_us"]["median"]:8.1f} {g("thread_jobs"):6.0f} '
-          f'{g("thread_get_ns_per_job"):6.0f} {g("thread_launch_ns_per_job"):6.0f} {g("thread_record_ns_per_job"):6.0f} '
-          f'{g("thread_sync_ns_per_job"):6.0f} {g("thread_queue_ns_per_job"):6.0f} {g("window_busy_ns_per_op"):6.0f} {g("window_blocked_ns_per_op"):6.0f}')
-PY
+acs_thread_table "$work/acs/results.json"
 echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
 [ "$run_rc" = 0 ]

@@ -47,17 +47,6 @@ echo "== acsx on $tag ($DEVICE)"
 head -2 "$work/device.txt"
 grep '^calibrate thread\|^paper\|^total' "$work/device.txt"
 sed 's/^calibrate: //' "$work/calibrate.log" | grep -v 'hand-off\|parked' || true
-python3 - "$work/acs/results.json" <<'PY' || true
-import json, sys
-print(f'{"workload":16s} {"scheduler":30s} {"ms us":>8s} {"launch":>6s} {"record":>6s} {"sync":>6s} {"queue":>6s}  (ns per job)')
-for r in json.load(open(sys.argv[1]))["rows"]:
-    st = r.get("scheduler_stats") or {}
-    if "thread_jobs" not in st:
-        continue
-    g = lambda k: st.get(k, 0)
-    print(f'{r["workload"][:16]:16s} {r["scheduler"][:30]:30s} {r["makespan_us"]["median"]:8.1f} '
-          f'{g("thread_launch_ns_per_job"):6.0f} {g("thread_record_ns_per_job"):6.0f} '
-          f'{g("thread_sync_ns_per_job"):6.0f} {g("thread_queue_ns_per_job"):6.0f}')
-PY
+acs_thread_table "$work/acs/results.json"
 echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
 [ "$rc" = 0 ]

@@ -157,3 +157,26 @@ connections_summary() {
     done
     echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
 }
+
+# acs_thread_table RESULTS.json: ACS-SW's scheduler threads, per row that
+# has them (scheduler_stats thread_*), the ns per job each thread spent
+# getting work, launching, recording, waiting and in queue calls, and its
+# window's busy and blocked ns per op: the summary acs-threads.sh and
+# acsx.sh print last (rows without threads, serial's, are left out).
+acs_thread_table() {
+    python3 - "$1" <<'PY' || true
+import json, sys
+cols = [("jobs", "thread_jobs"), ("get", "thread_get_ns_per_job"), ("launch", "thread_launch_ns_per_job"),
+        ("record", "thread_record_ns_per_job"), ("sync", "thread_sync_ns_per_job"),
+        ("queue", "thread_queue_ns_per_job"), ("w.busy", "window_busy_ns_per_op"),
+        ("w.blk", "window_blocked_ns_per_op")]
+print(f'{"workload":16s} {"scheduler":30s} {"ms us":>8s} ' + " ".join(f"{c:>6s}" for c, _ in cols)
+      + "  (ns per job / per op)")
+for r in json.load(open(sys.argv[1]))["rows"]:
+    st = r.get("scheduler_stats") or {}
+    if "thread_jobs" not in st:
+        continue
+    print(f'{r["workload"][:16]:16s} {r["scheduler"][:30]:30s} {r["makespan_us"]["median"]:8.1f} '
+          + " ".join(f"{st.get(k, 0):6.0f}" for _, k in cols))
+PY
+}
