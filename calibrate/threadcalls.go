@@ -226,30 +226,15 @@ type callResult struct {
 // callRound runs one round of loop on n threads and returns each call's
 // mean host time in ns.
 func (c *calibrator) callRound(h device.Host, loop callLoop, n int) ([]float64, error) {
-	ready, results, done := h.NewQueue("calls ready"), h.NewQueue("calls results"), h.NewQueue("calls shared")
-	start := make([]device.Queue, n)
-	for w := range start {
-		start[w] = h.NewQueue(fmt.Sprintf("calls start %d", w))
-		h.Go(fmt.Sprintf("calls %d", w), c.callThread(loop, ready, results, done, start[w]))
-	}
+	results, done := h.NewQueue("calls results"), h.NewQueue("calls shared")
+	rel := newThreadRelease(h, "calls", n, func(h device.Host, w int, rel *threadRelease) error {
+		return c.callThread(h, loop, rel, w, results, done)
+	})
+	_, err := rel.Release(h)
 	var errs []error
-	for range start {
-		v, ok := h.Get(ready)
-		if !ok {
-			return nil, errors.New("ready queue closed")
-		}
-		if err, _ := v.(error); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, q := range start {
-		if len(errs) > 0 {
-			q.Close()
-		} else {
-			q.Put(struct{}{})
-		}
-	}
-	if len(errs) == 0 {
+	if err != nil {
+		errs = append(errs, err)
+	} else {
 		for i := 0; i < n*loop.iterations*loop.sharedPuts; i++ {
 			if _, ok := h.Get(done); !ok {
 				return nil, errors.New("shared queue closed")
@@ -257,7 +242,7 @@ func (c *calibrator) callRound(h device.Host, loop callLoop, n int) ([]float64, 
 		}
 	}
 	sum := make([]time.Duration, len(loop.calls))
-	for range start {
+	for range n {
 		v, ok := h.Get(results)
 		if !ok {
 			return nil, errors.New("results queue closed")
@@ -278,47 +263,45 @@ func (c *calibrator) callRound(h device.Host, loop callLoop, n int) ([]float64, 
 	return out, nil
 }
 
-// callThread is one thread of a call loop: it prepares, runs one untimed
-// iteration (loads the function, warms its path), waits for the start and
-// runs the timed iterations.
-func (c *calibrator) callThread(loop callLoop, ready, results, done, start device.Queue) func(h device.Host) error {
-	return func(h device.Host) error {
-		s, err := h.NewStream(device.StreamOptions{})
-		if err != nil {
-			ready.Put(err)
-			results.Put(callResult{err: err})
-			return nil
-		}
-		e := &callEnv{h: h, s: s, own: h.NewQueue("calls own"), done: h.NewQueue("calls warm-up")}
-		iter, err := loop.prepare(c, e)
-		if err == nil {
-			err = iter(make([]time.Duration, len(loop.calls)))
-			if err == nil && loop.sharedPuts > 0 {
-				_, _ = h.Get(e.done) // the warm-up's shared Put went to a queue of its own
-			}
-		}
-		e.done = done
-		ready.Put(err)
-		acc := make([]time.Duration, len(loop.calls))
-		if err == nil {
-			if _, ok := h.Get(start); ok {
-				i := 0
-				for ; i < loop.iterations && err == nil; i++ {
-					err = iter(acc)
-				}
-				// The measuring thread Gets every iteration's shared Puts:
-				// a failed iteration's and the ones not run are made here.
-				for ; err != nil && i <= loop.iterations; i++ {
-					for range loop.sharedPuts {
-						done.Put(err)
-					}
-				}
-			}
-		}
-		for _, r := range e.owned {
-			err = errors.Join(err, h.Destroy(r))
-		}
-		results.Put(callResult{acc: acc, err: errors.Join(err, h.Destroy(s))})
+// callThread is thread w of a call loop: it prepares, runs one untimed
+// iteration (loads the function, warms its path), waits for the release
+// and runs the timed iterations.
+func (c *calibrator) callThread(h device.Host, loop callLoop, rel *threadRelease, w int, results, done device.Queue) error {
+	s, err := h.NewStream(device.StreamOptions{})
+	if err != nil {
+		rel.Ready(err)
+		results.Put(callResult{err: err})
 		return nil
 	}
+	e := &callEnv{h: h, s: s, own: h.NewQueue("calls own"), done: h.NewQueue("calls warm-up")}
+	iter, err := loop.prepare(c, e)
+	if err == nil {
+		err = iter(make([]time.Duration, len(loop.calls)))
+		if err == nil && loop.sharedPuts > 0 {
+			_, _ = h.Get(e.done) // the warm-up's shared Put went to a queue of its own
+		}
+	}
+	e.done = done
+	rel.Ready(err)
+	acc := make([]time.Duration, len(loop.calls))
+	if err == nil {
+		if rel.Wait(h, w) {
+			i := 0
+			for ; i < loop.iterations && err == nil; i++ {
+				err = iter(acc)
+			}
+			// The measuring thread Gets every iteration's shared Puts:
+			// a failed iteration's and the ones not run are made here.
+			for ; err != nil && i <= loop.iterations; i++ {
+				for range loop.sharedPuts {
+					done.Put(err)
+				}
+			}
+		}
+	}
+	for _, r := range e.owned {
+		err = errors.Join(err, h.Destroy(r))
+	}
+	results.Put(callResult{acc: acc, err: errors.Join(err, h.Destroy(s))})
+	return nil
 }

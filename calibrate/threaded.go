@@ -177,66 +177,46 @@ type threadedSpan struct {
 // threadedRound runs one round of loop on n threads and returns the
 // aggregate and the per-thread time per iteration in ns.
 func (c *calibrator) threadedRound(h device.Host, loop threadedLoop, n int) (agg, own float64, err error) {
-	ready, done := h.NewQueue("threaded ready"), h.NewQueue("threaded done")
+	done := h.NewQueue("threaded done")
 	c.threadedToken = h.NewQueue("threaded token")
 	c.threadedToken.Put(struct{}{})
-	start := make([]device.Queue, n)
-	for w := range start {
-		q := h.NewQueue(fmt.Sprintf("threaded start %d", w))
-		start[w] = q
-		h.Go(fmt.Sprintf("threaded %d", w), func(h device.Host) error {
-			s, err := h.NewStream(device.StreamOptions{})
-			if err != nil {
-				ready.Put(err)
-				return err
-			}
-			iter, cleanup, err := loop.prepare(c, h, s)
-			if err == nil {
-				err = iter() // loads the function and warms the thread's path
-			}
-			ready.Put(err)
-			if err != nil {
-				return errors.Join(err, h.Destroy(s))
-			}
-			if _, ok := h.Get(q); !ok {
-				return errors.New("start queue closed")
-			}
-			sp := threadedSpan{start: h.Now()}
-			for i := 0; i < loop.iterations && sp.err == nil; i++ {
-				sp.err = iter()
-			}
-			sp.end = h.Now()
-			if cleanup != nil {
-				sp.err = errors.Join(sp.err, cleanup())
-			}
-			sp.err = errors.Join(sp.err, h.Destroy(s))
-			done.Put(sp)
-			return nil
-		})
+	rel := newThreadRelease(h, "threaded", n, func(h device.Host, w int, rel *threadRelease) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			rel.Ready(err)
+			return err
+		}
+		iter, cleanup, err := loop.prepare(c, h, s)
+		if err == nil {
+			err = iter() // loads the function and warms the thread's path
+		}
+		rel.Ready(err)
+		if err != nil {
+			return errors.Join(err, h.Destroy(s))
+		}
+		if !rel.Wait(h, w) {
+			return errors.New("start queue closed")
+		}
+		sp := threadedSpan{start: h.Now()}
+		for i := 0; i < loop.iterations && sp.err == nil; i++ {
+			sp.err = iter()
+		}
+		sp.end = h.Now()
+		if cleanup != nil {
+			sp.err = errors.Join(sp.err, cleanup())
+		}
+		sp.err = errors.Join(sp.err, h.Destroy(s))
+		done.Put(sp)
+		return nil
+	})
+	t0, err := rel.Release(h)
+	if err != nil {
+		return 0, 0, err
 	}
 	var errs []error
-	for range start {
-		v, ok := h.Get(ready)
-		if !ok {
-			return 0, 0, errors.New("ready queue closed")
-		}
-		if e, _ := v.(error); e != nil {
-			errs = append(errs, e)
-		}
-	}
-	if len(errs) > 0 {
-		for _, q := range start {
-			q.Close()
-		}
-		return 0, 0, errors.Join(errs...)
-	}
-	t0 := h.Now()
-	for _, q := range start {
-		q.Put(struct{}{})
-	}
 	var last time.Duration
 	var sum float64
-	for range start {
+	for range n {
 		v, ok := h.Get(done)
 		if !ok {
 			return 0, 0, errors.New("done queue closed")
