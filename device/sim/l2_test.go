@@ -204,3 +204,47 @@ func TestL2WithinTheLargestPointPaysNoLostHits(t *testing.T) {
 	got := l2Elapsed(t, d, []int64{200e3}, func(b []device.Buffer) []l2Step { return reads(b[0], b[0]) })
 	assert.Equal(t, []time.Duration{warmNs + 500*time.Nanosecond, warmNs + 250*time.Nanosecond}, got)
 }
+
+// inSlice is a read of n bytes of b from off.
+func inSlice(b device.Buffer, off, n int64) device.Arg {
+	a := device.In(b)
+	a.Off, a.Len = off, n
+	return a
+}
+
+// A DNN's layers read their own slices of one weights buffer (issue #18,
+// session 16): a slice is cold until it is read, however much of the
+// buffer's other slices is resident; the whole buffer is warm once both
+// its halves were read; a slice of a buffer written whole is warm; half a
+// slice resident is half the cold term.
+func TestL2SlicesOfOneBufferAreResidentByRange(t *testing.T) {
+	d := twoSMDeviceWith(t, coldProfile)
+	got := l2Elapsed(t, d, []int64{2e6, 1e6}, func(b []device.Buffer) []l2Step {
+		return []l2Step{
+			{args: []device.Arg{inSlice(b[0], 0, 1e6)}},     // cold
+			{args: []device.Arg{inSlice(b[0], 1e6, 1e6)}},   // another slice: cold
+			{args: []device.Arg{inSlice(b[0], 0, 1e6)}},     // read again: warm
+			{args: []device.Arg{device.In(b[0])}},           // both halves resident: warm
+			{args: []device.Arg{device.Out(b[1])}},          // written whole (reads nothing: warm)
+			{args: []device.Arg{inSlice(b[1], 2.5e5, 5e5)}}, // a slice of it: warm
+		}
+	})
+	assert.Equal(t, []time.Duration{coldNs, coldNs, warmNs, warmNs, warmNs, warmNs}, got)
+}
+
+// Ranges overlapping a resident one pay only for their bytes outside it,
+// and the oldest bytes go first: after [0,2MB) and [3MB,5MB) of a 6 MB
+// buffer fill the 4 MB L2, reading [1MB,3MB) finds half of it resident
+// (half the cold term) and, 5 MB touched, evicts the oldest 1 MB, [0,1MB).
+func TestL2OverlappingRangesPayForTheirMissingBytes(t *testing.T) {
+	d := twoSMDeviceWith(t, coldProfile)
+	got := l2Elapsed(t, d, []int64{6e6}, func(b []device.Buffer) []l2Step {
+		return []l2Step{
+			{args: []device.Arg{inSlice(b[0], 0, 2e6)}},
+			{args: []device.Arg{inSlice(b[0], 3e6, 2e6)}},
+			{args: []device.Arg{inSlice(b[0], 1e6, 2e6)}}, // [1,2) resident, [2,3) not
+			{args: []device.Arg{inSlice(b[0], 0, 1e6)}},   // evicted: cold
+		}
+	})
+	assert.Equal(t, []time.Duration{coldNs, coldNs, warmNs + 500*time.Nanosecond, coldNs}, got)
+}
