@@ -274,6 +274,7 @@ var measurements = []struct {
 	{name: "event records without timing", run: (*calibrator).untimedRecords, onlyNamed: true},
 	{name: "queue calls over threads", run: (*calibrator).queueCallsOverThreads, onlyNamed: true},
 	{name: "launches over threads", run: (*calibrator).launchesOverThreads, onlyNamed: true},
+	{name: "runs over streams", run: (*calibrator).runStreams, onlyNamed: true},
 }
 
 type calibrator struct {

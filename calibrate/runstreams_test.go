@@ -1,0 +1,66 @@
+package calibrate
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The patterns issue the cross-stream edges their names say: none for
+// paths, one a path but the first for paths in a chain, one a kernel but
+// the first for the round-robin chain and one a kernel past the first
+// layer for layers; never a dependency on a later kernel.
+func TestRunPatternsEdges(t *testing.T) {
+	edges := func(p runPattern, s int) int {
+		n := 0
+		for j := 0; j < runKernels; j++ {
+			u := p.dep(j, s)
+			require.Less(t, u, j, "%s over %d: kernel %d", p.name, s, j)
+			if u >= 0 && p.assign(u, s) != p.assign(j, s) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, s := range runStreamCounts[1:] {
+		assert.Equal(t, 0, edges(runPatterns[0], s), "paths, %d streams", s)
+		assert.Equal(t, s-1, edges(runPatterns[1], s), "paths in a chain, %d streams", s)
+		assert.Equal(t, runKernels-1, edges(runPatterns[2], s), "round-robin chain, %d streams", s)
+		assert.Equal(t, runKernels-s, edges(runPatterns[3], s), "layers, %d streams", s)
+		for j := 0; j < runKernels; j++ {
+			for _, p := range runPatterns {
+				require.Less(t, p.assign(j, s), s, "%s over %d streams: kernel %d", p.name, s, j)
+			}
+		}
+	}
+}
+
+// On the simulator each call costs the config's figure (the first launch
+// on a stream as any other: the simulator has no such cost), the run's
+// wall time holds its issue and synchronizes, and a host-bound run of
+// short spins costs at least its launches.
+func TestRunStreamsProbeSeesTheCalls(t *testing.T) {
+	cfg := loadConfig(t, "h100")
+	cfg.Host.UntimedRecordNs = 500
+	rep, err := Measure(mustSim(t, cfg), []string{"runs over streams"}, nil)
+	require.NoError(t, err)
+	value := func(name string) float64 {
+		m, ok := rep.byName(name)
+		require.True(t, ok, name)
+		return m.Value
+	}
+	for _, p := range runPatterns[1:] {
+		what := fmt.Sprintf("%s, 2 us spins, 8 streams", p.name)
+		assert.InDelta(t, 500, value("run over streams: record, "+what), 50, what)
+		assert.InDelta(t, cfg.Host.WaitNs, value("run over streams: wait, "+what), 50, what)
+		assert.InDelta(t, cfg.Host.LaunchNs, value("run over streams: first launch a stream, "+what), 50, what)
+		assert.InDelta(t, cfg.Host.LaunchNs, value("run over streams: other launches, "+what), 50, what)
+		wall, issue, syncs := value("run over streams, "+what), value("run over streams: issue, "+what), value("run over streams: synchronizes, "+what)
+		assert.GreaterOrEqual(t, wall, issue+syncs, what)
+		assert.Greater(t, issue, runKernels*cfg.Host.LaunchNs, what)
+	}
+	assert.Greater(t, value("run over streams: device time, paths in a chain, 20 us spins, 4 streams"), runKernels*20e3,
+		"a chain of 20 us spins takes at least their sum behind the gate")
+}
