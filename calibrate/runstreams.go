@@ -14,7 +14,7 @@ var runStreamCounts = []int{1, 2, 4, 8, 16, 32, 64}
 
 const (
 	runKernels = 64
-	runRepeats = 3
+	runRepeats = 5
 )
 
 // runSpins are the one-block spin kernels of "runs over streams": shorter
@@ -138,6 +138,14 @@ func runOnce(h device.Host, ss *streamSet, ls []*device.Launch, evs []device.Eve
 	return nil
 }
 
+// runVariant is one variant of "runs over streams": the spin, the pattern
+// and the stream count.
+type runVariant struct {
+	d time.Duration
+	p runPattern
+	s int
+}
+
 // runStreams is "runs over streams": runs of runKernels one-block spin kernels
 // spread over 1 to 64 streams in the runPatterns, each timed as the runner
 // times a scheduler's run, after an untimed warm run of the same (as
@@ -146,74 +154,95 @@ func runOnce(h device.Host, ss *streamSet, ls []*device.Launch, evs []device.Eve
 // the run apart), and its device time behind a gate kernel (#18: what a
 // multi-stream schedule costs beyond its calls' one-stream costs; the
 // interleaved-stream slopes cancel any cost per stream and run), with the
-// runSpins kernels.
+// runSpins kernels. Every round runs every variant once, so that the host's
+// drift over the section falls on all alike; each run's wall time is also
+// reported less the same round's one-stream run of its spin.
 func (c *calibrator) runStreams(h device.Host) error {
 	maxS := runStreamCounts[len(runStreamCounts)-1]
 	ss, evs, err := newStreamsAndEvents(h, maxS, runKernels)
 	if err != nil {
 		return err
 	}
+	var variants []runVariant
+	launches := map[time.Duration][]*device.Launch{}
 	for _, d := range runSpins {
 		spin := c.spinLaunch(d, ss.t.done)
 		ls := make([]*device.Launch, maxS)
 		for i := range ls {
 			ls[i] = spin
 		}
+		launches[d] = ls
 		for _, p := range runPatterns {
 			for _, s := range runStreamCounts {
 				if s == 1 && p.name != "paths" {
 					continue // one stream: no cross-stream edge, the paths' run
 				}
-				rounds, err := c.runRounds(h, ss, ls, evs, p, s)
-				if err != nil {
-					return err
-				}
-				c.recordRun(d, p, s, rounds)
+				variants = append(variants, runVariant{d, p, s})
 			}
 		}
+	}
+	per := make([][]runCosts, len(variants))
+	if err := c.warmRounds(func(measured bool) error {
+		for i, v := range variants {
+			x, err := c.runVariantOnce(h, ss, launches[v.d], evs, v)
+			if err != nil {
+				return err
+			}
+			if measured {
+				per[i] = append(per[i], x)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, v := range variants {
+		var base []runCosts
+		for j, w := range variants {
+			if w.d == v.d && w.s == 1 {
+				base = per[j]
+			}
+		}
+		c.recordRun(v, per[i], base)
 	}
 	return nil
 }
 
-// runRounds is one variant's rounds (warmRounds): per round, a warm run,
-// then runRepeats timed runs (their median's by wall time), then the
-// device time behind a gate.
-func (c *calibrator) runRounds(h device.Host, ss *streamSet, ls []*device.Launch, evs []device.Event, p runPattern, s int) ([]runCosts, error) {
-	var out []runCosts
-	err := c.warmRounds(func(measured bool) error {
-		var warm runCosts
-		if err := runOnce(h, ss, ls, evs, p, s, &warm); err != nil {
-			return err
+// runVariantOnce is one round of variant v: a warm run, then runRepeats
+// timed runs (the one of median wall time kept), then the device time
+// behind a gate.
+func (c *calibrator) runVariantOnce(h device.Host, ss *streamSet, ls []*device.Launch, evs []device.Event, v runVariant) (runCosts, error) {
+	var warm runCosts
+	if err := runOnce(h, ss, ls, evs, v.p, v.s, &warm); err != nil {
+		return warm, err
+	}
+	runs := make([]runCosts, runRepeats)
+	for r := range runs {
+		if err := runOnce(h, ss, ls, evs, v.p, v.s, &runs[r]); err != nil {
+			return warm, err
 		}
-		runs := make([]runCosts, runRepeats)
-		for r := range runs {
-			if err := runOnce(h, ss, ls, evs, p, s, &runs[r]); err != nil {
-				return err
-			}
-		}
-		sort.Slice(runs, func(a, b int) bool { return runs[a].wall < runs[b].wall })
-		mid := runs[runRepeats/2]
-		var gated runCosts
-		y, err := c.gatedFanOut(h, ss, s, runKernels+2*s, func() error { return runIssue(h, ss, ls, evs, p, s, &gated) })
-		if err != nil {
-			return err
-		}
-		mid.gated = y
-		if measured {
-			out = append(out, mid)
-		}
-		return h.Synchronize()
-	})
-	return out, err
+	}
+	sort.Slice(runs, func(a, b int) bool { return runs[a].wall < runs[b].wall })
+	mid := runs[runRepeats/2]
+	var gated runCosts
+	y, err := c.gatedFanOut(h, ss, v.s, runKernels+2*v.s, func() error { return runIssue(h, ss, ls, evs, v.p, v.s, &gated) })
+	if err != nil {
+		return mid, err
+	}
+	mid.gated = y
+	return mid, h.Synchronize()
 }
 
 // runVariantName names one variant of "runs over streams".
-func runVariantName(d time.Duration, p runPattern, s int) string {
-	return fmt.Sprintf("%s, %d us spins, %d streams", p.name, d.Microseconds(), s)
+func runVariantName(v runVariant) string {
+	return fmt.Sprintf("%s, %d us spins, %d streams", v.p.name, v.d.Microseconds(), v.s)
 }
 
-func (c *calibrator) recordRun(d time.Duration, p runPattern, s int, rounds []runCosts) {
-	what := runVariantName(d, p, s)
+// recordRun records variant v's rounds; base are the same rounds' runs of
+// one stream with v's spin.
+func (c *calibrator) recordRun(v runVariant, rounds, base []runCosts) {
+	d, p, s := v.d, v.p, v.s
+	what := runVariantName(v)
 	how := fmt.Sprintf("%d one-block %d us spin kernels as %q over %d streams, after a warm run; median of %d runs a round",
 		runKernels, d.Microseconds(), p.name, s, runRepeats)
 	get := func(f func(runCosts) float64) []float64 { return pick(rounds, f) }
@@ -226,6 +255,13 @@ func (c *calibrator) recordRun(d time.Duration, p runPattern, s int, rounds []ru
 		}
 	}
 	c.record("run over streams, "+what, "", "ns", "Host.Now around Synchronize, the issue of "+how+", a synchronize of every stream in turn, Synchronize", get(func(x runCosts) float64 { return x.wall }))
+	if s > 1 {
+		less := make([]float64, len(rounds))
+		for r := range rounds {
+			less[r] = rounds[r].wall - base[r].wall
+		}
+		c.record("run over streams: wall less one stream's, "+what, "", "ns", "per round, the run's wall time less the same round's run of its spins on one stream", less)
+	}
 	c.record("run over streams: issue, "+what, "", "ns", "the same, Host.Now around the issue", get(func(x runCosts) float64 { return x.issue }))
 	c.record("run over streams: synchronizes, "+what, "", "ns", "the same, Host.Now around the synchronizes in turn", get(func(x runCosts) float64 { return x.syncs }))
 	c.record("run over streams: first launch a stream, "+what, "", "ns", "the same, Host.Now around each stream's first launch of the run, mean",
