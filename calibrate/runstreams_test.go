@@ -64,3 +64,25 @@ func TestRunStreamsProbeSeesTheCalls(t *testing.T) {
 	assert.Greater(t, value("run over streams: device time, paths in a chain, 20 us spins, 4 streams"), runKernels*20e3,
 		"a chain of 20 us spins takes at least their sum behind the gate")
 }
+
+// A report simulated with a known host.sync_switch_ns gives it back, and a
+// report without "runs over streams" is an error naming the section.
+func TestFitRunSyncsRecoversTheSimulatedSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates the section a few times")
+	}
+	truth := loadConfig(t, "h100")
+	truth.Host.SyncSwitchNs = 1500
+	rep, err := Measure(mustSim(t, truth), []string{"runs over streams"}, nil)
+	require.NoError(t, err)
+	grid := runSyncSwitches
+	runSyncSwitches = []float64{0, 500, 1000, 1500, 2000}
+	defer func() { runSyncSwitches = grid }()
+	f, err := FitRunSyncs(rep, loadConfig(t, "h100"))
+	require.NoError(t, err)
+	assert.Equal(t, 1500.0, f.Config.Host.SyncSwitchNs)
+	assert.Contains(t, f.Comments["host.sync_switch_ns"], "1500 ns fits best")
+
+	_, err = FitRunSyncs(&Report{}, loadConfig(t, "h100"))
+	require.ErrorContains(t, err, "runs over streams")
+}

@@ -32,6 +32,7 @@ func calibrateSubcommands() []calibrateSubcommand {
 		{"fit-graph-launch", "RAW.json... --sim CONFIG [--slope branches|joins]", cmdCalibrateFitGraphLaunch},
 		{"fit-queue-lock", "RAW.json... --sim CONFIG", cmdCalibrateFitQueueLock},
 		{"fit-thread-calls", "RAW.json... --sim CONFIG", cmdCalibrateFitThreadCalls},
+		{"fit-run-syncs", "RAW.json... --sim CONFIG", cmdCalibrateFitRunSyncs},
 		{"tile-sync", "RESULTS.json [--raw RAW.json]", cmdCalibrateTileSync},
 	}
 }
@@ -399,6 +400,15 @@ func cmdCalibrateFitThreadCalls(args []string, stdout, stderr io.Writer) error {
 			return []hostLine{{"untimed_record_ns", h.UntimedRecordNs}, {"driver_lock_fraction", h.DriverLockFraction}, {"driver_lock_handoff_ns", h.DriverLockHandoffNs},
 				{"handoff_ns", h.HandoffNs}, {"queue_lock_ns", h.QueueLockNs}, {"queue_lock_handoff_ns", h.QueueLockHandoffNs}}
 		})
+}
+
+// cmdCalibrateFitRunSyncs fits host.sync_switch_ns alone to a report's
+// "runs over streams" (the synchronizes of every stream at the end of a
+// multi-stream run) on a given config (the one it goes into) and prints it
+// as the config's host line, with its comment.
+func cmdCalibrateFitRunSyncs(args []string, stdout, stderr io.Writer) error {
+	return fitHostFields(args, stdout, stderr, "calibrate fit-run-syncs", calibrate.FitRunSyncs,
+		func(h sim.HostCosts) []hostLine { return []hostLine{{"sync_switch_ns", h.SyncSwitchNs}} })
 }
 
 // cmdCalibrateFitGraphLaunch fits the graph launch's fixed field and its
