@@ -271,6 +271,7 @@ var measurements = []struct {
 	{name: "scheduler threads behind a window", run: (*calibrator).windowHandoffs, onlyNamed: true},
 	{name: "host callbacks spaced", run: (*calibrator).callbackSpacing, onlyNamed: true},
 	{name: "device idle wake", run: (*calibrator).idleWake, onlyNamed: true},
+	{name: "per-run reset", run: (*calibrator).perRunReset, onlyNamed: true},
 	{name: "event records without timing", run: (*calibrator).untimedRecords, onlyNamed: true},
 	{name: "queue calls over threads", run: (*calibrator).queueCallsOverThreads, onlyNamed: true},
 	{name: "launches over threads", run: (*calibrator).launchesOverThreads, onlyNamed: true},
