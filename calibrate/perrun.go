@@ -43,6 +43,7 @@ type perRunEnv struct {
 	devBuf  device.Buffer
 	host    *device.HostMem
 	buf     device.Buffer
+	scratch []byte // Go memory the host-writes call fills
 }
 
 // perRunCall is one candidate: before runs ahead of the kernel that
@@ -117,6 +118,15 @@ var perRunCalls = []perRunCall{
 	{name: "nothing", call: func(*perRunEnv) error { return nil }},
 	{name: "cuCtxSynchronize", call: func(e *perRunEnv) error { return e.h.Synchronize() }},
 	{name: "500 us idle", call: func(e *perRunEnv) error { hold(e.h, 500*time.Microsecond); return nil }},
+	{name: "host writes 8 MiB", call: func(e *perRunEnv) error {
+		// No CUDA call: a host thread whose caches the reset's own memory
+		// work (a pinned buffer's clearing, the inputs' generation) has
+		// refilled.
+		for i := range e.scratch {
+			e.scratch[i] = byte(i)
+		}
+		return nil
+	}},
 	{name: "cuMemFreeHost", before: (*perRunEnv).allocPinned, call: (*perRunEnv).freePinned},
 	{name: "cuMemFree", before: (*perRunEnv).alloc, call: (*perRunEnv).free},
 	{name: "cuMemAllocHost", call: (*perRunEnv).allocPinned, after: (*perRunEnv).freePinned},
@@ -149,9 +159,10 @@ var perRunCalls = []perRunCall{
 var perRunModes = []string{"stream", "graph", "twin on another stream"}
 
 // perRunFigures are one timed launch's: from the launch call to its
-// stream synchronize's return (host), its launch call alone, and the span
+// stream synchronize's return (host), the event record before it and its
+// launch call alone, and the span
 // of two events recorded around it (device).
-type perRunFigures struct{ host, call, device float64 }
+type perRunFigures struct{ host, record, call, device float64 }
 
 // perRunReset measures, for every candidate call and launch mode, what the
 // first launch after the call costs more than its twin: host wall time,
@@ -166,7 +177,7 @@ func (c *calibrator) perRunReset(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	env := &perRunEnv{h: h, kernelS: t.s}
+	env := &perRunEnv{h: h, kernelS: t.s, scratch: make([]byte, 8<<20)}
 	if env.copyS, err = h.NewStream(device.StreamOptions{}); err != nil {
 		return err
 	}
@@ -188,6 +199,7 @@ func (c *calibrator) perRunReset(h device.Host) error {
 			return f, err
 		}
 		tc := h.Now()
+		f.record = ns(tc - t0)
 		if mode == "graph" {
 			err = h.GraphLaunch(graph, ts.s)
 		} else {
@@ -209,11 +221,11 @@ func (c *calibrator) perRunReset(h device.Host) error {
 		return f, err
 	}
 	type key struct{ call, mode int }
-	first := map[key][][]float64{} // per round: host first, host extra, call extra, device extra
+	first := map[key][][]float64{} // per round: host first, host extra, record extra, call extra, device extra
 	if err := c.warmRounds(func(measured bool) error {
 		for ci, pc := range perRunCalls {
 			for mi, mode := range perRunModes {
-				var each [4][]float64
+				var each [5][]float64
 				for x := 0; x < perRunLaunches; x++ {
 					if pc.before != nil {
 						if err := pc.before(env); err != nil {
@@ -250,13 +262,14 @@ func (c *calibrator) perRunReset(h device.Host) error {
 					}
 					each[0] = append(each[0], a.host)
 					each[1] = append(each[1], a.host-b.host)
-					each[2] = append(each[2], a.call-b.call)
-					each[3] = append(each[3], a.device-b.device)
+					each[2] = append(each[2], a.record-b.record)
+					each[3] = append(each[3], a.call-b.call)
+					each[4] = append(each[4], a.device-b.device)
 				}
 				if measured {
 					kk := key{ci, mi}
 					if first[kk] == nil {
-						first[kk] = make([][]float64, 4)
+						first[kk] = make([][]float64, len(each))
 					}
 					for i := range each {
 						first[kk][i] = append(first[kk][i], stats.Median(each[i]))
@@ -276,10 +289,12 @@ func (c *calibrator) perRunReset(h device.Host) error {
 				"Host.Now from an event record before the launch to its stream synchronize's return, less the 10 us kernel; median of 5 per round", r[0])
 			c.record(name+": first less twin", "", "ns",
 				"the same less the twin's (the same launch right after; for 'twin on another stream' the twin on a second idle stream); median of 5 per round", r[1])
+			c.record(name+": event record call, first less twin", "", "ns",
+				"Host.Now around the event record before the launch, first less twin; median of 5 per round", r[2])
 			c.record(name+": launch call, first less twin", "", "ns",
-				"Host.Now around the Launch or GraphLaunch call, first less twin; median of 5 per round", r[2])
+				"Host.Now around the Launch or GraphLaunch call, first less twin; median of 5 per round", r[3])
 			c.record(name+": device span, first less twin", "", "ns",
-				"Elapsed between events recorded before and after the launch, first less twin; median of 5 per round", r[3])
+				"Elapsed between events recorded before and after the launch, first less twin; median of 5 per round", r[4])
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@ func perRunExtras(t *testing.T, cfgName string, edit func(*sim.Config)) map[stri
 	for _, pc := range perRunCalls {
 		for _, mode := range perRunModes {
 			name := fmt.Sprintf("per-run: after %s, %s", pc.name, mode)
-			for _, what := range []string{": first launch", ": launch call, first less twin", ": device span, first less twin"} {
+			for _, what := range []string{": first launch", ": event record call, first less twin", ": launch call, first less twin", ": device span, first less twin"} {
 				_, ok := rep.byName(name + what)
 				require.True(t, ok, name+what)
 			}

@@ -7,6 +7,7 @@
 #     back-to-back gap, wake-up" --only "per-run reset"`: this lease's
 #     launch figures, and calibrate/perrun.go: a 10 us kernel launched right
 #     after each candidate call (nothing, cuCtxSynchronize, 500 us idle,
+#     8 MiB of host memory writes (no CUDA call),
 #     cuMemFreeHost, cuMemFree, cuMemAllocHost, cuMemAlloc, pageable
 #     alloc+free, HtoD/DtoH copies on another stream, an HtoD copy on the
 #     kernel's stream, a stream create+destroy, the runner's reset with a
