@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,9 +16,7 @@ import (
 func perRunExtras(t *testing.T, cfgName string, edit func(*sim.Config)) map[string]float64 {
 	t.Helper()
 	cfg := loadConfig(t, cfgName)
-	if edit != nil {
-		edit(cfg)
-	}
+	edit(cfg)
 	rep, err := Measure(mustSim(t, cfg), []string{"per-run reset"}, nil)
 	require.NoError(t, err)
 	out := map[string]float64{}
@@ -36,11 +35,19 @@ func perRunExtras(t *testing.T, cfgName string, edit func(*sim.Config)) map[stri
 	return out
 }
 
-// On a config without a per-run cost, no call makes the launch after it
-// cost more than its twin; the first launch's own figure carries the
-// config's launch cost.
-func TestPerRunResetSeesNoCostWithoutOne(t *testing.T) {
-	for key, extra := range perRunExtras(t, "h100", nil) {
+// Without host.cold_call_ns no call makes the launch after it cost more
+// than its twin; with it, only the host writes do (the simulated host is
+// told its caches are cold), by the field, for every launch mode: no CUDA
+// call of the reset pays, as on the GPU.
+func TestPerRunResetChargesOnlyColdCaches(t *testing.T) {
+	without := perRunExtras(t, "h100", func(c *sim.Config) { c.Host.ColdCallNs = 0 })
+	with := perRunExtras(t, "h100", func(c *sim.Config) { c.Host.ColdCallNs = 14e3 })
+	for key, extra := range without {
 		assert.InDelta(t, 0, extra, 2, key)
+		want := 0.0
+		if strings.HasPrefix(key, "host writes 8 MiB, ") {
+			want = 14e3
+		}
+		assert.InDelta(t, want, with[key], 2, key)
 	}
 }

@@ -78,6 +78,16 @@ type HostCosts struct {
 	FreeNs             float64 `yaml:"free_ns"`          // cuMemFree
 	AllocHostNs        float64 `yaml:"alloc_host_ns"`    // cuMemAllocHost (pageable allocations are charged the same)
 	CaptureNs          float64 `yaml:"capture_ns"`       // a command recorded into a graph while capturing
+	// ColdCallNs (optional) is what the first call that submits work (a
+	// launch, graph launch, copy or event record) pays on top of its own
+	// cost after the host's own work has left its caches cold, once: the
+	// runner marks that point before every timed run (ColdCaches). On a
+	// GPU the first calls of a timed run are that much slower than their
+	// twins, and 8 MiB of host writes before a launch slow it alike while
+	// none of the reset's CUDA calls does (calibrate "per-run reset",
+	// calibration-h100.md session 16). 0 (left out): nothing, as before
+	// the field existed.
+	ColdCallNs float64 `yaml:"cold_call_ns,omitempty"`
 	// GraphLockFraction (optional) is the part of every graph-building
 	// call's cost (stream capture begin and end and the commands captured,
 	// instantiate, graph and exec destroy; not graph launches or node

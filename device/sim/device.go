@@ -179,6 +179,9 @@ type Device struct {
 	graphLanes int
 
 	copyFree [3]Time
+	// coldHost: ColdCaches was called and no call has submitted work
+	// since (host.cold_call_ns).
+	coldHost bool
 	bw       bandwidthState // memory bandwidth shared by device-to-device copies and kernels
 	cmdPool  []*command
 	cmdSeq   uint64
@@ -240,6 +243,7 @@ type costs struct {
 	blockDispatch, handoff, cbHandoff, busyStream, eventWait, captureEvent  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	parkAfter, parkedWake, parkedCbWake, syncParkAfter, syncParkedWake      Time
+	coldCall                                                                Time
 	cycle                                                                   float64 // ns per SM cycle
 
 	// The optional graph costs: per kernel (and host-function) node, per
@@ -325,6 +329,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
+		coldCall:     nsTime(h.ColdCallNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
 		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),
@@ -396,6 +401,7 @@ func (d *Device) reset() {
 	d.slotWait = d.slotWait[:0]
 	d.cbFree, d.graphLanes = 0, 0
 	d.copyFree = [3]Time{}
+	d.coldHost = false
 	d.resetBandwidth()
 	d.l2.reset()
 	d.cmdSeq = 0
@@ -749,6 +755,24 @@ func (th *thread) catchUp() {
 // charge makes the thread pay cost, the driver_lock_fraction of it under
 // the driver lock shared by all host threads, and host.driver_lock_handoff_ns
 // more when it waits for the lock another thread holds.
+// ColdCaches tells the simulator that the host has just done work of its
+// own that evicts the driver's data from the CPU's caches (the runner's
+// reset and poisoning before a timed run): the next call that submits
+// work pays host.cold_call_ns. The simulator does not time Go code, so it
+// cannot see such work by itself.
+func (th *thread) ColdCaches() { th.d.coldHost = true }
+
+// coldCost is what the call submitting work now pays after ColdCaches
+// (host.cold_call_ns, once).
+func (th *thread) coldCost() Time {
+	d := th.d
+	if !d.coldHost {
+		return 0
+	}
+	d.coldHost = false
+	return d.cost.coldCall
+}
+
 func (th *thread) charge(cost Time, call string) {
 	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
 }

@@ -309,7 +309,7 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 		cost = addTime(cost, mulTime(int64(len(x.nodes)), d.cost.firstGraphLaunchNode))
 		x.launched = true
 	}
-	th.charge(cost, "cuGraphLaunch")
+	th.charge(addTime(cost, th.coldCost()), "cuGraphLaunch")
 	k := d.newCommand(cmdGraph)
 	k.gx = x
 	k.gr = &graphRun{x: x, nodes: x.nodes, cmd: k}

@@ -233,7 +233,7 @@ func (th *thread) Launch(s device.Stream, l *device.Launch) error {
 		th.chargeGraphBuild(d.cost.capture, "cuLaunchKernel (capture)")
 		return st.capture.add(st, gnode{kind: cmdKernel, l: copyLaunch(l)})
 	}
-	th.charge(d.cost.launch+th.busyCost(st), "cuLaunchKernel")
+	th.charge(d.cost.launch+th.busyCost(st)+th.coldCost(), "cuLaunchKernel")
 	k := d.newCommand(cmdKernel)
 	k.setLaunch(l)
 	d.enqueue(st, k, th.clock)
@@ -259,7 +259,7 @@ func (th *thread) Copy(s device.Stream, c *device.Copy) error {
 		th.chargeGraphBuild(d.cost.capture, "cuMemcpyAsync (capture)")
 		return st.capture.add(st, gnode{kind: cmdCopy, cp: *c})
 	}
-	th.charge(d.cost.copyEnqueue, "cuMemcpyAsync")
+	th.charge(d.cost.copyEnqueue+th.coldCost(), "cuMemcpyAsync")
 	k := d.newCommand(cmdCopy)
 	k.cp = *c
 	k.pageable = pageable
@@ -293,7 +293,7 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 	if !ev.timing {
 		cost = d.cost.untimedRecord // no timestamp to write
 	}
-	th.charge(cost+th.busyCost(st)+th.pendingRecordCost(ev), "cuEventRecord")
+	th.charge(cost+th.busyCost(st)+th.pendingRecordCost(ev)+th.coldCost(), "cuEventRecord")
 	ev.capture = nil
 	rc := ev.nextRC
 	ev.nextRC = nil
