@@ -163,121 +163,146 @@ var perRunCalls = []perRunCall{
 // per context leaves that twin alone, one paid per stream does not).
 var perRunModes = []string{"stream", "graph", "twin on another stream"}
 
-// perRunFigures are one timed launch's: from the launch call to its
-// stream synchronize's return (host), the event record before it and its
-// launch call alone, and the span
-// of two events recorded around it (device).
+// perRunFigures are one timed launch's: from the event record before it
+// to its stream synchronize's return (host), that record call and the
+// launch call alone, and the span of two events recorded around it
+// (device), each less the kernel where it holds it.
 type perRunFigures struct{ host, record, call, device float64 }
+
+// perRunRig is what the section's launches use: the kernel's stream and a
+// second one (each with its events), the candidates' buffers, the kernel
+// and its one-node graph.
+type perRunRig struct {
+	h        device.Host
+	t, other *timedStream
+	env      *perRunEnv
+	k        *device.Launch
+	graph    device.GraphExec
+}
+
+// timed launches the kernel (or the graph) on ts between two event records
+// and waits for it.
+func (r *perRunRig) timed(ts *timedStream, mode string) (perRunFigures, error) {
+	h := r.h
+	var f perRunFigures
+	t0 := h.Now()
+	if err := h.Record(ts.e0, ts.s); err != nil {
+		return f, err
+	}
+	tc := h.Now()
+	f.record = ns(tc - t0)
+	var err error
+	if mode == "graph" {
+		err = h.GraphLaunch(r.graph, ts.s)
+	} else {
+		err = h.Launch(ts.s, r.k)
+	}
+	if err != nil {
+		return f, err
+	}
+	f.call = ns(h.Now() - tc)
+	if err := h.Record(ts.e1, ts.s); err != nil {
+		return f, err
+	}
+	if err := h.StreamSynchronize(ts.s); err != nil {
+		return f, err
+	}
+	f.host = ns(h.Now() - t0 - perRunKernel)
+	d, err := h.Elapsed(ts.e0, ts.e1)
+	f.device = ns(d - perRunKernel)
+	return f, err
+}
+
+// pair runs one candidate call between a completed kernel and a timed
+// launch, then the launch's twin, and returns both launches' figures.
+func (r *perRunRig) pair(pc perRunCall, mode string) (first, twin perRunFigures, err error) {
+	h := r.h
+	if pc.before != nil {
+		if err := pc.before(r.env); err != nil {
+			return first, twin, fmt.Errorf("%s: %w", pc.name, err)
+		}
+	}
+	// The kernel that precedes the call takes whatever before's own calls
+	// cost the GPU.
+	if err := h.Launch(r.t.s, r.k); err != nil {
+		return first, twin, err
+	}
+	if err := h.StreamSynchronize(r.t.s); err != nil {
+		return first, twin, err
+	}
+	if err := pc.call(r.env); err != nil {
+		return first, twin, fmt.Errorf("%s: %w", pc.name, err)
+	}
+	if first, err = r.timed(r.t, mode); err != nil {
+		return first, twin, err
+	}
+	twinOn := r.t
+	if mode == "twin on another stream" {
+		twinOn = r.other
+	}
+	if twin, err = r.timed(twinOn, mode); err != nil {
+		return first, twin, err
+	}
+	if pc.after != nil {
+		if err := pc.after(r.env); err != nil {
+			return first, twin, fmt.Errorf("%s: %w", pc.name, err)
+		}
+	}
+	return first, twin, nil
+}
+
+// perRunWhat are the figures "per-run reset" reports per call and mode,
+// each a median of perRunLaunches pairs a round: the name's suffix, the
+// method, and the figure of a pair.
+var perRunWhat = []struct {
+	suffix, method string
+	of             func(a, b perRunFigures) float64
+}{
+	{": first launch", "Host.Now from an event record before the launch to its stream synchronize's return, less the 10 us kernel; median of 5 per round",
+		func(a, _ perRunFigures) float64 { return a.host }},
+	{": first less twin", "the same less the twin's (the same launch right after; for 'twin on another stream' the twin on a second idle stream); median of 5 per round",
+		func(a, b perRunFigures) float64 { return a.host - b.host }},
+	{": event record call, first less twin", "Host.Now around the event record before the launch, first less twin; median of 5 per round",
+		func(a, b perRunFigures) float64 { return a.record - b.record }},
+	{": launch call, first less twin", "Host.Now around the Launch or GraphLaunch call, first less twin; median of 5 per round",
+		func(a, b perRunFigures) float64 { return a.call - b.call }},
+	{": device span, first less twin", "Elapsed between events recorded before and after the launch, first less twin; median of 5 per round",
+		func(a, b perRunFigures) float64 { return a.device - b.device }},
+}
 
 // perRunReset measures, for every candidate call and launch mode, what the
 // first launch after the call costs more than its twin: host wall time,
-// the launch call, and the device span between events around it. It
-// reports and sets no field.
+// the event record and launch calls, and the device span between events
+// around it. It reports and sets no field.
 func (c *calibrator) perRunReset(h device.Host) error {
-	t, err := newTimedStream(h)
+	r, err := c.newPerRunRig(h)
 	if err != nil {
 		return err
 	}
-	other, err := newTimedStream(h)
-	if err != nil {
-		return err
-	}
-	env := &perRunEnv{h: h, kernelS: t.s, scratch: make([]byte, 8<<20)}
-	if env.copyS, err = h.NewStream(device.StreamOptions{}); err != nil {
-		return err
-	}
-	if env.pinned, err = h.AllocHost(perRunBytes, true); err != nil {
-		return err
-	}
-	if env.devBuf, err = h.Malloc(perRunBytes); err != nil {
-		return err
-	}
-	k := c.spinLaunch(perRunKernel, t.done)
-	graph, err := c.instantiateChain(h, t.s, 1, func() *device.Launch { return k })
-	if err != nil {
-		return err
-	}
-	timed := func(ts *timedStream, mode string) (perRunFigures, error) {
-		var f perRunFigures
-		t0 := h.Now()
-		if err := h.Record(ts.e0, ts.s); err != nil {
-			return f, err
+	// rounds[call][mode][what]: one median a measured round.
+	rounds := make([][][][]float64, len(perRunCalls))
+	for ci := range rounds {
+		rounds[ci] = make([][][]float64, len(perRunModes))
+		for mi := range rounds[ci] {
+			rounds[ci][mi] = make([][]float64, len(perRunWhat))
 		}
-		tc := h.Now()
-		f.record = ns(tc - t0)
-		if mode == "graph" {
-			err = h.GraphLaunch(graph, ts.s)
-		} else {
-			err = h.Launch(ts.s, k)
-		}
-		if err != nil {
-			return f, err
-		}
-		f.call = ns(h.Now() - tc)
-		if err := h.Record(ts.e1, ts.s); err != nil {
-			return f, err
-		}
-		if err := h.StreamSynchronize(ts.s); err != nil {
-			return f, err
-		}
-		f.host = ns(h.Now() - t0 - perRunKernel)
-		d, err := h.Elapsed(ts.e0, ts.e1)
-		f.device = ns(d - perRunKernel)
-		return f, err
 	}
-	type key struct{ call, mode int }
-	first := map[key][][]float64{} // per round: host first, host extra, record extra, call extra, device extra
 	if err := c.warmRounds(func(measured bool) error {
 		for ci, pc := range perRunCalls {
 			for mi, mode := range perRunModes {
-				var each [5][]float64
+				each := make([][]float64, len(perRunWhat))
 				for x := 0; x < perRunLaunches; x++ {
-					if pc.before != nil {
-						if err := pc.before(env); err != nil {
-							return fmt.Errorf("%s: %w", pc.name, err)
-						}
-					}
-					// The kernel that precedes the call takes whatever
-					// before's own calls cost the GPU.
-					if err := h.Launch(t.s, k); err != nil {
-						return err
-					}
-					if err := h.StreamSynchronize(t.s); err != nil {
-						return err
-					}
-					if err := pc.call(env); err != nil {
-						return fmt.Errorf("%s: %w", pc.name, err)
-					}
-					a, err := timed(t, mode)
+					a, b, err := r.pair(pc, mode)
 					if err != nil {
 						return err
 					}
-					twinOn := t
-					if mode == "twin on another stream" {
-						twinOn = other
+					for wi, w := range perRunWhat {
+						each[wi] = append(each[wi], w.of(a, b))
 					}
-					b, err := timed(twinOn, mode)
-					if err != nil {
-						return err
-					}
-					if pc.after != nil {
-						if err := pc.after(env); err != nil {
-							return fmt.Errorf("%s: %w", pc.name, err)
-						}
-					}
-					each[0] = append(each[0], a.host)
-					each[1] = append(each[1], a.host-b.host)
-					each[2] = append(each[2], a.record-b.record)
-					each[3] = append(each[3], a.call-b.call)
-					each[4] = append(each[4], a.device-b.device)
 				}
-				if measured {
-					kk := key{ci, mi}
-					if first[kk] == nil {
-						first[kk] = make([][]float64, len(each))
-					}
-					for i := range each {
-						first[kk][i] = append(first[kk][i], stats.Median(each[i]))
+				for wi := range perRunWhat {
+					if measured {
+						rounds[ci][mi][wi] = append(rounds[ci][mi][wi], stats.Median(each[wi]))
 					}
 				}
 			}
@@ -288,19 +313,37 @@ func (c *calibrator) perRunReset(h device.Host) error {
 	}
 	for ci, pc := range perRunCalls {
 		for mi, mode := range perRunModes {
-			r := first[key{ci, mi}]
-			name := fmt.Sprintf("per-run: after %s, %s", pc.name, mode)
-			c.record(name+": first launch", "", "ns",
-				"Host.Now from an event record before the launch to its stream synchronize's return, less the 10 us kernel; median of 5 per round", r[0])
-			c.record(name+": first less twin", "", "ns",
-				"the same less the twin's (the same launch right after; for 'twin on another stream' the twin on a second idle stream); median of 5 per round", r[1])
-			c.record(name+": event record call, first less twin", "", "ns",
-				"Host.Now around the event record before the launch, first less twin; median of 5 per round", r[2])
-			c.record(name+": launch call, first less twin", "", "ns",
-				"Host.Now around the Launch or GraphLaunch call, first less twin; median of 5 per round", r[3])
-			c.record(name+": device span, first less twin", "", "ns",
-				"Elapsed between events recorded before and after the launch, first less twin; median of 5 per round", r[4])
+			for wi, w := range perRunWhat {
+				c.record(fmt.Sprintf("per-run: after %s, %s%s", pc.name, mode, w.suffix), "", "ns", w.method, rounds[ci][mi][wi])
+			}
 		}
 	}
 	return nil
+}
+
+// newPerRunRig makes the streams, buffers, kernel and graph the section
+// launches with.
+func (c *calibrator) newPerRunRig(h device.Host) (*perRunRig, error) {
+	r := &perRunRig{h: h}
+	var err error
+	if r.t, err = newTimedStream(h); err != nil {
+		return nil, err
+	}
+	if r.other, err = newTimedStream(h); err != nil {
+		return nil, err
+	}
+	env := &perRunEnv{h: h, kernelS: r.t.s, scratch: make([]byte, 8<<20)}
+	if env.copyS, err = h.NewStream(device.StreamOptions{}); err != nil {
+		return nil, err
+	}
+	if env.pinned, err = h.AllocHost(perRunBytes, true); err != nil {
+		return nil, err
+	}
+	if env.devBuf, err = h.Malloc(perRunBytes); err != nil {
+		return nil, err
+	}
+	r.env = env
+	r.k = c.spinLaunch(perRunKernel, r.t.done)
+	r.graph, err = c.instantiateChain(h, r.t.s, 1, func() *device.Launch { return r.k })
+	return r, err
 }
