@@ -752,9 +752,6 @@ func (th *thread) catchUp() {
 	}
 }
 
-// charge makes the thread pay cost, the driver_lock_fraction of it under
-// the driver lock shared by all host threads, and host.driver_lock_handoff_ns
-// more when it waits for the lock another thread holds.
 // ColdCaches tells the simulator that the host has just done work of its
 // own that evicts the driver's data from the CPU's caches (the runner's
 // reset and poisoning before a timed run): the next call that submits
@@ -773,6 +770,9 @@ func (th *thread) coldCost() Time {
 	return d.cost.coldCall
 }
 
+// charge makes the thread pay cost, the driver_lock_fraction of it under
+// the driver lock shared by all host threads, and host.driver_lock_handoff_ns
+// more when it waits for the lock another thread holds.
 func (th *thread) charge(cost Time, call string) {
 	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
 }
