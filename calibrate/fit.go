@@ -266,6 +266,20 @@ func simulateOn(cfg *sim.Config, what string, measure func(c *calibrator, h devi
 	return c.report, nil
 }
 
+// simulatedValues is simulateOn's report as every measurement's value by
+// name: what the fits that compare whole figure sets simulate.
+func simulatedValues(cfg *sim.Config, what string, measure func(c *calibrator, h device.Host) error) (map[string]float64, error) {
+	rep, err := simulateOn(cfg, what, measure)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(rep.Measurements))
+	for _, m := range rep.Measurements {
+		out[m.Name] = m.Value
+	}
+	return out, nil
+}
+
 func (r *Report) byName(name string) (Measurement, bool) {
 	for _, m := range r.Measurements {
 		if m.Name == name {

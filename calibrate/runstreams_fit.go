@@ -73,16 +73,8 @@ func FitRunSyncs(rep *Report, cfg *sim.Config) (*Fitted, error) {
 // simulateRunStreams runs "runs over streams" on a simulator of cfg, one
 // round (every round is the same), and returns every figure by name.
 func simulateRunStreams(cfg *sim.Config) (map[string]float64, error) {
-	rep, err := simulateOn(cfg, "runs over streams", func(c *calibrator, h device.Host) error {
+	return simulatedValues(cfg, "runs over streams", func(c *calibrator, h device.Host) error {
 		c.rounds = 1
 		return c.runStreams(h)
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, m := range rep.Measurements {
-		out[m.Name] = m.Value
-	}
-	return out, nil
 }

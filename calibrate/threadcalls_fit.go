@@ -102,18 +102,10 @@ func callFigures(rep *Report, loops []callLoop, calls map[string]bool) map[strin
 // simulateCalls runs loops on a simulator of cfg, one round, and returns
 // every call's figure by measurement name.
 func simulateCalls(cfg *sim.Config, loops []callLoop) (map[string]float64, error) {
-	rep, err := simulateOn(cfg, "scheduler threads' calls", func(c *calibrator, h device.Host) error {
+	return simulatedValues(cfg, "scheduler threads' calls", func(c *calibrator, h device.Host) error {
 		c.rounds = 1 // deterministic: every round is the same
 		return c.callLoops(h, loops)
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, m := range rep.Measurements {
-		out[m.Name] = m.Value
-	}
-	return out, nil
 }
 
 // throughputName is "launch throughput"'s measurement on n threads.
