@@ -180,3 +180,15 @@ for r in json.load(open(sys.argv[1]))["rows"]:
           + " ".join(f"{st.get(k, 0):6.0f}" for _, k in cols))
 PY
 }
+
+# experiment_on_device FILE: the experiment file to run on $DEVICE: FILE
+# itself on the GPU; for a dry run, a copy in $work whose devices are the
+# simulator config instead of cuda (the same rows on the simulator).
+experiment_on_device() {
+    if [ "$DEVICE" = cuda ]; then
+        echo "$1"
+        return
+    fi
+    sed "s|devices: \[cuda\]|devices: [$DEVICE]|" "$1" >"$work/exp.yaml"
+    echo "$work/exp.yaml"
+}

@@ -30,11 +30,7 @@ PROFILE_S=${PROFILE_S:-30}
 script_start dnncold
 rc=0
 
-exp=configs/experiments/dnn-kernels-gpu.yaml
-if [ "$DEVICE" != cuda ]; then # a dry run: the same rows on the simulator config
-    sed "s|devices: \[cuda\]|devices: [$DEVICE]|" "$exp" >"$work/exp.yaml"
-    exp=$work/exp.yaml
-fi
+exp=$(experiment_on_device configs/experiments/dnn-kernels-gpu.yaml)
 timed_step "cold profile" timeout $((PROFILE_S + 40)) "$BIN" profile --device "$DEVICE" --cold-l2 \
     --max-sizes 1000000 --max-occupancies 1 --bind-bytes 1000000000000 --budget 1000s --deadline "${PROFILE_S}s" \
     -o "$work/$tag-dnn-cold-profile.yaml" "$exp" >"$work/profile-fit.txt" 2>"$work/profile.log"

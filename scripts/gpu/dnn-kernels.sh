@@ -20,11 +20,7 @@ set -uo pipefail
 script_start dnnkernels
 rc=0
 
-exp=configs/experiments/dnn-kernels-gpu.yaml
-if [ "$DEVICE" != cuda ]; then # a dry run: the same rows on the simulator config
-    sed "s|devices: \[cuda\]|devices: [$DEVICE]|" "$exp" >"$work/exp.yaml"
-    exp=$work/exp.yaml
-fi
+exp=$(experiment_on_device configs/experiments/dnn-kernels-gpu.yaml)
 timed_step run timeout 140 "$BIN" run "$exp" -o "$work/run" >"$work/run.txt" 2>"$work/run.log"
 script_pack dnn-kernels
 
