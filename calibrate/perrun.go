@@ -127,7 +127,7 @@ var perRunCalls = []perRunCall{
 		}
 		// A simulated host does not see Go's work: it is told
 		// (host.cold_call_ns).
-		if c, ok := e.h.(interface{ ColdCaches() }); ok {
+		if c, ok := e.h.(device.ColdCacher); ok {
 			c.ColdCaches()
 		}
 		return nil

@@ -24,6 +24,18 @@ type DependencyQueue interface {
 	DQSynchronize() error
 }
 
+// ColdCacher is a simulated Host that must be told when the host program has
+// done work of its own that evicts the driver's data from the CPU's caches
+// (a runner's reset and input poisoning before a timed run): a simulator
+// does not time Go code, so it cannot see that work, while a GPU's next call
+// pays for it (host.cold_call_ns). A real device does not implement it; find
+// it by type assertion.
+type ColdCacher interface {
+	// ColdCaches marks the caches cold: the next call that submits work
+	// pays the refill.
+	ColdCaches()
+}
+
 // Stats summarizes the last Run of a device that can observe itself.
 type Stats struct {
 	Kernels   int64

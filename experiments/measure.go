@@ -71,7 +71,7 @@ func runOnce(dev device.Device, prog *workloads.Program, s sched.Scheduler, comp
 		if !simulated {
 			defer collectorOff()()
 		}
-		if c, ok := h.(interface{ ColdCaches() }); ok {
+		if c, ok := h.(device.ColdCacher); ok {
 			// On a GPU the host work since the warm run (the reset's
 			// refill, the poison) leaves the CPU's caches cold, and the
 			// timed run's first calls pay for it (host.cold_call_ns).

@@ -10,6 +10,7 @@ import (
 
 var _ device.Host = (*thread)(nil)
 var _ device.DependencyQueue = (*dqHost)(nil)
+var _ device.ColdCacher = (*thread)(nil)
 
 func (th *thread) Name() string { return th.name }
 
