@@ -35,10 +35,8 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-90}
 script_start acsx --host-record
 
 rc=0
-timed_step "calibrate thread calls" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host thread hand-off" --only "event records without timing" \
-    --only "queue calls over threads" --only "launches over threads" \
-    --raw "$work/$tag-acsx.json" --report "$work/$tag-acsx.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate thread calls" acsx "host thread hand-off" "event records without timing" \
+    "queue calls over threads" "launches over threads"
 paper_run acs configs/experiments/acs-window-gpu.yaml "$RUN_TIMEOUT" "$work" || rc=$?
 script_pack acsx
 

@@ -27,9 +27,7 @@ CAL_TIMEOUT=${CAL_TIMEOUT:-90}
 script_start cbspacing --host-record
 
 rc=0
-timed_step "calibrate callbacks" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host callbacks spaced" --only "host callbacks" --only "parked hand-offs" \
-    --raw "$work/$tag-cbspacing.json" --report "$work/$tag-cbspacing.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate callbacks" cbspacing "host callbacks spaced" "host callbacks" "parked hand-offs"
 script_pack cbspacing
 
 # Summary, last.

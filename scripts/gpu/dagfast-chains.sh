@@ -40,9 +40,8 @@ BIN=${BIN:-.gpu/dagfast/gpusched}
 script_start dagfast-chains --host-record
 
 rc=0
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "launch latency, back-to-back gap, wake-up" --only copies --only "device idle wake" \
-    --raw "$work/$tag-host.json" --report "$work/$tag-host.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" host "host API costs" "launch latency, back-to-back gap, wake-up" copies \
+    "device idle wake"
 
 config="$work/$(basename "$CONFIG")"
 sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" "$CONFIG" >"$config"

@@ -55,9 +55,7 @@ seeded() {
 }
 
 rc=0
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "launch latency, back-to-back gap, wake-up" \
-    --raw "$work/$tag-host.json" --report "$work/$tag-host.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" host "host API costs" "launch latency, back-to-back gap, wake-up"
 
 mkdir -p "$work/traces"
 for row in "1468660699|draw5|serial" "1468660699|draw0|serial" "1468660699|draw0|rr4" \

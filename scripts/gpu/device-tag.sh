@@ -116,6 +116,21 @@ timed_step() {
     return 0
 }
 
+# calibrate_step LABEL NAME SECTION...: the probe scripts' calibrate step, a
+# timed_step running `calibrate --only SECTION...` on $DEVICE within
+# $CAL_TIMEOUT, its raw measurements in $work/$tag-NAME.json, its report in
+# $work/$tag-NAME.md and its progress in $work/calibrate.log (the summaries
+# grep it). Needs CAL_TIMEOUT, BIN, DEVICE.
+calibrate_step() {
+    local label=$1 name=$2 only=() s
+    shift 2
+    for s in "$@"; do
+        only+=(--only "$s")
+    done
+    timed_step "$label" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" "${only[@]}" \
+        --raw "$work/$tag-$name.json" --report "$work/$tag-$name.md" 2>"$work/calibrate.log"
+}
+
 # script_pack NAME: what every script started by script_start does once its
 # runs are done: the total seconds since start appended to
 # $work/device.txt, and $work packed into tarball=$OUT/NAME-$tag.tgz.

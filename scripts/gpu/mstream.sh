@@ -38,10 +38,9 @@ CAL_TIMEOUT=${CAL_TIMEOUT:-90}
 script_start mstream --host-record
 
 rc=0
-timed_step "calibrate streams" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "synchronizes over streams" --only "cross-stream dependencies" \
-    --only "chains interleaved over streams" --only "event records without timing" --only "runs over streams" \
-    --raw "$work/$tag-mstream.json" --report "$work/$tag-mstream.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate streams" mstream "host API costs" "synchronizes over streams" \
+    "cross-stream dependencies" "chains interleaved over streams" "event records without timing" \
+    "runs over streams"
 script_pack mstream
 
 # Summary, last.

@@ -27,13 +27,15 @@
 #   OUT=/tmp/x DEVICE=configs/devices/h100.yaml BIN=/tmp/gpusched bash scripts/gpu/perrun.sh
 #
 # Environment: DEVICE (default cuda), BIN (default .gpu/perrun/gpusched),
-# CAL_TIMEOUT (default 40 s), TRACE_TIMEOUT (per trace, default 10 s).
+# CAL_TIMEOUT (default 40 s), TRACE_TIMEOUT (per trace, default 60 s: a
+# cuSync trace on the GPU runs the serial reference and checks its sampled
+# rows against the CPU's GEMMs; 10 s timed out on both GPUs in session 16).
 # Comes back: $OUT/perrun-<gpu>.tgz: device.txt, <gpu>-perrun.json / .md,
 # traces/*.json.gz, logs.
 set -uo pipefail
 
 CAL_TIMEOUT=${CAL_TIMEOUT:-40}
-TRACE_TIMEOUT=${TRACE_TIMEOUT:-10}
+TRACE_TIMEOUT=${TRACE_TIMEOUT:-60}
 CONFIG=configs/experiments/heldout5-cusync-gpu.yaml
 
 BIN=${BIN:-.gpu/perrun/gpusched}
@@ -41,9 +43,7 @@ BIN=${BIN:-.gpu/perrun/gpusched}
 script_start perrun --host-record
 
 rc=0
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "launch latency, back-to-back gap, wake-up" --only "per-run reset" \
-    --raw "$work/$tag-perrun.json" --report "$work/$tag-perrun.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" perrun "host API costs" "launch latency, back-to-back gap, wake-up" "per-run reset"
 
 config="$work/$(basename "$CONFIG")"
 sed "s|^devices: \[cuda\]|devices: [$DEVICE]|" "$CONFIG" >"$config"

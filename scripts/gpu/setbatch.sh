@@ -44,9 +44,7 @@ TRACE_CONFIG=configs/experiments/heldout6-set-gpu.yaml
 script_start setbatch --host-record
 
 rc=0
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "host callbacks" --only "set-batch chunks" \
-    --raw "$work/$tag-setbatch.json" --report "$work/$tag-setbatch.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" setbatch "host API costs" "host callbacks" "set-batch chunks"
 
 mkdir -p "$work/traces"
 for row in "sobel-192 s160|setbatch16s-2" "sobel-192 s160|setbatch16s-4" "sobel-192 s160|setbatch16s-8" \

@@ -41,9 +41,8 @@ CONFIG=configs/experiments/setthreads-gpu.yaml
 script_start setthreads --host-record
 
 rc=0
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "stream concurrency" --only "host callbacks" --only "host API costs" --only "graph chunks over streams" \
-    --raw "$work/$tag-chunkstreams.json" --report "$work/$tag-chunkstreams.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" chunkstreams "stream concurrency" "host callbacks" "host API costs" \
+    "graph chunks over streams"
 
 if [ "${SET:-1}" = 1 ]; then
     paper_run set "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?

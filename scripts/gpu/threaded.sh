@@ -35,9 +35,7 @@ CONFIG=configs/experiments/heldout4-acs-gpu.yaml
 script_start threaded --host-record
 
 rc=0
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "graphs" --only "launch throughput" --only "host threads at once" \
-    --raw "$work/$tag-threaded.json" --report "$work/$tag-threaded.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" threaded "host API costs" "graphs" "launch throughput" "host threads at once"
 
 if [ "${ACS:-1}" = 1 ]; then
     paper_run acs "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
