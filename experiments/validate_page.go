@@ -2,12 +2,15 @@ package experiments
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments/fidelity"
+	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // PageInput is what the fidelity page says beyond the validation itself.
@@ -91,8 +94,8 @@ func targetsMet(s fidelity.Summary) string {
 }
 
 // Page is docs/results/fidelity.md: the summary per paper and GPU (with
-// in.Before beside it), the held-out DAGs apart, per DAG shape, where the
-// simulator's picks cost most, the regression checks, per experiment and
+// in.Before beside it), the held-out DAGs apart, per DAG shape, per
+// scheduler kind, where the simulator's picks cost most, the regression checks, per experiment and
 // workload, and how it was made.
 func (v *Validation) Page(in PageInput) []byte {
 	var b strings.Builder
@@ -119,6 +122,7 @@ func (v *Validation) Page(in PageInput) []byte {
 		"at the grids of other draws): how the simulator does on DAGs nobody tuned it on.\n\n")
 	v.pageSummary(&b, in, func(r *ValidatedRow) bool { return isHeldOut(r.Experiment) })
 	v.pageShapes(&b)
+	v.pageKinds(&b)
 	v.pageWorst(&b, 15)
 	if len(in.Checks) > 0 {
 		v.pageChecks(&b, in)
@@ -228,6 +232,61 @@ func (v *Validation) pageShapes(b *strings.Builder) {
 		rows = append(rows, append([]string{parts[0], name, v.configsOf(keep)}, pageCells(v.summarize(keep))...))
 	}
 	rows = append(rows, append([]string{"all shapes", "", v.configsOf(inCampaign)}, pageCells(v.summarize(inCampaign))...))
+	writeMarkdownTable(b, rows)
+	b.WriteString("\n")
+}
+
+// schedulerKind is the scheduler a row ran, without its parameters: its
+// description up to the first parenthesis (set(b=4,warm): set).
+func schedulerKind(r *ValidatedRow) string {
+	d := r.SchedulerDesc
+	if d == "" {
+		d = r.Scheduler
+	}
+	if i := strings.IndexByte(d, '('); i > 0 {
+		d = d[:i]
+	}
+	return d
+}
+
+// pageKinds is the error per scheduler kind and GPU over every paper's warm
+// rows and the random DAGs: a bias that follows a scheduler across
+// workloads and papers points at a cost of its own runtime (its calls,
+// threads, streams) that the simulator lacks, where one that follows a
+// workload points at its kernels.
+func (v *Validation) pageKinds(b *strings.Builder) {
+	b.WriteString("## Per scheduler kind\n\n")
+	b.WriteString("Every warm row of every paper and the random DAGs, by the scheduler that ran it (its kind, without its parameters) " +
+		"and GPU. Bias is the median signed error: negative where the simulator runs that scheduler faster than the GPU.\n\n")
+	warm := func(r *ValidatedRow) bool { return v.timedRun(r) == "warm" }
+	key := func(r *ValidatedRow) string { return schedulerKind(r) + "\x00" + r.GPUDevice }
+	groups := v.distinctWhere(warm, key)
+	sort.Strings(groups)
+	rows := [][]string{{"scheduler kind", "GPU", "experiments", "rows", "makespan MAPE", "median err", "max err", "bias", "sim faster",
+		"speedup err med", "max", "GPU spread med"}}
+	for _, g := range groups {
+		sel := func(r *ValidatedRow) bool { return warm(r) && key(r) == g }
+		s := v.summarize(sel)
+		if s.Rows == 0 {
+			continue
+		}
+		c := summaryCells(s)
+		kind, gpu, _ := strings.Cut(g, "\x00")
+		exps := len(v.distinctWhere(sel, func(r *ValidatedRow) string { return r.Experiment }))
+		// Speedups are over each workload's baseline, which is of
+		// another kind: the rows' own errors, not the selection's.
+		var sp []float64
+		for i := range v.Rows {
+			if r := &v.Rows[i]; !r.Excluded && sel(r) && r.SpeedupErr != nil {
+				sp = append(sp, math.Abs(*r.SpeedupErr))
+			}
+		}
+		spMed, spMax := "-", "-"
+		if len(sp) > 0 {
+			spMed, spMax = fidelity.Pct(stats.Median(sp)).String(), fidelity.Pct(slices.Max(sp)).String()
+		}
+		rows = append(rows, append([]string{kind, shortGPU(gpu), strconv.Itoa(exps)}, append(c[:6:6], spMed, spMax, c[15])...))
+	}
 	writeMarkdownTable(b, rows)
 	b.WriteString("\n")
 }

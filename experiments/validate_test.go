@@ -328,6 +328,7 @@ func TestPageBesideTheConfigsBeforeCalibration(t *testing.T) {
 	assert.Regexp(t, `\| small \| H100 80GB HBM3 \| warm \| h100-datasheet \| none \| 2 \| `, profiled)
 	assert.Contains(t, heldOut, "No GPU results of this kind were given.")
 	assert.Contains(t, page, "## Where the simulator's choice costs most on the GPU")
+	assert.Contains(t, page, "## Per scheduler kind")
 	assert.Contains(t, page, "| small-gpu.json | dag | H100 80GB HBM3 | h100 | 2 | 0.0% |")
 	assert.Contains(t, page, "(on the configs before calibration: p-datasheet-rows.csv)")
 	// Each file's simulated launches by what timed them: synth_node at
@@ -388,4 +389,36 @@ func TestValidateFilesNotesParametersAddedSince(t *testing.T) {
 		assert.False(t, r.Excluded, "%v", r.Problems)
 	}
 	assert.Contains(t, v.Sources[0].Notes, "parameters added since the GPU ran, simulated at their defaults: synthetic max_blocks=16")
+}
+
+// TestPageKindsFollowASchedulerAcrossFiles: the page's per-kind table pools
+// a scheduler's rows over experiments and parameters (set-2 of one file and
+// set-8 of another are both "set"), leaves excluded rows out, and signs the
+// bias: hand-computed errors -20% and -40% give MAPE 30%, bias -30%.
+func TestPageKindsFollowASchedulerAcrossFiles(t *testing.T) {
+	const h100 = "NVIDIA H100 80GB HBM3"
+	row := func(exp, desc, group string, base bool, gpu, sim float64) ValidatedRow {
+		r := ValidatedRow{Experiment: exp, SchedulerDesc: desc, GPUDevice: h100,
+			fid: fidelity.Row{Group: group, Scheduler: desc, Baseline: base, GPU: []float64{gpu}, Sim: sim}}
+		if !base {
+			// Over the baseline of its file (GPU 200, simulated 220).
+			r.SpeedupErr = finite(((220/sim)/(200/gpu) - 1) * 100)
+		}
+		return r
+	}
+	v := &Validation{Rows: []ValidatedRow{
+		row("a-gpu", "synchronous", "a", true, 200, 220),
+		row("a-gpu", "set(b=2,warm)", "a", false, 100, 80),
+		row("b-gpu", "set(b=8,warm)", "b", false, 100, 60),
+		row("b-gpu", "set(b=4,warm)", "b", false, 100, 1000),
+	}}
+	v.Rows[3].Excluded = true
+	var b strings.Builder
+	v.pageKinds(&b)
+	page := b.String()
+	// Speedups over synchronous: set-2 2.0x on the GPU, 2.75x simulated
+	// (+37.5%); set-8 2.0x and 3.67x (+83.3%).
+	assert.Contains(t, page, "| set | H100 80GB HBM3 | 2 | 2 | 30.0% | 30.0% | 40.0% | -30.0% | 2 | 60.4% | 83.3% | - |")
+	assert.Contains(t, page, "| synchronous | H100 80GB HBM3 | 1 | 1 | 10.0% | 10.0% | 10.0% | +10.0% | 0 | - | - | - |")
+	assert.Less(t, strings.Index(page, "| set |"), strings.Index(page, "| synchronous |"), "kinds in order")
 }
