@@ -310,6 +310,20 @@ type FrontEndCosts struct {
 	// 0, so that event_wait_ns is the wait at 4 streams (the mean of the
 	// measurement over 2, 4 and 8). 0 (left out): event_wait_ns flat.
 	EventWaitDoublingNs float64 `yaml:"event_wait_doubling_ns,omitempty"`
+	// PendingQueueNs (optional) is what each OTHER hardware queue whose
+	// head command has arrived but cannot start (a wait on an unfinished
+	// record, a command behind its stream's running kernel) adds to a
+	// kernel's back-to-back gap, beyond the first such queue, up to
+	// PendingQueueMaxNs: the front end serves the queues with work in
+	// turn, so a stream's kernels start later while other streams wait
+	// (calibrate's "runs over streams", session 17: paths in a chain over
+	// 4-64 streams cost 36-127 us more device time than one stream, as
+	// much with 2 as with 20 us kernels, saturating with the 8 queues).
+	// 0 (left out): none, as before the field existed.
+	PendingQueueNs float64 `yaml:"pending_queue_ns,omitempty"`
+	// PendingQueueMaxNs bounds PendingQueueNs's sum per kernel (0: no
+	// bound).
+	PendingQueueMaxNs float64 `yaml:"pending_queue_max_ns,omitempty"`
 	// RecordsPassQueue (optional) lets an event record whose stream
 	// predecessor still runs leave its hardware queue at once: it
 	// completes when that predecessor does, and the commands of other

@@ -260,6 +260,9 @@ type costs struct {
 	// argument.
 	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
 	graphLockHandoff                                                                                            Time
+	// The optional front-end cost of other hardware queues holding
+	// pending commands: per queue beyond the first, and its bound.
+	pendingQueue, pendingQueueMax Time
 
 	// The optional queue lock: held per Queue call, and the contended
 	// hand-off.
@@ -331,6 +334,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		coldCall:     nsTime(h.ColdCallNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
+		pendingQueue: nsTime(f.PendingQueueNs), pendingQueueMax: nsTime(f.PendingQueueMaxNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
 		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),
 		untimedRecord: nsTime(cmp.Or(h.UntimedRecordNs, h.RecordNs)), driverLockHandoff: nsTime(h.DriverLockHandoffNs),

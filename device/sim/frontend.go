@@ -284,7 +284,7 @@ func (d *Device) dispatch(c *conn) {
 			d.release(k)
 		case cmdKernel:
 			d.resident++
-			k.firstAt = max(k.arrive+d.cost.launchLatency, d.now+d.cost.backToBack)
+			k.firstAt = max(k.arrive+d.cost.launchLatency, d.now+d.cost.backToBack+d.pendingQueueCost(c))
 			d.launchKernel(k)
 		case cmdCopy:
 			d.startCopy(k)
@@ -294,6 +294,30 @@ func (d *Device) dispatch(c *conn) {
 			d.startGraph(k)
 		}
 	}
+}
+
+// pendingQueueCost is what the other hardware queues holding a command
+// that has arrived add to a kernel of c starting back to back:
+// front_end.pending_queue_ns per queue beyond the first, at most
+// front_end.pending_queue_max_ns.
+func (d *Device) pendingQueueCost(c *conn) Time {
+	if d.cost.pendingQueue == 0 {
+		return 0
+	}
+	n := 0
+	for i := range d.conns {
+		if o := &d.conns[i]; o != c && o.head != nil && o.head.arrive <= d.now {
+			n++
+		}
+	}
+	if n <= 1 {
+		return 0
+	}
+	w := Time(n-1) * d.cost.pendingQueue
+	if d.cost.pendingQueueMax > 0 {
+		w = min(w, d.cost.pendingQueueMax)
+	}
+	return w
 }
 
 // passRecords takes the records at the head of c that have arrived and

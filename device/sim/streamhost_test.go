@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -208,5 +209,54 @@ func callTimer(t *testing.T) (map[string]time.Duration, func(device.Host, string
 		t0 := h.Now()
 		require.NoError(t, call())
 		took[name] = h.Now() - t0
+	}
+}
+
+// front_end.pending_queue_ns and pending_queue_max_ns: a chain's kernels on
+// stream a start back_to_back_ns + pending_queue_ns x (k - 1) apart (at
+// most pending_queue_max_ns more) while k other hardware queues hold a wait
+// on the chain's end; one such queue, or the fields left out, cost nothing.
+func TestPendingQueuesSlowBackToBack(t *testing.T) {
+	const pq, maxPQ = 600.0, 1500.0
+	for _, tc := range []struct {
+		blocked int
+		on      bool
+		want    float64
+	}{{0, true, 0}, {1, true, 0}, {2, true, pq}, {3, true, 2 * pq}, {5, true, maxPQ}, {5, false, 0}} {
+		cfg := streamHostConfig(t, func(c *Config) {
+			if tc.on {
+				c.FrontEnd.PendingQueueNs, c.FrontEnd.PendingQueueMaxNs = pq, maxPQ
+			}
+		})
+		d, err := New(cfg, WithTrace(true))
+		require.NoError(t, err)
+		const chain = 6
+		require.NoError(t, d.Run(func(h device.Host) error {
+			a, _ := h.NewStream(device.StreamOptions{})
+			end, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			require.NoError(t, h.Launch(a, spinLaunch(1, 32, 300*time.Microsecond))) // holds the chain until all is issued
+			for j := 0; j < chain; j++ {
+				l := spinLaunch(1, 32, 10*time.Microsecond)
+				l.Label = fmt.Sprintf("chain%d", j)
+				require.NoError(t, h.Launch(a, l))
+			}
+			require.NoError(t, h.Record(end, a))
+			for i := 0; i < tc.blocked; i++ {
+				s, _ := h.NewStream(device.StreamOptions{})
+				require.NoError(t, h.Wait(s, end))
+				require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+			}
+			return h.Synchronize()
+		}))
+		start, end := map[string]Time{}, map[string]Time{}
+		for _, s := range d.lastTrace.spans {
+			if s.kind == trackStream {
+				start[s.name], end[s.name] = s.start, s.end
+			}
+		}
+		for j := 1; j < chain; j++ {
+			gap := start[fmt.Sprintf("chain%d", j)] - end[fmt.Sprintf("chain%d", j-1)]
+			assert.Equal(t, nsTime(cfg.FrontEnd.BackToBackNs+tc.want), gap, "%d blocked queues (on=%v), kernel %d", tc.blocked, tc.on, j)
+		}
 	}
 }
