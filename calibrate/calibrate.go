@@ -276,6 +276,7 @@ var measurements = []struct {
 	{name: "queue calls over threads", run: (*calibrator).queueCallsOverThreads, onlyNamed: true},
 	{name: "launches over threads", run: (*calibrator).launchesOverThreads, onlyNamed: true},
 	{name: "runs over streams", run: (*calibrator).runStreams, onlyNamed: true},
+	{name: "chains beside other streams", run: (*calibrator).chainsBeside, onlyNamed: true},
 }
 
 type calibrator struct {

@@ -86,3 +86,27 @@ func TestFitRunSyncsRecoversTheSimulatedSwitch(t *testing.T) {
 	_, err = FitRunSyncs(&Report{}, loadConfig(t, "h100"))
 	require.ErrorContains(t, err, "runs over streams")
 }
+
+// "chains beside other streams" on the simulator reads back
+// front_end.pending_queue_ns: a chain's kernel costs back_to_back_ns
+// alone, beside one waiting stream and beside busy streams with nothing
+// queued, and pending_queue_ns more per waiting (or queued) stream beyond
+// the first, up to the bound.
+func TestChainsBesideReadsPendingQueues(t *testing.T) {
+	cfg := loadConfig(t, "h100")
+	cfg.FrontEnd.PendingQueueNs, cfg.FrontEnd.PendingQueueMaxNs = 500, 1200
+	rep, err := Measure(mustSim(t, cfg), []string{"chains beside other streams"}, nil)
+	require.NoError(t, err)
+	value := func(name string) float64 {
+		m, ok := rep.byName("chain beside other streams, " + name)
+		require.True(t, ok, name)
+		return m.Value
+	}
+	b2b := cfg.FrontEnd.BackToBackNs
+	assert.InDelta(t, b2b, value("20 us spins, alone"), 10)
+	assert.InDelta(t, b2b, value("20 us spins, 1 stream waiting on the chain's end"), 10)
+	assert.InDelta(t, b2b+500, value("2 us spins, 2 streams waiting on the chain's end"), 10)
+	assert.InDelta(t, b2b+1000, value("20 us spins, 3 streams running a long kernel, one queued behind"), 10)
+	assert.InDelta(t, b2b+1200, value("20 us spins, 63 streams waiting on the chain's end"), 10)
+	assert.InDelta(t, b2b, value("20 us spins, 63 streams running a long kernel"), 10)
+}
