@@ -466,17 +466,25 @@ func (d *Device) recordDone(ev *eventObj, gen uint64, streamID int) {
 		ev.hostWait = keep
 	}
 	if len(ev.waiters) > 0 {
+		// The list is settled before any kick: a kicked stream may pass
+		// its wait at once (no event_wait_ns), record this event again or
+		// register another wait on it, re-entering here; kicking while
+		// filtering in place dropped the waits registered meanwhile.
+		var ready []*command
 		keep := ev.waiters[:0]
 		for _, w := range ev.waiters {
 			if ev.done(w.gen) {
 				w.waitReg = false
-				d.kick(w.st.conn)
+				ready = append(ready, w)
 			} else {
 				keep = append(keep, w)
 			}
 		}
 		clear(ev.waiters[len(keep):])
 		ev.waiters = keep
+		for _, w := range ready {
+			d.kick(w.st.conn)
+		}
 	}
 }
 

@@ -260,3 +260,47 @@ func TestPendingQueuesSlowBackToBack(t *testing.T) {
 		}
 	}
 }
+
+// With front_end.event_wait_ns 0 a stream kicked by a record's completion
+// passes its wait at once, inside that completion, and may register
+// another wait on the same event: here A's wait on ev's first record
+// releases A's record of f, which releases B's wait on f, and B then waits
+// on ev's second record (on Y, later). That wait must not be lost: the
+// simulator deadlocked on a round-robin schedule over 8 streams (private
+// random DAG, session 17) when it was. With and without the pending-queue
+// cost.
+func TestWaitRegisteredDuringRecordCompletionIsKept(t *testing.T) {
+	for _, pending := range []float64{0, 700} {
+		cfg := streamHostConfig(t, func(c *Config) {
+			c.FrontEnd.EventWaitNs, c.FrontEnd.EventWaitDoublingNs = 0, 0
+			c.FrontEnd.PendingQueueNs, c.FrontEnd.PendingQueueMaxNs = pending, 2000
+		})
+		d, err := New(cfg, WithTrace(true))
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			x, _ := h.NewStream(device.StreamOptions{})
+			y, _ := h.NewStream(device.StreamOptions{})
+			a, _ := h.NewStream(device.StreamOptions{})
+			b, _ := h.NewStream(device.StreamOptions{})
+			ev, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			f, _ := h.NewEvent(device.EventOptions{DisableTiming: true})
+			require.NoError(t, h.Launch(x, spinLaunch(1, 32, 100*time.Microsecond)))
+			require.NoError(t, h.Record(ev, x)) // ev's first record
+			require.NoError(t, h.Wait(a, ev))
+			require.NoError(t, h.Record(f, a))
+			require.NoError(t, h.Launch(y, spinLaunch(1, 32, 300*time.Microsecond)))
+			require.NoError(t, h.Record(ev, y)) // ev's second record
+			require.NoError(t, h.Wait(b, f))
+			require.NoError(t, h.Wait(b, ev)) // binds to the second record
+			last := spinLaunch(1, 32, 10*time.Microsecond)
+			last.Label = "last"
+			require.NoError(t, h.Launch(b, last))
+			return h.Synchronize()
+		}), "pending %v", pending)
+		for _, s := range d.lastTrace.spans {
+			if s.kind == trackStream && s.name == "last" {
+				assert.Greater(t, s.start, nsTime(300e3), "B's kernel starts after ev's second record")
+			}
+		}
+	}
+}
