@@ -105,7 +105,7 @@ type graphHook struct {
 // none.
 func (s *SW) Stats() map[string]float64 {
 	if s.p.Dispatch == DispatchWindow {
-		return addThreads(s.wstats.add(nil), s.tstats)
+		return s.addWindowCalls(addThreads(s.wstats.add(nil), s.tstats))
 	}
 	if s.p.Dispatch != DispatchGraph {
 		return nil
@@ -124,7 +124,7 @@ func (s *SW) Stats() map[string]float64 {
 	if st.batches > 0 {
 		m["mean_batch_width"] = float64(st.kernels) / float64(st.batches)
 	}
-	return s.wstats.add(m)
+	return s.addWindowCalls(s.wstats.add(m))
 }
 
 // prepareGraph creates the stream, the capture's side streams and events,
@@ -271,15 +271,18 @@ func (s *SW) runGraph(h device.Host, in *workloads.Instance) error {
 	var runErr error
 	start := h.Now()
 	for n := 0; !w.finished(); n++ {
-		if w.admit() > 0 {
-			h.Spend(w.takeCost())
-		}
+		s.timedPart(h, &s.wcalls.check, func() {
+			if w.admit() > 0 {
+				h.Spend(w.takeCost())
+			}
+		})
 		if len(w.ready) == 0 {
 			runErr = fmt.Errorf("acs-sw: %d of %d operations launched and none ready: a dependency cycle (bug)", w.done, w.n)
 			break
 		}
 		st := streams[n%len(streams)]
-		if runErr = s.dispatchGraph(h, in, w, st); runErr != nil {
+		s.timedPart(h, &s.wcalls.dispatch, func() { runErr = s.dispatchGraph(h, in, w, st) })
+		if runErr != nil {
 			break
 		}
 	}

@@ -93,6 +93,13 @@ type Params struct {
 	// thread (CheckCost); turning it off models a free check. It only
 	// matters on the simulator: on a GPU the check takes its real time.
 	CheckCost bool `yaml:"check_cost"`
+	// CallStats adds to Stats where the host time of a run goes, call by
+	// call (callstats.go): each scheduler-thread launch by how many other
+	// scheduler threads were in a launch or a synchronize when it began,
+	// and the window thread's check, Puts and retiring. A diagnostic for
+	// comparing the GPU with the simulator (issue #18): it changes no
+	// schedule, only adds clock reads.
+	CallStats bool `yaml:"call_stats"`
 }
 
 // DefaultParams is ACS-SW as the paper evaluates it: a window of 32, four
@@ -213,6 +220,9 @@ func (p Params) Name() string {
 		if !p.CheckCost {
 			b.WriteString(",free-check")
 		}
+		if p.CallStats {
+			b.WriteString(",call-stats")
+		}
 		b.WriteString(")")
 		return b.String()
 	}
@@ -237,6 +247,9 @@ func (p Params) Name() string {
 	}
 	if !p.CheckCost {
 		b.WriteString(",free-check")
+	}
+	if p.CallStats {
+		b.WriteString(",call-stats")
 	}
 	b.WriteString(")")
 	return b.String()

@@ -43,6 +43,11 @@ type SW struct {
 	// tstats: each scheduler thread's (threadStats).
 	wstats windowStats
 	tstats []threadStats
+
+	// Params.CallStats: the scheduler threads in a driver call now, and
+	// the window thread's time by part (callstats.go).
+	pres   presence
+	wcalls windowCalls
 }
 
 // windowStats is what the window thread did since the scheduler was
@@ -458,7 +463,7 @@ func (ts *threadState) loopSync() {
 			}
 		}
 		var err error
-		timed(ts.h, &ts.acc.sync, func() { err = ts.h.StreamSynchronize(ts.stream) })
+		timed(ts.h, &ts.acc.sync, func() { ts.inDriver(true, func() { err = ts.h.StreamSynchronize(ts.stream) }) })
 		if ts.s.p.Handoff == HandoffBatched && err == nil && len(batch) > 0 {
 			// One message for every job the synchronization finished.
 			for i := 1; i < len(batch); i++ {
@@ -500,7 +505,7 @@ func (ts *threadState) loopEvent() {
 				ev = evs[ts.seq%len(evs)]
 				ts.seq++
 				var err error
-				timed(ts.h, &ts.acc.record, func() { err = ts.h.Record(ev, ts.stream) })
+				timed(ts.h, &ts.acc.record, func() { ts.inDriver(false, func() { err = ts.h.Record(ev, ts.stream) }) })
 				if err != nil {
 					ts.report(j, err)
 					continue
@@ -512,7 +517,7 @@ func (ts *threadState) loopEvent() {
 		p := fifo[0]
 		fifo = fifo[1:]
 		var err error
-		timed(ts.h, &ts.acc.sync, func() { err = ts.h.EventSynchronize(p.ev) })
+		timed(ts.h, &ts.acc.sync, func() { ts.inDriver(true, func() { err = ts.h.EventSynchronize(p.ev) }) })
 		ts.report(p.j, err)
 	}
 }
@@ -533,7 +538,9 @@ func (ts *threadState) loopCallback() {
 		j.done = doneMsg{thread: ts.t, job: j}
 		msg := &j.done
 		var err error
-		timed(ts.h, &ts.acc.record, func() { err = ts.h.HostFunc(ts.stream, func() { done.Put(msg) }) })
+		timed(ts.h, &ts.acc.record, func() {
+			ts.inDriver(false, func() { err = ts.h.HostFunc(ts.stream, func() { done.Put(msg) }) })
+		})
 		if err != nil {
 			ts.report(j, err)
 		}
@@ -544,10 +551,20 @@ func (ts *threadState) loopCallback() {
 // run of operations as a graph.
 func (ts *threadState) launch(j *job) error {
 	h, st := ts.h, ts.stream
+	var launching, syncing int
+	if ts.s.p.CallStats {
+		launching, syncing = ts.launchSeen()
+		ts.s.pres.launching.Add(1)
+	}
 	t0 := h.Now()
 	defer func() {
-		ts.acc.launch += h.Now() - t0
+		d := h.Now() - t0
+		ts.acc.launch += d
 		ts.acc.jobs++
+		if ts.s.p.CallStats {
+			ts.s.pres.launching.Add(-1)
+			ts.launched(launching, syncing, d)
+		}
 	}()
 	for _, ev := range j.waits {
 		if err := h.Wait(st, ev); err != nil {

@@ -19,6 +19,7 @@ import (
 type threadStats struct {
 	jobs                             int64
 	get, launch, record, sync, queue time.Duration
+	calls                            callStats // Params.CallStats only
 }
 
 func (a *threadStats) merge(b *threadStats) {
@@ -28,6 +29,7 @@ func (a *threadStats) merge(b *threadStats) {
 	a.record += b.record
 	a.sync += b.sync
 	a.queue += b.queue
+	a.calls.merge(&b.calls)
 }
 
 // addThreads puts the scheduler threads' figures per job into m (made
@@ -52,6 +54,7 @@ func addThreads(m map[string]float64, per []threadStats) map[string]float64 {
 	}{{"get", sum.get}, {"launch", sum.launch}, {"record", sum.record}, {"sync", sum.sync}, {"queue", sum.queue}} {
 		m["thread_"+f.key+"_ns_per_job"] = float64(f.d.Nanoseconds()) / n
 	}
+	sum.calls.add(m) // empty without Params.CallStats
 	return m
 }
 

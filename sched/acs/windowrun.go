@@ -63,9 +63,12 @@ func (r *windowRun) run(h device.Host) error {
 		st.kernels += int64(r.in.N())
 	}()
 	w := r.w
-	w.admit()
-	h.Spend(w.takeCost())
-	r.dispatch()
+	s := r.s
+	s.timedPart(h, &s.wcalls.check, func() {
+		w.admit()
+		h.Spend(w.takeCost())
+	})
+	r.dispatch(h)
 	for r.outstanding > 0 || (r.firstErr == nil && !w.finished()) {
 		if r.outstanding == 0 {
 			return fmt.Errorf("acs-sw: %d of %d operations done and nothing in flight: a dependency cycle (bug)", w.done, w.n)
@@ -78,10 +81,15 @@ func (r *windowRun) run(h device.Host) error {
 		}
 		// Newly ready kernels go out before the window spends time
 		// inserting the operations that the freed slots admit.
-		r.dispatch()
-		if w.admit() > 0 {
-			h.Spend(w.takeCost())
-			r.dispatch()
+		r.dispatch(h)
+		admitted := 0
+		s.timedPart(h, &s.wcalls.check, func() {
+			if admitted = w.admit(); admitted > 0 {
+				h.Spend(w.takeCost())
+			}
+		})
+		if admitted > 0 {
+			r.dispatch(h)
 		}
 	}
 	return r.firstErr
@@ -89,7 +97,7 @@ func (r *windowRun) run(h device.Host) error {
 
 // send hands ops (behind waits) to thread t: at once, or under Handoff
 // batched onto t's chain for flush.
-func (r *windowRun) send(t int, ops []int, waits []device.Event) {
+func (r *windowRun) send(h device.Host, t int, ops []int, waits []device.Event) {
 	s := r.s
 	for _, k := range ops {
 		r.w.issue(k, t)
@@ -98,7 +106,7 @@ func (r *windowRun) send(t int, ops []int, waits []device.Event) {
 	j := &r.jobs[len(r.jobs)-1]
 	switch {
 	case !r.batched:
-		s.work[t].Put(j)
+		s.timedPart(h, &s.wcalls.put, func() { s.work[t].Put(j) })
 	case r.heads[t] == nil:
 		r.heads[t], r.tails[t] = j, j
 	default:
@@ -110,10 +118,11 @@ func (r *windowRun) send(t int, ops []int, waits []device.Event) {
 }
 
 // flush sends every thread its chain of jobs (Handoff batched).
-func (r *windowRun) flush() {
+func (r *windowRun) flush(h device.Host) {
+	s := r.s
 	for t, j := range r.heads {
 		if j != nil {
-			r.s.work[t].Put(j)
+			s.timedPart(h, &s.wcalls.put, func() { s.work[t].Put(j) })
 			r.heads[t], r.tails[t] = nil, nil
 		}
 	}
@@ -122,7 +131,7 @@ func (r *windowRun) flush() {
 // dispatch gives every idle thread ready operations (one, or a batch),
 // then, with InFlight > 1, issues pending operations behind their
 // upstream ones on one stream or, with Waits, behind event waits.
-func (r *windowRun) dispatch() {
+func (r *windowRun) dispatch(h device.Host) {
 	s, w := r.s, r.w
 	idle := 0
 	for _, n := range r.inflight {
@@ -135,9 +144,9 @@ func (r *windowRun) dispatch() {
 			continue
 		}
 		if s.p.Batch < 2 {
-			r.send(t, s.one(w.ready[0]), nil)
+			r.send(h, t, s.one(w.ready[0]), nil)
 		} else {
-			r.send(t, w.batch(s.p.Batch, idle), nil)
+			r.send(h, t, w.batch(s.p.Batch, idle), nil)
 		}
 		idle--
 	}
@@ -147,11 +156,11 @@ func (r *windowRun) dispatch() {
 		for i := 0; i < len(w.pending); {
 			k := w.pending[i]
 			if t, ok := w.streamOrdered(k); ok && r.inflight[t] < s.p.InFlight {
-				r.send(t, s.one(k), nil)
+				r.send(h, t, s.one(k), nil)
 				continue
 			} else if s.p.Waits {
 				if t, waits, ok := s.waitTarget(w, k, r.inflight, r.recorded); ok {
-					r.send(t, s.one(k), waits)
+					r.send(h, t, s.one(k), waits)
 					continue
 				}
 			}
@@ -159,7 +168,7 @@ func (r *windowRun) dispatch() {
 		}
 	}
 	if r.batched {
-		r.flush()
+		r.flush(h)
 	}
 }
 
@@ -170,7 +179,11 @@ func (r *windowRun) retire(h device.Host) error {
 	s := r.s
 	t0 := h.Now()
 	v, ok := h.Get(s.done)
-	s.wstats.blocked += h.Now() - t0
+	t1 := h.Now()
+	s.wstats.blocked += t1 - t0
+	if s.p.CallStats {
+		defer func() { s.wcalls.retire += h.Now() - t1 }()
+	}
 	for ok {
 		switch m := v.(type) {
 		case launchedMsg:
