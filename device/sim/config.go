@@ -149,6 +149,15 @@ type HostCosts struct {
 	// threads' launches). 0 (left out): neither, as before the field
 	// existed.
 	DriverLockHandoffNs float64 `yaml:"driver_lock_handoff_ns,omitempty"`
+	// DriverSwitchNs (optional) is what a driver call (not a graph
+	// build) pays for each other host thread that has made a driver call
+	// since this thread's last one: several threads taking turns on the
+	// driver each launch slower than one thread alone, even when no two
+	// calls overlap (session 17, ACS-SW's scheduler threads on the GPU: a
+	// launch that began while no other thread was in a launch took 4.8 us
+	// with one scheduler thread, 6.0 with two, 6.7 with four, 8.7 with
+	// eight). 0 (left out): nothing, as before the field existed.
+	DriverSwitchNs float64 `yaml:"driver_switch_ns,omitempty"`
 	// ParkAfterNs and ParkedWakeNs (optional): a host thread that has
 	// waited in a Queue Get longer than ParkAfterNs when its value arrives
 	// has parked (device/cuda's Get spins, then sleeps in the kernel), and

@@ -150,8 +150,10 @@ type Device struct {
 	// the Run shares (host.queue_lock_ns).
 	qlockFree   Time
 	qlockHolder *thread
-	minDirty    bool
-	minTh       *thread
+	// driverSeq counts the Run's driver calls (host.driver_switch_ns).
+	driverSeq uint64
+	minDirty  bool
+	minTh     *thread
 
 	// Handles.
 	streams []*stream
@@ -270,7 +272,7 @@ type costs struct {
 
 	// The optional record of a timing-disabled event and the driver
 	// lock's contended hand-off.
-	untimedRecord, driverLockHandoff Time
+	untimedRecord, driverLockHandoff, driverSwitch Time
 
 	// The optional per-segment costs of instantiating and destroying a
 	// graph exec.
@@ -338,7 +340,8 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
 		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),
 		untimedRecord: nsTime(cmp.Or(h.UntimedRecordNs, h.RecordNs)), driverLockHandoff: nsTime(h.DriverLockHandoffNs),
-		instSegment: nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
+		driverSwitch: nsTime(h.DriverSwitchNs),
+		instSegment:  nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
 		syncSwitch: nsTime(h.SyncSwitchNs), cycle: cyc,
 	}
 	d.sc = newSyncCosts(cfg.TileSync)
@@ -388,6 +391,7 @@ func (d *Device) reset() {
 	d.threads = d.threads[:0]
 	d.live, d.current, d.lockFree, d.lockHolder, d.lockGaps = 0, nil, 0, nil, d.lockGaps[:0]
 	d.qlockFree, d.qlockHolder = 0, nil
+	d.driverSeq = 0
 	d.minDirty, d.minTh = true, nil
 	d.streams = d.streams[:0]
 	d.events = 0
@@ -660,6 +664,9 @@ type thread struct {
 	// lastSync is the stream of the thread's last stream synchronize
 	// (host.sync_switch_ns).
 	lastSync *stream
+	// driverSeq is the Run's driver-call count at the thread's last
+	// driver call (host.driver_switch_ns).
+	driverSeq uint64
 	// Results handed over by whoever woke the thread.
 	qv  any
 	qok bool
@@ -778,7 +785,29 @@ func (th *thread) coldCost() Time {
 // the driver lock shared by all host threads, and host.driver_lock_handoff_ns
 // more when it waits for the lock another thread holds.
 func (th *thread) charge(cost Time, call string) {
-	th.chargeLocked(cost, call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
+	th.chargeLocked(cost+th.driverSwitch(), call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
+}
+
+// driverSwitch is what a driver call pays for the other host threads'
+// driver calls since the thread's last one (host.driver_switch_ns each,
+// counting each such thread once), and counts the call. With the field
+// left out it is 0 and orders nothing.
+func (th *thread) driverSwitch() Time {
+	d := th.d
+	c := d.cost.driverSwitch
+	if c == 0 {
+		return 0
+	}
+	th.order() // count the other threads' calls in time order
+	n := 0
+	for _, o := range d.threads {
+		if o != th && o.state != thFinished && o.driverSeq > th.driverSeq {
+			n++
+		}
+	}
+	d.driverSeq++
+	th.driverSeq = d.driverSeq
+	return Time(n) * c
 }
 
 // chargeGraphBuild is charge for a graph-building call (capture begin and
