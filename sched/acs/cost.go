@@ -16,6 +16,30 @@ const (
 	measuredRangesLo, measuredRangesHi = 6, 10
 )
 
+// The window thread's own Go work on the GPU hosts (issue #18, session 17),
+// measured by call_stats on configs/experiments/acsgap-gpu.yaml
+// (scripts/gpu/acsgap.sh; the lead's calls on an H100 and an H200, median
+// over the 30 dispatch-window rows of each; docs/results/calibration-h100.md
+// "Session 17"), charged with Host.Spend, which a GPU ignores (there the
+// work takes its real time):
+//   - checkHostScale: the dependency check (window_check_ns_per_op) took
+//     2.1x (H100; H200 2.2x, rows 1.4-3.6x) what CheckCost charges;
+//   - windowPutCost: a work queue's Put from the window thread (the
+//     queue's mutex and the spinning scheduler thread's cache line), 446
+//     ns (H100; H200 435; rows 239-1,161);
+//   - windowRetireCost: retiring one finished job (its completion's Get,
+//     the queue's Len, completing its operations in the window), 628 ns
+//     (H100; H200 595; rows 358-1,285).
+//
+// The simulator charged none of these before (its queues' calls are free
+// unless host.queue_lock_ns is set), so the window thread, which binds
+// ACS-SW's rows on DNN and random-DAG shapes, ran 3-7x too fast.
+const (
+	checkHostScale   = 2.1
+	windowPutCost    = 446 * time.Nanosecond
+	windowRetireCost = 628 * time.Nanosecond
+)
+
 // CheckCost is the CPU time charged for comparing a new kernel with ranges
 // memory ranges against the window kernels currently in the window.
 //

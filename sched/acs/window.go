@@ -299,11 +299,12 @@ func rangesOf(acc []device.Arg) int {
 }
 
 // takeCost returns the dependency-check cost accumulated since the last
-// call.
+// call, as gpusched's check costs on the GPU hosts (checkHostScale times
+// the paper's figures).
 func (w *window) takeCost() time.Duration {
 	c := w.checkCost
 	w.checkCost = 0
-	return c
+	return time.Duration(float64(c)*checkHostScale + 0.5)
 }
 
 // issue marks ready or pending operation k as handed to thread t.

@@ -106,7 +106,10 @@ func (r *windowRun) send(h device.Host, t int, ops []int, waits []device.Event) 
 	j := &r.jobs[len(r.jobs)-1]
 	switch {
 	case !r.batched:
-		s.timedPart(h, &s.wcalls.put, func() { s.work[t].Put(j) })
+		s.timedPart(h, &s.wcalls.put, func() {
+			s.work[t].Put(j)
+			h.Spend(windowPutCost)
+		})
 	case r.heads[t] == nil:
 		r.heads[t], r.tails[t] = j, j
 	default:
@@ -122,7 +125,10 @@ func (r *windowRun) flush(h device.Host) {
 	s := r.s
 	for t, j := range r.heads {
 		if j != nil {
-			s.timedPart(h, &s.wcalls.put, func() { s.work[t].Put(j) })
+			s.timedPart(h, &s.wcalls.put, func() {
+				s.work[t].Put(j)
+				h.Spend(windowPutCost)
+			})
 			r.heads[t], r.tails[t] = nil, nil
 		}
 	}
@@ -193,7 +199,7 @@ func (r *windowRun) retire(h device.Host) error {
 				}
 			}
 		case *doneMsg:
-			r.done(m)
+			r.done(h, m)
 		default:
 			return fmt.Errorf("acs-sw: unexpected message %T on the completion queue", v)
 		}
@@ -211,9 +217,10 @@ func (r *windowRun) retire(h device.Host) error {
 // done retires a done message's jobs: their operations complete in the
 // window (or the first error is kept) and graph jobs go on their thread's
 // released list.
-func (r *windowRun) done(m *doneMsg) {
+func (r *windowRun) done(h device.Host, m *doneMsg) {
 	s := r.s
 	for j := m.job; j != nil; j = j.doneNext {
+		h.Spend(windowRetireCost)
 		r.inflight[m.thread]--
 		r.outstanding--
 		if m.err != nil {
