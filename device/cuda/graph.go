@@ -115,6 +115,7 @@ func (h *host) captured(st *stream, c *capture, n captureNode) error {
 }
 
 func (h *host) BeginCapture(s device.Stream) error {
+	defer h.traceCall("cuStreamBeginCapture", h.callStart())
 	st, err := h.stream(s, "BeginCapture")
 	if err != nil {
 		return err
@@ -131,6 +132,7 @@ func (h *host) BeginCapture(s device.Stream) error {
 }
 
 func (h *host) EndCapture(s device.Stream) (device.Graph, error) {
+	defer h.traceCall("cuStreamEndCapture", h.callStart())
 	st, err := h.stream(s, "EndCapture")
 	if err != nil {
 		return nil, err
@@ -186,6 +188,7 @@ func (x *graphExec) owner() (*run, *atomic.Bool) {
 }
 
 func (h *host) Instantiate(g device.Graph) (device.GraphExec, error) {
+	defer h.traceCall("cuGraphInstantiate+cuGraphUpload", h.callStart())
 	gr, err := h.graphOf(g, "Instantiate")
 	if err != nil {
 		return nil, err
@@ -267,6 +270,7 @@ func (h *host) node(ex *graphExec, i int, want nodeKind, op string) (*captureNod
 }
 
 func (h *host) SetKernelNode(x device.GraphExec, i int, l *device.Launch) error {
+	defer h.traceCall("cuGraphExecKernelNodeSetParams", h.callStart())
 	ex, err := h.execOf(x, "SetKernelNode")
 	if err != nil {
 		return err
@@ -314,6 +318,7 @@ func (x *graphExec) kernelNames() string {
 }
 
 func (h *host) SetCopyNode(x device.GraphExec, i int, c *device.Copy) error {
+	defer h.traceCall("cuGraphExecMemcpyNodeSetParams", h.callStart())
 	ex, err := h.execOf(x, "SetCopyNode")
 	if err != nil {
 		return err

@@ -140,6 +140,7 @@ func (h *host) fn(k *device.Kernel) (*function, error) {
 // Memory.
 
 func (h *host) Malloc(bytes int64) (device.Buffer, error) {
+	defer h.traceCall("cuMemAlloc", h.callStart())
 	if bytes <= 0 {
 		return device.Buffer{}, &device.APIError{Call: "cuMemAlloc", Code: "CUDA_ERROR_INVALID_VALUE", Msg: fmt.Sprintf("size %d", bytes)}
 	}
@@ -155,6 +156,7 @@ func (h *host) Malloc(bytes int64) (device.Buffer, error) {
 }
 
 func (h *host) Free(b device.Buffer) error {
+	defer h.traceCall("cuMemFree", h.callStart())
 	h.r.mu.Lock()
 	size, ok := h.r.bufs[b.Addr]
 	if ok {
@@ -252,6 +254,7 @@ func (h *host) NewEvent(opt device.EventOptions) (device.Event, error) {
 }
 
 func (h *host) Destroy(res device.Resource) error {
+	defer h.traceCall("destroy", h.callStart())
 	r := h.r
 	switch v := res.(type) {
 	case *stream:
@@ -287,6 +290,7 @@ func (h *host) Destroy(res device.Resource) error {
 // Commands.
 
 func (h *host) Launch(s device.Stream, l *device.Launch) error {
+	called := h.callStart()
 	st, err := h.stream(s, "Launch")
 	if err != nil {
 		return err
@@ -314,6 +318,7 @@ func (h *host) Launch(s device.Stream, l *device.Launch) error {
 		return apiErr("cuLaunchKernel", r)
 	}
 	if capt != nil {
+		defer h.traceCall("cuLaunchKernel (capture)", called)
 		return h.captured(st, capt, captureNode{kind: nodeKernel, kernel: l.Kernel})
 	}
 	if tr.on {
@@ -344,6 +349,7 @@ func (h *host) copyPointers(c *device.Copy, op string) (dst, src C.CUdeviceptr, 
 }
 
 func (h *host) Copy(s device.Stream, c *device.Copy) error {
+	called := h.callStart()
 	st, err := h.stream(s, "Copy")
 	if err != nil {
 		return err
@@ -381,6 +387,7 @@ func (h *host) Copy(s device.Stream, c *device.Copy) error {
 		return apiErr(call, r)
 	}
 	if capt != nil {
+		defer h.traceCall("cuMemcpyAsync (capture)", called)
 		return h.captured(st, capt, captureNode{kind: nodeCopy, copyKind: c.Kind})
 	}
 	if tr.on {
@@ -396,6 +403,7 @@ func (h *host) Copy(s device.Stream, c *device.Copy) error {
 }
 
 func (h *host) Record(e device.Event, s device.Stream) error {
+	defer h.traceCall("cuEventRecord", h.callStart())
 	ev, err := h.event(e, "Record")
 	if err != nil {
 		return err
@@ -412,6 +420,7 @@ func (h *host) Record(e device.Event, s device.Stream) error {
 }
 
 func (h *host) Wait(s device.Stream, e device.Event) error {
+	defer h.traceCall("cuStreamWaitEvent", h.callStart())
 	st, err := h.stream(s, "Wait")
 	if err != nil {
 		return err
@@ -431,6 +440,7 @@ func (h *host) Wait(s device.Stream, e device.Event) error {
 }
 
 func (h *host) HostFunc(s device.Stream, fn func()) error {
+	called := h.callStart()
 	st, err := h.stream(s, "HostFunc")
 	if err != nil {
 		return err
@@ -461,6 +471,7 @@ func (h *host) HostFunc(s device.Stream, fn func()) error {
 		h.r.mu.Lock()
 		h.r.handles = append(h.r.handles, handle)
 		h.r.mu.Unlock()
+		defer h.traceCall("cuLaunchHostFunc (capture)", called)
 		return h.captured(st, capt, captureNode{kind: nodeHost})
 	}
 	if tr.on {
@@ -472,6 +483,7 @@ func (h *host) HostFunc(s device.Stream, fn func()) error {
 // Queries and synchronization.
 
 func (h *host) Query(e device.Event) (bool, error) {
+	defer h.traceCall("cuEventQuery", h.callStart())
 	ev, err := h.event(e, "Query")
 	if err != nil {
 		return false, err
@@ -487,6 +499,7 @@ func (h *host) Query(e device.Event) (bool, error) {
 }
 
 func (h *host) StreamQuery(s device.Stream) (bool, error) {
+	defer h.traceCall("cuStreamQuery", h.callStart())
 	st, err := h.stream(s, "StreamQuery")
 	if err != nil {
 		return false, err
@@ -502,6 +515,7 @@ func (h *host) StreamQuery(s device.Stream) (bool, error) {
 }
 
 func (h *host) EventSynchronize(e device.Event) error {
+	defer h.traceCall("cuEventSynchronize", h.callStart())
 	ev, err := h.event(e, "EventSynchronize")
 	if err != nil {
 		return err
@@ -510,6 +524,7 @@ func (h *host) EventSynchronize(e device.Event) error {
 }
 
 func (h *host) StreamSynchronize(s device.Stream) error {
+	defer h.traceCall("cuStreamSynchronize", h.callStart())
 	st, err := h.stream(s, "StreamSynchronize")
 	if err != nil {
 		return err
@@ -518,6 +533,7 @@ func (h *host) StreamSynchronize(s device.Stream) error {
 }
 
 func (h *host) Synchronize() error {
+	defer h.traceCall("cuCtxSynchronize", h.callStart())
 	return check("cuCtxSynchronize", C.cuCtxSynchronize())
 }
 
@@ -541,6 +557,7 @@ func (h *host) Elapsed(start, end device.Event) (time.Duration, error) {
 func (h *host) NewQueue(name string) device.Queue { return h.r.th.newQueue(name) }
 
 func (h *host) Get(q device.Queue) (any, bool) {
+	defer h.traceCall("queue Get", h.callStart())
 	qq, ok := q.(*queue)
 	if !ok || qq == nil || qq.t != h.r.th {
 		// Not one of this run's queues: nothing will ever arrive.

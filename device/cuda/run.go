@@ -174,6 +174,9 @@ func (r *run) release() error {
 		keep(check("cuStreamDestroy", C.cuStreamDestroy(s.s)))
 	}
 	for _, op := range r.trace {
+		if op.hostOnly {
+			continue
+		}
 		keep(check("cuEventDestroy", C.cuEventDestroy(op.evStart)))
 		keep(check("cuEventDestroy", C.cuEventDestroy(op.evEnd)))
 	}

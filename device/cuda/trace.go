@@ -35,6 +35,27 @@ type traceOp struct {
 	hostAt, hostTo time.Duration
 	evStart, evEnd C.CUevent
 	args           []device.TraceArg
+	hostOnly       bool // a call with no command on a stream: no events
+}
+
+// callStart is when a host call began, for traceCall: the clock only when
+// tracing (a deferred traceCall evaluates it on entry).
+func (h *host) callStart() time.Duration {
+	if !h.r.tracing {
+		return 0
+	}
+	return h.r.now()
+}
+
+// traceCall records, when tracing, a host call that puts no command on a
+// stream (instantiate, capture, node updates, queries, synchronizes, a
+// queue's Get): its host lane only, so that a GPU trace can be compared with
+// the simulator's call by call.
+func (h *host) traceCall(name string, at time.Duration) {
+	if !h.r.tracing {
+		return
+	}
+	h.trace = append(h.trace, traceOp{name: name, cat: device.CatRuntime, host: h.id, hostAt: at, hostTo: h.r.now(), hostOnly: true})
 }
 
 func (h *host) traceBegin(st *stream) (tracePoint, error) {
@@ -86,6 +107,9 @@ func (r *run) timeline() *device.Timeline {
 		corr := uint64(i + 1)
 		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidHost, Tid: op.host, Name: op.name, Cat: device.CatRuntime,
 			Start: op.hostAt, Dur: op.hostTo - op.hostAt, Correlation: corr})
+		if op.hostOnly {
+			continue
+		}
 		start, ok1 := at(op.evStart)
 		end, ok2 := at(op.evEnd)
 		if !ok1 || !ok2 {
