@@ -277,6 +277,7 @@ var measurements = []struct {
 	{name: "launches over threads", run: (*calibrator).launchesOverThreads, onlyNamed: true},
 	{name: "runs over streams", run: (*calibrator).runStreams, onlyNamed: true},
 	{name: "chains beside other streams", run: (*calibrator).chainsBeside, onlyNamed: true},
+	{name: "small graph builds", run: (*calibrator).smallGraphBuilds, onlyNamed: true},
 }
 
 type calibrator struct {
