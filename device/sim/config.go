@@ -245,6 +245,13 @@ type HostCosts struct {
 	// of each kernel node, on top of instantiate_per_node_ns (measured
 	// with an argument-less kernel).
 	InstantiatePerArgNs float64 `yaml:"instantiate_per_arg_ns,omitempty"`
+	// InstantiatePerCopyNodeNs (optional) is what cuGraphInstantiate
+	// costs per copy node instead of instantiate_per_node_ns (measured on
+	// kernel nodes): calibrate "small graph builds" instantiates graphs of
+	// copies alone and around kernels for about a third of a kernel
+	// node's cost per copy. 0 (left out): instantiate_per_node_ns, as
+	// before the field existed.
+	InstantiatePerCopyNodeNs float64 `yaml:"instantiate_per_copy_node_ns,omitempty"`
 	// DestroyExecPerNodeNs is what destroying a graph exec costs per node,
 	// on top of destroy_ns.
 	DestroyExecPerNodeNs float64 `yaml:"destroy_exec_per_node_ns,omitempty"`

@@ -260,8 +260,8 @@ type costs struct {
 	// the cross-stream wait's growth per doubling of the busy streams, a fresh exec's first
 	// launch and its destruction per node, instantiation per kernel
 	// argument.
-	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg Time
-	graphLockHandoff                                                                                            Time
+	streamSwitch, waitPending, recordPending, eventWaitDoubling, firstGraphLaunchNode, destroyExecNode, instArg, instCopyNode Time
+	graphLockHandoff                                                                                                          Time
 	// The optional front-end cost of other hardware queues holding
 	// pending commands: per queue beyond the first, and its bound.
 	pendingQueue, pendingQueueMax Time
@@ -337,7 +337,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		coldCall:     nsTime(h.ColdCallNs),
 		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		pendingQueue: nsTime(f.PendingQueueNs), pendingQueueMax: nsTime(f.PendingQueueMaxNs),
-		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs),
+		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs), instCopyNode: nsTime(cmp.Or(h.InstantiatePerCopyNodeNs, h.InstantiatePerNodeNs)),
 		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),
 		untimedRecord: nsTime(cmp.Or(h.UntimedRecordNs, h.RecordNs)), driverLockHandoff: nsTime(h.DriverLockHandoffNs),
 		driverSwitch: nsTime(h.DriverSwitchNs),

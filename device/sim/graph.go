@@ -231,7 +231,9 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	}
 	gr := g.(*graph)
 	n := len(gr.nodes)
-	th.chargeGraphBuild(addTime(d.cost.instBase, addTime(mulTime(int64(n), d.cost.instNode), mulTime(int64(kernelArgs(gr.nodes)), d.cost.instArg))), "cuGraphInstantiate")
+	copies := int64(copyNodes(gr.nodes))
+	nodes := addTime(mulTime(int64(n)-copies, d.cost.instNode), mulTime(copies, d.cost.instCopyNode))
+	th.chargeGraphBuild(addTime(d.cost.instBase, addTime(nodes, mulTime(int64(kernelArgs(gr.nodes)), d.cost.instArg))), "cuGraphInstantiate")
 	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
 	x.launchCost = d.cost.graphLaunch
 	track := d.cost.graphKernelChange > 0
@@ -279,6 +281,17 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 }
 
 // kernelArgs is the number of arguments of the kernel nodes.
+// copyNodes is how many of nodes are copies.
+func copyNodes(nodes []gnode) int {
+	n := 0
+	for i := range nodes {
+		if nodes[i].kind == cmdCopy {
+			n++
+		}
+	}
+	return n
+}
+
 func kernelArgs(nodes []gnode) int {
 	n := 0
 	for i := range nodes {

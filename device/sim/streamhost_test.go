@@ -168,6 +168,44 @@ func TestGraphBuildCosts(t *testing.T) {
 	}
 }
 
+// host.instantiate_per_copy_node_ns: a graph-per-job job graph (copy in,
+// kernel, copy out) pays it for each copy node instead of
+// instantiate_per_node_ns; left out, copies cost what kernel nodes do.
+func TestInstantiatePerCopyNode(t *testing.T) {
+	const perCopy = 700.0
+	for _, on := range []bool{true, false} {
+		cfg := streamHostConfig(t, func(c *Config) {
+			if on {
+				c.Host.InstantiatePerCopyNodeNs = perCopy
+			}
+		})
+		d, err := New(cfg)
+		require.NoError(t, err)
+		took, timed := callTimer(t)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			s, _ := h.NewStream(device.StreamOptions{})
+			buf, err := h.Malloc(4096)
+			require.NoError(t, err)
+			pin, err := h.AllocHost(4096, true)
+			require.NoError(t, err)
+			require.NoError(t, h.BeginCapture(s))
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: pin, Bytes: 4096}))
+			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 5*time.Microsecond)))
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.DeviceToHost, Src: buf, Host: pin, Bytes: 4096}))
+			g, err := h.EndCapture(s)
+			require.NoError(t, err)
+			timed(h, "instantiate", func() error { _, err := h.Instantiate(g); return err })
+			return nil
+		}))
+		hc := cfg.Host
+		copyCost := hc.InstantiatePerNodeNs
+		if on {
+			copyCost = perCopy
+		}
+		assert.Equal(t, time.Duration(hc.InstantiateBaseNs+hc.InstantiatePerNodeNs+2*copyCost), took["instantiate"], "on=%v", on)
+	}
+}
+
 // The new costs keep runs deterministic: a round-robin chain over four
 // streams with every one of them set gives the same trace twice.
 func TestStreamHostCostsDeterministic(t *testing.T) {
