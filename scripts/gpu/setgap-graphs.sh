@@ -27,9 +27,7 @@ BIN=${BIN:-.gpu/setgap/gpusched}
 script_start setgap --host-record
 
 rc=0
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "small graph builds" --only "host API costs" --only graphs \
-    --raw "$work/$tag-smallgraphs.json" --report "$work/$tag-smallgraphs.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" smallgraphs "small graph builds" "host API costs" graphs
 script_pack setgap-graphs
 
 echo "== setgap-graphs on $tag ($DEVICE)"

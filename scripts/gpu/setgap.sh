@@ -53,9 +53,7 @@ done
 
 paper_run set "$CONFIG" "$RUN_TIMEOUT" "$work" || rc=$?
 
-timed_step "calibrate" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" \
-    --only "host API costs" --only "host callbacks" \
-    --raw "$work/$tag-hostapi.json" --report "$work/$tag-hostapi.md" 2>"$work/calibrate.log"
+calibrate_step "calibrate" hostapi "host API costs" "host callbacks"
 
 script_pack setgap
 
