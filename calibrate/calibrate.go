@@ -278,6 +278,7 @@ var measurements = []struct {
 	{name: "runs over streams", run: (*calibrator).runStreams, onlyNamed: true},
 	{name: "chains beside other streams", run: (*calibrator).chainsBeside, onlyNamed: true},
 	{name: "small graph builds", run: (*calibrator).smallGraphBuilds, onlyNamed: true},
+	{name: "host functions over streams", run: (*calibrator).hostFuncsOverStreams, onlyNamed: true},
 }
 
 type calibrator struct {

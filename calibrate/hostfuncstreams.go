@@ -1,0 +1,286 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
+)
+
+// "host functions over streams" (issue #18, session 18): SET's schedulers
+// end every job with a host function (cuLaunchHostFunc) on its worker's
+// stream, and GPU traces of set-4 show each one spanning 27-29 us of its
+// stream with hardly two at once, where the simulator has one callback
+// thread whose wake (front_end.callback_wake_ns) is shared by the host
+// functions queued while it wakes. This probe asks the driver directly:
+// with host functions becoming ready on 1 to 8 streams at once or a gap
+// apart, does each pay its own wake, one after another (one thread,
+// serialised), share one wake, or run side by side?
+var (
+	hfStreams    = []int{1, 2, 4, 8}
+	hfGaps       = []int{0, 5, 15, 30, 60} // us between two streams' host functions becoming ready
+	hfLoopKernel = []int{2, 20}            // us, the job kernel of the closed loop
+)
+
+const (
+	hfLeadUs   = 40 // the kernel the streams wait behind, so that all is issued before any host function is ready
+	hfKernelUs = 5  // each stream's kernel before its host function (plus its stream's share of the gap)
+	hfReps     = 4  // repetitions per stream count, gap and round
+	hfLoopJobs = 64 // jobs per closed loop
+)
+
+// hfStreamsEnv is the probe's streams and events: stream i's kernel ends
+// at kernel[i], its host function's stream span ends at release[i].
+type hfStreamsEnv struct {
+	lead            *timedStream
+	streams         []device.Stream
+	kernel, release []device.Event
+	done            device.Buffer
+	q               device.Queue
+	puts            []func()
+}
+
+func (c *calibrator) newHFStreamsEnv(h device.Host, n int) (*hfStreamsEnv, error) {
+	lead, err := newTimedStream(h)
+	if err != nil {
+		return nil, err
+	}
+	env := &hfStreamsEnv{lead: lead, done: lead.done, q: h.NewQueue("host functions over streams")}
+	for i := 0; i < n; i++ {
+		s, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return nil, err
+		}
+		k, err := h.NewEvent(device.EventOptions{})
+		if err != nil {
+			return nil, err
+		}
+		r, err := h.NewEvent(device.EventOptions{})
+		if err != nil {
+			return nil, err
+		}
+		i := i
+		env.streams = append(env.streams, s)
+		env.kernel = append(env.kernel, k)
+		env.release = append(env.release, r)
+		env.puts = append(env.puts, func() { env.q.Put(i) })
+	}
+	return env, nil
+}
+
+// hfBurst is one burst's figures: per host function in the order their
+// kernels ended, its span on its stream (kernel end to the stream's next
+// record) and its release after the first kernel's end, both from event
+// timestamps; and the host's Gets of the functions' Puts, each after the
+// first (Host.Now).
+type hfBurst struct {
+	span, release []float64 // ns, by arrival
+	gets          []float64 // ns after the first Get, in Get order
+}
+
+// burst issues, on n streams behind a 40 us kernel on the lead stream,
+// kernel i of 5 + i gap us, a record, a host function that Puts i and a
+// record, then Gets the n Puts and reads the events.
+func (c *calibrator) hfBurst(h device.Host, env *hfStreamsEnv, n, gap int) (hfBurst, error) {
+	var b hfBurst
+	if err := h.Launch(env.lead.s, c.spinLaunch(us(hfLeadUs), env.done)); err != nil {
+		return b, err
+	}
+	if err := h.Record(env.lead.e0, env.lead.s); err != nil {
+		return b, err
+	}
+	for i := 0; i < n; i++ {
+		s := env.streams[i]
+		for _, issue := range []func() error{
+			func() error { return h.Wait(s, env.lead.e0) },
+			func() error { return h.Launch(s, c.spinLaunch(us(hfKernelUs+i*gap), env.done)) },
+			func() error { return h.Record(env.kernel[i], s) },
+			func() error { return h.HostFunc(s, env.puts[i]) },
+			func() error { return h.Record(env.release[i], s) },
+		} {
+			if err := issue(); err != nil {
+				return b, err
+			}
+		}
+	}
+	var first float64
+	for i := 0; i < n; i++ {
+		if _, ok := h.Get(env.q); !ok {
+			return b, errors.New("host functions over streams: queue closed")
+		}
+		t := ns(h.Now())
+		if i == 0 {
+			first = t
+		}
+		b.gets = append(b.gets, t-first)
+	}
+	if err := h.Synchronize(); err != nil {
+		return b, err
+	}
+	type cb struct{ end, release float64 }
+	cbs := make([]cb, n)
+	for i := 0; i < n; i++ {
+		k, err := h.Elapsed(env.lead.e0, env.kernel[i])
+		if err != nil {
+			return b, err
+		}
+		r, err := h.Elapsed(env.lead.e0, env.release[i])
+		if err != nil {
+			return b, err
+		}
+		cbs[i] = cb{ns(k), ns(r)}
+	}
+	sort.SliceStable(cbs, func(x, y int) bool { return cbs[x].end < cbs[y].end })
+	for _, x := range cbs {
+		b.span = append(b.span, x.release-x.end)
+		b.release = append(b.release, x.release-cbs[0].end)
+	}
+	return b, nil
+}
+
+// hostFuncsOverStreams measures host functions becoming ready on 1, 2, 4
+// and 8 streams at once (gap 0) or a gap apart (each stream's kernel ends
+// the gap after the previous stream's), and SET's closed loop over the
+// same stream counts. Per stream count and gap: the first host function's
+// span on its stream (kernel end to the stream's next record: the
+// callback thread's wake and the function), the mean span, the span's
+// rise per host function in arrival order (least-squares slope: about
+// front_end.callback_ns if queued functions share one wake, a whole span
+// if each pays its own, 0 if they run side by side) and the mean interval
+// between the host's Gets of their Puts. The closed loop: one host thread
+// launches a kernel and a host function that Puts the stream on each of n
+// streams, and per Put the next job on that stream, 64 jobs; per job, the
+// wall time and the share of it spent in Get. It sets no field: the model
+// is fitted from these figures (docs/results/calibration-h100.md).
+func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
+	maxN := hfStreams[len(hfStreams)-1]
+	env, err := c.newHFStreamsEnv(h, maxN)
+	if err != nil {
+		return err
+	}
+	type key struct{ n, gap int }
+	first, mean, slope, gets := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	if err := c.warmRounds(func(measured bool) error {
+		for _, n := range hfStreams {
+			for _, gap := range hfGaps {
+				if n == 1 && gap > 0 {
+					continue
+				}
+				var f, m, sl, g []float64
+				for r := 0; r < hfReps; r++ {
+					b, err := c.hfBurst(h, env, n, gap)
+					if err != nil {
+						return err
+					}
+					f = append(f, b.span[0])
+					m = append(m, meanOf(b.span))
+					if n > 1 {
+						sl = append(sl, lsSlope(b.span))
+						g = append(g, b.gets[n-1]/float64(n-1)-float64(gap)*1e3)
+					}
+				}
+				if measured {
+					k := key{n, gap}
+					first[k] = append(first[k], stats.Median(f))
+					mean[k] = append(mean[k], stats.Median(m))
+					if n > 1 {
+						slope[k] = append(slope[k], stats.Median(sl))
+						gets[k] = append(gets[k], stats.Median(g))
+					}
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	const spanMethod = "event timestamps: a host function's span on its stream, the record after its kernel to the record after it; "
+	for _, n := range hfStreams {
+		for _, gap := range hfGaps {
+			if n == 1 && gap > 0 {
+				continue
+			}
+			k := key{n, gap}
+			what := fmt.Sprintf("host functions on %d streams, %d us apart", n, gap)
+			c.record(what+": first span", "", "ns", spanMethod+"the first ready's, median of 4 bursts per round", first[k])
+			c.record(what+": mean span", "", "ns", spanMethod+"mean over the burst, median of 4", mean[k])
+			if n > 1 {
+				c.record(what+": span rise per function", "", "ns", spanMethod+"least-squares slope over arrival order, median of 4", slope[k])
+				c.record(what+": host Get interval", "", "ns", "Host.Now between the Gets of the first and last Put, per interval, less the gap; median of 4", gets[k])
+			}
+		}
+	}
+	return c.hostFuncLoop(h, env)
+}
+
+// hostFuncLoop is SET's dispatcher with a plain kernel for the job graph
+// (hostFuncsOverStreams).
+func (c *calibrator) hostFuncLoop(h device.Host, env *hfStreamsEnv) error {
+	for _, kus := range hfLoopKernel {
+		job := c.spinLaunch(us(kus), env.done)
+		for _, n := range hfStreams {
+			var perJob, waitShare []float64
+			if err := c.warmRounds(func(measured bool) error {
+				launch := func(i int) error {
+					if err := h.Launch(env.streams[i], job); err != nil {
+						return err
+					}
+					return h.HostFunc(env.streams[i], env.puts[i])
+				}
+				start := h.Now()
+				next := 0
+				for ; next < n; next++ {
+					if err := launch(next); err != nil {
+						return err
+					}
+				}
+				var wait float64
+				for done := 0; done < hfLoopJobs; done++ {
+					t := h.Now()
+					v, ok := h.Get(env.q)
+					if !ok {
+						return errors.New("host function loop: queue closed")
+					}
+					wait += ns(h.Now() - t)
+					if next < hfLoopJobs {
+						if err := launch(v.(int)); err != nil {
+							return err
+						}
+						next++
+					}
+				}
+				wall := ns(h.Now() - start)
+				if measured {
+					perJob = append(perJob, wall/hfLoopJobs)
+					waitShare = append(waitShare, wait/wall)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			what := fmt.Sprintf("host function loop, %d streams, %d us kernel", n, kus)
+			c.record(what+": per job", "", "ns", "SET's dispatcher with a kernel for the graph: Host.Now over 64 jobs (launch + host function that Puts the stream; per Put the next job there), per job", perJob)
+			c.record(what+": Get share", "", "", "the same loop: the share of its wall time the host spent in Get", waitShare)
+		}
+	}
+	return h.Synchronize()
+}
+
+// lsSlope is the least-squares slope of y over 0, 1, ..., len(y)-1.
+func lsSlope(y []float64) float64 {
+	n := float64(len(y))
+	if n < 2 {
+		return 0
+	}
+	mx := (n - 1) / 2
+	my := meanOf(y)
+	var num, den float64
+	for i, v := range y {
+		dx := float64(i) - mx
+		num += dx * (v - my)
+		den += dx * dx
+	}
+	return num / den
+}

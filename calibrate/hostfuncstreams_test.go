@@ -1,0 +1,35 @@
+package calibrate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The host-functions-over-streams probe reads the simulator's one callback
+// thread: a lone host function spans its stream for the wake and the
+// function (front_end.callback_wake_ns + callback_ns); two ready at once on
+// two streams share that wake, so the second's span is one callback_ns
+// longer; and SET's loop over one stream pays the whole span per job.
+func TestHostFuncsOverStreamsReadTheCallbackThread(t *testing.T) {
+	cfg := loadConfig(t, "h100")
+	cfg.FrontEnd.CallbackWakeNs = 30000
+	cfg.FrontEnd.CallbackNs = 5000
+	rep, err := Measure(mustSim(t, cfg), []string{"host functions over streams"}, nil)
+	require.NoError(t, err)
+	value := func(name string) float64 {
+		m, ok := rep.byName(name)
+		require.True(t, ok, name)
+		return m.Value
+	}
+	assert.InDelta(t, 35000, value("host functions on 1 streams, 0 us apart: first span"), 100)
+	assert.InDelta(t, 35000, value("host functions on 2 streams, 0 us apart: first span"), 100)
+	assert.InDelta(t, 5000, value("host functions on 2 streams, 0 us apart: span rise per function"), 100)
+	assert.InDelta(t, 5000, value("host functions on 2 streams, 0 us apart: host Get interval"), 100)
+	// 60 us apart, every host function finds the thread idle again.
+	assert.InDelta(t, 35000, value("host functions on 4 streams, 60 us apart: mean span"), 100)
+	assert.Greater(t, value("host function loop, 1 streams, 2 us kernel: per job"), 35000.0+2000)
+	assert.Less(t, value("host function loop, 4 streams, 2 us kernel: per job"),
+		value("host function loop, 1 streams, 2 us kernel: per job")/2)
+}
