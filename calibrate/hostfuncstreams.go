@@ -20,8 +20,8 @@ import (
 // serialised), share one wake, or run side by side?
 var (
 	hfStreams    = []int{1, 2, 4, 8}
-	hfGaps       = []int{0, 5, 15, 30, 60} // us between two streams' host functions becoming ready
-	hfLoopKernel = []int{2, 20}            // us, the job kernel of the closed loop
+	hfGaps       = []int{0, 5, 10, 15, 20, 25, 30, 35, 40, 50, 60} // us between two streams' host functions becoming ready
+	hfLoopKernel = []int{2, 20}                                    // us, the job kernel of the closed loop
 )
 
 const (
@@ -161,20 +161,21 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 		return err
 	}
 	type key struct{ n, gap int }
-	first, mean, slope, gets := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	first, last, mean, slope, gets := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	if err := c.warmRounds(func(measured bool) error {
 		for _, n := range hfStreams {
 			for _, gap := range hfGaps {
 				if n == 1 && gap > 0 {
 					continue
 				}
-				var f, m, sl, g []float64
+				var f, l, m, sl, g []float64
 				for r := 0; r < hfReps; r++ {
 					b, err := c.hfBurst(h, env, n, gap)
 					if err != nil {
 						return err
 					}
 					f = append(f, b.span[0])
+					l = append(l, b.span[n-1])
 					m = append(m, meanOf(b.span))
 					if n > 1 {
 						sl = append(sl, lsSlope(b.span))
@@ -184,6 +185,7 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 				if measured {
 					k := key{n, gap}
 					first[k] = append(first[k], stats.Median(f))
+					last[k] = append(last[k], stats.Median(l))
 					mean[k] = append(mean[k], stats.Median(m))
 					if n > 1 {
 						slope[k] = append(slope[k], stats.Median(sl))
@@ -207,6 +209,7 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 			c.record(what+": first span", "", "ns", spanMethod+"the first ready's, median of 4 bursts per round", first[k])
 			c.record(what+": mean span", "", "ns", spanMethod+"mean over the burst, median of 4", mean[k])
 			if n > 1 {
+				c.record(what+": last span", "", "ns", spanMethod+"the last ready's, median of 4", last[k])
 				c.record(what+": span rise per function", "", "ns", spanMethod+"least-squares slope over arrival order, median of 4", slope[k])
 				c.record(what+": host Get interval", "", "ns", "Host.Now between the Gets of the first and last Put, per interval, less the gap; median of 4", gets[k])
 			}
