@@ -597,13 +597,23 @@ func (d *Device) copyDone(k *command) {
 }
 
 // Host callbacks run one at a time on the driver's callback thread, which
-// wakes (callback_wake_ns) when a callback finds it idle.
-
+// wakes (callback_wake_ns) when a callback finds it idle. With
+// callback_rewake_ns the thread, once woken, runs only the callbacks ready
+// when it took them (callback_take_lead_ns before its wake ended); one
+// ready later, unless it follows its own stream's callback as that ends,
+// waits until the thread is free and woken again.
 func (d *Device) startCallback(k *command) {
 	start := max(d.now, d.cbFree)
-	if d.now > d.cbFree {
+	behindOwn := k.st != nil && k.st == d.cbStream && d.now == d.cbFree
+	switch {
+	case d.now > d.cbFree:
 		start += d.cost.callbackWake
+		d.cbTake = max(d.now, start-d.cost.callbackTakeLead)
+	case d.cost.callbackRewake > 0 && d.now > d.cbTake && !behindOwn:
+		start += d.cost.callbackRewake
+		d.cbTake = max(d.now, start-d.cost.callbackTakeLead)
 	}
+	d.cbStream = k.st
 	k.start = start
 	k.end = start + d.cost.callback
 	d.cbFree = k.end
