@@ -27,6 +27,7 @@ var (
 const (
 	hfLeadUs   = 40 // the kernel the streams wait behind, so that all is issued before any host function is ready
 	hfKernelUs = 5  // each stream's kernel before its host function (plus its stream's share of the gap)
+	hfNextUs   = 5  // the kernel behind each host function (its start after the release)
 	hfReps     = 4  // repetitions per stream count, gap and round
 	hfLoopJobs = 64 // jobs per closed loop
 )
@@ -37,6 +38,7 @@ type hfStreamsEnv struct {
 	lead            *timedStream
 	streams         []device.Stream
 	kernel, release []device.Event
+	next            []device.Event // after the short kernel behind the host function
 	done            device.Buffer
 	q               device.Queue
 	puts            []func()
@@ -61,6 +63,11 @@ func (c *calibrator) newHFStreamsEnv(h device.Host, n int) (*hfStreamsEnv, error
 		if err != nil {
 			return nil, err
 		}
+		nx, err := h.NewEvent(device.EventOptions{})
+		if err != nil {
+			return nil, err
+		}
+		env.next = append(env.next, nx)
 		i := i
 		env.streams = append(env.streams, s)
 		env.kernel = append(env.kernel, k)
@@ -77,12 +84,14 @@ func (c *calibrator) newHFStreamsEnv(h device.Host, n int) (*hfStreamsEnv, error
 // first (Host.Now).
 type hfBurst struct {
 	span, release []float64 // ns, by arrival
+	next          []float64 // ns, by arrival: the kernel behind it, release to its end, less its length
 	gets          []float64 // ns after the first Get, in Get order
 }
 
 // burst issues, on n streams behind a 40 us kernel on the lead stream,
-// kernel i of 5 + i gap us, a record, a host function that Puts i and a
-// record, then Gets the n Puts and reads the events.
+// kernel i of 5 + i gap us, a record, a host function that Puts i, a
+// record, a 5 us kernel and a record, then Gets the n Puts and reads the
+// events.
 func (c *calibrator) hfBurst(h device.Host, env *hfStreamsEnv, n, gap int) (hfBurst, error) {
 	var b hfBurst
 	if err := h.Launch(env.lead.s, c.spinLaunch(us(hfLeadUs), env.done)); err != nil {
@@ -99,6 +108,8 @@ func (c *calibrator) hfBurst(h device.Host, env *hfStreamsEnv, n, gap int) (hfBu
 			func() error { return h.Record(env.kernel[i], s) },
 			func() error { return h.HostFunc(s, env.puts[i]) },
 			func() error { return h.Record(env.release[i], s) },
+			func() error { return h.Launch(s, c.spinLaunch(us(hfNextUs), env.done)) },
+			func() error { return h.Record(env.next[i], s) },
 		} {
 			if err := issue(); err != nil {
 				return b, err
@@ -119,7 +130,7 @@ func (c *calibrator) hfBurst(h device.Host, env *hfStreamsEnv, n, gap int) (hfBu
 	if err := h.Synchronize(); err != nil {
 		return b, err
 	}
-	type cb struct{ end, release float64 }
+	type cb struct{ end, release, next float64 }
 	cbs := make([]cb, n)
 	for i := 0; i < n; i++ {
 		k, err := h.Elapsed(env.lead.e0, env.kernel[i])
@@ -130,12 +141,17 @@ func (c *calibrator) hfBurst(h device.Host, env *hfStreamsEnv, n, gap int) (hfBu
 		if err != nil {
 			return b, err
 		}
-		cbs[i] = cb{ns(k), ns(r)}
+		nx, err := h.Elapsed(env.lead.e0, env.next[i])
+		if err != nil {
+			return b, err
+		}
+		cbs[i] = cb{ns(k), ns(r), ns(nx)}
 	}
 	sort.SliceStable(cbs, func(x, y int) bool { return cbs[x].end < cbs[y].end })
 	for _, x := range cbs {
 		b.span = append(b.span, x.release-x.end)
 		b.release = append(b.release, x.release-cbs[0].end)
+		b.next = append(b.next, x.next-x.release-float64(hfNextUs)*1e3)
 	}
 	return b, nil
 }
@@ -161,14 +177,14 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 		return err
 	}
 	type key struct{ n, gap int }
-	first, last, mean, slope, gets := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	first, last, mean, slope, gets, next := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	if err := c.warmRounds(func(measured bool) error {
 		for _, n := range hfStreams {
 			for _, gap := range hfGaps {
 				if n == 1 && gap > 0 {
 					continue
 				}
-				var f, l, m, sl, g []float64
+				var f, l, m, sl, g, nx []float64
 				for r := 0; r < hfReps; r++ {
 					b, err := c.hfBurst(h, env, n, gap)
 					if err != nil {
@@ -177,6 +193,7 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 					f = append(f, b.span[0])
 					l = append(l, b.span[n-1])
 					m = append(m, meanOf(b.span))
+					nx = append(nx, meanOf(b.next))
 					if n > 1 {
 						sl = append(sl, lsSlope(b.span))
 						g = append(g, b.gets[n-1]/float64(n-1)-float64(gap)*1e3)
@@ -187,6 +204,7 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 					first[k] = append(first[k], stats.Median(f))
 					last[k] = append(last[k], stats.Median(l))
 					mean[k] = append(mean[k], stats.Median(m))
+					next[k] = append(next[k], stats.Median(nx))
 					if n > 1 {
 						slope[k] = append(slope[k], stats.Median(sl))
 						gets[k] = append(gets[k], stats.Median(g))
@@ -208,6 +226,7 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 			what := fmt.Sprintf("host functions on %d streams, %d us apart", n, gap)
 			c.record(what+": first span", "", "ns", spanMethod+"the first ready's, median of 4 bursts per round", first[k])
 			c.record(what+": mean span", "", "ns", spanMethod+"mean over the burst, median of 4", mean[k])
+			c.record(what+": next kernel delay", "", "ns", "event timestamps: the record after the host function to the one after a 5 us spin kernel behind it, less 5 us, mean over the burst, median of 4", next[k])
 			if n > 1 {
 				c.record(what+": last span", "", "ns", spanMethod+"the last ready's, median of 4", last[k])
 				c.record(what+": span rise per function", "", "ns", spanMethod+"least-squares slope over arrival order, median of 4", slope[k])

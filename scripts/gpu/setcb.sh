@@ -56,7 +56,7 @@ PY
 done
 for l in calibrate1.log calibrate.log; do
     echo "-- $l"
-    grep -h 'streams, 0 us apart\|on 2 streams, .* apart: last span\|loop, 4 streams\|loop, 8 streams\|host callback duration\|copy latency' "$work/$l" | sed 's/^calibrate: //'
+    grep -h 'streams, 0 us apart: [fml]\|on 1 streams, 0 us apart: next\|on 2 streams, .* apart: last span\|loop, 4 streams\|loop, 8 streams\|host callback duration\|copy latency' "$work/$l" | sed 's/^calibrate: //'
 done
 echo "wrote $tarball ($(du -h "$tarball" | cut -f1))"
 [ "$rc" = 0 ]
