@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Fits front_end.callback_rewake_ns and callback_take_lead_ns on calibrate's
+"""Fits front_end.callback_rewake_ns and callback_take_after_ns on calibrate's
 "host functions over streams" (issue #18, session 18).
 
-usage: python3 scripts/fit-host-funcs.py [--wake NS] RAW.json [RAW.json...]
+usage: python3 scripts/fit-host-funcs.py RAW.json [RAW.json...]
 
 Per raw report (calibrate --raw), from two streams' host functions g us
 apart (g = 0..60): S1, the lone host function's span on its stream (1
@@ -14,10 +14,8 @@ S1 + C - g; ready after that and before the first ends, after the thread
 is woken again, S1 + R + C - g; ready later, S1 (the thread idle again).
 T is the boundary (between two swept gaps) with the least squared error, R
 the mean over its part. The model's fields: callback_rewake_ns = R,
-callback_take_lead_ns = W - T (how long before the wake ends the thread
-takes them), W the config's front_end.callback_wake_ns when --wake gives it
-(the simulator's wake: T is what the probe measures), else S1 - C. Prints
-every report's fit and the spans against it.
+callback_take_after_ns = T (how long into its wake the thread takes them).
+Prints every report's fit and the spans against it.
 """
 import json
 import re
@@ -57,18 +55,14 @@ def fit(s1, last):
 
 def main():
     args = sys.argv[1:]
-    wake = None
-    if args[:1] == ["--wake"]:
-        wake, args = float(args[1]), args[2:]
     if not args:
         sys.exit(__doc__)
     for path in args:
         dev, s1, last, ms = spans(path)
         c, t, r, joined, rewoken, idle, rms = fit(s1, last)
-        w = s1 - c if wake is None else wake
-        print(f"{path} ({dev}): S1 {s1:.0f} ns (callback C {c:.0f}; wake W {w:.0f}{'' if wake is None else ', the config'}); thread takes the ready ones T {t:.0f} ns "
+        print(f"{path} ({dev}): S1 {s1:.0f} ns (wake W {s1 - c:.0f} + callback C {c:.0f}); thread takes the ready ones T {t:.0f} ns "
               f"after the first is ready; rewake R {r:.0f} ns; rms {rms:.0f} ns")
-        print(f"  fields: callback_rewake_ns {max(r, 0):.0f}, callback_take_lead_ns {max(min(w - t, w), 0):.0f} "
+        print(f"  fields: callback_rewake_ns {max(r, 0):.0f}, callback_take_after_ns {t:.0f} "
               f"(joined gaps {joined}, rewoken {rewoken}, idle {idle} us)")
         for g in sorted(last):
             part = "joined" if g in joined else "rewoken" if g in rewoken else "idle"

@@ -103,18 +103,18 @@ func TestCallbackWakeHoldsItsStream(t *testing.T) {
 }
 
 // With callback_rewake_ns the thread takes the callbacks ready
-// callback_take_lead_ns before its wake ends; one ready later waits for
-// the thread to be free and woken again.
+// callback_take_after_ns into its wake; one ready later waits for the
+// thread to be free and woken again.
 func TestCallbackRewakeAfterTheThreadTookItsCallbacks(t *testing.T) {
 	// Datasheet H100 as in TestCallbackWakeAfterIdle: stream A's kernel
 	// ends at 25.3, stream B's (launched 5.8-9.1) 2 us after it starts at
 	// 11.1 + its length. Wake 30 us, callback 5 us, rewake 15 us, the
-	// thread takes the ready callbacks 10 us before its wake ends: A's
-	// callback wakes it at 25.3, it takes at 45.3 and runs A 55.3-60.3.
+	// thread takes the ready callbacks 20 us into a wake: A's callback
+	// wakes it at 25.3, it takes at 45.3 and runs A 55.3-60.3.
 	cfg := h100Config(t)
 	cfg.FrontEnd.CallbackWakeNs = 30e3
 	cfg.FrontEnd.CallbackRewakeNs = 15e3
-	cfg.FrontEnd.CallbackTakeLeadNs = 10e3
+	cfg.FrontEnd.CallbackTakeAfterNs = 20e3
 	us := func(x float64) time.Duration { return time.Duration(x * 1e3) }
 	two := [][]string{{"a"}, {"b"}}
 	// B ready at 31.1, before the take: it runs right after A, 60.3-65.3.
@@ -124,12 +124,12 @@ func TestCallbackRewakeAfterTheThreadTookItsCallbacks(t *testing.T) {
 	// 75.3-80.3 (without the field, 60.3-65.3).
 	got = callbacksAfter(t, cfg, []time.Duration{20 * time.Microsecond, 40 * time.Microsecond}, two)
 	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(80.3)}, got)
-	cfg.FrontEnd.CallbackRewakeNs = 0
+	cfg.FrontEnd.CallbackRewakeNs, cfg.FrontEnd.CallbackTakeAfterNs = 0, 0
 	got = callbacksAfter(t, cfg, []time.Duration{20 * time.Microsecond, 40 * time.Microsecond}, two)
 	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(65.3)}, got)
 	// Host functions back to back on one stream run one after another
 	// after the one wake: a1 55.3-60.3, a2 60.3-65.3.
-	cfg.FrontEnd.CallbackRewakeNs = 15e3
+	cfg.FrontEnd.CallbackRewakeNs, cfg.FrontEnd.CallbackTakeAfterNs = 15e3, 20e3
 	got = callbacksAfter(t, cfg, []time.Duration{20 * time.Microsecond}, [][]string{{"a1", "a2"}})
 	assert.Equal(t, map[string]time.Duration{"a1": us(60.3), "a2": us(65.3)}, got)
 }

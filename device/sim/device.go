@@ -290,9 +290,9 @@ type costs struct {
 	// The optional wake-up of the idle callback thread.
 	callbackWake Time
 	// The callback thread's wake again for a host function ready after
-	// it took the ready ones, and how long before a wake ends it takes
-	// them (callback_rewake_ns, callback_take_lead_ns).
-	callbackRewake, callbackTakeLead Time
+	// it took the ready ones, and how long into a wake it takes them
+	// (callback_rewake_ns, callback_take_after_ns).
+	callbackRewake, callbackTakeAfter Time
 }
 
 // New builds a simulated device from cfg.
@@ -337,7 +337,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRewake: nsTime(f.CallbackRewakeNs), callbackTakeLead: nsTime(f.CallbackTakeLeadNs),
+		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRewake: nsTime(f.CallbackRewakeNs), callbackTakeAfter: nsTime(f.CallbackTakeAfterNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		coldCall:     nsTime(h.ColdCallNs),
