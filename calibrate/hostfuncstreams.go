@@ -176,40 +176,18 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	type key struct{ n, gap int }
-	first, last, mean, slope, gets, next := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	figs := map[hfKey]*hfFigures{}
+	for _, k := range hfKeys() {
+		figs[k] = &hfFigures{}
+	}
 	if err := c.warmRounds(func(measured bool) error {
-		for _, n := range hfStreams {
-			for _, gap := range hfGaps {
-				if n == 1 && gap > 0 {
-					continue
-				}
-				var f, l, m, sl, g, nx []float64
-				for r := 0; r < hfReps; r++ {
-					b, err := c.hfBurst(h, env, n, gap)
-					if err != nil {
-						return err
-					}
-					f = append(f, b.span[0])
-					l = append(l, b.span[n-1])
-					m = append(m, meanOf(b.span))
-					nx = append(nx, meanOf(b.next))
-					if n > 1 {
-						sl = append(sl, lsSlope(b.span))
-						g = append(g, b.gets[n-1]/float64(n-1)-float64(gap)*1e3)
-					}
-				}
-				if measured {
-					k := key{n, gap}
-					first[k] = append(first[k], stats.Median(f))
-					last[k] = append(last[k], stats.Median(l))
-					mean[k] = append(mean[k], stats.Median(m))
-					next[k] = append(next[k], stats.Median(nx))
-					if n > 1 {
-						slope[k] = append(slope[k], stats.Median(sl))
-						gets[k] = append(gets[k], stats.Median(g))
-					}
-				}
+		for _, k := range hfKeys() {
+			f, err := c.hfBursts(h, env, k)
+			if err != nil {
+				return err
+			}
+			if measured {
+				figs[k].add(f)
 			}
 		}
 		return nil
@@ -217,24 +195,72 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 		return err
 	}
 	const spanMethod = "event timestamps: a host function's span on its stream, the record after its kernel to the record after it; "
-	for _, n := range hfStreams {
-		for _, gap := range hfGaps {
-			if n == 1 && gap > 0 {
-				continue
-			}
-			k := key{n, gap}
-			what := fmt.Sprintf("host functions on %d streams, %d us apart", n, gap)
-			c.record(what+": first span", "", "ns", spanMethod+"the first ready's, median of 4 bursts per round", first[k])
-			c.record(what+": mean span", "", "ns", spanMethod+"mean over the burst, median of 4", mean[k])
-			c.record(what+": next kernel delay", "", "ns", "event timestamps: the record after the host function to the one after a 5 us spin kernel behind it, less 5 us, mean over the burst, median of 4", next[k])
-			if n > 1 {
-				c.record(what+": last span", "", "ns", spanMethod+"the last ready's, median of 4", last[k])
-				c.record(what+": span rise per function", "", "ns", spanMethod+"least-squares slope over arrival order, median of 4", slope[k])
-				c.record(what+": host Get interval", "", "ns", "Host.Now between the Gets of the first and last Put, per interval, less the gap; median of 4", gets[k])
-			}
+	for _, k := range hfKeys() {
+		f := figs[k]
+		what := fmt.Sprintf("host functions on %d streams, %d us apart", k.n, k.gap)
+		c.record(what+": first span", "", "ns", spanMethod+"the first ready's, median of 4 bursts per round", f.first)
+		c.record(what+": mean span", "", "ns", spanMethod+"mean over the burst, median of 4", f.mean)
+		c.record(what+": next kernel delay", "", "ns", "event timestamps: the record after the host function to the one after a 5 us spin kernel behind it, less 5 us, mean over the burst, median of 4", f.next)
+		if k.n > 1 {
+			c.record(what+": last span", "", "ns", spanMethod+"the last ready's, median of 4", f.last)
+			c.record(what+": span rise per function", "", "ns", spanMethod+"least-squares slope over arrival order, median of 4", f.slope)
+			c.record(what+": host Get interval", "", "ns", "Host.Now between the Gets of the first and last Put, per interval, less the gap; median of 4", f.gets)
 		}
 	}
 	return c.hostFuncLoop(h, env)
+}
+
+// hfKey is one burst shape: n streams, their host functions gap us apart.
+type hfKey struct{ n, gap int }
+
+// hfKeys is every burst shape the probe runs (one stream has no gap).
+func hfKeys() []hfKey {
+	var out []hfKey
+	for _, n := range hfStreams {
+		for _, gap := range hfGaps {
+			if n > 1 || gap == 0 {
+				out = append(out, hfKey{n, gap})
+			}
+		}
+	}
+	return out
+}
+
+// hfFigures is one burst shape's figures, one per round (or, from
+// hfBursts, one: the median of its bursts).
+type hfFigures struct{ first, last, mean, next, slope, gets []float64 }
+
+func (f *hfFigures) add(o hfFigures) {
+	f.first, f.last = append(f.first, o.first...), append(f.last, o.last...)
+	f.mean, f.next = append(f.mean, o.mean...), append(f.next, o.next...)
+	f.slope, f.gets = append(f.slope, o.slope...), append(f.gets, o.gets...)
+}
+
+// hfBursts runs hfReps bursts of shape k and returns their medians.
+func (c *calibrator) hfBursts(h device.Host, env *hfStreamsEnv, k hfKey) (hfFigures, error) {
+	var all hfFigures
+	for r := 0; r < hfReps; r++ {
+		b, err := c.hfBurst(h, env, k.n, k.gap)
+		if err != nil {
+			return hfFigures{}, err
+		}
+		all.first = append(all.first, b.span[0])
+		all.last = append(all.last, b.span[k.n-1])
+		all.mean = append(all.mean, meanOf(b.span))
+		all.next = append(all.next, meanOf(b.next))
+		if k.n > 1 {
+			all.slope = append(all.slope, lsSlope(b.span))
+			all.gets = append(all.gets, b.gets[k.n-1]/float64(k.n-1)-float64(k.gap)*1e3)
+		}
+	}
+	med := func(xs []float64) []float64 {
+		if len(xs) == 0 {
+			return nil
+		}
+		return []float64{stats.Median(xs)}
+	}
+	return hfFigures{first: med(all.first), last: med(all.last), mean: med(all.mean), next: med(all.next),
+		slope: med(all.slope), gets: med(all.gets)}, nil
 }
 
 // hostFuncLoop is SET's dispatcher with a plain kernel for the job graph
@@ -245,40 +271,12 @@ func (c *calibrator) hostFuncLoop(h device.Host, env *hfStreamsEnv) error {
 		for _, n := range hfStreams {
 			var perJob, waitShare []float64
 			if err := c.warmRounds(func(measured bool) error {
-				launch := func(i int) error {
-					if err := h.Launch(env.streams[i], job); err != nil {
-						return err
-					}
-					return h.HostFunc(env.streams[i], env.puts[i])
-				}
-				start := h.Now()
-				next := 0
-				for ; next < n; next++ {
-					if err := launch(next); err != nil {
-						return err
-					}
-				}
-				var wait float64
-				for done := 0; done < hfLoopJobs; done++ {
-					t := h.Now()
-					v, ok := h.Get(env.q)
-					if !ok {
-						return errors.New("host function loop: queue closed")
-					}
-					wait += ns(h.Now() - t)
-					if next < hfLoopJobs {
-						if err := launch(v.(int)); err != nil {
-							return err
-						}
-						next++
-					}
-				}
-				wall := ns(h.Now() - start)
+				wall, wait, err := c.hfLoopRound(h, env, job, n)
 				if measured {
 					perJob = append(perJob, wall/hfLoopJobs)
 					waitShare = append(waitShare, wait/wall)
 				}
-				return nil
+				return err
 			}); err != nil {
 				return err
 			}
@@ -288,6 +286,39 @@ func (c *calibrator) hostFuncLoop(h device.Host, env *hfStreamsEnv) error {
 		}
 	}
 	return h.Synchronize()
+}
+
+// hfLoopRound runs hfLoopJobs jobs of job over n streams as SET's
+// dispatcher does and returns the wall time and the time in Get (ns).
+func (c *calibrator) hfLoopRound(h device.Host, env *hfStreamsEnv, job *device.Launch, n int) (wall, wait float64, err error) {
+	launch := func(i int) error {
+		if err := h.Launch(env.streams[i], job); err != nil {
+			return err
+		}
+		return h.HostFunc(env.streams[i], env.puts[i])
+	}
+	start := h.Now()
+	next := 0
+	for ; next < n; next++ {
+		if err := launch(next); err != nil {
+			return 0, 0, err
+		}
+	}
+	for done := 0; done < hfLoopJobs; done++ {
+		t := h.Now()
+		v, ok := h.Get(env.q)
+		if !ok {
+			return 0, 0, errors.New("host function loop: queue closed")
+		}
+		wait += ns(h.Now() - t)
+		if next < hfLoopJobs {
+			if err := launch(v.(int)); err != nil {
+				return 0, 0, err
+			}
+			next++
+		}
+	}
+	return ns(h.Now() - start), wait, nil
 }
 
 // lsSlope is the least-squares slope of y over 0, 1, ..., len(y)-1.
