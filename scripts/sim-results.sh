@@ -38,18 +38,25 @@ for f in docs/results/*-sim*.json; do
     if [ -n "$ONLY" ] && [[ $name != $ONLY ]]; then
         continue
     fi
-    cfg=configs/experiments/$name.yaml
     runner=$(sed -n 's/^ *"runner": *"\([a-z0-9-]*\)".*/\1/p' "$f" | head -1)
     source=$(sed -n 's/^ *"source": *"\([^"]*\)".*/\1/p' "$f" | head -1)
-    # Files converted from earlier formats name themselves as their source:
-    # they are not runnable as they ran (TestCommittedSimResultsReproduce
-    # skips them too).
-    if [ "$source" != "$name.yaml" ] || [ ! -f "$cfg" ] || [ -z "$runner" ]; then
-        echo "skip $name: not runnable as it ran (source ${source:-none}, runner ${runner:-none})" >&2
+    if [ -z "$runner" ]; then
+        echo "skip $name: no runner recorded" >&2
         continue
     fi
-    echo "== $name ($runner)" >&2
-    "$bin" paper "$runner" run "$cfg" -o "$tmp/$name" -j "$JOBS" >/dev/null
+    # A file made from configs/experiments/NAME.yaml runs from it; a file
+    # converted from an earlier format names itself as its source and runs
+    # from the experiment it holds (as TestCommittedSimResultsReproduce
+    # does), pinned to the configs its rows ran on.
+    in=configs/experiments/$name.yaml
+    if [ "$source" = "$name.json" ]; then
+        in=$f
+    elif [ "$source" != "$name.yaml" ] || [ ! -f "$in" ]; then
+        echo "skip $name: not runnable as it ran (source ${source:-none})" >&2
+        continue
+    fi
+    echo "== $name ($runner, from $in)" >&2
+    "$bin" paper "$runner" run "$in" -o "$tmp/$name" -j "$JOBS" >/dev/null
     cp "$tmp/$name/results.json" "$f"
     # The figure lines (and the blank line after each) point at files the
     # tables folder does not keep.
