@@ -55,24 +55,14 @@ func (c *calibrator) newHFStreamsEnv(h device.Host, n int) (*hfStreamsEnv, error
 		if err != nil {
 			return nil, err
 		}
-		k, err := h.NewEvent(device.EventOptions{})
-		if err != nil {
-			return nil, err
-		}
-		r, err := h.NewEvent(device.EventOptions{})
-		if err != nil {
-			return nil, err
-		}
-		nx, err := h.NewEvent(device.EventOptions{})
-		if err != nil {
-			return nil, err
-		}
-		env.next = append(env.next, nx)
-		i := i
 		env.streams = append(env.streams, s)
-		env.kernel = append(env.kernel, k)
-		env.release = append(env.release, r)
 		env.puts = append(env.puts, func() { env.q.Put(i) })
+	}
+	// Timed events: the probe reads their timestamps.
+	for _, evs := range []*[]device.Event{&env.kernel, &env.release, &env.next} {
+		if *evs, err = newEventsWith(h, n, device.EventOptions{}); err != nil {
+			return nil, err
+		}
 	}
 	return env, nil
 }

@@ -55,10 +55,15 @@ func newStreamSet(h device.Host, n int) (*streamSet, error) {
 // newEvents makes n events without timing, for records and waits between
 // streams.
 func newEvents(h device.Host, n int) ([]device.Event, error) {
+	return newEventsWith(h, n, device.EventOptions{DisableTiming: true})
+}
+
+// newEventsWith makes n events with opt.
+func newEventsWith(h device.Host, n int, opt device.EventOptions) ([]device.Event, error) {
 	evs := make([]device.Event, n)
 	for i := range evs {
 		var err error
-		if evs[i], err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+		if evs[i], err = h.NewEvent(opt); err != nil {
 			return nil, err
 		}
 	}
