@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits front_end.callback_rewake_ns and callback_take_after_ns on calibrate's
+"""Fits the callback thread's rewake R and take point T on calibrate's
 "host functions over streams" (issue #18, session 18).
 
 usage: python3 scripts/fit-host-funcs.py RAW.json [RAW.json...]
@@ -13,8 +13,10 @@ ready ones (T after the first became ready) it runs right after the first,
 S1 + C - g; ready after that and before the first ends, after the thread
 is woken again, S1 + R + C - g; ready later, S1 (the thread idle again).
 T is the boundary (between two swept gaps) with the least squared error, R
-the mean over its part. The model's fields: callback_rewake_ns = R,
-callback_take_after_ns = T (how long into its wake the thread takes them).
+the mean over its part. The simulator had them as front_end.callback_rewake_ns
+and callback_take_after_ns in session 18; with the fit every SET file got
+worse, and the model was removed in session 19 (calibration-h100.md,
+"Session 18: SET's host callbacks"): this script keeps the measurement.
 Prints every report's fit and the spans against it.
 """
 import json
@@ -62,7 +64,7 @@ def main():
         c, t, r, joined, rewoken, idle, rms = fit(s1, last)
         print(f"{path} ({dev}): S1 {s1:.0f} ns (wake W {s1 - c:.0f} + callback C {c:.0f}); thread takes the ready ones T {t:.0f} ns "
               f"after the first is ready; rewake R {r:.0f} ns; rms {rms:.0f} ns")
-        print(f"  fields: callback_rewake_ns {max(r, 0):.0f}, callback_take_after_ns {t:.0f} "
+        print(f"  rewake {max(r, 0):.0f} ns, take point {t:.0f} ns "
               f"(joined gaps {joined}, rewoken {rewoken}, idle {idle} us)")
         for g in sorted(last):
             part = "joined" if g in joined else "rewoken" if g in rewoken else "idle"

@@ -360,26 +360,6 @@ type FrontEndCosts struct {
 	// and what it Puts is handed off after that. 0 (left out): no wake,
 	// as before the field existed.
 	CallbackWakeNs float64 `yaml:"callback_wake_ns,omitempty"`
-	// CallbackRewakeNs (optional) makes the woken callback thread take
-	// only the host functions ready by then (CallbackTakeAfterNs into its
-	// wake): one that becomes ready later, while the thread wakes the rest
-	// of the way or runs the ones it took, starts this long after the
-	// thread is free (it goes back to sleep and is woken again), and takes
-	// with it the ones ready by that wake's take. A host function right
-	// behind its own stream's callback as that ends does not pay it (host
-	// functions queued back to back on a stream run one after another).
-	// Fitted on calibrate's "host functions over streams" (two streams'
-	// host functions 0-60 us apart), as SET's GPU traces show it
-	// (calibration-h100.md, session 18). 0 (left out): every host function
-	// ready while the thread wakes or runs shares its wake, as before the
-	// field existed.
-	CallbackRewakeNs float64 `yaml:"callback_rewake_ns,omitempty"`
-	// CallbackTakeAfterNs (optional, with CallbackRewakeNs) is how long
-	// into a wake (from the first host function becoming ready, or from
-	// the thread becoming free for a rewake) the callback thread takes the
-	// host functions ready; at most the wake itself. 0 (left out): as the
-	// wake ends.
-	CallbackTakeAfterNs float64 `yaml:"callback_take_after_ns,omitempty"`
 	// MinBlockNs is the shortest duration of a block (an empty kernel's).
 	MinBlockNs float64 `yaml:"min_block_ns"`
 	// BlockDispatchNs is the GPU-wide block distributor's time per block:

@@ -52,7 +52,6 @@ func TestConfigDecodingIsStrict(t *testing.T) {
 		{"lock fraction over 1", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 1.5", 1), "host.driver_lock_fraction must be between 0 and 1"},
 		{"graph lock fraction over 1", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 0.33\n  graph_lock_fraction: 2", 1), "host.graph_lock_fraction must be between 0 and 1"},
 		{"negative lock hand-off", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 0.33\n  graph_lock_handoff_ns: -5", 1), "host.graph_lock_handoff_ns must not be negative"},
-		{"callback take point without the rewake", strings.Replace(src, "  callback_ns: 5000", "  callback_ns: 5000\n  callback_take_after_ns: 20000", 1), "front_end.callback_take_after_ns is 20000 ns but callback_rewake_ns is not set"},
 		{"retime threshold over 0.5", strings.Replace(src, "  sm_mem_saturation_warps: 16", "  sm_mem_saturation_warps: 16\n  retime_threshold: 2", 1), "sm.retime_threshold must be between 0 and 0.5"},
 		{"younger kernel weight over 1", strings.Replace(src, "  sm_mem_saturation_warps: 16", "  sm_mem_saturation_warps: 16\n  younger_kernel_weight: 1.5", 1), "sm.younger_kernel_weight must be between 0 and 1"},
 		{"too many SMs", strings.Replace(src, "  sms: 132", "  sms: 1000000", 1), "the simulator handles at most 65536"},

@@ -83,8 +83,6 @@ func (c *Config) check() error {
 		return bad("sm.younger_kernel_weight", "must be between 0 and 1 (0: left out, every warp counts 1), got %g", c.SM.YoungerKernelWeight)
 	case c.SM.OlderPressureExponent < 0 || c.SM.OlderPressureExponent > 4:
 		return bad("sm.older_pressure_exponent", "must be between 0 and 4 (0: off, every older warp counts 1), got %g", c.SM.OlderPressureExponent)
-	case c.FrontEnd.CallbackTakeAfterNs > 0 && c.FrontEnd.CallbackRewakeNs == 0:
-		return bad("front_end.callback_take_after_ns", "is %g ns but callback_rewake_ns is not set: the take point only matters with the rewake", c.FrontEnd.CallbackTakeAfterNs)
 	case carveoutErr(c) != "":
 		return bad("sm.shared_carveout_kb", "%s", carveoutErr(c))
 	}

@@ -174,9 +174,7 @@ type Device struct {
 	syncWaiters []*thread
 	resident    int // resident grids
 	slotWait    []slotWaiter
-	cbFree      Time    // the callback thread is free from this time on
-	cbTake      Time    // when the callback thread last took the ready host functions (or will), with callback_rewake_ns
-	cbStream    *stream // the stream of the last callback it took
+	cbFree      Time // the callback thread is free from this time on
 	// graphLanes is the branches the running graph launches run beside
 	// their streams (the sum of their widths less one;
 	// front_end.graph_branch_queue_ns).
@@ -289,10 +287,6 @@ type costs struct {
 
 	// The optional wake-up of the idle callback thread.
 	callbackWake Time
-	// The callback thread's wake again for a host function ready after
-	// it took the ready ones, and how long into a wake it takes them
-	// (callback_rewake_ns, callback_take_after_ns).
-	callbackRewake, callbackTakeAfter Time
 }
 
 // New builds a simulated device from cfg.
@@ -337,7 +331,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRewake: nsTime(f.CallbackRewakeNs), callbackTakeAfter: nsTime(f.CallbackTakeAfterNs),
+		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		coldCall:     nsTime(h.ColdCallNs),
@@ -413,7 +407,7 @@ func (d *Device) reset() {
 	d.syncWaiters = d.syncWaiters[:0]
 	d.resident = 0
 	d.slotWait = d.slotWait[:0]
-	d.cbFree, d.cbTake, d.cbStream, d.graphLanes = 0, 0, nil, 0
+	d.cbFree, d.graphLanes = 0, 0
 	d.copyFree = [3]Time{}
 	d.coldHost = false
 	d.resetBandwidth()

@@ -597,37 +597,16 @@ func (d *Device) copyDone(k *command) {
 }
 
 // Host callbacks run one at a time on the driver's callback thread, which
-// wakes (callback_wake_ns) when a callback finds it idle. With
-// callback_rewake_ns the thread runs only the callbacks ready when it took
-// them (callback_take_after_ns into its wake); one ready later, unless it
-// follows its own stream's callback as that ends, waits until the thread
-// is free and woken again.
+// wakes (callback_wake_ns) when a callback finds it idle.
 func (d *Device) startCallback(k *command) {
 	start := max(d.now, d.cbFree)
-	behindOwn := k.st != nil && k.st == d.cbStream && d.now == d.cbFree
-	switch {
-	case d.now > d.cbFree:
+	if d.now > d.cbFree {
 		start += d.cost.callbackWake
-		d.cbTake = d.takeAt(d.now, start)
-	case d.cost.callbackRewake > 0 && d.now > d.cbTake && !behindOwn:
-		start += d.cost.callbackRewake
-		d.cbTake = d.takeAt(d.cbFree, start)
 	}
-	d.cbStream = k.st
 	k.start = start
 	k.end = start + d.cost.callback
 	d.cbFree = k.end
 	d.schedule(k.end, evCallback, 0, 0, k)
-}
-
-// takeAt is when the callback thread, waking from from to start, takes
-// the ready callbacks (callback_take_after_ns into the wake, at most its
-// end; 0: its end).
-func (d *Device) takeAt(from, start Time) Time {
-	if d.cost.callbackTakeAfter == 0 {
-		return start
-	}
-	return min(start, from+d.cost.callbackTakeAfter)
 }
 
 func (d *Device) runCallback(k *command) {
