@@ -217,6 +217,15 @@ type HostCosts struct {
 	// it launched the exec's previous time (or was instantiated with):
 	// the driver sets the node up again for the new function.
 	GraphLaunchKernelChangeNs float64 `yaml:"graph_launch_kernel_change_ns,omitempty"`
+	// GraphLaunchChangedNodeNs (optional) is what cuGraphLaunch costs per
+	// kernel node whose launch configuration (kernel, grid, block or
+	// dynamic shared memory) differs from the one it launched the exec's
+	// previous time (or was instantiated with), on top of
+	// GraphLaunchKernelChangeNs for a changed kernel: the driver uploads
+	// the node again. A node whose update changed only its arguments costs
+	// nothing more. Measured by calibrate's "graph exec updates" (ACS-SW's
+	// dispatch graph updates its nodes before every launch).
+	GraphLaunchChangedNodeNs float64 `yaml:"graph_launch_changed_node_ns,omitempty"`
 	// SetNodeKernelChangeNs (optional) is what a
 	// cuGraphExecKernelNodeSetParams that changes the node's kernel costs
 	// on top of SetNodeNs.

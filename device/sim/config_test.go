@@ -51,6 +51,8 @@ func TestConfigDecodingIsStrict(t *testing.T) {
 		{"negative cost", strings.Replace(src, "  record_ns: 1000", "  record_ns: -1", 1), "host.record_ns must not be negative"},
 		{"lock fraction over 1", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 1.5", 1), "host.driver_lock_fraction must be between 0 and 1"},
 		{"graph lock fraction over 1", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 0.33\n  graph_lock_fraction: 2", 1), "host.graph_lock_fraction must be between 0 and 1"},
+		{"negative changed-node cost", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 0.33\n  graph_launch_changed_node_ns: -1200", 1), "host.graph_launch_changed_node_ns must not be negative"},
+		{"changed-node cost misspelt", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 0.33\n  graph_launch_changed_nodes_ns: 1200", 1), "unknown field host.graph_launch_changed_nodes_ns"},
 		{"negative lock hand-off", strings.Replace(src, "  driver_lock_fraction: 0.33", "  driver_lock_fraction: 0.33\n  graph_lock_handoff_ns: -5", 1), "host.graph_lock_handoff_ns must not be negative"},
 		{"retime threshold over 0.5", strings.Replace(src, "  sm_mem_saturation_warps: 16", "  sm_mem_saturation_warps: 16\n  retime_threshold: 2", 1), "sm.retime_threshold must be between 0 and 0.5"},
 		{"younger kernel weight over 1", strings.Replace(src, "  sm_mem_saturation_warps: 16", "  sm_mem_saturation_warps: 16\n  younger_kernel_weight: 1.5", 1), "sm.younger_kernel_weight must be between 0 and 1"},

@@ -250,9 +250,10 @@ type costs struct {
 
 	// The optional graph costs: per kernel (and host-function) node, per
 	// copy node, per parallel branch and per fork or join of a launched graph, per node whose kernel changed
-	// since the exec's previous launch, and a node update that changes
+	// since the exec's previous launch, per node whose launch
+	// configuration changed since then, and a node update that changes
 	// the kernel.
-	graphNodeLaunch, graphCopyLaunch, graphBranchLaunch, graphJoinLaunch, graphKernelChange, setNodeKernelChange Time
+	graphNodeLaunch, graphCopyLaunch, graphBranchLaunch, graphJoinLaunch, graphKernelChange, graphChangedNode, setNodeKernelChange Time
 
 	// The optional costs of many streams and of graphs built per step:
 	// moving a host thread's calls to another stream, a wait on another
@@ -330,7 +331,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), captureEvent: nsTime(cmp.Or(h.CaptureEventNs, h.CaptureNs)), copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
-		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
+		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),

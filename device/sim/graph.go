@@ -108,12 +108,27 @@ type graphExec struct {
 	// branchHead marks the nodes that begin a branch (branchHeads).
 	lanes      int
 	branchHead []bool
-	// With graph_launch_kernel_change_ns set: each kernel node's kernel at
-	// the exec's previous launch (or instantiation), and the kernel nodes
-	// updated since then (once each, marked in updated).
-	launchedKernel []*device.Kernel
-	updatedNodes   []int32
-	updated        []bool
+	// With graph_launch_kernel_change_ns or graph_launch_changed_node_ns
+	// set: each kernel node's launch configuration at the exec's previous
+	// launch (or instantiation), and the kernel nodes updated since then
+	// (once each, marked in updated).
+	launchedCfg  []nodeConfig
+	updatedNodes []int32
+	updated      []bool
+}
+
+// nodeConfig is what a kernel node's launch is set up with, its arguments
+// aside: an update that changes any of it costs the next cuGraphLaunch
+// graph_launch_changed_node_ns (and graph_launch_kernel_change_ns when the
+// kernel changes).
+type nodeConfig struct {
+	kernel      *device.Kernel
+	grid, block device.Dim3
+	shared      int
+}
+
+func configOf(l *device.Launch) nodeConfig {
+	return nodeConfig{kernel: l.Kernel, grid: l.Grid, block: l.Block, shared: l.SharedMem}
 }
 
 func (x *graphExec) Nodes() int { return len(x.nodes) }
@@ -236,9 +251,9 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	th.chargeGraphBuild(addTime(d.cost.instBase, addTime(nodes, mulTime(int64(kernelArgs(gr.nodes)), d.cost.instArg))), "cuGraphInstantiate")
 	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
 	x.launchCost = d.cost.graphLaunch
-	track := d.cost.graphKernelChange > 0
+	track := d.cost.graphKernelChange > 0 || d.cost.graphChangedNode > 0
 	if track {
-		x.launchedKernel = make([]*device.Kernel, n)
+		x.launchedCfg = make([]nodeConfig, n)
 		x.updated = make([]bool, n)
 	}
 	for i, nd := range gr.nodes {
@@ -246,7 +261,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		if nd.kind == cmdKernel {
 			x.nodes[i].l = copyLaunch(&nd.l)
 			if track {
-				x.launchedKernel[i] = nd.l.Kernel
+				x.launchedCfg[i] = configOf(&nd.l)
 			}
 		}
 		// Host-function nodes cost what kernel nodes do.
@@ -316,7 +331,8 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 			Msg: "launching a graph into a capturing stream (child graphs) is not modelled"}
 	}
 	x := gx.(*graphExec)
-	cost := addTime(x.launchCost, mulTime(int64(x.kernelChanges()), d.cost.graphKernelChange))
+	kernels, changed := x.nodeChanges()
+	cost := addTime(x.launchCost, addTime(mulTime(int64(kernels), d.cost.graphKernelChange), mulTime(int64(changed), d.cost.graphChangedNode)))
 	if !x.launched {
 		// The driver uploads a fresh exec at its first launch.
 		cost = addTime(cost, mulTime(int64(len(x.nodes)), d.cost.firstGraphLaunchNode))
@@ -331,20 +347,25 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 	return nil
 }
 
-// kernelChanges counts the kernel nodes whose kernel differs from the one
+// nodeChanges counts the kernel nodes whose kernel differs from the one
 // they launched at the exec's previous launch (or were instantiated
-// with), and makes the current kernels the launched ones.
-func (x *graphExec) kernelChanges() int {
-	n := 0
+// with), and those whose launch configuration (kernel, grid, block,
+// dynamic shared memory) differs, and makes the current configurations
+// the launched ones.
+func (x *graphExec) nodeChanges() (kernels, changed int) {
 	for _, i := range x.updatedNodes {
-		if k := x.nodes[i].l.Kernel; !sameKernel(k, x.launchedKernel[i]) {
-			n++
-			x.launchedKernel[i] = k
+		now, was := configOf(&x.nodes[i].l), x.launchedCfg[i]
+		if !sameKernel(now.kernel, was.kernel) {
+			kernels++
+			changed++
+		} else if now.grid != was.grid || now.block != was.block || now.shared != was.shared {
+			changed++
 		}
+		x.launchedCfg[i] = now
 		x.updated[i] = false
 	}
 	x.updatedNodes = x.updatedNodes[:0]
-	return n
+	return kernels, changed
 }
 
 // sameKernel reports whether a and b name the same compiled function.

@@ -178,6 +178,55 @@ func TestKernelChangesCostUpdatesAndTheNextLaunch(t *testing.T) {
 	}))
 }
 
+func TestChangedNodesCostTheNextLaunch(t *testing.T) {
+	// graph_launch_changed_node_ns 1 us: the launch after updates pays it
+	// once per kernel node whose grid, block, shared memory or kernel
+	// changed since the previous launch, a changed kernel 1.3 us more;
+	// updates of the arguments alone cost the launch nothing.
+	c := withGraphCosts(t)
+	c.Host.GraphLaunchChangedNodeNs = 1000
+	d, err := New(c)
+	require.NoError(t, err)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		x, s := graphOf(t, h, 4, 0, 0) // launches 0.5 + 4 x 1.2 = 5.3 us
+		set := func(node int, l *device.Launch) {
+			require.NoError(t, h.SetKernelNode(x, node, l))
+		}
+		launch := func() time.Duration { return hostTime(t, h, func() error { return h.GraphLaunch(x, s) }) }
+		assert.Equal(t, 5300*time.Nanosecond, launch())
+
+		// Arguments alone (the spin's duration): nothing more.
+		for i := 0; i < 4; i++ {
+			set(i, spinLaunch(1, 32, 3*time.Microsecond))
+		}
+		assert.Equal(t, 5300*time.Nanosecond, launch())
+
+		// Another grid on two nodes, another block on one, more shared
+		// memory on the last: 4 x 1 us, once.
+		set(0, spinLaunch(2, 32, time.Microsecond))
+		set(1, spinLaunch(4, 32, time.Microsecond))
+		set(2, spinLaunch(1, 64, time.Microsecond))
+		sh := spinLaunch(1, 32, time.Microsecond)
+		sh.SharedMem = 1024
+		set(3, sh)
+		assert.Equal(t, 9300*time.Nanosecond, launch())
+		assert.Equal(t, 5300*time.Nanosecond, launch())
+
+		// A node updated twice counts once; one updated back to the
+		// configuration it launched with counts nothing; a changed kernel
+		// pays both costs: 5.3 + 1 (node 0) + 1 + 1.3 (node 2) us.
+		set(0, spinLaunch(8, 32, time.Microsecond))
+		set(0, spinLaunch(16, 32, time.Microsecond))
+		set(1, spinLaunch(1, 32, time.Microsecond))
+		set(1, spinLaunch(4, 32, time.Microsecond))
+		other := spinLaunch(1, 64, time.Microsecond)
+		other.Kernel = otherK
+		set(2, other)
+		assert.Equal(t, 8600*time.Nanosecond, launch())
+		return h.Synchronize()
+	}))
+}
+
 // A config that leaves the optional graph fields out charges the flat
 // graph_launch_ns of before, whatever the graph holds and however its
 // kernels change, and set_node_ns for every update: here the H100 config
@@ -189,7 +238,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	for _, line := range strings.Split(string(src), "\n") {
 		key := strings.TrimSpace(strings.SplitN(line, ":", 2)[0])
 		switch key {
-		case "graph_launch_node_ns", "graph_launch_copy_node_ns", "graph_launch_branch_ns", "graph_launch_kernel_change_ns", "set_node_kernel_change_ns":
+		case "graph_launch_node_ns", "graph_launch_copy_node_ns", "graph_launch_branch_ns", "graph_launch_kernel_change_ns", "graph_launch_changed_node_ns", "set_node_kernel_change_ns":
 			continue
 		case "graph_launch_ns":
 			line = "  graph_launch_ns: 2500"
@@ -206,6 +255,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	assert.Zero(t, cfg.Host.GraphLaunchBranchNs)
 	assert.Zero(t, cfg.Host.GraphLaunchKernelChangeNs)
 	assert.Zero(t, cfg.Host.SetNodeKernelChangeNs)
+	assert.Zero(t, cfg.Host.GraphLaunchChangedNodeNs)
 	const flat, setNode = 2500 * time.Nanosecond, 1000 * time.Nanosecond
 	for _, tc := range []struct{ w, c, f int }{{1, 0, 0}, {8, 0, 0}, {32, 0, 0}, {0, 2, 0}, {8, 2, 1}} {
 		d, err := New(cfg)
