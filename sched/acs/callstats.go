@@ -85,9 +85,12 @@ func (a *callStats) add(m map[string]float64) {
 // check (admitting operations, with what Spend charges for it), the work
 // queues' Puts (dispatch window) or the batches' node updates and graph
 // launches (dispatch graph), and retiring completions less the first
-// Get's wait (dispatch window).
+// Get's wait (dispatch window). Under dispatch graph, graphUpdate and
+// graphLaunch split dispatch into the node updates
+// (cuGraphExecKernelNodeSetParams) and the graph launches (cuGraphLaunch).
 type windowCalls struct {
 	check, put, retire, dispatch time.Duration
+	graphUpdate, graphLaunch     time.Duration
 }
 
 // add puts the parts per operation into m (kernels operations in all).
@@ -97,6 +100,18 @@ func (w *windowCalls) add(m map[string]float64, kernels int64) {
 	m["window_put_ns_per_op"] = float64(w.put.Nanoseconds()) / n
 	m["window_retire_ns_per_op"] = float64(w.retire.Nanoseconds()) / n
 	m["window_dispatch_ns_per_op"] = float64(w.dispatch.Nanoseconds()) / n
+}
+
+// addGraph puts dispatch graph's split into m: the host time per node
+// update and per graph launch (the launch's cost grows with the nodes the
+// updates changed: host.graph_launch_changed_node_ns).
+func (w *windowCalls) addGraph(m map[string]float64, updates, launches int64) {
+	if updates > 0 {
+		m["window_graph_update_ns_per_update"] = float64(w.graphUpdate.Nanoseconds()) / float64(updates)
+	}
+	if launches > 0 {
+		m["window_graph_launch_ns_per_launch"] = float64(w.graphLaunch.Nanoseconds()) / float64(launches)
+	}
 }
 
 // inDriver runs call as a driver call of the given kind (launching or
@@ -148,5 +163,8 @@ func (s *SW) addWindowCalls(m map[string]float64) map[string]float64 {
 		m = map[string]float64{}
 	}
 	s.wcalls.add(m, s.wstats.kernels)
+	if s.p.Dispatch == DispatchGraph {
+		s.wcalls.addGraph(m, s.gstats.updates, s.gstats.batches)
+	}
 	return m
 }

@@ -45,6 +45,14 @@ func TestCallStats(t *testing.T) {
 		assert.LessOrEqual(t, parts, got["window_busy_ns_per_op"]+1, p.Name())
 		if p.Dispatch == DispatchGraph {
 			assert.Positive(t, got["window_dispatch_ns_per_op"])
+			// The split: updates and launches, within the dispatch.
+			upd, launch := got["window_graph_update_ns_per_update"], got["window_graph_launch_ns_per_launch"]
+			assert.Positive(t, launch)
+			assert.Positive(t, got["node_updates"])
+			assert.Positive(t, upd)
+			split := upd*got["node_updates"] + launch*got["batches"]
+			assert.LessOrEqual(t, split, got["window_dispatch_ns_per_op"]*n+1, p.Name())
+			assert.NotContains(t, plain, "window_graph_launch_ns_per_launch", "without call stats")
 			assert.NotContains(t, got, "thread_launches_others_launching_0")
 			continue
 		}

@@ -412,23 +412,37 @@ func (s *SW) launchBatch(h device.Host, in *workloads.Instance, ops []int, st de
 		// queued or running: CUDA applies the update to later launches
 		// only ("already enqueued or running launches are not
 		// affected"), and so does the simulator.
-		for i, l := range g.launches {
-			cnt.updates++
-			if nodes != nil && !sameKernel(nodes[i], l.Kernel) {
-				cnt.kernelChanges++
-			}
-			if err := h.SetKernelNode(x, i, l); err != nil {
-				return fmt.Errorf("acs-sw: update node %d of a graph of %d kernels to %s: %w", i, len(ops), l.Name(), err)
-			}
-			if nodes != nil {
-				nodes[i] = l.Kernel
-			}
+		var err error
+		s.timedPart(h, &s.wcalls.graphUpdate, func() { err = s.updateNodes(h, x, nodes, len(ops)) })
+		if err != nil {
+			return err
 		}
 	}
 	cnt.batches++
 	cnt.kernels += int64(len(ops))
 	cnt.maxWidth = max(cnt.maxWidth, int64(len(ops)))
-	return h.GraphLaunch(x, st)
+	var err error
+	s.timedPart(h, &s.wcalls.graphLaunch, func() { err = h.GraphLaunch(x, st) })
+	return err
+}
+
+// updateNodes sets every node of x to the batch's launch (g.launches; n
+// of them), noting in nodes (GraphKeyWidth) the kernels they now hold.
+func (s *SW) updateNodes(h device.Host, x device.GraphExec, nodes []*device.Kernel, n int) error {
+	cnt := &s.gstats
+	for i, l := range s.g.launches {
+		cnt.updates++
+		if nodes != nil && !sameKernel(nodes[i], l.Kernel) {
+			cnt.kernelChanges++
+		}
+		if err := h.SetKernelNode(x, i, l); err != nil {
+			return fmt.Errorf("acs-sw: update node %d of a graph of %d kernels to %s: %w", i, n, l.Name(), err)
+		}
+		if nodes != nil {
+			nodes[i] = l.Kernel
+		}
+	}
+	return nil
 }
 
 // matchNodes orders ops (a batch, as many as nodes) so that ops[i] goes
