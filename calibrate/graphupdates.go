@@ -67,13 +67,13 @@ type guCase struct {
 // guEnv is what every case needs: the streams, the synth_node launches'
 // buffers, the spin kernels' done buffer, the copy nodes' memory.
 type guEnv struct {
-	ss        *streamSet
-	evs       []device.Event
-	synth     [2]*device.Launch // synth_node into two output buffers
-	dst       [2]device.Buffer
-	host      *device.HostMem
-	spinDone  device.Buffer
-	leadSpin  *device.Launch
+	ss       *streamSet
+	evs      []device.Event
+	synth    [2]*device.Launch // synth_node into two output buffers
+	dst      [2]device.Buffer
+	host     *device.HostMem
+	spinDone device.Buffer
+	leadSpin *device.Launch
 }
 
 func (c *calibrator) newGUEnv(h device.Host) (*guEnv, error) {
