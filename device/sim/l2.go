@@ -24,6 +24,7 @@ type l2Cache struct {
 	capacity float64
 	total    float64
 	lru      []l2Entry // least recent first, disjoint
+	spare    []l2Entry // touch builds the next lru here, then swaps (no allocation per touch)
 }
 
 // l2Entry is the resident range [lo, hi) of device addresses.
@@ -56,7 +57,19 @@ func (c *l2Cache) touch(lo, hi uint64) {
 	if float64(hi-lo) > c.capacity {
 		lo = hi - uint64(c.capacity)
 	}
-	keep := c.lru[:0:0]
+	for i, e := range c.lru {
+		if e.hi <= lo || e.lo >= hi {
+			continue
+		}
+		if e.lo == lo && e.hi == hi { // the range again (most touches): entries are disjoint, so
+			// it is the only one overlapping; it moves to the most recent end, the bytes stay the same
+			copy(c.lru[i:], c.lru[i+1:])
+			c.lru[len(c.lru)-1] = e
+			return
+		}
+		break
+	}
+	keep := c.spare[:0]
 	for _, e := range c.lru {
 		if e.hi <= lo || e.lo >= hi { // disjoint: kept whole
 			keep = append(keep, e)
@@ -69,6 +82,7 @@ func (c *l2Cache) touch(lo, hi uint64) {
 			keep = append(keep, l2Entry{hi, e.hi})
 		}
 	}
+	c.spare = c.lru
 	c.lru = append(keep, l2Entry{lo, hi})
 	c.total = 0
 	for _, e := range c.lru {
