@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/gpusched/gpusched/experiments"
@@ -16,6 +17,7 @@ type validateFlags struct {
 	sim, gpu, experiment, out string
 	workloads, schedulers     string
 	page, limits, variant     string
+	cpuProfile                string
 	args                      []string
 	defaults                  schedulerDefaults
 	jobs                      int
@@ -43,6 +45,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
 	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU)")
 	fs.BoolVar(&f.rows, "rows", false, "also print the per-row table")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the command here (go tool pprof)")
 	fs.Var(&f.hostSpeed, "host-speed", "results files only: on: simulate the rows of a file whose provenance has a host probe (gpusched run times the "+
 		"launch cost before and after GPU rows) with the config's host costs scaled by the probe over the config's host.launch_ns; "+
 		"off (default: on the first probed file it made ACS's rows worse, docs/results/calibration-h100.md): as the config says, noting the probe")
@@ -57,6 +60,13 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		return usagef("--separation and --tie must be fractions >= 0")
 	}
 	f.args = args
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	results := strings.HasSuffix(pos[0], ".json")
 	for _, p := range pos {
 		if strings.HasSuffix(p, ".json") != results {
@@ -113,6 +123,22 @@ func validateResults(paths []string, f *validateFlags, stdout, stderr io.Writer)
 		}
 	}
 	return writeValidation(v, f.out, stdout)
+}
+
+// startCPUProfile profiles the process's CPU into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close() //nolint:errcheck // the start's error is the one to report
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close() //nolint:errcheck // best effort: a diagnostic file
+	}, nil
 }
 
 // schedulerDefaults is the --scheduler-default flag: kind -> param -> value.
