@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/experiments/fidelity"
@@ -45,8 +49,12 @@ type ValidateOptions struct {
 	// the factor (without it, the probe is noted); files without a probe
 	// are simulated as they are.
 	HostSpeed bool
+	// Cache, if set, is the directory of simulated rows kept between runs
+	// (simCacheKey says what they are kept under); empty: none.
+	Cache string
 
-	tmp string // where scaled configs are written
+	tmp     string    // where scaled configs are written
+	digests *sync.Map // config spec -> ConfigDigest, for one ValidateFiles
 }
 
 // Validate runs e on the simulator config simSpec and on the device gpuSpec
@@ -82,42 +90,110 @@ func Validate(e *Experiment, simSpec, gpuSpec string, opt RunOptions) (*Validati
 // restricted to the workloads and schedulers the file has, at its seed and
 // sweep, and its rows are joined with the GPU's. The simulator results come back in
 // the files' order.
+//
+// Files are simulated in parallel (ValidateOptions.Run.Workers at once,
+// default one per CPU, the largest first) and joined in the order given, so
+// the validation is the same whatever the worker count. With
+// ValidateOptions.Cache, a file whose simulated rows are cached under the
+// same key (simCacheKey) is not simulated again.
 func ValidateFiles(paths []string, opt ValidateOptions) (*Validation, []*Results, error) {
 	if opt.Fidelity == (fidelity.Options{}) {
 		opt.Fidelity = fidelity.DefaultOptions()
 	}
 	v := newValidation(opt.Fidelity)
-	var sims []*Results
 	tmp, err := os.MkdirTemp("", "gpusched-validate-")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp) //nolint:errcheck // best effort: a temporary directory of config copies
-	opt.tmp = tmp
-	for _, p := range paths {
-		gpu, err := ReadResults(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		if opt.Keep != nil {
-			gpu = keepRows(gpu, opt.Keep)
-			if len(gpu.Rows) == 0 {
-				return nil, nil, fmt.Errorf("%s: no row is selected", p)
+	opt.digests = &sync.Map{}
+	files := make([]*simFile, len(paths))
+	errs := make([]error, len(paths))
+	workers := opt.Run.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	fileWorkers := min(workers, len(paths))
+	run := opt.Run
+	if fileWorkers > 1 { // the files share the workers: each runs its rows one at a time
+		run.Workers, run.Progress = 1, nil
+	}
+	queue := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < fileWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range queue {
+				fo := opt
+				fo.Run = run
+				fo.tmp = filepath.Join(tmp, strconv.Itoa(i)) // a file's scaled configs apart from another's
+				if errs[i] = os.Mkdir(fo.tmp, 0o755); errs[i] == nil {
+					files[i], errs[i] = simulateFile(paths[i], fo)
+				}
+				if errs[i] != nil {
+					errs[i] = fmt.Errorf("%s: %w", paths[i], errs[i])
+				}
 			}
+		}()
+	}
+	for _, i := range largestFirst(paths) {
+		queue <- i
+	}
+	close(queue)
+	wg.Wait()
+	sims := make([]*Results, len(paths))
+	for i, f := range files {
+		if errs[i] != nil {
+			return nil, nil, errs[i]
 		}
-		simRes, err := v.addFile(p, gpu, opt)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", p, err)
-		}
-		sims = append(sims, simRes)
+		v.join(f)
+		sims[i] = f.sim
 	}
 	v.finish()
 	return v, sims, nil
 }
 
-// addFile simulates one GPU result set and joins it.
-func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*Results, error) {
-	src := Source{GPU: path, Experiment: gpu.Experiment}
+// largestFirst is the indexes of paths, the largest file first (ties in
+// the given order): the longest simulations start first, so the last
+// ones to finish are short.
+func largestFirst(paths []string) []int {
+	idx := make([]int, len(paths))
+	size := make([]int64, len(paths))
+	for i, p := range paths {
+		idx[i] = i
+		if st, err := os.Stat(p); err == nil {
+			size[i] = st.Size()
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return size[idx[a]] > size[idx[b]] })
+	return idx
+}
+
+// simFile is one GPU result set simulated, ready to join.
+type simFile struct {
+	gpu, sim *Results
+	sub      *Experiment
+	src      Source
+	configOf map[string]string // GPU name -> simulator config
+	labels   map[string]string // scaled config -> what it shows as
+}
+
+// simulateFile reads one GPU result set and simulates its rows (or takes
+// them from the cache).
+func simulateFile(path string, opt ValidateOptions) (*simFile, error) {
+	gpu, err := ReadResults(path)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Keep != nil {
+		gpu = keepRows(gpu, opt.Keep)
+		if len(gpu.Rows) == 0 {
+			return nil, fmt.Errorf("no row is selected")
+		}
+	}
+	f := &simFile{gpu: gpu, src: Source{GPU: path, Experiment: gpu.Experiment}, configOf: map[string]string{}}
+	src := &f.src
 	e, err := experimentOf(gpu, opt.Experiment)
 	if err != nil {
 		return nil, err
@@ -134,44 +210,60 @@ func (v *Validation) addFile(path string, gpu *Results, opt ValidateOptions) (*R
 	if e.Name != gpu.Experiment {
 		src.Notes = append(src.Notes, fmt.Sprintf("the results are from experiment %q, the file is %q", gpu.Experiment, e.Name))
 	}
-	configOf := map[string]string{} // GPU name -> simulator config
 	for i := range gpu.Rows {
 		name := gpu.Rows[i].DeviceName
-		if _, ok := configOf[name]; ok {
+		if _, ok := f.configOf[name]; ok {
 			continue
 		}
 		cfg, err := simConfigOf(name, opt)
 		if err != nil {
 			return nil, err
 		}
-		configOf[name] = cfg
+		f.configOf[name] = cfg
 		src.Sim = append(src.Sim, fmt.Sprintf("%s -> %s", name, cfg))
 	}
-	labels, err := applyHostSpeed(gpu, configOf, opt, &src)
-	if err != nil {
+	if f.labels, err = applyHostSpeed(gpu, f.configOf, opt, src); err != nil {
 		return nil, err
 	}
-	sub, notes, err := simSubset(e, gpu, configOf)
+	sub, notes, err := simSubset(e, gpu, f.configOf)
 	if err != nil {
 		return nil, err
 	}
 	notes = append(notes, sub.applyDefaults(opt.SchedulerDefaults, recordedParams(gpu))...)
 	src.Notes = append(src.Notes, notes...)
+	f.sub = sub
 	run := opt.Run
 	run.Sweep = gpu.Sweep
 	run.Shard = Shard{}
-	simRes, err := Run(sub, run)
-	if err != nil {
+	var key string
+	if opt.Cache != "" && opt.Keep == nil && len(f.labels) == 0 { // scaled configs are temporary files: not cached
+		if key, err = simCacheKeyOf(path, sub, f.configOf, opt); err != nil {
+			return nil, err
+		}
+		if f.sim = readSimCache(opt.Cache, key); f.sim != nil {
+			return f, nil
+		}
+	}
+	if f.sim, err = Run(sub, run); err != nil {
 		return nil, err
 	}
+	if key != "" {
+		if err := writeSimCache(opt.Cache, key, f.sim); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// join adds a simulated file's rows.
+func (v *Validation) join(f *simFile) {
 	first := len(v.Rows)
-	v.add(sub, simRes, gpu, src, func(r *Row) string { return configOf[r.DeviceName] })
+	v.add(f.sub, f.sim, f.gpu, f.src, func(r *Row) string { return f.configOf[r.DeviceName] })
 	for i := first; i < len(v.Rows); i++ { // a scaled copy is shown as what it is a copy of
-		if l, ok := labels[v.Rows[i].SimConfig]; ok {
+		if l, ok := f.labels[v.Rows[i].SimConfig]; ok {
 			v.Rows[i].SimConfig = l
 		}
 	}
-	return simRes, nil
 }
 
 // applyHostSpeed points configOf (GPU name -> config) at copies of its

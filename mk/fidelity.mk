@@ -2,11 +2,16 @@
 # on its GPU's default config (calibrated where one is) and on the datasheet
 # config before calibration; no GPU needed. The SET files measured before SET
 # warmed its graph execs ran set.warm=false (their entries leave warm out).
+# Each file's simulated rows are kept in .cache/validate (not committed), so
+# a rerun simulates only the files, configs or code that changed
+# (FIDELITY_CACHE= turns it off).
+FIDELITY_CACHE ?= .cache/validate
 FIDELITY_RESULTS = $(sort $(wildcard docs/results/*-gpu*.json))
 
 .PHONY: fidelity-page
 fidelity-page:
 	$(GO) run ./cmd/gpusched validate $(FIDELITY_RESULTS) --scheduler-default set.warm=false --compare-variant datasheet \
+		$(if $(FIDELITY_CACHE),--cache $(FIDELITY_CACHE)) \
 		--page docs/results/fidelity.md --limits docs/results/fidelity-regression.yaml
 
 # The committed simulator results, their pages and the bad-input golden

@@ -17,7 +17,7 @@ type validateFlags struct {
 	sim, gpu, experiment, out string
 	workloads, schedulers     string
 	page, limits, variant     string
-	cpuProfile                string
+	cpuProfile, cache         string
 	args                      []string
 	defaults                  schedulerDefaults
 	jobs                      int
@@ -43,8 +43,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	f.defaults = schedulerDefaults{}
 	fs.Var(f.defaults, "scheduler-default", "results files only: KIND.PARAM=VALUE simulates every KIND entry that leaves PARAM out with VALUE, "+
 		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
-	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU)")
+	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU; results files are simulated that many at a time)")
 	fs.BoolVar(&f.rows, "rows", false, "also print the per-row table")
+	fs.StringVar(&f.cache, "cache", "", "results files only: keep each file's simulated rows in this directory and reuse them while the file, "+
+		"the configs and profiles, the options and the gpusched executable are unchanged (make fidelity-page: .cache/validate; default: none)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the command here (go tool pprof)")
 	fs.Var(&f.hostSpeed, "host-speed", "results files only: on: simulate the rows of a file whose provenance has a host probe (gpusched run times the "+
 		"launch cost before and after GPU rows) with the config's host costs scaled by the probe over the config's host.launch_ns; "+
@@ -86,7 +88,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 func validateResults(paths []string, f *validateFlags, stdout, stderr io.Writer) error {
 	opt := experiments.ValidateOptions{Run: experiments.RunOptions{Workers: f.jobs, Progress: progressTo(stderr)},
 		Sim: f.sim, Experiment: f.experiment, Fidelity: f.opt, Keep: keepNamed(f.workloads, f.schedulers), SchedulerDefaults: f.defaults,
-		HostSpeed: bool(f.hostSpeed)}
+		HostSpeed: bool(f.hostSpeed), Cache: f.cache}
 	v, sims, err := experiments.ValidateFiles(paths, opt)
 	if err != nil {
 		return err
@@ -170,7 +172,7 @@ func (d schedulerDefaults) Set(s string) error {
 // writePage writes the fidelity page and its rows.
 func writePage(v, before *experiments.Validation, f *validateFlags, stdout io.Writer) error {
 	base := strings.TrimSuffix(f.page, ".md")
-	in := experiments.PageInput{Command: "gpusched validate " + strings.Join(f.args, " "),
+	in := experiments.PageInput{Command: "gpusched validate " + strings.Join(pageArgs(f.args), " "),
 		RowsCSV: base + "-rows.csv", Limits: f.limits, Before: before}
 	if before != nil {
 		in.BeforeRowsCSV = base + "-" + f.variant + "-rows.csv"
@@ -201,6 +203,24 @@ func writePage(v, before *experiments.Validation, f *validateFlags, stdout io.Wr
 	}
 	fmt.Fprintf(stdout, "wrote %s, %s\n", f.page, in.RowsCSV)
 	return nil
+}
+
+// pageArgs are validate's arguments as the page shows them: without the
+// flags that change how, not what, it computes (--cache, --cpuprofile,
+// -j), so a page is the same with them or not.
+func pageArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") || (name != "cache" && name != "cpuprofile" && name != "j") {
+			out = append(out, args[i])
+			continue
+		}
+		if !hasValue {
+			i++ // its value
+		}
+	}
+	return out
 }
 
 // keepNamed selects rows by workload and scheduler names (empty lists
