@@ -88,28 +88,37 @@ func TestValidateCacheHitAndMiss(t *testing.T) {
 	assert.Len(t, cacheEntries(t, cache), 2)
 }
 
-// TestValidateCacheKeyParts: every part of the key changes it.
-func TestValidateCacheKeyParts(t *testing.T) {
-	dir := t.TempDir()
-	path := writeGPUResults(t, dir, small)
-	gpu, err := ReadResults(path)
+// keyInputs are the inputs of a cache key.
+type keyInputs struct {
+	path     string
+	configOf map[string]string
+	opt      ValidateOptions
+	edit     func(sub *Experiment)
+}
+
+// keyFixture is a results file and a config copy to key, the key of each
+// inputs, and differs, which asserts that inputs have a key no earlier
+// inputs had.
+type keyFixture struct {
+	dir, path, cfg string
+	cfgData        []byte
+	base           func() keyInputs
+	differs        func(part string, in keyInputs)
+}
+
+func newKeyFixture(t *testing.T) *keyFixture {
+	t.Helper()
+	f := &keyFixture{dir: t.TempDir()}
+	f.path = writeGPUResults(t, f.dir, small)
+	gpu, err := ReadResults(f.path)
 	require.NoError(t, err)
 	e, err := experimentOf(gpu, "")
 	require.NoError(t, err)
-	cfg := filepath.Join(dir, "h100-copy.yaml")
-	data, err := os.ReadFile("../configs/devices/h100-datasheet.yaml")
+	f.cfg = filepath.Join(f.dir, "h100-copy.yaml")
+	f.cfgData, err = os.ReadFile("../configs/devices/h100-datasheet.yaml")
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(cfg, data, 0o644))
-	workloadFile := filepath.Join(dir, "w.yaml")
-	require.NoError(t, os.WriteFile(workloadFile, []byte("a"), 0o644))
-
-	type inputs struct {
-		path     string
-		configOf map[string]string
-		opt      ValidateOptions
-		edit     func(sub *Experiment)
-	}
-	key := func(in inputs) string {
+	require.NoError(t, os.WriteFile(f.cfg, f.cfgData, 0o644))
+	key := func(in keyInputs) string {
 		t.Helper()
 		sub, _, err := simSubset(e, gpu, in.configOf)
 		require.NoError(t, err)
@@ -121,60 +130,70 @@ func TestValidateCacheKeyParts(t *testing.T) {
 		return k
 	}
 	gpuName := gpu.Rows[0].DeviceName
-	base := func() inputs { return inputs{path: path, configOf: map[string]string{gpuName: cfg}} }
-	want := key(base())
-	assert.Equal(t, want, key(base()), "the same inputs, the same key")
-
+	f.base = func() keyInputs { return keyInputs{path: f.path, configOf: map[string]string{gpuName: f.cfg}} }
+	want := key(f.base())
+	require.Equal(t, want, key(f.base()), "the same inputs, the same key")
 	seen := map[string]string{want: "base"}
-	differs := func(part string, in inputs) {
+	f.differs = func(part string, in keyInputs) {
 		t.Helper()
 		k := key(in)
 		prev, dup := seen[k]
 		assert.False(t, dup, "%s: the key of %s", part, prev)
 		seen[k] = part
 	}
-	// The results file's bytes.
-	other := filepath.Join(dir, "other-gpu.json")
-	raw, err := os.ReadFile(path)
+	return f
+}
+
+// TestValidateCacheKeyFiles: the results file, the experiment file, the
+// config (name and content) and a file the experiment names are in the key.
+func TestValidateCacheKeyFiles(t *testing.T) {
+	f := newKeyFixture(t)
+	other := filepath.Join(f.dir, "other-gpu.json")
+	raw, err := os.ReadFile(f.path)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(other, append(raw, '\n'), 0o644))
-	in := base()
+	in := f.base()
 	in.path = other
-	differs("results file", in)
-	// The experiment file given.
-	in = base()
-	in.opt.Experiment = filepath.Join(dir, "small.yaml")
-	differs("experiment file", in)
-	// The config named, and its content.
-	in = base()
-	in.configOf = map[string]string{gpuName: "h100-datasheet"}
-	differs("config name", in)
-	require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(data), "launch_ns: 3300", "launch_ns: 3301", 1)), 0o644))
-	differs("config content", base())
-	// The options.
-	in = base()
+	f.differs("results file", in)
+	in = f.base()
+	in.opt.Experiment = filepath.Join(f.dir, "small.yaml")
+	f.differs("experiment file", in)
+	in = f.base()
+	for name := range in.configOf {
+		in.configOf[name] = "h100-datasheet"
+	}
+	f.differs("config name", in)
+	require.NoError(t, os.WriteFile(f.cfg, []byte(strings.Replace(string(f.cfgData), "launch_ns: 3300", "launch_ns: 3301", 1)), 0o644))
+	f.differs("config content", f.base())
+	named := filepath.Join(f.dir, "w.yaml")
+	require.NoError(t, os.WriteFile(named, []byte("a"), 0o644))
+	in = f.base()
+	in.edit = func(sub *Experiment) { sub.Name = named } // any string naming a file
+	f.differs("a named file", in)
+	require.NoError(t, os.WriteFile(named, []byte("b"), 0o644))
+	f.differs("a named file's content", in)
+}
+
+// TestValidateCacheKeyOptions: the variant, scheduler defaults, host
+// speed, the experiment simulated and the build are in the key.
+func TestValidateCacheKeyOptions(t *testing.T) {
+	f := newKeyFixture(t)
+	in := f.base()
 	in.opt.SimVariant = "datasheet"
-	differs("variant", in)
-	in = base()
+	f.differs("variant", in)
+	in = f.base()
 	in.opt.SchedulerDefaults = map[string]map[string]string{"set": {"warm": "false"}}
-	differs("scheduler defaults", in)
-	in = base()
+	f.differs("scheduler defaults", in)
+	in = f.base()
 	in.opt.HostSpeed = true
-	differs("host speed", in)
-	// The experiment simulated (its seed), and a file it names.
-	in = base()
+	f.differs("host speed", in)
+	in = f.base()
 	in.edit = func(sub *Experiment) { sub.Seed++ }
-	differs("seed", in)
-	in = base()
-	in.edit = func(sub *Experiment) { sub.Name = workloadFile } // any string naming a file
-	differs("a named file", in)
-	require.NoError(t, os.WriteFile(workloadFile, []byte("b"), 0o644))
-	differs("a named file's content", in)
-	// The simulator build.
+	f.differs("seed", in)
 	old := buildDigest
 	t.Cleanup(func() { buildDigest = old })
 	buildDigest = func() (string, error) { return "another build", nil }
-	differs("build", base())
+	f.differs("build", f.base())
 }
 
 // TestValidateFilesWorkersSamePage: files simulated one at a time or
