@@ -95,7 +95,8 @@ func Validate(e *Experiment, simSpec, gpuSpec string, opt RunOptions) (*Validati
 // default one per CPU, the largest first) and joined in the order given, so
 // the validation is the same whatever the worker count. With
 // ValidateOptions.Cache, a file whose simulated rows are cached under the
-// same key (simCacheKey) is not simulated again.
+// same key (simCacheKey: what the simulation reads, not the GPU's
+// measurements) is not simulated again.
 func ValidateFiles(paths []string, opt ValidateOptions) (*Validation, []*Results, error) {
 	if opt.Fidelity == (fidelity.Options{}) {
 		opt.Fidelity = fidelity.DefaultOptions()
@@ -237,7 +238,7 @@ func simulateFile(path string, opt ValidateOptions) (*simFile, error) {
 	run.Shard = Shard{}
 	var key string
 	if opt.Cache != "" && opt.Keep == nil && len(f.labels) == 0 { // scaled configs are temporary files: not cached
-		if key, err = simCacheKeyOf(path, sub, f.configOf, opt); err != nil {
+		if key, err = simCacheKeyOf(sub, run.Sweep, f.configOf, opt); err != nil {
 			return nil, err
 		}
 		if f.sim = readSimCache(opt.Cache, key); f.sim != nil {

@@ -14,34 +14,39 @@ import (
 
 // simCacheFormat names the layout of a cached file's rows: a change to what
 // is cached or to the key changes it.
-const simCacheFormat = "gpusched validate sim cache 1"
+const simCacheFormat = "gpusched validate sim cache 2"
 
-// simCacheKey is everything a file's simulated rows depend on; its SHA-256
-// names the cache entry (ValidateOptions.Cache). A row is served only when
-// every part is equal:
+// simCacheKey is everything a file's simulated rows depend on: the
+// arguments of the Run that simulates them, and what Run reads besides. Its
+// SHA-256 names the cache entry (ValidateOptions.Cache). A row is served
+// only when every part is equal:
 //   - Build: the SHA-256 of the running executable (buildDigest). Not the
 //     VCS revision: `go run` does not stamp one, and a dirty tree has
 //     the revision of other code; the executable's bytes change with any
 //     code change (the Go toolchain builds the same bytes from the same
 //     sources, so an unchanged tree keeps its entries), and embed the
 //     built-in configs and profiles.
-//   - Results: the SHA-256 of the GPU results file (its rows, seed, sweep
-//     and the experiment it records).
+//   - Simulated: the Resolved digest of the experiment Run gets (seed,
+//     workloads, schedulers with the scheduler defaults applied, one
+//     repetition, the results file's sweep; its devices are the configs
+//     below), and Source, the experiment file it names.
 //   - Experiment: the SHA-256 of ValidateOptions.Experiment's file, if
 //     given.
-//   - Simulated: the Resolved digest of the experiment simulated (seed,
-//     workloads, schedulers with the scheduler defaults applied, one
-//     repetition; its devices are the configs below).
 //   - Configs and ConfigDigests: the config of each GPU name, and each
 //     config's ConfigDigest (the config and its kernel profile as the
 //     simulator loads them, from a path or built in).
 //   - Variant, Defaults, HostSpeed: the options that chose them.
 //   - Files: the SHA-256 of every existing file a string of the
 //     simulated experiment names (a file workload's path).
+//
+// The GPU's measurements are not in it: Run never sees them, so a rerun
+// of the same experiment on the same GPU model (acs-gpu-confirm and its
+// -r2, -r3) shares one entry, and a results file edited only in its
+// measurements is joined again without simulating.
 type simCacheKey struct {
 	Format        string                       `json:"format"`
 	Build         string                       `json:"build"`
-	Results       string                       `json:"results"`
+	Source        string                       `json:"source"`
 	Experiment    string                       `json:"experiment,omitempty"`
 	Simulated     string                       `json:"simulated"`
 	Configs       map[string]string            `json:"configs"`
@@ -75,16 +80,13 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// simCacheKeyOf is the cache key of results file path simulated as sub on
-// configOf's configs.
-func simCacheKeyOf(path string, sub *Experiment, configOf map[string]string, opt ValidateOptions) (string, error) {
-	k := simCacheKey{Format: simCacheFormat, Configs: configOf, ConfigDigests: map[string]string{}, Variant: opt.SimVariant,
+// simCacheKeyOf is the cache key of sub run with sweep on configOf's
+// configs.
+func simCacheKeyOf(sub *Experiment, sweep []SweepParam, configOf map[string]string, opt ValidateOptions) (string, error) {
+	k := simCacheKey{Format: simCacheFormat, Source: sub.Source, Configs: configOf, ConfigDigests: map[string]string{}, Variant: opt.SimVariant,
 		Defaults: opt.SchedulerDefaults, HostSpeed: opt.HostSpeed, Files: map[string]string{}}
 	var err error
 	if k.Build, err = buildDigest(); err != nil {
-		return "", err
-	}
-	if k.Results, err = fileSHA256(path); err != nil {
 		return "", err
 	}
 	if opt.Experiment != "" {
@@ -99,7 +101,7 @@ func simCacheKeyOf(path string, sub *Experiment, configOf map[string]string, opt
 	}
 	noDevices := *sub // the configs are in ConfigDigests: Resolve would digest them again
 	noDevices.Devices = nil
-	r, err := Resolve(&noDevices, nil, "")
+	r, err := Resolve(&noDevices, sweep, "")
 	if err != nil {
 		return "", err
 	}
@@ -203,6 +205,10 @@ func writeSimCache(dir, key string, r *Results) error {
 		return err
 	}
 	if err := f.Close(); err != nil {
+		os.Remove(f.Name()) //nolint:errcheck // best effort
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
 		os.Remove(f.Name()) //nolint:errcheck // best effort
 		return err
 	}

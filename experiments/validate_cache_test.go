@@ -65,7 +65,8 @@ func TestValidateCacheHitAndMiss(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pageOf(t, plain), pageOf(t, again))
 
-	// A changed results file (a GPU median) is another key.
+	// A results file whose measurements changed (a rerun's) simulates
+	// the same rows: the same entry.
 	gpu, err := ReadResults(path)
 	require.NoError(t, err)
 	for i := range gpu.Rows[0].MakespansNS {
@@ -76,12 +77,20 @@ func TestValidateCacheHitAndMiss(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, b, 0o644))
 	changed, _, err := ValidateFiles([]string{path}, ValidateOptions{Cache: cache})
 	require.NoError(t, err)
-	assert.Len(t, cacheEntries(t, cache), 2)
+	assert.Len(t, cacheEntries(t, cache), 1)
 	uncached, _, err := ValidateFiles([]string{path}, ValidateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, pageOf(t, uncached), pageOf(t, changed))
 	assert.NotEqual(t, pageOf(t, plain), pageOf(t, changed))
 
+	// Another seed is another simulation.
+	gpu.Seed++
+	b, err = json.Marshal(gpu)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	_, _, err = ValidateFiles([]string{path}, ValidateOptions{Cache: cache})
+	require.NoError(t, err)
+	assert.Len(t, cacheEntries(t, cache), 2)
 	// Selected rows and scaled configs are not cached.
 	_, _, err = ValidateFiles([]string{path}, ValidateOptions{Cache: cache, Keep: func(*Row) bool { return true }})
 	require.NoError(t, err)
@@ -90,7 +99,7 @@ func TestValidateCacheHitAndMiss(t *testing.T) {
 
 // keyInputs are the inputs of a cache key.
 type keyInputs struct {
-	path     string
+	sweep    []SweepParam
 	configOf map[string]string
 	opt      ValidateOptions
 	edit     func(sub *Experiment)
@@ -125,12 +134,12 @@ func newKeyFixture(t *testing.T) *keyFixture {
 		if in.edit != nil {
 			in.edit(sub)
 		}
-		k, err := simCacheKeyOf(in.path, sub, in.configOf, in.opt)
+		k, err := simCacheKeyOf(sub, in.sweep, in.configOf, in.opt)
 		require.NoError(t, err)
 		return k
 	}
 	gpuName := gpu.Rows[0].DeviceName
-	f.base = func() keyInputs { return keyInputs{path: f.path, configOf: map[string]string{gpuName: f.cfg}} }
+	f.base = func() keyInputs { return keyInputs{configOf: map[string]string{gpuName: f.cfg}} }
 	want := key(f.base())
 	require.Equal(t, want, key(f.base()), "the same inputs, the same key")
 	seen := map[string]string{want: "base"}
@@ -144,17 +153,14 @@ func newKeyFixture(t *testing.T) *keyFixture {
 	return f
 }
 
-// TestValidateCacheKeyFiles: the results file, the experiment file, the
-// config (name and content) and a file the experiment names are in the key.
+// TestValidateCacheKeyFiles: the results file's sweep, the experiment
+// file, the config (name and content) and a file the experiment names are
+// in the key.
 func TestValidateCacheKeyFiles(t *testing.T) {
 	f := newKeyFixture(t)
-	other := filepath.Join(f.dir, "other-gpu.json")
-	raw, err := os.ReadFile(f.path)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(other, append(raw, '\n'), 0o644))
 	in := f.base()
-	in.path = other
-	f.differs("results file", in)
+	in.sweep = []SweepParam{{Name: "dag.iters", Values: []string{"1", "2"}}}
+	f.differs("sweep", in)
 	in = f.base()
 	in.opt.Experiment = filepath.Join(f.dir, "small.yaml")
 	f.differs("experiment file", in)
@@ -190,6 +196,9 @@ func TestValidateCacheKeyOptions(t *testing.T) {
 	in = f.base()
 	in.edit = func(sub *Experiment) { sub.Seed++ }
 	f.differs("seed", in)
+	in = f.base()
+	in.edit = func(sub *Experiment) { sub.Source = "other.yaml" }
+	f.differs("experiment source", in)
 	old := buildDigest
 	t.Cleanup(func() { buildDigest = old })
 	buildDigest = func() (string, error) { return "another build", nil }
