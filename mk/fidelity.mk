@@ -4,13 +4,15 @@
 # warmed its graph execs ran set.warm=false (their entries leave warm out).
 # Each file's simulated rows are kept in .cache/validate (not committed), so
 # a rerun simulates only the files, configs or code that changed
-# (FIDELITY_CACHE= turns it off).
+# (FIDELITY_CACHE= turns it off). The binary is built with -trimpath, so
+# any checkout of the same tree builds the same executable and can use the
+# same cache entries (the key includes the executable's SHA-256).
 FIDELITY_CACHE ?= .cache/validate
 FIDELITY_RESULTS = $(sort $(wildcard docs/results/*-gpu*.json))
 
 .PHONY: fidelity-page
 fidelity-page:
-	$(GO) run ./cmd/gpusched validate $(FIDELITY_RESULTS) --scheduler-default set.warm=false --compare-variant datasheet \
+	$(GO) run -trimpath ./cmd/gpusched validate $(FIDELITY_RESULTS) --scheduler-default set.warm=false --compare-variant datasheet \
 		$(if $(FIDELITY_CACHE),--cache $(FIDELITY_CACHE)) \
 		--page docs/results/fidelity.md --limits docs/results/fidelity-regression.yaml
 
