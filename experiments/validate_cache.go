@@ -110,7 +110,9 @@ func simCacheKeyOf(sub *Experiment, sweep []SweepParam, configOf map[string]stri
 	if err := json.Unmarshal([]byte(mustJSON(r)), &doc); err != nil {
 		return "", err
 	}
-	for _, s := range jsonStrings(doc, nil) {
+	strs := jsonStrings(doc, nil)
+	sort.Strings(strs) // a file that fails to read is named the same every run
+	for _, s := range strs {
 		if st, err := os.Stat(s); err == nil && st.Mode().IsRegular() {
 			if k.Files[s], err = fileSHA256(s); err != nil {
 				return "", err
@@ -132,7 +134,8 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// jsonStrings appends every string of a decoded JSON document, sorted.
+// jsonStrings appends every string of a decoded JSON document, in no
+// particular order (a JSON object's members come in map order).
 func jsonStrings(v any, out []string) []string {
 	switch x := v.(type) {
 	case string:
@@ -146,7 +149,6 @@ func jsonStrings(v any, out []string) []string {
 			out = jsonStrings(e, out)
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -185,8 +187,8 @@ func readSimCache(dir, key string) *Results {
 	return r
 }
 
-// writeSimCache keeps r under key (written whole, then renamed into
-// place, so a reader never sees part of it).
+// writeSimCache keeps r under key (WriteFile: written whole, then renamed
+// into place, so a reader never sees part of it).
 func writeSimCache(dir, key string, r *Results) error {
 	data, err := json.Marshal(r)
 	if err != nil { // not a results file (a NaN): simulated again next time
@@ -195,22 +197,5 @@ func writeSimCache(dir, key string, r *Results) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, key+".*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()           //nolint:errcheck // the write's error is the one to report
-		os.Remove(f.Name()) //nolint:errcheck // best effort
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name()) //nolint:errcheck // best effort
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name()) //nolint:errcheck // best effort
-		return err
-	}
-	return os.Rename(f.Name(), simCachePath(dir, key))
+	return WriteFile(simCachePath(dir, key), data)
 }
