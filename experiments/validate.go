@@ -116,8 +116,8 @@ func ValidateFiles(paths []string, opt ValidateOptions) (*Validation, []*Results
 	}
 	fileWorkers := min(workers, len(paths))
 	run := opt.Run
-	if fileWorkers > 1 { // the files share the workers: each runs its rows one at a time
-		run.Workers, run.Progress = 1, nil
+	if fileWorkers > 1 { // the files share the workers: fewer files than workers run their rows on the rest
+		run.Workers, run.Progress = workers/fileWorkers, nil
 	}
 	queue := make(chan int)
 	var wg sync.WaitGroup
