@@ -137,9 +137,9 @@ func (c *calibrator) guCases(env *guEnv) []guCase {
 
 // guExec captures n independent nodes over n streams (node i on stream i,
 // forked from and joined back to stream 0) and instantiates them.
-func guExec(h device.Host, env *guEnv, k guCase, n int) (device.GraphExec, error) {
+func (c *calibrator) guExec(h device.Host, env *guEnv, k guCase, n int) (device.GraphExec, error) {
 	ss := env.ss
-	return instantiateOn(h, ss.t.s, func() error {
+	return c.instantiate(h, ss.t.s, func() error {
 		if n > 1 {
 			if err := h.Record(ss.fork, ss.stream(0)); err != nil {
 				return err
@@ -164,18 +164,6 @@ func guExec(h device.Host, env *guEnv, k guCase, n int) (device.GraphExec, error
 		}
 		return joinSides(h, ss, env.evs, n)
 	})
-}
-
-func instantiateOn(h device.Host, s device.Stream, issue func() error) (device.GraphExec, error) {
-	g, err := capture(h, s, issue)
-	if err != nil {
-		return nil, err
-	}
-	x, err := h.Instantiate(g)
-	if err != nil {
-		return nil, errors.Join(err, h.Destroy(g))
-	}
-	return x, h.Destroy(g)
 }
 
 func guCopy(env *guEnv, j int) *device.Copy {
@@ -265,7 +253,7 @@ func (c *calibrator) graphExecUpdates(h device.Host) error {
 	cases := c.guCases(env)
 	for _, n := range guSizes {
 		for _, k := range cases {
-			x, err := guExec(h, env, k, n)
+			x, err := c.guExec(h, env, k, n)
 			if err != nil {
 				return fmt.Errorf("graph exec updates N=%d %s: %w", n, k.name, err)
 			}

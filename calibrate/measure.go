@@ -51,7 +51,8 @@ func capture(h device.Host, s device.Stream, issue func() error) (device.Graph, 
 	return h.EndCapture(s)
 }
 
-// instantiate captures what issue issues on s and instantiates it.
+// instantiate captures what issue issues on s, instantiates it and
+// destroys the graph (also when instantiating fails).
 func (c *calibrator) instantiate(h device.Host, s device.Stream, issue func() error) (device.GraphExec, error) {
 	g, err := capture(h, s, issue)
 	if err != nil {
@@ -59,7 +60,7 @@ func (c *calibrator) instantiate(h device.Host, s device.Stream, issue func() er
 	}
 	x, err := h.Instantiate(g)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, h.Destroy(g))
 	}
 	return x, h.Destroy(g)
 }

@@ -54,7 +54,7 @@ var threadedLoops = []threadedLoop{
 		prepare: func(c *calibrator, h device.Host, s device.Stream) (func() error, func() error, error) {
 			l := c.emptyLaunch(1)
 			return func() error {
-				x, err := instantiateBatch(h, s, l)
+				x, err := c.instantiateBatch(h, s, l)
 				if err != nil {
 					return err
 				}
@@ -72,7 +72,7 @@ var threadedLoops = []threadedLoop{
 		iterations: 100,
 		prepare: func(c *calibrator, h device.Host, s device.Stream) (func() error, func() error, error) {
 			l := c.emptyLaunch(1)
-			x, err := instantiateBatch(h, s, l)
+			x, err := c.instantiateBatch(h, s, l)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -116,8 +116,8 @@ var threadedLoops = []threadedLoop{
 // instantiateBatch captures threadedBatch launches of l on s, instantiates
 // them and destroys the graph: ACS-SW's batch, built (graph build, every
 // iteration) or built once and updated (graph update).
-func instantiateBatch(h device.Host, s device.Stream, l *device.Launch) (device.GraphExec, error) {
-	g, err := capture(h, s, func() error {
+func (c *calibrator) instantiateBatch(h device.Host, s device.Stream, l *device.Launch) (device.GraphExec, error) {
+	return c.instantiate(h, s, func() error {
 		for i := 0; i < threadedBatch; i++ {
 			if err := h.Launch(s, l); err != nil {
 				return err
@@ -125,14 +125,6 @@ func instantiateBatch(h device.Host, s device.Stream, l *device.Launch) (device.
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	x, err := h.Instantiate(g)
-	if err := errors.Join(err, h.Destroy(g)); err != nil {
-		return nil, err
-	}
-	return x, nil
 }
 
 // threadedHostCalls measures each threadedLoop over threadedCounts host
