@@ -37,6 +37,48 @@ type Metrics struct {
 	// IntraGaps the rest of the idle time (see gapTimer).
 	Timed                       bool
 	Ideal, IntraGaps, InterGaps time.Duration
+	// t_schedule's driver calls, split (SET's variants): the graph
+	// launches, the node updates (NodeUpdates of them) and the host
+	// function enqueues, each one's host time, so that the GPU's and the
+	// simulator's per-call costs of a row compare directly (issue #18:
+	// SET's dispatcher is host-bound on the GPU).
+	Launches, HostFuncs                  int
+	LaunchTime, UpdateTime, HostFuncTime time.Duration
+}
+
+// merge adds a host thread's counts and times to m.
+func (m *Metrics) merge(o *Metrics) {
+	m.Schedule += o.Schedule
+	m.Wait += o.Wait
+	m.Steals += o.Steals
+	m.NodeUpdates += o.NodeUpdates
+	m.NodeUpdatesSkipped += o.NodeUpdatesSkipped
+	m.Launches += o.Launches
+	m.HostFuncs += o.HostFuncs
+	m.LaunchTime += o.LaunchTime
+	m.UpdateTime += o.UpdateTime
+	m.HostFuncTime += o.HostFuncTime
+}
+
+// launched adds a graph launch that began at t0 to m's launch time and
+// t_schedule, and returns now.
+func (m *Metrics) launched(h device.Host, t0 time.Duration) time.Duration {
+	m.Launches++
+	now := since(h, t0, &m.LaunchTime)
+	m.Schedule += now - t0
+	return now
+}
+
+// hostFunc enqueues fn behind st's work, as a scheduling call of m.
+func (m *Metrics) hostFunc(h device.Host, st device.Stream, fn func()) error {
+	t := h.Now()
+	if err := h.HostFunc(st, fn); err != nil {
+		return err
+	}
+	m.HostFuncs++
+	now := since(h, t, &m.HostFuncTime)
+	m.Schedule += now - t
+	return nil
 }
 
 // Share is t_schedule / (T_measured x host threads): the mean fraction of
@@ -72,6 +114,14 @@ func (m *Metrics) Map() map[string]float64 {
 		"node_updates":         float64(m.NodeUpdates),
 		"node_updates_skipped": float64(m.NodeUpdatesSkipped),
 	}
+	perCall := func(key string, d time.Duration, n int) {
+		if n > 0 {
+			out[key] = float64(d.Nanoseconds()) / float64(n)
+		}
+	}
+	perCall("graph_launch_ns_per_launch", m.LaunchTime, m.Launches)
+	perCall("node_update_ns_per_update", m.UpdateTime, m.NodeUpdates)
+	perCall("host_func_ns_per_call", m.HostFuncTime, m.HostFuncs)
 	if m.Timed {
 		out["t_ideal_s"] = m.Ideal.Seconds()
 		out["gaps_intra_s"] = m.IntraGaps.Seconds()

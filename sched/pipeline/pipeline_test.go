@@ -216,6 +216,28 @@ func TestSETUpdatesOnlyTheNodesThatChange(t *testing.T) {
 	assert.Equal(t, 2*(16-4.0), m["node_updates"])
 }
 
+// TestSETSplitsItsSchedulingCalls: on the simulator, the split of
+// t_schedule gives back the config's own per-call costs (a host function
+// enqueue and a copy node's update charge a fixed cost each), counts one
+// graph launch and one host function per job, and the parts never exceed
+// t_schedule.
+func TestSETSplitsItsSchedulingCalls(t *testing.T) {
+	cfg, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	w, err := jobs.SSSP(jobs.SSSPParams{Jobs: 16, Vertices: 1024, Degree: 4, Iterations: 4}, 1)
+	require.NoError(t, err)
+	m, races := runOn(t, w.Program, newSET(t, setParams(4, 1)))
+	require.Empty(t, races)
+	assert.InDelta(t, cfg.Host.HostFuncNs, m["host_func_ns_per_call"], 1)
+	assert.InDelta(t, cfg.Host.SetNodeNs, m["node_update_ns_per_update"], 1)
+	launch := m["graph_launch_ns_per_launch"]
+	assert.Greater(t, launch, cfg.Host.GraphLaunchNs, "a graph of copies and kernels costs more than the launch's fixed part")
+	parts := 16 * (launch + m["host_func_ns_per_call"])
+	parts += m["node_updates"] * m["node_update_ns_per_update"]
+	assert.LessOrEqual(t, parts, m["t_schedule_s"]*1e9+1)
+	assert.Greater(t, parts, 0.9*m["t_schedule_s"]*1e9, "plain SET's scheduling calls are launches, updates and host functions")
+}
+
 func TestSETStealsAndRetargetsWithoutRaces(t *testing.T) {
 	// Jobs dealt round-robin to equal workers finish in the order they
 	// were dealt, so nobody steals; deal them all to worker 0 (or most to

@@ -447,7 +447,10 @@ func (s *SET) setNodesAt(h device.Host, x device.GraphExec, base int, cur, job *
 	in := s.js.in
 	lo, _ := in.StepRange(job.job)
 	t := h.Now()
-	defer since(h, t, &m.Schedule)
+	defer func() {
+		now := since(h, t, &m.Schedule)
+		m.UpdateTime += now - t
+	}()
 	for k := 0; k < s.js.ops; k++ {
 		if in.Op(lo+k).Kind == workloads.OpKernel {
 			if sameLaunch(&cur.launches[k], &job.launches[k]) {
@@ -485,16 +488,12 @@ func (s *SET) graphLaunch(h device.Host, st device.Stream, x device.GraphExec, j
 	if err := h.GraphLaunch(x, st); err != nil {
 		return err
 	}
-	since(h, t, &m.Schedule)
+	m.launched(h, t)
 	if err := s.gaps.jobEnd(h, st, j); err != nil {
 		return err
 	}
 	if done != nil {
-		t = h.Now()
-		if err := h.HostFunc(st, done); err != nil {
-			return err
-		}
-		since(h, t, &m.Schedule)
+		return m.hostFunc(h, st, done)
 	}
 	return nil
 }

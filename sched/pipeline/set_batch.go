@@ -556,6 +556,8 @@ func (s *SET) prepareChunk(h device.Host, wk *worker, sl *ringSlot, steal bool, 
 		h.Spend(time.Duration(len(s.batch.copies)) * s.retargetCost)
 		m.Steals += n
 	}
+	tu := h.Now()
+	defer func() { m.UpdateTime += h.Now() - tu }()
 	x := sl.execs[n-1]
 	for c := range s.batch.copies {
 		cp := s.chunkCopy(wk, c, ch.job, n)

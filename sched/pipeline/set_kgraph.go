@@ -143,11 +143,7 @@ func (s *SET) launchStreamCopies(h device.Host, wk *worker, job *boundJob, m *Me
 		return err
 	}
 	if done != nil {
-		t = h.Now()
-		if err := h.HostFunc(wk.stream, done); err != nil {
-			return err
-		}
-		since(h, t, &m.Schedule)
+		return m.hostFunc(h, wk.stream, done)
 	}
 	return nil
 }

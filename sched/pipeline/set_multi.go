@@ -236,18 +236,14 @@ func (s *SET) launchSlot(h device.Host, sl *ringSlot, m *Metrics, done func()) e
 	if err := h.GraphLaunch(sl.execs[sl.n-1], sl.stream); err != nil {
 		return err
 	}
-	since(h, t, &m.Schedule)
+	m.launched(h, t)
 	for _, j := range sl.jobs[:sl.n] {
 		if err := s.gaps.jobEnd(h, sl.stream, j); err != nil {
 			return err
 		}
 	}
 	if done != nil {
-		t = h.Now()
-		if err := h.HostFunc(sl.stream, done); err != nil {
-			return err
-		}
-		since(h, t, &m.Schedule)
+		return m.hostFunc(h, sl.stream, done)
 	}
 	return nil
 }

@@ -165,11 +165,9 @@ func (s *SET) ringAdvance(h device.Host, wk *worker, m *Metrics, bd *binder, thr
 		}
 		if len(wk.batch) == 0 {
 			if wk.prepared == 0 && wk.uncovered > 0 {
-				t := h.Now()
-				if err := h.HostFunc(wk.ring[(wk.next+r-1)%r].stream, wk.dones[wk.uncovered]); err != nil {
+				if err := m.hostFunc(h, wk.ring[(wk.next+r-1)%r].stream, wk.dones[wk.uncovered]); err != nil {
 					return fmt.Errorf("set: worker %d's last callback: %w", wk.id, err)
 				}
-				since(h, t, &m.Schedule)
 				wk.uncovered = 0
 			}
 			return nil

@@ -92,11 +92,9 @@ func (s *SET) workerLoop(h device.Host, wk *worker) error {
 	}
 	if uncovered > 0 {
 		// The last jobs, fewer than Coalesce, get their own callback.
-		t := h.Now()
-		if err := h.HostFunc(wk.stream, wk.dones[uncovered]); err != nil {
+		if err := m.hostFunc(h, wk.stream, wk.dones[uncovered]); err != nil {
 			return err
 		}
-		since(h, t, &m.Schedule)
 	}
 	for inFlight > 0 {
 		t := h.Now()
@@ -156,12 +154,7 @@ func (s *SET) runThreaded(h device.Host) error {
 	// again for it here, once every job of this one has completed.
 	s.fillJobQueues(h)
 	for _, wk := range s.workers {
-		w := &wk.metrics
-		m.Schedule += w.Schedule
-		m.Wait += w.Wait
-		m.Steals += w.Steals
-		m.NodeUpdates += w.NodeUpdates
-		m.NodeUpdatesSkipped += w.NodeUpdatesSkipped
+		m.merge(&wk.metrics)
 	}
 	if first != nil {
 		return first
