@@ -280,6 +280,7 @@ var measurements = []struct {
 	{name: "small graph builds", run: (*calibrator).smallGraphBuilds, onlyNamed: true},
 	{name: "host functions over streams", run: (*calibrator).hostFuncsOverStreams, onlyNamed: true},
 	{name: "graph exec updates", run: (*calibrator).graphExecUpdates, onlyNamed: true},
+	{name: "SET's job loop", run: (*calibrator).setJobLoop, onlyNamed: true},
 }
 
 type calibrator struct {

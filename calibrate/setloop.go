@@ -1,0 +1,262 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// "SET's job loop" (issue #18, session 20): SET's dispatcher is host-bound
+// on the GPU at 15-17.5 us a job (sobel set-6, both GPUs) where the
+// simulator charges 9.6-11.1, and its split of t_schedule (the scheduler
+// stats graph_launch_ns_per_launch, node_update_ns_per_update,
+// host_func_ns_per_call) puts the difference in the graph launch (7.6-9.3
+// us on the H200 against 4.8 simulated) and the host function enqueue
+// (4.1-6.1 against 2.8). This probe runs SET's per-job calls on a job
+// graph of its shape (a 4 KiB pinned host-to-device copy, a spin kernel, a
+// 4 KiB device-to-host copy, one exec per stream): update both copy nodes
+// to the job's host slot, launch the exec, enqueue a host function that
+// Puts the stream, and per Put the next job there, over 1-8 streams; and
+// the same calls alone, the stream synchronized after each job. Each
+// call's host time is kept apart, so the loop's calls compare with the
+// lone ones: what costs more while the GPU runs other streams' jobs and
+// the callback thread runs their host functions.
+var slStreams = []int{1, 2, 4, 8}
+
+const (
+	slJobs       = 64   // jobs per loop
+	slAloneSteps = 16   // jobs of the lone case
+	slCopyBytes  = 4096 // each copy node's bytes
+	slSlots      = 2    // host slots a stream's jobs alternate between
+)
+
+// slKernelUs are the job kernel's lengths: a host-bound loop (2 us) and a
+// device-bound one at 8 streams (20 us).
+var slKernelUs = []int{2, 20}
+
+// slEnv is the probe's streams, their execs (one per kernel length) and
+// what the copies move.
+type slEnv struct {
+	streams []device.Stream
+	execs   map[int][]device.GraphExec // by kernel us, one per stream
+	in, out []device.Buffer            // per stream
+	host    *device.HostMem            // per stream, slSlots slots of input and output
+	q       device.Queue
+	puts    []func()
+	slot    []int // the slot each stream's exec holds now
+}
+
+// slHostOff is stream i's slot j's offset in env.host: input then output.
+func slHostOff(i, j int, output bool) int64 {
+	off := int64(i*slSlots+j) * 2 * slCopyBytes
+	if output {
+		off += slCopyBytes
+	}
+	return off
+}
+
+func (e *slEnv) copyIn(i, j int) *device.Copy {
+	return &device.Copy{Kind: device.HostToDevice, Dst: e.in[i], Host: e.host, HostOff: slHostOff(i, j, false), Bytes: slCopyBytes, Label: "set loop in"}
+}
+
+func (e *slEnv) copyOut(i, j int) *device.Copy {
+	return &device.Copy{Kind: device.DeviceToHost, Src: e.out[i], Host: e.host, HostOff: slHostOff(i, j, true), Bytes: slCopyBytes, Label: "set loop out"}
+}
+
+func (c *calibrator) newSLEnv(h device.Host) (*slEnv, error) {
+	maxN := slStreams[len(slStreams)-1]
+	env := &slEnv{execs: map[int][]device.GraphExec{}, q: h.NewQueue("SET's job loop"), slot: make([]int, maxN)}
+	var err error
+	if env.host, err = h.AllocHost(int64(maxN*slSlots*2*slCopyBytes), true); err != nil {
+		return nil, err
+	}
+	done, err := h.Malloc(4)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < maxN; i++ {
+		s, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return nil, err
+		}
+		env.streams = append(env.streams, s)
+		env.puts = append(env.puts, func() { env.q.Put(i) })
+		for _, bufs := range []*[]device.Buffer{&env.in, &env.out} {
+			b, err := h.Malloc(slCopyBytes)
+			if err != nil {
+				return nil, err
+			}
+			*bufs = append(*bufs, b)
+		}
+	}
+	for _, kus := range slKernelUs {
+		job := c.spinLaunch(us(kus), done)
+		for i, s := range env.streams {
+			x, err := c.instantiate(h, s, func() error {
+				if err := h.Copy(s, env.copyIn(i, 0)); err != nil {
+					return err
+				}
+				if err := h.Launch(s, job); err != nil {
+					return err
+				}
+				return h.Copy(s, env.copyOut(i, 0))
+			})
+			if err != nil {
+				return nil, err
+			}
+			env.execs[kus] = append(env.execs[kus], x)
+		}
+	}
+	return env, nil
+}
+
+// slCalls is one round's host time in each call and the counts.
+type slCalls struct {
+	update, launch, hostFunc time.Duration
+	updates, jobs            int
+	wall, wait               time.Duration
+}
+
+// job issues one job on stream i of execs: both copy nodes to the
+// stream's next slot, the launch, and (put true) the host function.
+func (e *slEnv) job(h device.Host, execs []device.GraphExec, i int, put bool, k *slCalls) error {
+	x, s := execs[i], e.streams[i]
+	j := (e.slot[i] + 1) % slSlots
+	t0 := h.Now()
+	if err := h.SetCopyNode(x, 0, e.copyIn(i, j)); err != nil {
+		return err
+	}
+	if err := h.SetCopyNode(x, 2, e.copyOut(i, j)); err != nil {
+		return err
+	}
+	e.slot[i] = j
+	t1 := h.Now()
+	if err := h.GraphLaunch(x, s); err != nil {
+		return err
+	}
+	t2 := h.Now()
+	k.update += t1 - t0
+	k.launch += t2 - t1
+	k.updates += 2
+	k.jobs++
+	if !put {
+		return nil
+	}
+	if err := h.HostFunc(s, e.puts[i]); err != nil {
+		return err
+	}
+	k.hostFunc += h.Now() - t2
+	return nil
+}
+
+// loopRound runs slJobs jobs over n streams as SET's dispatcher does.
+func (e *slEnv) loopRound(h device.Host, execs []device.GraphExec, n int) (slCalls, error) {
+	var k slCalls
+	start := h.Now()
+	next := 0
+	for ; next < n; next++ {
+		if err := e.job(h, execs, next, true, &k); err != nil {
+			return k, err
+		}
+	}
+	for done := 0; done < slJobs; done++ {
+		t := h.Now()
+		v, ok := h.Get(e.q)
+		if !ok {
+			return k, errors.New("SET's job loop: queue closed")
+		}
+		k.wait += h.Now() - t
+		if next < slJobs {
+			if err := e.job(h, execs, v.(int), true, &k); err != nil {
+				return k, err
+			}
+			next++
+		}
+	}
+	k.wall = h.Now() - start
+	return k, nil
+}
+
+// aloneRound runs slAloneSteps jobs on stream 0 with its host function,
+// waiting for each (Get, then the stream) before the next.
+func (e *slEnv) aloneRound(h device.Host, execs []device.GraphExec) (slCalls, error) {
+	var k slCalls
+	for step := 0; step < slAloneSteps; step++ {
+		if err := e.job(h, execs, 0, true, &k); err != nil {
+			return k, err
+		}
+		if _, ok := h.Get(e.q); !ok {
+			return k, errors.New("SET's job loop: queue closed")
+		}
+		if err := h.StreamSynchronize(e.streams[0]); err != nil {
+			return k, err
+		}
+	}
+	return k, nil
+}
+
+// setJobLoop measures the loop and the lone jobs at each kernel length
+// (reported, no config field: the figures compare with the simulator's
+// own run of the probe).
+func (c *calibrator) setJobLoop(h device.Host) error {
+	env, err := c.newSLEnv(h)
+	if err != nil {
+		return err
+	}
+	const calls = "Host.Now around each call; per job: update both copy nodes (cuGraphExecMemcpyNodeSetParams) to the stream's other host slot, cuGraphLaunch of a graph of a 4 KiB pinned copy in, a spin kernel, a 4 KiB copy out, cuLaunchHostFunc that Puts the stream"
+	for _, kus := range slKernelUs {
+		execs := env.execs[kus]
+		cases := []struct {
+			what, method string
+			round        func() (slCalls, error)
+		}{{
+			what:   fmt.Sprintf("SET's job loop alone, %d us kernel", kus),
+			method: calls + fmt.Sprintf("; %d jobs on one stream, each waited for (Get, stream synchronize) before the next", slAloneSteps),
+			round:  func() (slCalls, error) { return env.aloneRound(h, execs) },
+		}}
+		for _, n := range slStreams {
+			cases = append(cases, struct {
+				what, method string
+				round        func() (slCalls, error)
+			}{
+				what:   fmt.Sprintf("SET's job loop, %d streams, %d us kernel", n, kus),
+				method: calls + fmt.Sprintf("; SET's dispatcher over %d streams: %d jobs, per Put the next job on that stream", n, slJobs),
+				round:  func() (slCalls, error) { return env.loopRound(h, execs, n) },
+			})
+		}
+		for _, k := range cases {
+			var rounds []slCalls
+			if err := c.warmRounds(func(measured bool) error {
+				r, err := k.round()
+				if measured {
+					rounds = append(rounds, r)
+				}
+				return err
+			}); err != nil {
+				return fmt.Errorf("%s: %w", k.what, err)
+			}
+			perJob := func(f func(slCalls) time.Duration) []float64 {
+				return pick(rounds, func(r slCalls) float64 { return ns(f(r)) / float64(r.jobs) })
+			}
+			c.record(k.what+": launch", "", "ns", k.method+": cuGraphLaunch, mean per job", perJob(func(r slCalls) time.Duration { return r.launch }))
+			c.record(k.what+": update per node", "", "ns", k.method+": a copy node's update, mean",
+				pick(rounds, func(r slCalls) float64 { return ns(r.update) / float64(r.updates) }))
+			c.record(k.what+": host function", "", "ns", k.method+": cuLaunchHostFunc, mean per job", perJob(func(r slCalls) time.Duration { return r.hostFunc }))
+			if rounds[0].wall > 0 {
+				c.record(k.what+": per job", "", "ns", k.method+": the loop's wall time per job", perJob(func(r slCalls) time.Duration { return r.wall }))
+				c.record(k.what+": Get share", "", "", k.method+": the share of the loop's wall time in Get",
+					pick(rounds, func(r slCalls) float64 { return ns(r.wait) / ns(r.wall) }))
+			}
+		}
+	}
+	for _, execs := range env.execs {
+		for _, x := range execs {
+			if err := h.Destroy(x); err != nil {
+				return err
+			}
+		}
+	}
+	return h.Synchronize()
+}
