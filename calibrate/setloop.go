@@ -258,5 +258,137 @@ func (c *calibrator) setJobLoop(h device.Host) error {
 			}
 		}
 	}
+	if err := c.setJobShapes(h, env); err != nil {
+		return err
+	}
 	return h.Synchronize()
+}
+
+// slShape is a job graph of SET's kinds of nodes, in capture order on one
+// stream (a chain): 'i' a copy in, 'k' the 2 us spin kernel, 'o' a copy
+// out.
+type slShape string
+
+var slShapes = []slShape{"k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo"}
+
+// setJobShapes times the launch of job graphs of each shape (which of
+// SET's node kinds, how many, where copies meet kernels), with and without
+// every copy node updated before it, and the host function after it, each
+// alone (the stream synchronized between steps), beside a host function
+// on an idle stream: what a copy-kernel-copy job's 7.5-8.7 us launch is
+// made of.
+func (c *calibrator) setJobShapes(h device.Host, env *slEnv) error {
+	s := env.streams[0]
+	done, err := h.Malloc(4)
+	if err != nil {
+		return err
+	}
+	spin := c.spinLaunch(us(2), done)
+	var alone []float64
+	if err := c.warmRounds(func(measured bool) error {
+		var d time.Duration
+		for step := 0; step < slAloneSteps; step++ {
+			t := h.Now()
+			if err := h.HostFunc(s, func() {}); err != nil {
+				return err
+			}
+			d += h.Now() - t
+			if err := h.StreamSynchronize(s); err != nil {
+				return err
+			}
+		}
+		if measured {
+			alone = append(alone, ns(d)/slAloneSteps)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	c.record("SET's job shapes: host function on an idle stream", "", "ns", fmt.Sprintf("Host.Now around cuLaunchHostFunc of a no-op on a synchronized stream, mean of %d", slAloneSteps), alone)
+	for _, shape := range slShapes {
+		// Node i's copy, by slot: the copies in and out alternate between
+		// the stream's slots; a shape's several copies in use other
+		// streams' buffers (stream k's for its k-th copy in).
+		copyAt := func(node, slot int) *device.Copy {
+			nth := 0
+			for _, r := range shape[:node] {
+				if r == rune(shape[node]) {
+					nth++
+				}
+			}
+			if shape[node] == 'i' {
+				return env.copyIn(nth, slot)
+			}
+			return env.copyOut(nth, slot)
+		}
+		x, err := c.instantiate(h, s, func() error {
+			for n, r := range shape {
+				var err error
+				if r == 'k' {
+					err = h.Launch(s, spin)
+				} else {
+					err = h.Copy(s, copyAt(n, 0))
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("SET's job shapes %s: %w", shape, err)
+		}
+		var plain, updated, hostFunc []float64
+		slot := 0
+		if err := c.warmRounds(func(measured bool) error {
+			var dp, du, dh time.Duration
+			for step := 0; step < 2*slAloneSteps; step++ {
+				update := step%2 == 1
+				if update {
+					slot = 1 - slot
+					for n, r := range shape {
+						if r != 'k' {
+							if err := h.SetCopyNode(x, n, copyAt(n, slot)); err != nil {
+								return err
+							}
+						}
+					}
+				}
+				t := h.Now()
+				if err := h.GraphLaunch(x, s); err != nil {
+					return err
+				}
+				t1 := h.Now()
+				if err := h.HostFunc(s, func() {}); err != nil {
+					return err
+				}
+				dh += h.Now() - t1
+				if update {
+					du += t1 - t
+				} else {
+					dp += t1 - t
+				}
+				if err := h.StreamSynchronize(s); err != nil {
+					return err
+				}
+			}
+			if measured {
+				plain = append(plain, ns(dp)/slAloneSteps)
+				updated = append(updated, ns(du)/slAloneSteps)
+				hostFunc = append(hostFunc, ns(dh)/(2*slAloneSteps))
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("SET's job shapes %s: %w", shape, err)
+		}
+		method := fmt.Sprintf("Host.Now around cuGraphLaunch of a chain captured on one stream (i: 4 KiB pinned copy in, k: 2 us spin kernel, o: 4 KiB copy out) %q, then cuLaunchHostFunc of a no-op, the stream synchronized; %d steps, every other one after updating every copy node to another host slot", shape, 2*slAloneSteps)
+		what := fmt.Sprintf("SET's job shapes: %s", shape)
+		c.record(what+": launch", "", "ns", method+": launches without updates, mean", plain)
+		c.record(what+": launch after copy updates", "", "ns", method+": launches after the updates, mean", updated)
+		c.record(what+": host function after the launch", "", "ns", method+": the host function, mean", hostFunc)
+		if err := h.Destroy(x); err != nil {
+			return err
+		}
+	}
+	return h.Free(done)
 }
