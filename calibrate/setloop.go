@@ -179,19 +179,54 @@ func (e *slEnv) loopRound(h device.Host, execs []device.GraphExec, n int) (slCal
 	return k, nil
 }
 
-// aloneRound runs slAloneSteps jobs on stream 0 with its host function,
-// waiting for each (Get, then the stream) before the next.
-func (e *slEnv) aloneRound(h device.Host, execs []device.GraphExec) (slCalls, error) {
+// slAlone is how the lone case waits for each job before the next: for
+// its host function's Put (Get) and the stream, then the next job at once
+// (woken: as SET's dispatcher, right behind the callback that woke it);
+// the same and then 50 us of the host's own time (settled: the driver's
+// callback thread long done); or with no host function, for the stream
+// alone (no callback).
+type slAlone int
+
+const (
+	slWoken slAlone = iota
+	slSettled
+	slNoCallback
+)
+
+func (a slAlone) String() string {
+	return [...]string{"alone", "alone, settled", "alone, no host function"}[a]
+}
+
+func (a slAlone) method() string {
+	return [...]string{
+		"each waited for (Get, stream synchronize) before the next",
+		"each waited for (Get, stream synchronize), then 50 us of host time, before the next",
+		"without the host function, each waited for (stream synchronize) before the next",
+	}[a]
+}
+
+// aloneRound runs slAloneSteps jobs on stream 0, waiting for each as a
+// says before the next.
+func (e *slEnv) aloneRound(h device.Host, execs []device.GraphExec, a slAlone) (slCalls, error) {
 	var k slCalls
 	for step := 0; step < slAloneSteps; step++ {
-		if err := e.job(h, execs, 0, true, &k); err != nil {
+		if err := e.job(h, execs, 0, a != slNoCallback, &k); err != nil {
 			return k, err
 		}
-		if _, ok := h.Get(e.q); !ok {
-			return k, errors.New("SET's job loop: queue closed")
+		if a != slNoCallback {
+			if _, ok := h.Get(e.q); !ok {
+				return k, errors.New("SET's job loop: queue closed")
+			}
 		}
 		if err := h.StreamSynchronize(e.streams[0]); err != nil {
 			return k, err
+		}
+		if a == slSettled {
+			// The host's own time: a spin on the clock (Spend advances
+			// the simulator's; on a GPU it is a no-op).
+			for t := h.Now(); h.Now()-t < 50*time.Microsecond; {
+				h.Spend(time.Microsecond)
+			}
 		}
 	}
 	return k, nil
@@ -208,19 +243,20 @@ func (c *calibrator) setJobLoop(h device.Host) error {
 	const calls = "Host.Now around each call; per job: update both copy nodes (cuGraphExecMemcpyNodeSetParams) to the stream's other host slot, cuGraphLaunch of a graph of a 4 KiB pinned copy in, a spin kernel, a 4 KiB copy out, cuLaunchHostFunc that Puts the stream"
 	for _, kus := range slKernelUs {
 		execs := env.execs[kus]
-		cases := []struct {
+		type slCase struct {
 			what, method string
 			round        func() (slCalls, error)
-		}{{
-			what:   fmt.Sprintf("SET's job loop alone, %d us kernel", kus),
-			method: calls + fmt.Sprintf("; %d jobs on one stream, each waited for (Get, stream synchronize) before the next", slAloneSteps),
-			round:  func() (slCalls, error) { return env.aloneRound(h, execs) },
-		}}
+		}
+		var cases []slCase
+		for _, a := range []slAlone{slWoken, slSettled, slNoCallback} {
+			cases = append(cases, slCase{
+				what:   fmt.Sprintf("SET's job loop %s, %d us kernel", a, kus),
+				method: calls + fmt.Sprintf("; %d jobs on one stream, %s", slAloneSteps, a.method()),
+				round:  func() (slCalls, error) { return env.aloneRound(h, execs, a) },
+			})
+		}
 		for _, n := range slStreams {
-			cases = append(cases, struct {
-				what, method string
-				round        func() (slCalls, error)
-			}{
+			cases = append(cases, slCase{
 				what:   fmt.Sprintf("SET's job loop, %d streams, %d us kernel", n, kus),
 				method: calls + fmt.Sprintf("; SET's dispatcher over %d streams: %d jobs, per Put the next job on that stream", n, slJobs),
 				round:  func() (slCalls, error) { return env.loopRound(h, execs, n) },
@@ -243,7 +279,9 @@ func (c *calibrator) setJobLoop(h device.Host) error {
 			c.record(k.what+": launch", "", "ns", k.method+": cuGraphLaunch, mean per job", perJob(func(r slCalls) time.Duration { return r.launch }))
 			c.record(k.what+": update per node", "", "ns", k.method+": a copy node's update, mean",
 				pick(rounds, func(r slCalls) float64 { return ns(r.update) / float64(r.updates) }))
-			c.record(k.what+": host function", "", "ns", k.method+": cuLaunchHostFunc, mean per job", perJob(func(r slCalls) time.Duration { return r.hostFunc }))
+			if rounds[0].hostFunc > 0 {
+				c.record(k.what+": host function", "", "ns", k.method+": cuLaunchHostFunc, mean per job", perJob(func(r slCalls) time.Duration { return r.hostFunc }))
+			}
 			if rounds[0].wall > 0 {
 				c.record(k.what+": per job", "", "ns", k.method+": the loop's wall time per job", perJob(func(r slCalls) time.Duration { return r.wall }))
 				c.record(k.what+": Get share", "", "", k.method+": the share of the loop's wall time in Get",

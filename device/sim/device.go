@@ -239,6 +239,7 @@ type slotWaiter struct {
 // costs are the config's figures in Time.
 type costs struct {
 	launch, copyEnqueue, record, wait, query, syncCall, wakeup, hostFunc    Time
+	hostFuncAfterGraph                                                      Time
 	streamCreate, eventCreate, destroy, malloc, free, allocHost, capture    Time
 	instBase, instNode, graphLaunch, setNode, threadStart, dqSubmit, dqPoll Time
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
@@ -321,7 +322,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 	cyc := 1e9 / float64(cfg.Info.ClockHz)
 	d.cost = costs{
 		launch: nsTime(h.LaunchNs), copyEnqueue: nsTime(h.CopyEnqueueNs), record: nsTime(h.RecordNs), wait: nsTime(h.WaitNs),
-		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), handoff: nsTime(h.HandoffNs), cbHandoff: nsTime(h.CallbackHandoffNs), busyStream: nsTime(h.BusyStreamNs), hostFunc: nsTime(h.HostFuncNs),
+		query: nsTime(h.QueryNs), syncCall: nsTime(h.SyncCallNs), wakeup: nsTime(h.WakeupNs), handoff: nsTime(h.HandoffNs), cbHandoff: nsTime(h.CallbackHandoffNs), busyStream: nsTime(h.BusyStreamNs), hostFunc: nsTime(h.HostFuncNs), hostFuncAfterGraph: nsTime(h.HostFuncAfterGraphNs),
 		streamCreate: nsTime(h.StreamCreateNs), eventCreate: nsTime(h.EventCreateNs), destroy: nsTime(h.DestroyNs),
 		malloc: nsTime(h.MallocNs), free: nsTime(h.FreeNs), allocHost: nsTime(h.AllocHostNs), capture: nsTime(h.CaptureNs),
 		instBase: nsTime(h.InstantiateBaseNs), instNode: nsTime(h.InstantiatePerNodeNs), graphLaunch: nsTime(h.GraphLaunchNs),

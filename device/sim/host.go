@@ -354,11 +354,26 @@ func (th *thread) HostFunc(s device.Stream, fn func()) error {
 		th.chargeGraphBuild(d.cost.capture, "cuLaunchHostFunc (capture)")
 		return st.capture.add(st, gnode{kind: cmdHostFunc, fn: fn})
 	}
-	th.charge(d.cost.hostFunc, "cuLaunchHostFunc")
+	th.charge(th.hostFuncCost(st), "cuLaunchHostFunc")
 	k := d.newCommand(cmdHostFunc)
 	k.fn = fn
 	d.enqueue(st, k, th.clock)
 	return nil
+}
+
+// hostFuncCost is what cuLaunchHostFunc on st costs: host_func_ns, or
+// host_func_after_graph_ns when that is set and st's last command is a
+// graph launch still pending (the thread first lets the engine catch up).
+func (th *thread) hostFuncCost(st *stream) Time {
+	d := th.d
+	if d.cost.hostFuncAfterGraph == 0 {
+		return d.cost.hostFunc
+	}
+	th.catchUp()
+	if st.tail != nil && st.tail.kind == cmdGraph {
+		return d.cost.hostFuncAfterGraph
+	}
+	return d.cost.hostFunc
 }
 
 func captureUnsupported(call string, st *stream) error {
