@@ -218,6 +218,13 @@ type HostCosts struct {
 	// GraphLaunchCopyNodeNs (optional) is what cuGraphLaunch costs per
 	// memcpy node of the graph, on top of GraphLaunchNs.
 	GraphLaunchCopyNodeNs float64 `yaml:"graph_launch_copy_node_ns,omitempty"`
+	// GraphLaunchCopyEdgeNs (optional) is what cuGraphLaunch costs per
+	// dependency edge of the graph with a memcpy node at either end, on
+	// top of the nodes' costs (issue #18, session 20: calibrate "SET's job
+	// loop"'s job shapes, chains of copies and kernels, launch longer the
+	// more edges meet a copy; SET's copy-kernel-copy jobs and SET-batch's
+	// chunks, whose copies fan out to every job's kernels).
+	GraphLaunchCopyEdgeNs float64 `yaml:"graph_launch_copy_edge_ns,omitempty"`
 	// GraphLaunchKernelChangeNs (optional) is what cuGraphLaunch costs per
 	// kernel node whose kernel (module and function) differs from the one
 	// it launched the exec's previous time (or was instantiated with):

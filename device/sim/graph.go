@@ -273,6 +273,9 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		x.npred[i] = int32(len(nd.deps))
 		for _, p := range nd.deps {
 			x.succ[p] = append(x.succ[p], int32(i))
+			if nd.kind == cmdCopy || gr.nodes[p].kind == cmdCopy {
+				x.launchCost = addTime(x.launchCost, d.cost.graphCopyEdgeLaunch)
+			}
 		}
 	}
 	if d.cost.instSegment > 0 || d.cost.destroyExecSegment > 0 {

@@ -68,10 +68,38 @@ func withGraphCosts(t *testing.T) *Config {
 	c.Host.GraphLaunchBranchNs = 0
 	c.Host.GraphLaunchNodeNs = 1200
 	c.Host.GraphLaunchCopyNodeNs = 2700
+	c.Host.GraphLaunchCopyEdgeNs = 0
 	c.Host.GraphLaunchKernelChangeNs = 1300
 	c.Host.SetNodeNs = 900
 	c.Host.SetNodeKernelChangeNs = 700
 	return c
+}
+
+func TestGraphLaunchChargesPerCopyEdge(t *testing.T) {
+	// graph_launch_copy_edge_ns 0.6 us: each dependency edge that meets a
+	// copy node adds it. graphOf captures a chain (copies, then kernels,
+	// then host functions): c copies and w kernels have c + w - 1 edges,
+	// of which min(c, c+w-1) meet a copy; kernels alone none.
+	for _, tc := range []struct {
+		w, c, f int
+		want    time.Duration
+	}{
+		{4, 0, 0, 5300 * time.Nanosecond},           // 0.5 + 4 x 1.2
+		{0, 1, 0, 3200 * time.Nanosecond},           // 0.5 + 2.7
+		{1, 1, 0, (4400 + 600) * time.Nanosecond},   // one copy-kernel edge
+		{2, 2, 0, (8300 + 2*600) * time.Nanosecond}, // copy-copy, copy-kernel
+		{2, 1, 1, (6800 + 1*600) * time.Nanosecond}, // kernel-kernel, kernel-host function: none
+	} {
+		c := withGraphCosts(t)
+		c.Host.GraphLaunchCopyEdgeNs = 600
+		d, err := New(c)
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			x, s := graphOf(t, h, tc.w, tc.c, tc.f)
+			assert.Equal(t, tc.want, hostTime(t, h, func() error { return h.GraphLaunch(x, s) }), "%+v", tc)
+			return h.Synchronize()
+		}))
+	}
 }
 
 func TestGraphLaunchChargesPerNode(t *testing.T) {
@@ -238,7 +266,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	for _, line := range strings.Split(string(src), "\n") {
 		key := strings.TrimSpace(strings.SplitN(line, ":", 2)[0])
 		switch key {
-		case "graph_launch_node_ns", "graph_launch_copy_node_ns", "graph_launch_branch_ns", "graph_launch_kernel_change_ns", "graph_launch_changed_node_ns", "set_node_kernel_change_ns":
+		case "graph_launch_node_ns", "graph_launch_copy_node_ns", "graph_launch_copy_edge_ns", "graph_launch_branch_ns", "graph_launch_kernel_change_ns", "graph_launch_changed_node_ns", "set_node_kernel_change_ns":
 			continue
 		case "graph_launch_ns":
 			line = "  graph_launch_ns: 2500"
@@ -252,6 +280,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, cfg.Host.GraphLaunchNodeNs)
 	assert.Zero(t, cfg.Host.GraphLaunchCopyNodeNs)
+	assert.Zero(t, cfg.Host.GraphLaunchCopyEdgeNs)
 	assert.Zero(t, cfg.Host.GraphLaunchBranchNs)
 	assert.Zero(t, cfg.Host.GraphLaunchKernelChangeNs)
 	assert.Zero(t, cfg.Host.SetNodeKernelChangeNs)
@@ -291,7 +320,9 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 
 // The H100 and H200 configs carry the measured per-branch costs, and a
 // graph launch charges exactly their sum: here 8 kernels on 4 branches
-// between a copy in and a copy out.
+// between a copy in and a copy out (9 edges meet a copy: the copy in's to
+// the 4 branches, the 4 branches' to the copy out, and the copy in's to
+// the copy out, which captures after it on the same stream).
 func TestMeasuredConfigsChargePerBranch(t *testing.T) {
 	for _, n := range []string{"h100", "h200"} {
 		c, err := LoadConfig(n)
@@ -303,7 +334,7 @@ func TestMeasuredConfigsChargePerBranch(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, d.Run(func(h device.Host) error {
 			x, s := forkJoinOf(t, h, 8, 4, true)
-			want := nsTime(hc.GraphLaunchNs) + 4*nsTime(hc.GraphLaunchBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs)
+			want := nsTime(hc.GraphLaunchNs) + 4*nsTime(hc.GraphLaunchBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs) + 9*nsTime(hc.GraphLaunchCopyEdgeNs)
 			// Within 1 ns: the device rounds the sum once, want rounds each term.
 			assert.InDelta(t, float64(want.Duration()), float64(hostTime(t, h, func() error { return h.GraphLaunch(x, s) })), 1, n)
 			return h.Synchronize()
