@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/sched"
 )
 
 // "SET's job loop" (issue #18, session 20): SET's dispatcher is host-bound
@@ -303,11 +304,38 @@ func (c *calibrator) setJobLoop(h device.Host) error {
 }
 
 // slShape is a job graph of SET's kinds of nodes, in capture order on one
-// stream (a chain): 'i' a copy in, 'k' the 2 us spin kernel, 'o' a copy
-// out.
+// stream: 'i' a copy in, 'k' the 2 us spin kernel, 'o' a copy out, and
+// "<n>" n spin kernels side by side on other streams, forked from the
+// stream and joined back to it (SET-batch's chunks and DAG graphs fan out
+// from and into their copies).
 type slShape string
 
-var slShapes = []slShape{"k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo"}
+var slShapes = []slShape{"k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo", "k<8>", "i<8>", "<8>o", "i<8>o", "k<8>k"}
+
+// slItem is a node of a shape: its kind, and for "<n>" how many kernels.
+type slItem struct {
+	kind byte
+	fork int
+}
+
+// items parses a shape (the probe's own constants: no error to report).
+func (s slShape) items() []slItem {
+	var out []slItem
+	for i := 0; i < len(s); i++ {
+		if s[i] != '<' {
+			out = append(out, slItem{kind: s[i]})
+			continue
+		}
+		j := i + 1
+		n := 0
+		for ; s[j] != '>'; j++ {
+			n = 10*n + int(s[j]-'0')
+		}
+		out = append(out, slItem{kind: 'k', fork: n})
+		i = j
+	}
+	return out
+}
 
 // setJobShapes times the launch of job graphs of each shape (which of
 // SET's node kinds, how many, where copies meet kernels), with and without
@@ -343,29 +371,59 @@ func (c *calibrator) setJobShapes(h device.Host, env *slEnv) error {
 		return err
 	}
 	c.record("SET's job shapes: host function on an idle stream", "", "ns", fmt.Sprintf("Host.Now around cuLaunchHostFunc of a no-op on a synchronized stream, mean of %d", slAloneSteps), alone)
+	fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+	if err != nil {
+		return err
+	}
+	const maxFork = 8
+	joins, err := newEventsWith(h, maxFork, device.EventOptions{DisableTiming: true})
+	if err != nil {
+		return err
+	}
+	var sides []device.Stream
+	for range maxFork {
+		side, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return err
+		}
+		sides = append(sides, side)
+	}
 	for _, shape := range slShapes {
-		// Node i's copy, by slot: the copies in and out alternate between
-		// the stream's slots; a shape's several copies in use other
-		// streams' buffers (stream k's for its k-th copy in).
-		copyAt := func(node, slot int) *device.Copy {
-			nth := 0
-			for _, r := range shape[:node] {
-				if r == rune(shape[node]) {
-					nth++
-				}
+		items := shape.items()
+		// The copies by node (capture order): each copy in or out of a
+		// shape uses its own buffer (stream k's for its k-th copy in), its
+		// host side alternating between the stream's two slots.
+		type copyNode struct {
+			node int
+			at   func(slot int) *device.Copy
+		}
+		var copies []copyNode
+		node, ins, outs := 0, 0, 0
+		for _, it := range items {
+			switch {
+			case it.kind == 'i':
+				k := ins
+				copies = append(copies, copyNode{node, func(slot int) *device.Copy { return env.copyIn(k, slot) }})
+				ins++
+			case it.kind == 'o':
+				k := outs
+				copies = append(copies, copyNode{node, func(slot int) *device.Copy { return env.copyOut(k, slot) }})
+				outs++
 			}
-			if shape[node] == 'i' {
-				return env.copyIn(nth, slot)
-			}
-			return env.copyOut(nth, slot)
+			node += max(1, it.fork)
 		}
 		x, err := c.instantiate(h, s, func() error {
-			for n, r := range shape {
+			ci := 0
+			for _, it := range items {
 				var err error
-				if r == 'k' {
+				switch {
+				case it.fork > 0:
+					err = fanOut(h, s, sides[:it.fork], fork, joins, spin)
+				case it.kind == 'k':
 					err = h.Launch(s, spin)
-				} else {
-					err = h.Copy(s, copyAt(n, 0))
+				default:
+					err = h.Copy(s, copies[ci].at(0))
+					ci++
 				}
 				if err != nil {
 					return err
@@ -384,11 +442,9 @@ func (c *calibrator) setJobShapes(h device.Host, env *slEnv) error {
 				update := step%2 == 1
 				if update {
 					slot = 1 - slot
-					for n, r := range shape {
-						if r != 'k' {
-							if err := h.SetCopyNode(x, n, copyAt(n, slot)); err != nil {
-								return err
-							}
+					for _, cn := range copies {
+						if err := h.SetCopyNode(x, cn.node, cn.at(slot)); err != nil {
+							return err
 						}
 					}
 				}
@@ -419,7 +475,7 @@ func (c *calibrator) setJobShapes(h device.Host, env *slEnv) error {
 		}); err != nil {
 			return fmt.Errorf("SET's job shapes %s: %w", shape, err)
 		}
-		method := fmt.Sprintf("Host.Now around cuGraphLaunch of a chain captured on one stream (i: 4 KiB pinned copy in, k: 2 us spin kernel, o: 4 KiB copy out) %q, then cuLaunchHostFunc of a no-op, the stream synchronized; %d steps, every other one after updating every copy node to another host slot", shape, 2*slAloneSteps)
+		method := fmt.Sprintf("Host.Now around cuGraphLaunch of a graph captured on one stream (i: 4 KiB pinned copy in, k: 2 us spin kernel, o: 4 KiB copy out, <n>: n spin kernels on other streams forked from it and joined back) %q, then cuLaunchHostFunc of a no-op, the stream synchronized; %d steps, every other one after updating every copy node to another host slot", shape, 2*slAloneSteps)
 		what := fmt.Sprintf("SET's job shapes: %s", shape)
 		c.record(what+": launch", "", "ns", method+": launches without updates, mean", plain)
 		c.record(what+": launch after copy updates", "", "ns", method+": launches after the updates, mean", updated)
@@ -428,5 +484,38 @@ func (c *calibrator) setJobShapes(h device.Host, env *slEnv) error {
 			return err
 		}
 	}
+	for _, e := range append(joins, fork) {
+		if err := h.Destroy(e); err != nil {
+			return err
+		}
+	}
+	if err := sched.DestroyStreams(h, sides); err != nil {
+		return err
+	}
 	return h.Free(done)
+}
+
+// fanOut issues one launch of l on each of sides (none on s), forked
+// from s and joined back to it (forkJoin also launches on s).
+func fanOut(h device.Host, s device.Stream, sides []device.Stream, fork device.Event, joins []device.Event, l *device.Launch) error {
+	if err := h.Record(fork, s); err != nil {
+		return err
+	}
+	for j, side := range sides {
+		if err := h.Wait(side, fork); err != nil {
+			return err
+		}
+		if err := h.Launch(side, l); err != nil {
+			return err
+		}
+		if err := h.Record(joins[j], side); err != nil {
+			return err
+		}
+	}
+	for j := range sides {
+		if err := h.Wait(s, joins[j]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
