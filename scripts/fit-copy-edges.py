@@ -15,11 +15,45 @@ import json
 import statistics
 import sys
 
-SHAPES = ["k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo"]
+SHAPES = ["k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo", "k<8>", "i<8>", "<8>o", "i<8>o", "k<8>k"]
+
+
+def items(shape):
+    """The shape's nodes on its stream: 'i', 'k', 'o', or an int n for n
+    kernels forked from the stream and joined back."""
+    out, i = [], 0
+    while i < len(shape):
+        if shape[i] == "<":
+            j = shape.index(">", i)
+            out.append(int(shape[i + 1:j]))
+            i = j + 1
+        else:
+            out.append(shape[i])
+            i += 1
+    return out
 
 
 def copy_edges(shape):
-    return sum(1 for a, b in zip(shape, shape[1:]) if a != "k" or b != "k")
+    """Edges that meet a copy: consecutive stream nodes, a fork's kernels
+    from the node before it and into the node after it, and the node
+    before a fork to the node after it (the stream's own order)."""
+    n, prev = 0, None
+    for it in items(shape):
+        if isinstance(it, int):
+            if prev is not None and prev != "k":
+                n += it
+            prev = ("fork", it, prev)
+            continue
+        if isinstance(prev, tuple):
+            _, width, before = prev
+            if it != "k":
+                n += width
+            if before is not None and (before != "k" or it != "k"):
+                n += 1
+        elif prev is not None and (prev != "k" or it != "k"):
+            n += 1
+        prev = it
+    return n
 
 
 def values(path):
@@ -34,10 +68,16 @@ def main(argv):
     gpus = [values(p) for p in argv[2:]]
     xs, ys = [], []
     for s in SHAPES:
+        if f"SET's job shapes: {s}: launch" not in sim:
+            continue
         simulated = sim[f"SET's job shapes: {s}: launch"]
         got = []
         for g in gpus:
+            if f"SET's job shapes: {s}: launch" not in g:
+                continue
             got += [g[f"SET's job shapes: {s}: launch"], g[f"SET's job shapes: {s}: launch after copy updates"]]
+        if not got:
+            continue
         for v in got:
             xs.append(copy_edges(s))
             ys.append(v - simulated)
