@@ -99,11 +99,6 @@ func (f *Fitted) fitGraphLaunch(rep *Report, slope string) error {
 	default:
 		return fmt.Errorf("unknown graph launch slope %q (one of %s)", slope, strings.Join(GraphLaunchSlopes, ", "))
 	}
-	if slope == "branches" && h.GraphLaunchForkBranchNs > 0 {
-		// The chunks' branches fork from their copy in: the branch field
-		// would be paid once a launch, the width slope being the fork's.
-		return fmt.Errorf("the config sets host.graph_launch_fork_branch_ns (%.0f ns), which the chunk graphs' forked branches pay instead of host.graph_launch_branch_ns: leave it out (0) to fit the branch slope", h.GraphLaunchForkBranchNs)
-	}
 	rows := chunkLaunchRows(rep)
 	widths := map[int]bool{}
 	for _, r := range rows {

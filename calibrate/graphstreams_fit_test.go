@@ -34,11 +34,6 @@ func TestGraphLaunchFitRecoversTheSimulatedFields(t *testing.T) {
 			truth, err := sim.LoadConfig("h100")
 			require.NoError(t, err)
 			truth.Host.GraphLaunchNs = tc.fixed
-			// The chunks fork their branches from the copy in: with
-			// graph_launch_fork_branch_ns set, the branch field is paid
-			// once a launch and the slope is the fork field's. The fit is
-			// of configs that charge every branch the branch field.
-			truth.Host.GraphLaunchForkBranchNs = 0
 			if tc.slope == "branches" {
 				truth.Host.GraphLaunchBranchNs = tc.per
 			} else {
@@ -46,7 +41,6 @@ func TestGraphLaunchFitRecoversTheSimulatedFields(t *testing.T) {
 			}
 			base, err := sim.LoadConfig("h100")
 			require.NoError(t, err)
-			base.Host.GraphLaunchForkBranchNs = 0
 			f, err := FitGraphLaunch(chunkReport(t, truth), base, tc.slope)
 			require.NoError(t, err)
 			// The simulator's launch costs are linear in both fields:
@@ -62,15 +56,9 @@ func TestGraphLaunchFitRecoversTheSimulatedFields(t *testing.T) {
 func TestGraphLaunchFitRefusals(t *testing.T) {
 	base, err := sim.LoadConfig("h100")
 	require.NoError(t, err)
-	fork := base.Host.GraphLaunchForkBranchNs
-	base.Host.GraphLaunchForkBranchNs = 0
 	_, err = FitGraphLaunch(&Report{}, base, "branches")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "launch calls of 0 chunk graph width(s)")
-	base.Host.GraphLaunchForkBranchNs = fork
-	_, err = FitGraphLaunch(&Report{}, base, "branches")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "host.graph_launch_fork_branch_ns")
 	_, err = FitGraphLaunch(&Report{}, base, "kernels")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown graph launch slope "kernels" (one of branches, joins)`)

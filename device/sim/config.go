@@ -202,14 +202,6 @@ type HostCosts struct {
 	// w. Measured on an H100, the driver's cost grows with branches, hardly
 	// with kernels along a branch.
 	GraphLaunchBranchNs float64 `yaml:"graph_launch_branch_ns,omitempty"`
-	// GraphLaunchForkBranchNs (optional) is GraphLaunchBranchNs for the
-	// branches beyond the graph's roots (its nodes with no dependency):
-	// branches that fork from a node cost the launch far less than
-	// independent ones (issue #18, session 20: calibrate "SET's job
-	// loop"'s k<8>, one kernel forking to eight, launches 1.9 us after one
-	// kernel's on an H100, where eight independent kernels cost 1.1 us a
-	// branch). 0 (left out): every branch costs GraphLaunchBranchNs.
-	GraphLaunchForkBranchNs float64 `yaml:"graph_launch_fork_branch_ns,omitempty"`
 	// GraphLaunchJoinNs (optional) is what cuGraphLaunch costs per
 	// dependency beyond a chain cover of the graph (edges - nodes +
 	// branches: the forks and joins between branches, 2 (w - 1) for w

@@ -292,15 +292,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		// graph_launch_branch_ns and graph_launch_join_ns runs exactly
 		// as before the fields.
 		w := dagWidth(x.succ)
-		roots := 0
-		for _, np := range x.npred {
-			if np == 0 {
-				roots++
-			}
-		}
-		rootBranches := min(w, roots)
-		x.launchCost = addTime(x.launchCost, mulTime(int64(rootBranches), d.cost.graphBranchLaunch))
-		x.launchCost = addTime(x.launchCost, mulTime(int64(w-rootBranches), d.cost.graphForkBranchLaunch))
+		x.launchCost = addTime(x.launchCost, mulTime(int64(w), d.cost.graphBranchLaunch))
 		x.launchCost = addTime(x.launchCost, mulTime(int64(dagJoins(x.succ, w)), d.cost.graphJoinLaunch))
 	}
 	return x, nil

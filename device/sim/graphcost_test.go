@@ -75,68 +75,6 @@ func withGraphCosts(t *testing.T) *Config {
 	return c
 }
 
-func TestGraphLaunchChargesForkBranchesApart(t *testing.T) {
-	// graph_launch_branch_ns 1 us, graph_launch_fork_branch_ns 0.2 us: a
-	// graph's width is charged at the first for as many branches as it
-	// has roots, at the second for the rest. Eight independent kernels:
-	// 8 roots; one kernel forking to eight: 1 root and 7 forked branches;
-	// left out, the fork field is the branch cost.
-	for _, tc := range []struct {
-		fork   float64
-		forked bool
-		want   time.Duration
-		what   string
-	}{
-		{200, false, 500*time.Nanosecond + 8*1000*time.Nanosecond + 8*1200*time.Nanosecond, "8 roots"},
-		{200, true, 500*time.Nanosecond + 1000*time.Nanosecond + 7*200*time.Nanosecond + 9*1200*time.Nanosecond, "1 root forking to 8"},
-		{0, true, 500*time.Nanosecond + 8*1000*time.Nanosecond + 9*1200*time.Nanosecond, "fork field left out"},
-	} {
-		c := withGraphCosts(t)
-		c.Host.GraphLaunchBranchNs, c.Host.GraphLaunchForkBranchNs = 1000, tc.fork
-		d, err := New(c)
-		require.NoError(t, err)
-		require.NoError(t, d.Run(func(h device.Host) error {
-			var x device.GraphExec
-			var s device.Stream
-			if tc.forked {
-				x, s = fanOutOf(t, h, 8)
-			} else {
-				x, s = independentOf(t, h, 8)
-			}
-			assert.Equal(t, tc.want, hostTime(t, h, func() error { return h.GraphLaunch(x, s) }), tc.what)
-			return h.Synchronize()
-		}))
-	}
-}
-
-// fanOutOf captures one kernel and n kernels on side streams forked from
-// it (not joined back).
-func fanOutOf(t *testing.T, h device.Host, n int) (device.GraphExec, device.Stream) {
-	t.Helper()
-	s, _, _ := captureInputs(t, h)
-	fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
-	require.NoError(t, err)
-	require.NoError(t, h.BeginCapture(s))
-	require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))
-	require.NoError(t, h.Record(fork, s))
-	join, err := h.NewEvent(device.EventOptions{DisableTiming: true})
-	require.NoError(t, err)
-	for i := 0; i < n; i++ {
-		side, err := h.NewStream(device.StreamOptions{})
-		require.NoError(t, err)
-		require.NoError(t, h.Wait(side, fork))
-		require.NoError(t, h.Launch(side, spinLaunch(1, 32, time.Microsecond)))
-		require.NoError(t, h.Record(join, side))
-		require.NoError(t, h.Wait(s, join))
-	}
-	g, err := h.EndCapture(s)
-	require.NoError(t, err)
-	x, err := h.Instantiate(g)
-	require.NoError(t, err)
-	require.Equal(t, n+1, x.Nodes())
-	return x, s
-}
-
 func TestGraphLaunchChargesPerCopyEdge(t *testing.T) {
 	// graph_launch_copy_edge_ns 0.6 us: each dependency edge that meets a
 	// copy node adds it. graphOf captures a chain (copies, then kernels,
@@ -382,9 +320,7 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 
 // The H100 and H200 configs carry the measured per-branch costs, and a
 // graph launch charges exactly their sum: here 8 kernels on 4 branches
-// between a copy in and a copy out (one root, the copy in: one branch at
-// graph_launch_branch_ns, three forked from it at
-// graph_launch_fork_branch_ns) (9 edges meet a copy: the copy in's to
+// between a copy in and a copy out (9 edges meet a copy: the copy in's to
 // the 4 branches, the 4 branches' to the copy out, and the copy in's to
 // the copy out, which captures after it on the same stream).
 func TestMeasuredConfigsChargePerBranch(t *testing.T) {
@@ -393,13 +329,12 @@ func TestMeasuredConfigsChargePerBranch(t *testing.T) {
 		require.NoError(t, err)
 		hc := c.Host
 		require.Positive(t, hc.GraphLaunchBranchNs, n)
-		require.Positive(t, hc.GraphLaunchForkBranchNs, n)
 		require.Positive(t, hc.GraphLaunchCopyNodeNs, n)
 		d, err := New(c)
 		require.NoError(t, err)
 		require.NoError(t, d.Run(func(h device.Host) error {
 			x, s := forkJoinOf(t, h, 8, 4, true)
-			want := nsTime(hc.GraphLaunchNs) + nsTime(hc.GraphLaunchBranchNs) + 3*nsTime(hc.GraphLaunchForkBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs) + 9*nsTime(hc.GraphLaunchCopyEdgeNs)
+			want := nsTime(hc.GraphLaunchNs) + 4*nsTime(hc.GraphLaunchBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs) + 9*nsTime(hc.GraphLaunchCopyEdgeNs)
 			// Within 1 ns: the device rounds the sum once, want rounds each term.
 			assert.InDelta(t, float64(want.Duration()), float64(hostTime(t, h, func() error { return h.GraphLaunch(x, s) })), 1, n)
 			return h.Synchronize()
