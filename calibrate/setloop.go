@@ -344,14 +344,76 @@ func (s slShape) items() []slItem {
 // on an idle stream: what a copy-kernel-copy job's 7.5-8.7 us launch is
 // made of.
 func (c *calibrator) setJobShapes(h device.Host, env *slEnv) error {
-	s := env.streams[0]
-	done, err := h.Malloc(4)
+	se, err := c.newShapeEnv(h, env)
 	if err != nil {
 		return err
 	}
-	spin := c.spinLaunch(us(2), done)
-	var alone []float64
-	if err := c.warmRounds(func(measured bool) error {
+	alone, err := c.idleHostFuncs(h, se.s)
+	if err != nil {
+		return err
+	}
+	c.record("SET's job shapes: host function on an idle stream", "", "ns", fmt.Sprintf("Host.Now around cuLaunchHostFunc of a no-op on a synchronized stream, mean of %d", slAloneSteps), alone)
+	for _, shape := range slShapes {
+		if err := c.timeShape(h, se, shape); err != nil {
+			return fmt.Errorf("SET's job shapes %s: %w", shape, err)
+		}
+	}
+	return se.destroy(h)
+}
+
+// shapeEnv is what the job shapes are captured with: the job's stream,
+// the side streams and events of the fans, the 2 us spin kernel.
+type shapeEnv struct {
+	env   *slEnv
+	s     device.Stream
+	sides []device.Stream
+	fork  device.Event
+	joins []device.Event
+	done  device.Buffer
+	spin  *device.Launch
+}
+
+func (c *calibrator) newShapeEnv(h device.Host, env *slEnv) (*shapeEnv, error) {
+	const maxFork = 8
+	se := &shapeEnv{env: env, s: env.streams[0]}
+	var err error
+	if se.done, err = h.Malloc(4); err != nil {
+		return nil, err
+	}
+	se.spin = c.spinLaunch(us(2), se.done)
+	if se.fork, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
+		return nil, err
+	}
+	if se.joins, err = newEventsWith(h, maxFork, device.EventOptions{DisableTiming: true}); err != nil {
+		return nil, err
+	}
+	for range maxFork {
+		side, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return nil, err
+		}
+		se.sides = append(se.sides, side)
+	}
+	return se, nil
+}
+
+func (se *shapeEnv) destroy(h device.Host) error {
+	for _, e := range append(se.joins, se.fork) {
+		if err := h.Destroy(e); err != nil {
+			return err
+		}
+	}
+	if err := sched.DestroyStreams(h, se.sides); err != nil {
+		return err
+	}
+	return h.Free(se.done)
+}
+
+// idleHostFuncs times cuLaunchHostFunc of a no-op on s, synchronized
+// after each: the mean per round.
+func (c *calibrator) idleHostFuncs(h device.Host, s device.Stream) ([]float64, error) {
+	var out []float64
+	err := c.warmRounds(func(measured bool) error {
 		var d time.Duration
 		for step := 0; step < slAloneSteps; step++ {
 			t := h.Now()
@@ -364,135 +426,121 @@ func (c *calibrator) setJobShapes(h device.Host, env *slEnv) error {
 			}
 		}
 		if measured {
-			alone = append(alone, ns(d)/slAloneSteps)
+			out = append(out, ns(d)/slAloneSteps)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// shapeCopy is a copy node of a shape's exec and its copy by host slot.
+type shapeCopy struct {
+	node int
+	at   func(slot int) *device.Copy
+}
+
+// copiesOf is a shape's copy nodes in capture order: each copy in or out
+// uses its own buffer (stream k's for its k-th copy in), its host side
+// alternating between the stream's two slots.
+func (se *shapeEnv) copiesOf(items []slItem) []shapeCopy {
+	var copies []shapeCopy
+	node, ins, outs := 0, 0, 0
+	for _, it := range items {
+		switch it.kind {
+		case 'i':
+			k := ins
+			copies = append(copies, shapeCopy{node, func(slot int) *device.Copy { return se.env.copyIn(k, slot) }})
+			ins++
+		case 'o':
+			k := outs
+			copies = append(copies, shapeCopy{node, func(slot int) *device.Copy { return se.env.copyOut(k, slot) }})
+			outs++
+		}
+		node += max(1, it.fork)
+	}
+	return copies
+}
+
+// capture issues a shape's nodes on the job's stream (copies at slot 0).
+func (se *shapeEnv) capture(h device.Host, items []slItem, copies []shapeCopy) func() error {
+	return func() error {
+		ci := 0
+		for _, it := range items {
+			var err error
+			switch {
+			case it.fork > 0:
+				err = fanOut(h, se.s, se.sides[:it.fork], se.fork, se.joins, se.spin)
+			case it.kind == 'k':
+				err = h.Launch(se.s, se.spin)
+			default:
+				err = h.Copy(se.s, copies[ci].at(0))
+				ci++
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// timeShape captures shape, launches it alone 2 x slAloneSteps times a
+// round (every other launch after its copies' updates), and records the
+// launches and the host functions behind them.
+func (c *calibrator) timeShape(h device.Host, se *shapeEnv, shape slShape) error {
+	items := shape.items()
+	copies := se.copiesOf(items)
+	x, err := c.instantiate(h, se.s, se.capture(h, items, copies))
+	if err != nil {
+		return err
+	}
+	var plain, updated, hostFunc []float64
+	slot := 0
+	if err := c.warmRounds(func(measured bool) error {
+		var dp, du, dh time.Duration
+		for step := 0; step < 2*slAloneSteps; step++ {
+			update := step%2 == 1
+			if update {
+				slot = 1 - slot
+				for _, cn := range copies {
+					if err := h.SetCopyNode(x, cn.node, cn.at(slot)); err != nil {
+						return err
+					}
+				}
+			}
+			t := h.Now()
+			if err := h.GraphLaunch(x, se.s); err != nil {
+				return err
+			}
+			t1 := h.Now()
+			if err := h.HostFunc(se.s, func() {}); err != nil {
+				return err
+			}
+			dh += h.Now() - t1
+			if update {
+				du += t1 - t
+			} else {
+				dp += t1 - t
+			}
+			if err := h.StreamSynchronize(se.s); err != nil {
+				return err
+			}
+		}
+		if measured {
+			plain = append(plain, ns(dp)/slAloneSteps)
+			updated = append(updated, ns(du)/slAloneSteps)
+			hostFunc = append(hostFunc, ns(dh)/(2*slAloneSteps))
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	c.record("SET's job shapes: host function on an idle stream", "", "ns", fmt.Sprintf("Host.Now around cuLaunchHostFunc of a no-op on a synchronized stream, mean of %d", slAloneSteps), alone)
-	fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
-	if err != nil {
-		return err
-	}
-	const maxFork = 8
-	joins, err := newEventsWith(h, maxFork, device.EventOptions{DisableTiming: true})
-	if err != nil {
-		return err
-	}
-	var sides []device.Stream
-	for range maxFork {
-		side, err := h.NewStream(device.StreamOptions{})
-		if err != nil {
-			return err
-		}
-		sides = append(sides, side)
-	}
-	for _, shape := range slShapes {
-		items := shape.items()
-		// The copies by node (capture order): each copy in or out of a
-		// shape uses its own buffer (stream k's for its k-th copy in), its
-		// host side alternating between the stream's two slots.
-		type copyNode struct {
-			node int
-			at   func(slot int) *device.Copy
-		}
-		var copies []copyNode
-		node, ins, outs := 0, 0, 0
-		for _, it := range items {
-			switch {
-			case it.kind == 'i':
-				k := ins
-				copies = append(copies, copyNode{node, func(slot int) *device.Copy { return env.copyIn(k, slot) }})
-				ins++
-			case it.kind == 'o':
-				k := outs
-				copies = append(copies, copyNode{node, func(slot int) *device.Copy { return env.copyOut(k, slot) }})
-				outs++
-			}
-			node += max(1, it.fork)
-		}
-		x, err := c.instantiate(h, s, func() error {
-			ci := 0
-			for _, it := range items {
-				var err error
-				switch {
-				case it.fork > 0:
-					err = fanOut(h, s, sides[:it.fork], fork, joins, spin)
-				case it.kind == 'k':
-					err = h.Launch(s, spin)
-				default:
-					err = h.Copy(s, copies[ci].at(0))
-					ci++
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("SET's job shapes %s: %w", shape, err)
-		}
-		var plain, updated, hostFunc []float64
-		slot := 0
-		if err := c.warmRounds(func(measured bool) error {
-			var dp, du, dh time.Duration
-			for step := 0; step < 2*slAloneSteps; step++ {
-				update := step%2 == 1
-				if update {
-					slot = 1 - slot
-					for _, cn := range copies {
-						if err := h.SetCopyNode(x, cn.node, cn.at(slot)); err != nil {
-							return err
-						}
-					}
-				}
-				t := h.Now()
-				if err := h.GraphLaunch(x, s); err != nil {
-					return err
-				}
-				t1 := h.Now()
-				if err := h.HostFunc(s, func() {}); err != nil {
-					return err
-				}
-				dh += h.Now() - t1
-				if update {
-					du += t1 - t
-				} else {
-					dp += t1 - t
-				}
-				if err := h.StreamSynchronize(s); err != nil {
-					return err
-				}
-			}
-			if measured {
-				plain = append(plain, ns(dp)/slAloneSteps)
-				updated = append(updated, ns(du)/slAloneSteps)
-				hostFunc = append(hostFunc, ns(dh)/(2*slAloneSteps))
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("SET's job shapes %s: %w", shape, err)
-		}
-		method := fmt.Sprintf("Host.Now around cuGraphLaunch of a graph captured on one stream (i: 4 KiB pinned copy in, k: 2 us spin kernel, o: 4 KiB copy out, <n>: n spin kernels on other streams forked from it and joined back) %q, then cuLaunchHostFunc of a no-op, the stream synchronized; %d steps, every other one after updating every copy node to another host slot", shape, 2*slAloneSteps)
-		what := fmt.Sprintf("SET's job shapes: %s", shape)
-		c.record(what+": launch", "", "ns", method+": launches without updates, mean", plain)
-		c.record(what+": launch after copy updates", "", "ns", method+": launches after the updates, mean", updated)
-		c.record(what+": host function after the launch", "", "ns", method+": the host function, mean", hostFunc)
-		if err := h.Destroy(x); err != nil {
-			return err
-		}
-	}
-	for _, e := range append(joins, fork) {
-		if err := h.Destroy(e); err != nil {
-			return err
-		}
-	}
-	if err := sched.DestroyStreams(h, sides); err != nil {
-		return err
-	}
-	return h.Free(done)
+	method := fmt.Sprintf("Host.Now around cuGraphLaunch of a graph captured on one stream (i: 4 KiB pinned copy in, k: 2 us spin kernel, o: 4 KiB copy out, <n>: n spin kernels on other streams forked from it and joined back) %q, then cuLaunchHostFunc of a no-op, the stream synchronized; %d steps, every other one after updating every copy node to another host slot", shape, 2*slAloneSteps)
+	what := fmt.Sprintf("SET's job shapes: %s", shape)
+	c.record(what+": launch", "", "ns", method+": launches without updates, mean", plain)
+	c.record(what+": launch after copy updates", "", "ns", method+": launches after the updates, mean", updated)
+	c.record(what+": host function after the launch", "", "ns", method+": the host function, mean", hostFunc)
+	return h.Destroy(x)
 }
 
 // fanOut issues one launch of l on each of sides (none on s), forked
