@@ -164,6 +164,27 @@ type HostCosts struct {
 	// with one scheduler thread, 6.0 with two, 6.7 with four, 8.7 with
 	// eight). 0 (left out): nothing, as before the field existed.
 	DriverSwitchNs float64 `yaml:"driver_switch_ns,omitempty"`
+	// DriverSwitchThreads (optional) makes DriverSwitchNs count every
+	// other host thread of the Run that has made a driver call (starting
+	// a host thread is none) and not returned, whether or not it called
+	// since this thread's last call:
+	// on the GPU a scheduler thread's launch costs what the number of
+	// threads taking turns on the driver gives, however its calls fall
+	// between theirs (session 17's call_stats: 6.7 / 6.8 / 7.0 us with 0
+	// / 1 / 2 others launching at the time, four threads; inside ACS-SW,
+	// where the window thread paces them, as much as in calibrate's
+	// "launches over threads", where they never wait; session 20).
+	// false (left out): only those that called since, as before the field
+	// existed.
+	DriverSwitchThreads bool `yaml:"driver_switch_threads,omitempty"`
+	// RecordSkipsSwitch (optional): an event record pays no
+	// DriverSwitchNs (it still counts as a driver call): on the GPU a
+	// record right after the thread's launch costs what it costs alone
+	// whatever the threads (calibrate "launches over threads": 523, 541,
+	// 596, 758 ns on 1, 2, 4, 8 threads on an H100; session 15). false
+	// (left out): records pay it like every driver call, as before the
+	// field existed.
+	RecordSkipsSwitch bool `yaml:"record_skips_switch,omitempty"`
 	// ParkAfterNs and ParkedWakeNs (optional): a host thread that has
 	// waited in a Queue Get longer than ParkAfterNs when its value arrives
 	// has parked (device/cuda's Get spins, then sleeps in the kernel), and

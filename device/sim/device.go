@@ -788,14 +788,36 @@ func (th *thread) coldCost() Time {
 // the driver lock shared by all host threads, and host.driver_lock_handoff_ns
 // more when it waits for the lock another thread holds.
 func (th *thread) charge(cost Time, call string) {
-	th.chargeLocked(cost+th.driverSwitch(), call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
+	th.chargeLocked(cost+th.driverSwitch(true), call, th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
+}
+
+// chargeThreadStart is charge for Host.Go. Starting a host thread is no
+// CUDA call: with host.driver_switch_threads it neither pays the driver
+// switch nor makes the thread one that counts for the others' (a Run's
+// main thread that only starts its workers does not slow their
+// launches); without it, as before the field existed, it is a driver
+// call like the others.
+func (th *thread) chargeThreadStart() {
+	if !th.d.cfg.Host.DriverSwitchThreads {
+		th.charge(th.d.cost.threadStart, "thread start")
+		return
+	}
+	th.chargeLocked(th.d.cost.threadStart, "thread start", th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
+}
+
+// chargeRecord is charge for an event record: without
+// host.record_skips_switch the same; with it the record counts as a
+// driver call but pays no host.driver_switch_ns.
+func (th *thread) chargeRecord(cost Time) {
+	pays := !th.d.cfg.Host.RecordSkipsSwitch
+	th.chargeLocked(cost+th.driverSwitch(pays), "cuEventRecord", th.d.cfg.Host.DriverLockFraction, th.d.cost.driverLockHandoff, true)
 }
 
 // driverSwitch is what a driver call pays for the other host threads'
 // driver calls since the thread's last one (host.driver_switch_ns each,
 // counting each such thread once), and counts the call. With the field
 // left out it is 0 and orders nothing.
-func (th *thread) driverSwitch() Time {
+func (th *thread) driverSwitch(pays bool) Time {
 	d := th.d
 	c := d.cost.driverSwitch
 	if c == 0 {
@@ -803,13 +825,23 @@ func (th *thread) driverSwitch() Time {
 	}
 	th.order() // count the other threads' calls in time order
 	n := 0
+	// With host.driver_switch_threads every other thread that has made a
+	// driver call in the Run counts (driverSeq > 0), called since this
+	// thread's last call or not.
+	since := th.driverSeq
+	if d.cfg.Host.DriverSwitchThreads {
+		since = 0
+	}
 	for _, o := range d.threads {
-		if o != th && o.state != thFinished && o.driverSeq > th.driverSeq {
+		if o != th && o.state != thFinished && o.driverSeq > since {
 			n++
 		}
 	}
 	d.driverSeq++
 	th.driverSeq = d.driverSeq
+	if !pays {
+		return 0
+	}
 	return Time(n) * c
 }
 

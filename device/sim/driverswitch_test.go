@@ -51,3 +51,76 @@ func TestDriverSwitchChargedPerOtherThreadSinceLastCall(t *testing.T) {
 	three := launches(3, switchNs)
 	assert.GreaterOrEqual(t, count(three, (launchNs+2*switchNs)*time.Nanosecond), 15, "three threads in turn: two others since each launch but the first")
 }
+
+// host.driver_switch_threads: the switch cost counts every other thread
+// that has made a driver call in the Run and not returned, not only those
+// that called since this thread's last call. One thread launches six
+// times while the other, after one launch, only spends host time: by
+// default only the first thread's first launch after the other's pays
+// the switch; with the field every one after it does.
+func TestDriverSwitchThreadsCountsEveryLiveDriverThread(t *testing.T) {
+	const launchNs, switchNs = 4000, 500
+	launches := func(threads bool) []time.Duration {
+		cfg := h100Config(t)
+		cfg.Host.DriverLockFraction, cfg.Host.DriverSwitchNs, cfg.Host.DriverSwitchThreads = 0, switchNs, threads
+		cfg.Host.LaunchNs, cfg.Host.ThreadStartNs, cfg.Host.StreamCreateNs, cfg.Host.BusyStreamNs = launchNs, 0, 0, 0
+		var got []time.Duration
+		n := 0
+		lockedEnds(t, cfg, 2, func(w device.Host, s device.Stream) {
+			n++
+			if n == 1 { // the other thread: one launch, then host work only
+				require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+				w.Spend(time.Millisecond)
+				return
+			}
+			w.Spend(time.Microsecond) // after the other's launch
+			for j := 0; j < 6; j++ {
+				t0 := w.Now()
+				require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+				got = append(got, w.Now()-t0)
+			}
+		})
+		return got
+	}
+	since := launches(false)
+	require.Len(t, since, 6)
+	assert.Equal(t, (launchNs+switchNs)*time.Nanosecond, since[0], "the other thread called before this launch")
+	for _, d := range since[1:] {
+		assert.Equal(t, launchNs*time.Nanosecond, d, "no call of the other's since")
+	}
+	for _, d := range launches(true) {
+		assert.Equal(t, (launchNs+switchNs)*time.Nanosecond, d, "the other thread is live and has called the driver")
+	}
+}
+
+// host.record_skips_switch: an event record pays no driver switch (it
+// still counts as a driver call); left out, it pays like a launch.
+func TestRecordSkipsSwitch(t *testing.T) {
+	const launchNs, recordNs, switchNs = 4000, 400, 500
+	records := func(skips bool) []time.Duration {
+		cfg := h100Config(t)
+		cfg.Host.DriverLockFraction, cfg.Host.DriverSwitchNs, cfg.Host.DriverSwitchThreads, cfg.Host.RecordSkipsSwitch = 0, switchNs, true, skips
+		cfg.Host.LaunchNs, cfg.Host.UntimedRecordNs, cfg.Host.ThreadStartNs, cfg.Host.StreamCreateNs, cfg.Host.EventCreateNs, cfg.Host.BusyStreamNs = launchNs, recordNs, 0, 0, 0, 0
+		var got []time.Duration
+		lockedEnds(t, cfg, 2, func(w device.Host, s device.Stream) {
+			ev, err := w.NewEvent(device.EventOptions{DisableTiming: true})
+			require.NoError(t, err)
+			for j := 0; j < 4; j++ {
+				require.NoError(t, w.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+				t0 := w.Now()
+				require.NoError(t, w.Record(ev, s))
+				got = append(got, w.Now()-t0)
+				require.NoError(t, w.EventSynchronize(ev))
+			}
+		})
+		return got
+	}
+	pays := records(false)
+	require.Len(t, pays, 8)
+	for _, d := range pays {
+		assert.Equal(t, (recordNs+switchNs)*time.Nanosecond, d, "left out: the record pays the other thread's switch")
+	}
+	for _, d := range records(true) {
+		assert.Equal(t, recordNs*time.Nanosecond, d, "the record pays no switch")
+	}
+}

@@ -31,7 +31,7 @@ func (th *thread) Spend(dur time.Duration) {
 }
 
 func (th *thread) Go(name string, fn func(h device.Host) error) {
-	th.charge(th.d.cost.threadStart, "thread start")
+	th.chargeThreadStart()
 	if fn == nil {
 		th.d.spawn(name, func(device.Host) error { return fmt.Errorf("Go(%q): nil function", name) }, th.clock)
 		return
@@ -294,7 +294,7 @@ func (th *thread) Record(e device.Event, s device.Stream) error {
 	if !ev.timing {
 		cost = d.cost.untimedRecord // no timestamp to write
 	}
-	th.charge(cost+th.busyCost(st)+th.pendingRecordCost(ev)+th.coldCost(), "cuEventRecord")
+	th.chargeRecord(cost + th.busyCost(st) + th.pendingRecordCost(ev) + th.coldCost())
 	ev.capture = nil
 	rc := ev.nextRC
 	ev.nextRC = nil
