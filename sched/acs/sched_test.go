@@ -385,11 +385,17 @@ func TestCheckCostIsCharged(t *testing.T) {
 	p.CheckCost = false
 	free, err := New(p)
 	require.NoError(t, err)
-	a, err := run(t, dev, prog, charged)
+	_, err = run(t, dev, prog, charged)
 	require.NoError(t, err)
-	b, err := run(t, dev, prog, free)
+	_, err = run(t, dev, prog, free)
 	require.NoError(t, err)
-	assert.Greater(t, a.makespan, b.makespan)
+	// The window thread pays the checks. (Not the makespan: the scheduler
+	// threads' launches meet differently on the driver lock when the
+	// window thread is slower, and since the configs count every live
+	// thread's driver switch (session 20) that can take a little more off
+	// than the checks add: 719.0 against 719.5 us here.)
+	busy := func(s sched.Scheduler) float64 { return s.(*SW).Stats()["window_busy_ns_per_op"] }
+	assert.Greater(t, busy(charged), busy(free)+100, "the check costs 0.2-0.5 us an operation on these windows")
 }
 
 func TestPreparedSchedulerRunsTwice(t *testing.T) {
