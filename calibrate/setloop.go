@@ -310,7 +310,11 @@ func (c *calibrator) setJobLoop(h device.Host) error {
 // from and into their copies).
 type slShape string
 
-var slShapes = []slShape{"k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo", "k<8>", "i<8>", "<8>o", "i<8>o", "k<8>k"}
+var slShapes = []slShape{"k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo", "k<8>", "i<8>", "<8>o", "i<8>o", "k<8>k",
+	// Wider fans: how a launch grows with a copy's edges past SET's jobs
+	// and SET-batch's chunks (the tournament's whole-workload graphs and
+	// the random DAGs' uploads have hundreds).
+	"k<16>", "i<16>", "i<16>o", "k<32>", "i<32>", "i<32>o", "k<64>", "i<64>", "i<64>o"}
 
 // slItem is a node of a shape: its kind, and for "<n>" how many kernels.
 type slItem struct {
@@ -374,7 +378,7 @@ type shapeEnv struct {
 }
 
 func (c *calibrator) newShapeEnv(h device.Host, env *slEnv) (*shapeEnv, error) {
-	const maxFork = 8
+	const maxFork = 64
 	se := &shapeEnv{env: env, s: env.streams[0]}
 	var err error
 	if se.done, err = h.Malloc(4); err != nil {

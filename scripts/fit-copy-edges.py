@@ -21,7 +21,8 @@ import json
 import statistics
 import sys
 
-SHAPES = ["k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo", "k<8>", "i<8>", "<8>o", "i<8>o", "k<8>k"]
+SHAPES = ["k", "i", "o", "ik", "ko", "io", "iko", "ikko", "iikoo", "k<8>", "i<8>", "<8>o", "i<8>o", "k<8>k",
+          "k<16>", "i<16>", "i<16>o", "k<32>", "i<32>", "i<32>o", "k<64>", "i<64>", "i<64>o"]
 
 
 def items(shape):
