@@ -84,22 +84,29 @@ func forkJoin(h device.Host, s device.Stream, side []device.Stream, fork, join d
 		if err := h.Launch(s, l); err != nil {
 			return err
 		}
-		for _, st := range side {
-			if err := h.Wait(st, fork); err != nil {
-				return err
-			}
-			if err := h.Launch(st, l); err != nil {
-				return err
-			}
-			if err := h.Record(join, st); err != nil {
-				return err
-			}
-			if err := h.Wait(s, join); err != nil {
-				return err
-			}
-		}
-		return nil
+		return sideLaunches(h, s, side, fork, join, l)
 	}
+}
+
+// sideLaunches issues l on every side stream, each after fork (recorded
+// on s) and joined back into s by join (a wait binds to the record just
+// before it, so one event joins every side).
+func sideLaunches(h device.Host, s device.Stream, side []device.Stream, fork, join device.Event, l *device.Launch) error {
+	for _, st := range side {
+		if err := h.Wait(st, fork); err != nil {
+			return err
+		}
+		if err := h.Launch(st, l); err != nil {
+			return err
+		}
+		if err := h.Record(join, st); err != nil {
+			return err
+		}
+		if err := h.Wait(s, join); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (g *launchGraphs) destroy(h device.Host) error {

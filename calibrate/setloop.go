@@ -372,7 +372,7 @@ type shapeEnv struct {
 	s     device.Stream
 	sides []device.Stream
 	fork  device.Event
-	joins []device.Event
+	join  device.Event
 	done  device.Buffer
 	spin  *device.Launch
 }
@@ -388,7 +388,7 @@ func (c *calibrator) newShapeEnv(h device.Host, env *slEnv) (*shapeEnv, error) {
 	if se.fork, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
 		return nil, err
 	}
-	if se.joins, err = newEventsWith(h, maxFork, device.EventOptions{DisableTiming: true}); err != nil {
+	if se.join, err = h.NewEvent(device.EventOptions{DisableTiming: true}); err != nil {
 		return nil, err
 	}
 	for range maxFork {
@@ -402,7 +402,7 @@ func (c *calibrator) newShapeEnv(h device.Host, env *slEnv) (*shapeEnv, error) {
 }
 
 func (se *shapeEnv) destroy(h device.Host) error {
-	for _, e := range append(se.joins, se.fork) {
+	for _, e := range []device.Event{se.fork, se.join} {
 		if err := h.Destroy(e); err != nil {
 			return err
 		}
@@ -473,7 +473,7 @@ func (se *shapeEnv) capture(h device.Host, items []slItem, copies []shapeCopy) f
 			var err error
 			switch {
 			case it.fork > 0:
-				err = fanOut(h, se.s, se.sides[:it.fork], se.fork, se.joins, se.spin)
+				err = fanOut(h, se.s, se.sides[:it.fork], se.fork, se.join, se.spin)
 			case it.kind == 'k':
 				err = h.Launch(se.s, se.spin)
 			default:
@@ -547,27 +547,11 @@ func (c *calibrator) timeShape(h device.Host, se *shapeEnv, shape slShape) error
 	return h.Destroy(x)
 }
 
-// fanOut issues one launch of l on each of sides (none on s), forked
-// from s and joined back to it (forkJoin also launches on s).
-func fanOut(h device.Host, s device.Stream, sides []device.Stream, fork device.Event, joins []device.Event, l *device.Launch) error {
+// fanOut issues one launch of l on each of sides (none on s: forkJoin
+// also launches on s), forked from s and joined back to it.
+func fanOut(h device.Host, s device.Stream, sides []device.Stream, fork, join device.Event, l *device.Launch) error {
 	if err := h.Record(fork, s); err != nil {
 		return err
 	}
-	for j, side := range sides {
-		if err := h.Wait(side, fork); err != nil {
-			return err
-		}
-		if err := h.Launch(side, l); err != nil {
-			return err
-		}
-		if err := h.Record(joins[j], side); err != nil {
-			return err
-		}
-	}
-	for j := range sides {
-		if err := h.Wait(s, joins[j]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sideLaunches(h, s, sides, fork, join, l)
 }
