@@ -60,13 +60,18 @@ func (m *Metrics) merge(o *Metrics) {
 	m.HostFuncTime += o.HostFuncTime
 }
 
+// scheduled adds the host time since t0 to part and to t_schedule.
+func (m *Metrics) scheduled(h device.Host, t0 time.Duration, part *time.Duration) {
+	d := h.Now() - t0
+	*part += d
+	m.Schedule += d
+}
+
 // launched adds a graph launch that began at t0 to m's launch time and
-// t_schedule, and returns now.
-func (m *Metrics) launched(h device.Host, t0 time.Duration) time.Duration {
+// t_schedule.
+func (m *Metrics) launched(h device.Host, t0 time.Duration) {
 	m.Launches++
-	now := since(h, t0, &m.LaunchTime)
-	m.Schedule += now - t0
-	return now
+	m.scheduled(h, t0, &m.LaunchTime)
 }
 
 // hostFunc enqueues fn behind st's work, as a scheduling call of m.
@@ -76,8 +81,7 @@ func (m *Metrics) hostFunc(h device.Host, st device.Stream, fn func()) error {
 		return err
 	}
 	m.HostFuncs++
-	now := since(h, t, &m.HostFuncTime)
-	m.Schedule += now - t
+	m.scheduled(h, t, &m.HostFuncTime)
 	return nil
 }
 

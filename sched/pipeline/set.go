@@ -446,11 +446,7 @@ func (s *SET) setNodes(h device.Host, x device.GraphExec, cur, job *boundJob, m 
 func (s *SET) setNodesAt(h device.Host, x device.GraphExec, base int, cur, job *boundJob, m *Metrics) error {
 	in := s.js.in
 	lo, _ := in.StepRange(job.job)
-	t := h.Now()
-	defer func() {
-		now := since(h, t, &m.Schedule)
-		m.UpdateTime += now - t
-	}()
+	defer m.scheduled(h, h.Now(), &m.UpdateTime)
 	for k := 0; k < s.js.ops; k++ {
 		if in.Op(lo+k).Kind == workloads.OpKernel {
 			if sameLaunch(&cur.launches[k], &job.launches[k]) {
