@@ -281,6 +281,7 @@ var measurements = []struct {
 	{name: "host functions over streams", run: (*calibrator).hostFuncsOverStreams, onlyNamed: true},
 	{name: "graph exec updates", run: (*calibrator).graphExecUpdates, onlyNamed: true},
 	{name: "SET's job loop", run: (*calibrator).setJobLoop, onlyNamed: true},
+	{name: "host thread starts", run: (*calibrator).threadStarts, onlyNamed: true},
 }
 
 type calibrator struct {
