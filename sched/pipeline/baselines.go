@@ -66,17 +66,28 @@ type Batching struct {
 
 // Queue gives each of B streams a queue of jobs (dealt round-robin) and a
 // host thread that issues its queue's jobs one at a time, synchronizing its
-// stream after each.
+// stream after each. The threads and streams live from Prepare to Cleanup,
+// serving every Run in between: a timed run starts no thread, as no other
+// scheduler's does (until session 21 each Run ended its threads, so the
+// next one analyzed the jobs, created the streams and started the threads
+// again inside its timing: 300-500 us on a GPU host, calibrate "host
+// thread starts").
 type Queue struct {
 	B       int
 	Gaps    bool
 	gaps    gapTimer
 	streams []device.Stream
 	queues  []device.Queue
-	done    device.Queue
-	threads []*Metrics // per host thread
+	done    device.Queue // a worker's end of a run: nil or its error
+	exited  device.Queue // a worker's end: its thread returned
+	threads []*Metrics   // per host thread, reset by each Run
+	failed  error        // a worker's error, which ended its thread
 	metrics Metrics
 }
+
+// runEnd, put on a worker's job queue after a run's jobs, ends the run:
+// the worker reports done and waits for the next run's jobs.
+const runEnd = -1
 
 // Needs implements sched.Needer: every pipeline schedules independent jobs
 // of one shape.
@@ -290,7 +301,8 @@ func (b *Batching) Run(h device.Host, in *workloads.Instance) (err error) {
 }
 
 // Prepare creates the streams and starts one host thread per stream, each
-// blocked on its (still empty) job queue, so Run pays for no thread start.
+// blocked on its (still empty) job queue, so no Run pays for a thread
+// start.
 func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
 	if _, err := analyze(in); err != nil {
 		return err
@@ -303,56 +315,88 @@ func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
 		return err
 	}
 	q.done = h.NewQueue("queue done")
+	q.exited = h.NewQueue("queue exited")
 	q.queues = make([]device.Queue, q.B)
 	q.threads = make([]*Metrics, q.B)
+	q.failed = nil
 	for i := 0; i < q.B; i++ {
 		q.queues[i] = h.NewQueue(fmt.Sprintf("queue %d", i))
 		q.threads[i] = &Metrics{}
-		jobs, st, m, done := q.queues[i], q.streams[i], q.threads[i], q.done
+		w := queueWorker{in: in, jobs: q.queues[i], st: q.streams[i], m: q.threads[i], gaps: &q.gaps, done: q.done}
+		exited := q.exited
 		h.Go(fmt.Sprintf("queue worker %d", i), func(h device.Host) error {
-			err := queueWorker(h, in, jobs, st, m, &q.gaps)
-			done.Put(err)
+			err := w.serve(h)
+			exited.Put(nil)
 			return err
 		})
 	}
 	return nil
 }
 
-// queueWorker issues each job it gets on its stream and waits for it.
-// The wait for its first job is not counted: it started before Run.
-func queueWorker(h device.Host, in *workloads.Instance, jobs device.Queue, st device.Stream, m *Metrics, g *gapTimer) error {
-	for first := true; ; first = false {
+// queueWorker is one of Queue's host threads: it issues each job its
+// queue gives on its stream and waits for it, reports each run's end on
+// done, and returns when its queue is closed or a job fails (after
+// reporting the error on done).
+type queueWorker struct {
+	in   *workloads.Instance
+	jobs device.Queue
+	st   device.Stream
+	m    *Metrics
+	gaps *gapTimer
+	done device.Queue
+}
+
+// serve is the worker's loop. The wait for a run's first job is not
+// counted: the thread waited since the run before (or Prepare).
+func (w queueWorker) serve(h device.Host) error {
+	for first := true; ; {
 		t := h.Now()
-		v, ok := h.Get(jobs)
+		v, ok := h.Get(w.jobs)
 		if !first {
-			since(h, t, &m.Wait)
+			since(h, t, &w.m.Wait)
 		}
 		if !ok {
 			return nil
 		}
 		j := v.(int)
-		if err := g.jobStart(h, st, j); err != nil {
+		if j == runEnd {
+			w.done.Put(nil)
+			first = true
+			continue
+		}
+		first = false
+		if err := w.job(h, j); err != nil {
+			w.done.Put(err)
 			return err
 		}
-		t = h.Now()
-		if err := issueJob(h, in, st, j); err != nil {
-			return err
-		}
-		since(h, t, &m.Schedule)
-		if err := g.jobEnd(h, st, j); err != nil {
-			return err
-		}
-		t = h.Now()
-		if err := h.StreamSynchronize(st); err != nil {
-			return err
-		}
-		since(h, t, &m.Wait)
-		m.Syncs++
 	}
 }
 
-// Cleanup ends the host threads if Run did not (closing their queues) and
-// destroys the streams.
+// job issues job j on the worker's stream and synchronizes it.
+func (w queueWorker) job(h device.Host, j int) error {
+	if err := w.gaps.jobStart(h, w.st, j); err != nil {
+		return err
+	}
+	t := h.Now()
+	if err := issueJob(h, w.in, w.st, j); err != nil {
+		return err
+	}
+	since(h, t, &w.m.Schedule)
+	if err := w.gaps.jobEnd(h, w.st, j); err != nil {
+		return err
+	}
+	t = h.Now()
+	if err := h.StreamSynchronize(w.st); err != nil {
+		return err
+	}
+	since(h, t, &w.m.Wait)
+	w.m.Syncs++
+	return nil
+}
+
+// Cleanup ends the host threads (closing their queues; a thread that
+// failed has ended already and reported its error to Run) and destroys the
+// streams.
 func (q *Queue) Cleanup(h device.Host) error {
 	var first error
 	if q.queues != nil {
@@ -360,12 +404,8 @@ func (q *Queue) Cleanup(h device.Host) error {
 			jq.Close()
 		}
 		for i := 0; i < q.B; i++ {
-			v, ok := h.Get(q.done)
-			if !ok {
+			if _, ok := h.Get(q.exited); !ok {
 				break
-			}
-			if err, _ := v.(error); err != nil && first == nil {
-				first = err
 			}
 		}
 		q.queues = nil
@@ -387,6 +427,12 @@ func (q *Queue) Run(h device.Host, in *workloads.Instance) (err error) {
 		}
 		defer sched.JoinCleanup(h, q, &err)
 	}
+	if q.failed != nil {
+		return fmt.Errorf("queue: a worker failed in an earlier run and has ended: %w", q.failed)
+	}
+	for _, m := range q.threads {
+		*m = Metrics{}
+	}
 	n := in.Steps()
 	start := h.Now()
 	if err := q.gaps.begin(h, q.streams[0]); err != nil {
@@ -396,7 +442,7 @@ func (q *Queue) Run(h device.Host, in *workloads.Instance) (err error) {
 		q.queues[j%q.B].Put(j)
 	}
 	for _, jq := range q.queues {
-		jq.Close()
+		jq.Put(runEnd)
 	}
 	dealt := h.Now() - start
 	var first error
@@ -416,8 +462,8 @@ func (q *Queue) Run(h device.Host, in *workloads.Instance) (err error) {
 		m.Wait += t.Wait
 		m.Syncs += t.Syncs
 	}
-	q.queues = nil // the threads have ended; Cleanup need not end them
 	if first != nil {
+		q.failed = first
 		return first
 	}
 	return q.gaps.finish(h, m)

@@ -1,0 +1,61 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/workloads"
+	"github.com/gpusched/gpusched/workloads/jobs"
+)
+
+// startCounter counts the host threads started and the streams created
+// through it.
+type startCounter struct {
+	device.Host
+	threads, streams int
+}
+
+func (c *startCounter) Go(name string, fn func(h device.Host) error) {
+	c.threads++
+	c.Host.Go(name, fn)
+}
+
+func (c *startCounter) NewStream(o device.StreamOptions) (device.Stream, error) {
+	c.streams++
+	return c.Host.NewStream(o)
+}
+
+// Queue starts its threads and creates its streams in Prepare and keeps
+// them for every Run until Cleanup, as every scheduler prepares once: a
+// timed run (the second, after the warm one) starts none and reports its
+// own jobs and synchronizations only.
+func TestQueueKeepsItsThreadsAcrossRuns(t *testing.T) {
+	w, err := jobs.Sobel(jobs.SobelParams{Jobs: 24, Size: 64}, 1)
+	require.NoError(t, err)
+	q, err := NewQueue(3)
+	require.NoError(t, err)
+	races, err := onBound(t, w.Program, func(h device.Host, in *workloads.Instance) error {
+		c := &startCounter{Host: h}
+		if err := q.Prepare(c, in); err != nil {
+			return err
+		}
+		assert.Equal(t, 3, c.threads, "Prepare starts a thread per stream")
+		assert.Equal(t, 3, c.streams)
+		for run := 0; run < 2; run++ {
+			if err := q.Run(c, in); err != nil {
+				return err
+			}
+			m := q.Metrics()
+			assert.Equal(t, 3, c.threads, "run %d starts no thread", run)
+			assert.Equal(t, 3, c.streams, "run %d creates no stream", run)
+			assert.InDelta(t, 24, m["jobs"], 0, "run %d", run)
+			assert.InDelta(t, 24, m["syncs"], 0, "run %d: this run's synchronizations only", run)
+		}
+		return q.Cleanup(c)
+	})
+	require.NoError(t, err)
+	assert.Empty(t, races)
+}
