@@ -59,3 +59,31 @@ func TestQueueKeepsItsThreadsAcrossRuns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, races)
 }
+
+// A job that fails ends its worker's thread and fails the run, and every
+// later run says so at once, without waiting for the ended thread (no
+// hang); Cleanup still ends the other threads.
+func TestQueueReportsAFailedWorker(t *testing.T) {
+	w, err := jobs.Sobel(jobs.SobelParams{Jobs: 12, Size: 64}, 1)
+	require.NoError(t, err)
+	q, err := NewQueue(3)
+	require.NoError(t, err)
+	_, err = onBound(t, w.Program, func(h device.Host, in *workloads.Instance) error {
+		require.NoError(t, q.Prepare(h, in))
+		require.NoError(t, q.Run(h, in))
+		// Destroying the workers' streams makes their next job fail.
+		for _, s := range q.streams {
+			require.NoError(t, h.Destroy(s))
+		}
+		first := q.Run(h, in)
+		require.Error(t, first)
+		second := q.Run(h, in)
+		require.Error(t, second)
+		assert.Contains(t, second.Error(), "failed in an earlier run")
+		q.streams = nil // destroyed above
+		return q.Cleanup(h)
+	})
+	// The device reports the failed threads' errors too.
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was destroyed")
+}
