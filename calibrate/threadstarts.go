@@ -29,7 +29,6 @@ import (
 var threadStartCounts = []int{1, 2, 4, 8}
 
 func (c *calibrator) threadStarts(h device.Host) error {
-	type tsRound struct{ create, spawn, first, last, work, destroy, total float64 }
 	byN := make([][]tsRound, len(threadStartCounts))
 	ready := h.NewQueue("thread starts: ready")
 	done := h.NewQueue("thread starts: done")
@@ -40,7 +39,7 @@ func (c *calibrator) threadStarts(h device.Host) error {
 				return fmt.Errorf("%d threads: %w", n, err)
 			}
 			if measured {
-				byN[i] = append(byN[i], tsRound{ns(r[0]), ns(r[1]), ns(r[2]), ns(r[3]), ns(r[4]), ns(r[5]), ns(r[6])})
+				byN[i] = append(byN[i], r)
 			}
 		}
 		return nil
@@ -67,15 +66,17 @@ func (c *calibrator) threadStarts(h device.Host) error {
 	return nil
 }
 
+// tsRound is one round of "host thread starts" for one thread count, in
+// ns: the parts threadStarts records.
+type tsRound struct{ create, spawn, first, last, work, destroy, total float64 }
+
 // threadStartRound runs one set-up, work and tear-down of n worker
-// threads: create, spawn, first, last, work (from before the first Go),
-// destroy and total.
-func (c *calibrator) threadStartRound(h device.Host, n int, ready, done device.Queue) ([7]time.Duration, error) {
-	var r [7]time.Duration
+// threads (first, last and work timed from before the first Go).
+func (c *calibrator) threadStartRound(h device.Host, n int, ready, done device.Queue) (tsRound, error) {
 	t0 := h.Now()
 	ss, err := sched.NewStreams(h, n)
 	if err != nil {
-		return r, err
+		return tsRound{}, err
 	}
 	t1 := h.Now()
 	for i := 0; i < n; i++ {
@@ -108,6 +109,6 @@ func (c *calibrator) threadStartRound(h device.Host, n int, ready, done device.Q
 		first = err
 	}
 	t4 := h.Now()
-	r = [7]time.Duration{t1 - t0, t2 - t1, slices.Min(starts) - t1, slices.Max(starts) - t1, t3 - t1, t4 - t3, t4 - t0}
+	r := tsRound{ns(t1 - t0), ns(t2 - t1), ns(slices.Min(starts) - t1), ns(slices.Max(starts) - t1), ns(t3 - t1), ns(t4 - t3), ns(t4 - t0)}
 	return r, first
 }
