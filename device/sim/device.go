@@ -815,8 +815,10 @@ func (th *thread) chargeRecord(cost Time) {
 
 // driverSwitch is what a driver call pays for the other host threads'
 // driver calls since the thread's last one (host.driver_switch_ns each,
-// counting each such thread once), and counts the call. With the field
-// left out it is 0 and orders nothing.
+// counting each such thread once; with host.driver_switch_threads every
+// other live thread that has made a driver call), and counts the call. A
+// call that does not pay (an event record under host.record_skips_switch)
+// is still counted. With the field left out it is 0 and orders nothing.
 func (th *thread) driverSwitch(pays bool) Time {
 	d := th.d
 	c := d.cost.driverSwitch
@@ -825,23 +827,22 @@ func (th *thread) driverSwitch(pays bool) Time {
 	}
 	th.order() // count the other threads' calls in time order
 	n := 0
-	// With host.driver_switch_threads every other thread that has made a
-	// driver call in the Run counts (driverSeq > 0), called since this
-	// thread's last call or not.
-	since := th.driverSeq
-	if d.cfg.Host.DriverSwitchThreads {
-		since = 0
-	}
-	for _, o := range d.threads {
-		if o != th && o.state != thFinished && o.driverSeq > since {
-			n++
+	if pays {
+		// With host.driver_switch_threads every other thread that has
+		// made a driver call in the Run counts (driverSeq > 0), called
+		// since this thread's last call or not.
+		since := th.driverSeq
+		if d.cfg.Host.DriverSwitchThreads {
+			since = 0
+		}
+		for _, o := range d.threads {
+			if o != th && o.state != thFinished && o.driverSeq > since {
+				n++
+			}
 		}
 	}
 	d.driverSeq++
 	th.driverSeq = d.driverSeq
-	if !pays {
-		return 0
-	}
 	return Time(n) * c
 }
 
