@@ -458,9 +458,7 @@ func (q *Queue) Run(h device.Host, in *workloads.Instance) (err error) {
 	m := &q.metrics
 	*m = Metrics{Jobs: n, HostThreads: q.B, Makespan: h.Now() - start, Schedule: dealt}
 	for _, t := range q.threads {
-		m.Schedule += t.Schedule
-		m.Wait += t.Wait
-		m.Syncs += t.Syncs
+		m.merge(t)
 	}
 	if first != nil {
 		q.failed = first

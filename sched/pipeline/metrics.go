@@ -46,10 +46,13 @@ type Metrics struct {
 	LaunchTime, UpdateTime, HostFuncTime time.Duration
 }
 
-// merge adds a host thread's counts and times to m.
+// merge adds a host thread's counts and times to m: every field a host
+// thread accumulates, none of the run's own (Jobs, HostThreads, Makespan
+// and the timing events' terms).
 func (m *Metrics) merge(o *Metrics) {
 	m.Schedule += o.Schedule
 	m.Wait += o.Wait
+	m.Syncs += o.Syncs
 	m.Steals += o.Steals
 	m.NodeUpdates += o.NodeUpdates
 	m.NodeUpdatesSkipped += o.NodeUpdatesSkipped
