@@ -16,6 +16,7 @@ func TestCallbackSpacingSeesTheWakeAtEveryGap(t *testing.T) {
 	measure := func(wakeNs float64) map[int]float64 {
 		cfg := loadConfig(t, "h100")
 		cfg.FrontEnd.CallbackWakeNs = wakeNs
+		cfg.FrontEnd.CallbackReleaseNs = 0 // the wake alone (the release: hostfuncstreams_test.go)
 		rep, err := Measure(mustSim(t, cfg), []string{"host callbacks spaced"}, nil)
 		require.NoError(t, err)
 		out := map[int]float64{}

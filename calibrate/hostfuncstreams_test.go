@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device/sim"
 )
 
 // The host-functions-over-streams probe reads the simulator's one callback
@@ -16,13 +18,8 @@ func TestHostFuncsOverStreamsReadTheCallbackThread(t *testing.T) {
 	cfg := loadConfig(t, "h100")
 	cfg.FrontEnd.CallbackWakeNs = 30000
 	cfg.FrontEnd.CallbackNs = 5000
-	rep, err := Measure(mustSim(t, cfg), []string{"host functions over streams"}, nil)
-	require.NoError(t, err)
-	value := func(name string) float64 {
-		m, ok := rep.byName(name)
-		require.True(t, ok, name)
-		return m.Value
-	}
+	cfg.FrontEnd.CallbackReleaseNs = 0
+	value := probeHostFuncs(t, cfg)
 	assert.InDelta(t, 35000, value("host functions on 1 streams, 0 us apart: first span"), 100)
 	assert.InDelta(t, 35000, value("host functions on 2 streams, 0 us apart: first span"), 100)
 	assert.InDelta(t, 5000, value("host functions on 2 streams, 0 us apart: span rise per function"), 100)
@@ -32,4 +29,32 @@ func TestHostFuncsOverStreamsReadTheCallbackThread(t *testing.T) {
 	assert.Greater(t, value("host function loop, 1 streams, 2 us kernel: per job"), 35000.0+2000)
 	assert.Less(t, value("host function loop, 4 streams, 2 us kernel: per job"),
 		value("host function loop, 1 streams, 2 us kernel: per job")/2)
+}
+
+// probeHostFuncs runs "host functions over streams" on cfg and returns a
+// reader of its figures by name.
+func probeHostFuncs(t *testing.T, cfg *sim.Config) func(string) float64 {
+	rep, err := Measure(mustSim(t, cfg), []string{"host functions over streams"}, nil)
+	require.NoError(t, err)
+	return func(name string) float64 {
+		m, ok := rep.byName(name)
+		require.True(t, ok, name)
+		return m.Value
+	}
+}
+
+// With front_end.callback_release_ns the probe's host functions, each with
+// a kernel queued behind it, hold their streams that much longer. Two
+// ready at once on two streams: the second, queued behind the first as it
+// ran, starts as the first's function ends, beside its release (the
+// release keeps the thread only from callbacks that become ready during
+// it), so its span rises by the function alone.
+func TestHostFuncsOverStreamsReadTheRelease(t *testing.T) {
+	cfg := loadConfig(t, "h100")
+	cfg.FrontEnd.CallbackWakeNs = 30000
+	cfg.FrontEnd.CallbackNs = 5000
+	cfg.FrontEnd.CallbackReleaseNs = 10000
+	value := probeHostFuncs(t, cfg)
+	assert.InDelta(t, 45000, value("host functions on 1 streams, 0 us apart: first span"), 100)
+	assert.InDelta(t, 5000, value("host functions on 2 streams, 0 us apart: span rise per function"), 100)
 }

@@ -131,3 +131,103 @@ func TestCallbacksOfTwoStreamsShareOneWake(t *testing.T) {
 	got = callbacksAfter(t, cfg, []time.Duration{20 * time.Microsecond}, [][]string{{"a1", "a2"}})
 	assert.Equal(t, map[string]time.Duration{"a1": us(60.3), "a2": us(65.3)}, got)
 }
+
+// front_end.callback_release_ns: a callback's stream stays blocked that
+// long after the callback ran, unless the next command on it is another
+// callback (which the thread runs next, the release after the last);
+// what the callback Puts is handed off as it ends, before the release.
+func TestCallbackReleaseHoldsItsStreamNotItsPut(t *testing.T) {
+	type got struct{ elapsed, get time.Duration }
+	run := func(release float64, funcs int) got {
+		cfg := h100Config(t)
+		cfg.FrontEnd.CallbackWakeNs = 30e3
+		cfg.FrontEnd.CallbackReleaseNs = release
+		var g got
+		runOn(t, cfg, func(h device.Host) error {
+			s, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			q := h.NewQueue("callback puts")
+			a, _ := h.NewEvent(device.EventOptions{})
+			b, _ := h.NewEvent(device.EventOptions{})
+			t0 := h.Now()
+			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 100*time.Microsecond)))
+			require.NoError(t, h.Record(a, s))
+			for i := 0; i < funcs; i++ {
+				require.NoError(t, h.HostFunc(s, func() { q.Put(i) }))
+			}
+			require.NoError(t, h.Record(b, s))
+			for i := 0; i < funcs; i++ {
+				_, ok := h.Get(q)
+				require.True(t, ok)
+			}
+			g.get = h.Now() - t0
+			require.NoError(t, h.StreamSynchronize(s))
+			g.elapsed, err = h.Elapsed(a, b)
+			return err
+		})
+		return g
+	}
+	// One host function: wake 30 + run 5, then the release before the
+	// record behind it.
+	before, after := run(0, 1), run(10e3, 1)
+	assert.Equal(t, 35*time.Microsecond, before.elapsed)
+	assert.Equal(t, 45*time.Microsecond, after.elapsed)
+	// The thread waiting on its Put resumes when the callback ends.
+	assert.Equal(t, before.get, after.get)
+	// Two back to back: one wake, two runs, one release after the second.
+	assert.Equal(t, 40*time.Microsecond, run(0, 2).elapsed)
+	assert.Equal(t, 50*time.Microsecond, run(10e3, 2).elapsed)
+}
+
+// The release of the work queued behind a callback keeps the callback
+// thread busy: another stream's callback ready meanwhile waits for it,
+// without a wake of its own; with nothing queued behind, no release.
+func TestCallbackReleaseKeepsTheThreadBusy(t *testing.T) {
+	us := func(x float64) time.Duration { return time.Duration(x * 1e3) }
+	run := func(release float64, behind bool) map[string]time.Duration {
+		cfg := h100Config(t)
+		cfg.FrontEnd.CallbackWakeNs = 30e3
+		cfg.FrontEnd.CallbackReleaseNs = release
+		d, err := New(cfg)
+		require.NoError(t, err)
+		ends := map[string]time.Duration{}
+		var t0 time.Duration
+		require.NoError(t, d.Run(func(h device.Host) error {
+			a, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			b, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			t0 = h.Now()
+			end := func(name string) func() { return func() { ends[name] = d.now.Duration() } }
+			// Datasheet H100 (TestCallbackWakeAfterIdle): A's 20 us kernel
+			// runs 5.3-25.3; its callback wakes the thread and runs
+			// 55.3-60.3. With a kernel queued behind it, the release
+			// keeps the thread until 70.3 (release 10 us).
+			require.NoError(t, h.Launch(a, spinLaunch(1, 32, 20*time.Microsecond)))
+			require.NoError(t, h.HostFunc(a, end("a")))
+			if behind {
+				require.NoError(t, h.Launch(a, spinLaunch(1, 32, time.Microsecond)))
+			}
+			// B's 55 us kernel is launched after A's commands (the
+			// assertions give its times).
+			require.NoError(t, h.Launch(b, spinLaunch(1, 32, 55*time.Microsecond)))
+			require.NoError(t, h.HostFunc(b, end("b")))
+			return h.Synchronize()
+		}))
+		for name := range ends {
+			ends[name] -= t0
+		}
+		return ends
+	}
+	// B's callback, ready at 69.4 (its kernel launched 9.1-12.4, run
+	// 14.4-69.4), finds the thread busy releasing A's kernel until 70.3:
+	// it runs 70.3-75.3 without a wake.
+	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(75.3)}, run(10e3, true))
+	// Without the release the thread is idle at 69.4: a wake, 99.4-104.4.
+	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(104.4)}, run(0, true))
+	// Nothing queued behind A's callback: no release; B's kernel is
+	// launched 5.8-9.1 and ends at 66.1, the thread idle since 60.3:
+	// a wake, 96.1-101.1, as without the field.
+	assert.Equal(t, run(0, false), run(10e3, false))
+	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(101.1)}, run(10e3, false))
+}

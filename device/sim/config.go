@@ -403,6 +403,18 @@ type FrontEndCosts struct {
 	// and what it Puts is handed off after that. 0 (left out): no wake,
 	// as before the field existed.
 	CallbackWakeNs float64 `yaml:"callback_wake_ns,omitempty"`
+	// CallbackReleaseNs (optional) is how long the driver's callback
+	// thread takes, after a host callback has run, to release the work
+	// already queued behind it on its stream: that stream stays blocked
+	// for this long, and a callback that becomes ready meanwhile waits
+	// for the release (without a wake); one already waiting when the
+	// callback ran starts as it returns (a simplification of one thread
+	// doing both). A stream with nothing queued behind the callback, or
+	// with another host callback next, pays nothing. What the callback
+	// Puts is handed off at once, so a host thread waiting on it does
+	// not pay it. 0 (left out): the stream is released as the callback
+	// ends, as before the field existed.
+	CallbackReleaseNs float64 `yaml:"callback_release_ns,omitempty"`
 	// MinBlockNs is the shortest duration of a block (an empty kernel's).
 	MinBlockNs float64 `yaml:"min_block_ns"`
 	// BlockDispatchNs is the GPU-wide block distributor's time per block:

@@ -288,8 +288,9 @@ type costs struct {
 	// release delay, and the least spacing of a launch's releases.
 	graphCopyNode, graphDispatch, graphBranchQueue Time
 
-	// The optional wake-up of the idle callback thread.
-	callbackWake Time
+	// The optional wake-up of the idle callback thread, and the stream's
+	// release after a callback.
+	callbackWake, callbackRelease Time
 }
 
 // New builds a simulated device from cfg.
@@ -334,7 +335,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs),
+		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		coldCall:     nsTime(h.ColdCallNs),

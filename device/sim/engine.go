@@ -55,17 +55,18 @@ func fromDuration(d time.Duration) Time { return Time(d) * 1000 }
 type evKind uint8
 
 const (
-	evConn         evKind = iota // try to dispatch commands from hardware queue a
-	evActivate                   // kernel cmd reaches the block scheduler
-	evBatchDone                  // b blocks of cmd complete on SM a
-	evBlockDone                  // block b of a synchronizing kernel cmd completes on SM a
-	evSchedule                   // a block-scheduling pass
-	evCopyDone                   // copy cmd completes
-	evCallback                   // host callback cmd runs and completes
-	evDQInsert                   // a dependency-queue entry lands in the window (a: entry index)
-	evDQComplete                 // the dependency queue processes a completion (cmd: the kernel)
-	evGraphRelease               // graph node b of the run of cmd becomes ready
-	evBlockStart                 // block b of a synchronizing kernel cmd starts its work (start posts)
+	evConn            evKind = iota // try to dispatch commands from hardware queue a
+	evActivate                      // kernel cmd reaches the block scheduler
+	evBatchDone                     // b blocks of cmd complete on SM a
+	evBlockDone                     // block b of a synchronizing kernel cmd completes on SM a
+	evSchedule                      // a block-scheduling pass
+	evCopyDone                      // copy cmd completes
+	evCallback                      // host callback cmd runs and completes
+	evDQInsert                      // a dependency-queue entry lands in the window (a: entry index)
+	evDQComplete                    // the dependency queue processes a completion (cmd: the kernel)
+	evGraphRelease                  // graph node b of the run of cmd becomes ready
+	evBlockStart                    // block b of a synchronizing kernel cmd starts its work (start posts)
+	evCallbackRelease               // the stream of host callback cmd is released (front_end.callback_release_ns)
 )
 
 // event is one entry of the engine's heap. It is a value type: the heap is a
@@ -191,5 +192,7 @@ func (d *Device) handle(ev event) {
 		d.graphRelease(ev.cmd, int(ev.b))
 	case evBlockStart:
 		d.startPosts(ev.cmd, int(ev.b))
+	case evCallbackRelease:
+		d.finishCmd(ev.cmd)
 	}
 }

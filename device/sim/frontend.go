@@ -620,5 +620,17 @@ func (d *Device) runCallback(k *command) {
 	} else {
 		k.fn()
 	}
+	if r := d.cost.callbackRelease; r > 0 && k.gr == nil && k.nextS != nil && k.nextS.kind != cmdHostFunc {
+		// Work queued behind the callback on its stream is handed to
+		// the GPU by the callback thread once the callback returns: the
+		// stream waits for it, and a callback that becomes ready
+		// meanwhile waits too (cbFree); one already scheduled behind
+		// this one keeps its start. A stream with nothing queued behind
+		// is free at once (later work goes straight to the GPU), and a
+		// callback queued behind on the stream runs without it.
+		d.cbFree = max(d.cbFree, d.now+r)
+		d.schedule(d.now+r, evCallbackRelease, 0, 0, k)
+		return
+	}
 	d.finishCmd(k)
 }

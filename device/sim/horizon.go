@@ -112,6 +112,8 @@ func (d *Device) commandCause(kind evKind, k *command) (field, cause string) {
 			return ns("front_end.callback_wake_ns", fe.CallbackWakeNs)
 		}
 		return ns("front_end.callback_ns", fe.CallbackNs)
+	case evCallbackRelease:
+		return ns("front_end.callback_release_ns", fe.CallbackReleaseNs)
 	case evDQInsert:
 		return ns("dependency_queue.insert_cycles", float64(d.cfg.DQ.InsertCycles)*d.cost.cycle)
 	case evDQComplete:
