@@ -5,8 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpusched/gpusched/device/sim"
 )
 
 // The host-functions-over-streams probe reads the simulator's one callback
@@ -15,11 +13,7 @@ import (
 // two streams share that wake, so the second's span is one callback_ns
 // longer; and SET's loop over one stream pays the whole span per job.
 func TestHostFuncsOverStreamsReadTheCallbackThread(t *testing.T) {
-	cfg := loadConfig(t, "h100")
-	cfg.FrontEnd.CallbackWakeNs = 30000
-	cfg.FrontEnd.CallbackNs = 5000
-	cfg.FrontEnd.CallbackReleaseNs = 0
-	value := probeHostFuncs(t, cfg)
+	value := probeHostFuncs(t, 0)
 	assert.InDelta(t, 35000, value("host functions on 1 streams, 0 us apart: first span"), 100)
 	assert.InDelta(t, 35000, value("host functions on 2 streams, 0 us apart: first span"), 100)
 	assert.InDelta(t, 5000, value("host functions on 2 streams, 0 us apart: span rise per function"), 100)
@@ -31,9 +25,14 @@ func TestHostFuncsOverStreamsReadTheCallbackThread(t *testing.T) {
 		value("host function loop, 1 streams, 2 us kernel: per job")/2)
 }
 
-// probeHostFuncs runs "host functions over streams" on cfg and returns a
-// reader of its figures by name.
-func probeHostFuncs(t *testing.T, cfg *sim.Config) func(string) float64 {
+// probeHostFuncs runs "host functions over streams" on the h100 config
+// with a 30 us callback wake, 5 us callbacks and the given release, and
+// returns a reader of its figures by name.
+func probeHostFuncs(t *testing.T, releaseNs float64) func(string) float64 {
+	cfg := loadConfig(t, "h100")
+	cfg.FrontEnd.CallbackWakeNs = 30000
+	cfg.FrontEnd.CallbackNs = 5000
+	cfg.FrontEnd.CallbackReleaseNs = releaseNs
 	rep, err := Measure(mustSim(t, cfg), []string{"host functions over streams"}, nil)
 	require.NoError(t, err)
 	return func(name string) float64 {
@@ -50,11 +49,7 @@ func probeHostFuncs(t *testing.T, cfg *sim.Config) func(string) float64 {
 // release keeps the thread only from callbacks that become ready during
 // it), so its span rises by the function alone.
 func TestHostFuncsOverStreamsReadTheRelease(t *testing.T) {
-	cfg := loadConfig(t, "h100")
-	cfg.FrontEnd.CallbackWakeNs = 30000
-	cfg.FrontEnd.CallbackNs = 5000
-	cfg.FrontEnd.CallbackReleaseNs = 10000
-	value := probeHostFuncs(t, cfg)
+	value := probeHostFuncs(t, 10000)
 	assert.InDelta(t, 45000, value("host functions on 1 streams, 0 us apart: first span"), 100)
 	assert.InDelta(t, 5000, value("host functions on 2 streams, 0 us apart: span rise per function"), 100)
 }
