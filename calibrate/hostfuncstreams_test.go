@@ -25,15 +25,18 @@ func TestHostFuncsOverStreamsReadTheCallbackThread(t *testing.T) {
 		value("host function loop, 1 streams, 2 us kernel: per job")/2)
 }
 
-// probeHostFuncs runs "host functions over streams" on the h100 config
-// with a 30 us callback wake, 5 us callbacks and the given release, and
-// returns a reader of its figures by name.
-func probeHostFuncs(t *testing.T, releaseNs float64) func(string) float64 {
+// probeHostFuncs runs section ("host functions over streams" unless
+// given) on the h100 config with a 30 us callback wake, 5 us callbacks
+// and the given release, and returns a reader of its figures by name.
+func probeHostFuncs(t *testing.T, releaseNs float64, section ...string) func(string) float64 {
+	if len(section) == 0 {
+		section = []string{"host functions over streams"}
+	}
 	cfg := loadConfig(t, "h100")
 	cfg.FrontEnd.CallbackWakeNs = 30000
 	cfg.FrontEnd.CallbackNs = 5000
 	cfg.FrontEnd.CallbackReleaseNs = releaseNs
-	rep, err := Measure(mustSim(t, cfg), []string{"host functions over streams"}, nil)
+	rep, err := Measure(mustSim(t, cfg), section, nil)
 	require.NoError(t, err)
 	return func(name string) float64 {
 		m, ok := rep.byName(name)
