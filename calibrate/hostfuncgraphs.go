@@ -85,8 +85,8 @@ func (env *hgEnv) behind(h device.Host, i, branches int) error {
 // record; Gets the n Puts; and returns, in the order the kernels ended,
 // each host function's span (kernel end to the next record) and what is
 // behind's time after the release.
-func (c *calibrator) hgBurst(h device.Host, env *hgEnv, n, branches int) (span, after []float64, err error) {
-	if err := h.Launch(env.lead.s, c.spinLaunch(us(hgLeadUs), env.done)); err != nil {
+func (c *calibrator) hgBurst(h device.Host, env *hgEnv, n, branches int, w hgWait) (span, after []float64, err error) {
+	if err := h.Launch(env.lead.s, c.spinLaunch(us(w.leadUs), env.done)); err != nil {
 		return nil, nil, err
 	}
 	if err := h.Record(env.lead.e0, env.lead.s); err != nil {
@@ -107,6 +107,9 @@ func (c *calibrator) hgBurst(h device.Host, env *hgEnv, n, branches int) (span, 
 				return nil, nil, err
 			}
 		}
+	}
+	if err := w.before(h, env, n); err != nil {
+		return nil, nil, err
 	}
 	for i := 0; i < n; i++ {
 		if _, ok := h.Get(env.q); !ok {
@@ -159,7 +162,7 @@ func (c *calibrator) hostFuncsBeforeGraphs(h device.Host) error {
 			for _, b := range hgBranches {
 				var first, mean, slope, after []float64
 				for r := 0; r < hfReps; r++ {
-					span, aft, err := c.hgBurst(h, env, n, b)
+					span, aft, err := c.hgBurst(h, env, n, b, hgWaits[0])
 					if err != nil {
 						return fmt.Errorf("host functions before graphs, %d streams, %d branches: %w", n, b, err)
 					}
@@ -193,7 +196,73 @@ func (c *calibrator) hostFuncsBeforeGraphs(h device.Host) error {
 			}
 		}
 	}
+	if err := c.hgWaitModes(h, env); err != nil {
+		return err
+	}
 	return c.hgLoops(h, env)
+}
+
+// hgWait is what the host does while the host functions run: with the
+// 300 us lead, a Get at once waits past host.park_after_ns (the host
+// thread parks), so the other modes keep it out of Get until the last
+// release: spinning (Host.Spend, no driver call), polling the last
+// release event (cuEventQuery: driver calls while the callbacks run) or
+// blocked in a device synchronize. A 40 us lead with a Get at once is
+// "host functions over streams"' burst.
+type hgWait struct {
+	name   string
+	leadUs int
+	before func(h device.Host, env *hgEnv, n int) error
+}
+
+var hgWaits = []hgWait{
+	{name: "300 us lead, Get at once", leadUs: hgLeadUs, before: func(device.Host, *hgEnv, int) error { return nil }},
+	{name: "40 us lead, Get at once", leadUs: hfLeadUs, before: func(device.Host, *hgEnv, int) error { return nil }},
+	{name: "300 us lead, host spins 500 us", leadUs: hgLeadUs, before: func(h device.Host, _ *hgEnv, _ int) error {
+		h.Spend(us(500))
+		return nil
+	}},
+	{name: "300 us lead, host polls the release event", leadUs: hgLeadUs, before: func(h device.Host, env *hgEnv, n int) error {
+		for i := 0; i < 1<<20; i++ {
+			done, err := h.Query(env.hfStreamsEnv.next[n-1])
+			if err != nil || done {
+				return err
+			}
+		}
+		return errors.New("host functions before graphs: the polled event never completed")
+	}},
+	{name: "300 us lead, host synchronizes", leadUs: hgLeadUs, before: func(h device.Host, _ *hgEnv, _ int) error { return h.Synchronize() }},
+}
+
+// hgWaitModes records, for a host function with a 5 us kernel behind it
+// on 1 and 3 streams, its span under each of hgWaits.
+func (c *calibrator) hgWaitModes(h device.Host, env *hgEnv) error {
+	for _, w := range hgWaits {
+		for _, n := range []int{1, 3} {
+			var first, mean []float64
+			if err := c.warmRounds(func(measured bool) error {
+				var f, m []float64
+				for r := 0; r < hfReps; r++ {
+					span, _, err := c.hgBurst(h, env, n, 0, w)
+					if err != nil {
+						return fmt.Errorf("host function, %s: %w", w.name, err)
+					}
+					f, m = append(f, span[0]), append(m, meanOf(span))
+				}
+				if measured {
+					first, mean = append(first, stats.Median(f)), append(mean, stats.Median(m))
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			what := fmt.Sprintf("host functions before a 5 us kernel on %d streams, %s", n, w.name)
+			const method = "event timestamps: a host function's span on its stream, the record after its kernel to the record after it; "
+			c.record(what+": first span", "", "ns", method+"the first ready's, median of 4 bursts per round", first)
+			c.record(what+": mean span", "", "ns", method+"mean over the burst, median of 4", mean)
+		}
+	}
+	return nil
 }
 
 // hgName names one burst shape's figures.
