@@ -26,8 +26,9 @@ func TestHostFuncsOverStreamsReadTheCallbackThread(t *testing.T) {
 }
 
 // probeHostFuncs runs section ("host functions over streams" unless
-// given) on the h100 config with a 30 us callback wake, 5 us callbacks
-// and the given release, and returns a reader of its figures by name.
+// given) on the h100 config with a 30 us callback wake, 5 us callbacks,
+// the given release and a parked callback thread's wake of 40 us after
+// 160 us idle, and returns a reader of its figures by name.
 func probeHostFuncs(t *testing.T, releaseNs float64, section ...string) func(string) float64 {
 	if len(section) == 0 {
 		section = []string{"host functions over streams"}
@@ -36,6 +37,8 @@ func probeHostFuncs(t *testing.T, releaseNs float64, section ...string) func(str
 	cfg.FrontEnd.CallbackWakeNs = 30000
 	cfg.FrontEnd.CallbackNs = 5000
 	cfg.FrontEnd.CallbackReleaseNs = releaseNs
+	cfg.FrontEnd.CallbackParkAfterNs = 160000
+	cfg.FrontEnd.CallbackParkedWakeNs = 40000
 	rep, err := Measure(mustSim(t, cfg), section, nil)
 	require.NoError(t, err)
 	return func(name string) float64 {

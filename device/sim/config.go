@@ -415,6 +415,17 @@ type FrontEndCosts struct {
 	// not pay it. 0 (left out): the stream is released as the callback
 	// ends, as before the field existed.
 	CallbackReleaseNs float64 `yaml:"callback_release_ns,omitempty"`
+	// CallbackParkAfterNs and CallbackParkedWakeNs (optional): the
+	// callback thread, idle longer than CallbackParkAfterNs (from the end
+	// of its last callback or release to a callback becoming ready), has
+	// parked, and its wake costs CallbackParkedWakeNs on top of
+	// CallbackWakeNs: the callback, its stream and what it Puts all wait.
+	// A host thread parked in the Get that callback's Put wakes pays only
+	// what host.parked_callback_wake_ns adds beyond it (both wake from
+	// the same idle machine). CallbackParkedWakeNs 0 (left out): no
+	// callback pays it, as before the fields existed.
+	CallbackParkAfterNs  float64 `yaml:"callback_park_after_ns,omitempty"`
+	CallbackParkedWakeNs float64 `yaml:"callback_parked_wake_ns,omitempty"`
 	// MinBlockNs is the shortest duration of a block (an empty kernel's).
 	MinBlockNs float64 `yaml:"min_block_ns"`
 	// BlockDispatchNs is the GPU-wide block distributor's time per block:

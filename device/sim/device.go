@@ -175,6 +175,10 @@ type Device struct {
 	resident    int // resident grids
 	slotWait    []slotWaiter
 	cbFree      Time // the callback thread is free from this time on
+	// cbParkedPaid is the parked wake the running callback paid
+	// (front_end.callback_parked_wake_ns), while its function runs: a
+	// host thread its Put wakes pays only the rest of its own.
+	cbParkedPaid Time
 	// graphLanes is the branches the running graph launches run beside
 	// their streams (the sum of their widths less one;
 	// front_end.graph_branch_queue_ns).
@@ -291,6 +295,7 @@ type costs struct {
 	// The optional wake-up of the idle callback thread, and the stream's
 	// release after a callback.
 	callbackWake, callbackRelease Time
+	cbParkAfter, cbParkedWake     Time
 }
 
 // New builds a simulated device from cfg.
@@ -336,6 +341,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
+		cbParkAfter: nsTime(f.CallbackParkAfterNs), cbParkedWake: nsTime(f.CallbackParkedWakeNs),
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		coldCall:     nsTime(h.ColdCallNs),
@@ -611,7 +617,7 @@ func (d *Device) handOff(th *thread, at Time, fromCallback bool) {
 		c = d.cost.wakeup
 	}
 	if fromCallback {
-		c, parked = cmp.Or(d.cost.cbHandoff, c), d.cost.parkedCbWake
+		c, parked = cmp.Or(d.cost.cbHandoff, c), max(0, d.cost.parkedCbWake-d.cbParkedPaid)
 	}
 	d.wakeAfter(th, at, c+parkedExtra(th, at+c, d.cost.parkAfter, parked))
 }

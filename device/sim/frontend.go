@@ -92,6 +92,9 @@ type command struct {
 
 	// Host functions.
 	fn func()
+	// cbParked is the parked wake (front_end.callback_parked_wake_ns) a
+	// host callback paid to start.
+	cbParked Time
 
 	// Graphs: a graph launch command has gx and gr; a node instance has gr
 	// and node.
@@ -597,11 +600,18 @@ func (d *Device) copyDone(k *command) {
 }
 
 // Host callbacks run one at a time on the driver's callback thread, which
-// wakes (callback_wake_ns) when a callback finds it idle.
+// wakes (callback_wake_ns) when a callback finds it idle, and wakes from
+// its park (callback_parked_wake_ns more) when it has been idle longer
+// than callback_park_after_ns.
 func (d *Device) startCallback(k *command) {
 	start := max(d.now, d.cbFree)
+	k.cbParked = 0
 	if d.now > d.cbFree {
 		start += d.cost.callbackWake
+		if w := d.cost.cbParkedWake; w > 0 && d.now-d.cbFree > d.cost.cbParkAfter {
+			k.cbParked = w
+			start += w
+		}
 	}
 	k.start = start
 	k.end = start + d.cost.callback
@@ -612,6 +622,7 @@ func (d *Device) startCallback(k *command) {
 func (d *Device) runCallback(k *command) {
 	d.stats.Callbacks++
 	d.noteOp(k)
+	d.cbParkedPaid = k.cbParked
 	if d.hb.on {
 		// What the callback Puts is ordered after it.
 		d.hb.cbVC.set(k.vc)
@@ -620,6 +631,7 @@ func (d *Device) runCallback(k *command) {
 	} else {
 		k.fn()
 	}
+	d.cbParkedPaid = 0
 	if r := d.cost.callbackRelease; r > 0 && k.gr == nil && k.nextS != nil && k.nextS.kind != cmdHostFunc {
 		// Work queued behind the callback on its stream is handed to
 		// the GPU by the callback thread once the callback returns: the

@@ -108,6 +108,9 @@ func (d *Device) commandCause(kind evKind, k *command) (field, cause string) {
 	case evCopyDone:
 		return d.copyCause(k)
 	case evCallback:
+		if k.cbParked > 0 {
+			return ns("front_end.callback_parked_wake_ns", fe.CallbackParkedWakeNs)
+		}
 		if fe.CallbackWakeNs > fe.CallbackNs {
 			return ns("front_end.callback_wake_ns", fe.CallbackWakeNs)
 		}
