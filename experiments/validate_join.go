@@ -68,6 +68,9 @@ type ValidatedRow struct {
 	SimSpeedup    *float64 `json:"sim_speedup"`
 	SpeedupErr    *float64 `json:"speedup_error_pct"` // nil for the baseline and missing rows
 	Rerun         *float64 `json:"gpu_rerun_us,omitempty"`
+	// GPUModes, where the GPU repetitions fall in a fast and a slow mode
+	// (at Options.ModeGap), are the two; nil otherwise.
+	GPUModes *GPUModes `json:"gpu_modes,omitempty"`
 	// Excluded rows are in no metric: Problems says why (a failed row, or
 	// one the simulator could not have run as the GPU did).
 	Excluded bool     `json:"excluded,omitempty"`
@@ -322,6 +325,7 @@ func canonicalMap(m map[string]string) string {
 // finish fills reruns, speedups and the summaries.
 func (v *Validation) finish() {
 	v.reruns()
+	v.setModes()
 	for i := range v.Rows {
 		r := &v.Rows[i]
 		r.MakespanErr = finite(r.fid.Err())

@@ -95,8 +95,9 @@ func targetsMet(s fidelity.Summary) string {
 
 // Page is docs/results/fidelity.md: the summary per paper and GPU (with
 // in.Before beside it), the held-out DAGs apart, per DAG shape, per
-// scheduler kind, where the simulator's picks cost most, the regression checks, per experiment and
-// workload, and how it was made.
+// scheduler kind, the bimodal rows, where the simulator's picks cost
+// most, the regression checks, per experiment and workload, and how it
+// was made.
 func (v *Validation) Page(in PageInput) []byte {
 	var b strings.Builder
 	b.WriteString("# Simulator fidelity: how well the simulator predicts the GPU\n\n")
@@ -123,6 +124,7 @@ func (v *Validation) Page(in PageInput) []byte {
 	v.pageSummary(&b, in, func(r *ValidatedRow) bool { return isHeldOut(r.Experiment) })
 	v.pageShapes(&b)
 	v.pageKinds(&b)
+	v.pageModes(&b)
 	v.pageWorst(&b, 15)
 	if len(in.Checks) > 0 {
 		v.pageChecks(&b, in)

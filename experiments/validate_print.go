@@ -68,6 +68,7 @@ func (v *Validation) Print(w io.Writer) error {
 		return err
 	}
 	var b strings.Builder
+	b.WriteString(modesLine(v.Total, v.Options.ModeGap))
 	for _, s := range v.Sources {
 		fmt.Fprintf(&b, "%s (%s, %s): %d rows on %s", s.GPU, s.Experiment, s.ExperimentFile, s.Rows, strings.Join(s.Sim, ", "))
 		if s.Excluded > 0 {
@@ -113,11 +114,12 @@ func (v *Validation) PrintRows(w io.Writer) error {
 
 // rowsTable is the per-row table; problems heads the last column.
 func (v *Validation) rowsTable(problems string) [][]string {
-	rows := [][]string{{"experiment", "row", "GPU µs", "sim µs", "error", "GPU spread", "GPU speedup", "sim speedup", "error", problems}}
+	rows := [][]string{{"experiment", "row", "GPU µs", "sim µs", "error", "GPU spread", "GPU modes µs", "GPU speedup", "sim speedup", "error", problems}}
 	for i := range v.Rows {
 		r := &v.Rows[i]
 		rows = append(rows, []string{r.Experiment, r.Label(), fmtUS(r.GPUMakespan), fmtUS(r.SimMakespan), fmtErr(r.MakespanErr),
-			fmtPercent(r.GPUSpread), fmtSpeedup(r.GPUSpeedup), fmtSpeedup(r.SimSpeedup), fmtErr(r.SpeedupErr), strings.Join(r.Problems, "; ")})
+			fmtPercent(r.GPUSpread), r.GPUModes.String(), fmtSpeedup(r.GPUSpeedup), fmtSpeedup(r.SimSpeedup), fmtErr(r.SpeedupErr),
+			strings.Join(r.Problems, "; ")})
 	}
 	return rows
 }
@@ -133,6 +135,9 @@ func (v *Validation) Markdown() []byte {
 	}
 	b.WriteString("\nErrors are (sim - GPU) / GPU.\n\n")
 	writeMarkdownTable(&b, v.summaryTable())
+	if line := modesLine(v.Total, v.Options.ModeGap); line != "" {
+		b.WriteString("\n" + strings.ToUpper(line[:1]) + line[1:])
+	}
 	b.WriteString("\n## Rows\n\n")
 	writeMarkdownTable(&b, v.rowsTable("problems"))
 	return []byte(b.String())
@@ -175,7 +180,7 @@ func (v *Validation) RowsCSV() ([]byte, error) {
 	w := csv.NewWriter(&buf)
 	head := []string{"experiment", "point", "workload", "scheduler", "scheduler_desc", "baseline", "gpu_device", "sim_config",
 		"gpu_makespan_us", "sim_makespan_us", "makespan_error_pct", "gpu_spread_pct", "gpu_speedup", "sim_speedup", "speedup_error_pct",
-		"gpu_rerun_us", "excluded", "problems"}
+		"gpu_rerun_us", "excluded", "problems", "gpu_fast_mode_us", "gpu_slow_mode_us", "gpu_median_mode"}
 	if err := w.Write(head); err != nil {
 		return nil, err
 	}
@@ -184,6 +189,7 @@ func (v *Validation) RowsCSV() ([]byte, error) {
 		rec := []string{r.Experiment, r.Point, r.Workload, r.Scheduler, r.SchedulerDesc, strconv.FormatBool(r.Baseline), r.GPUDevice, r.SimConfig,
 			csvNum(r.GPUMakespan), csvNum(r.SimMakespan), csvPtr(r.MakespanErr), csvPtr(r.GPUSpread), csvPtr(r.GPUSpeedup), csvPtr(r.SimSpeedup),
 			csvPtr(r.SpeedupErr), csvPtr(r.Rerun), strconv.FormatBool(r.Excluded), strings.Join(r.Problems, "; ")}
+		rec = append(rec, modesCSV(r.GPUModes)...)
 		if err := w.Write(rec); err != nil {
 			return nil, err
 		}

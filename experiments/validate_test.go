@@ -422,3 +422,58 @@ func TestPageKindsFollowASchedulerAcrossFiles(t *testing.T) {
 	assert.Contains(t, page, "| synchronous | H100 80GB HBM3 | 1 | 1 | 10.0% | 10.0% | 10.0% | +10.0% | 0 | - | - | - |")
 	assert.Less(t, strings.Index(page, "| set |"), strings.Index(page, "| synchronous |"), "kinds in order")
 }
+
+// TestValidationShowsBimodalRows: a row whose GPU repetitions fall in two
+// modes (fidelity.Row.Modes) is marked in the rows table, CSV and JSON,
+// and counted in a line under the summary table and in the page's table
+// of bimodal rows. a / rr2 ran 98, 100, 102 | 200, 210 µs (median 102, in
+// the fast mode); simulated at 180 µs, +76.5% against the median and
+// -12.2% against the slow mode's median 205, the nearer one.
+func TestValidationShowsBimodalRows(t *testing.T) {
+	gpu, simRes := handResults(), handResults()
+	gpu.Rows[1].MakespansNS = []int64{100000, 102000, 98000, 200000, 210000}
+	simRes.Rows[1].Makespan.Median = 180
+	v := newValidation(fidelity.DefaultOptions())
+	v.add(nil, simRes, gpu, Source{GPU: "gpu.json", Experiment: "hand"}, func(*Row) string { return "h100" })
+	v.finish()
+	require.NotNil(t, v.Rows[1].GPUModes)
+	assert.Equal(t, GPUModes{Fast: 100, FastReps: 3, Slow: 205, SlowReps: 2, Median: "fast"}, *v.Rows[1].GPUModes)
+	for i, r := range v.Rows {
+		if i != 1 {
+			assert.Nil(t, r.GPUModes, r.Label())
+		}
+	}
+	assert.Equal(t, 1, v.Total.BimodalRows)
+	assert.InDelta(t, 78.0/102*100, float64(v.Total.BimodalMAPE), 1e-9)
+	assert.InDelta(t, 25.0/205*100, float64(v.Total.BimodalModeMAPE), 1e-9)
+
+	var out bytes.Buffer
+	require.NoError(t, v.PrintRows(&out))
+	assert.Regexp(t, `hand +a / rr2 +102\.0 +180\.0 +\+76\.5% +[0-9.]+% +fast 100\.0 \(3 reps\) / slow 205\.0 \(2 reps\), median fast +`, out.String())
+	out.Reset()
+	require.NoError(t, v.Print(&out))
+	assert.Regexp(t, `(?m)^total +5 +`, out.String(), "the summary table as before")
+	assert.Contains(t, out.String(), "\nbimodal rows: 1 of 5 (GPU repetitions in two modes, a 1.5x+ jump with 2+ on each side; issue #18); "+
+		"median in the slow mode on 0, sim nearer the fast mode on 0; MAPE on them 76.5% against the median, 12.2% against the nearer mode's\n")
+	assert.Contains(t, string(v.Markdown()), "\nBimodal rows: 1 of 5 (GPU repetitions")
+	csv, err := v.RowsCSV()
+	require.NoError(t, err)
+	assert.Contains(t, string(csv), ",problems,gpu_fast_mode_us,gpu_slow_mode_us,gpu_median_mode\n")
+	assert.Contains(t, string(csv), ",false,,100,205,fast\n")
+	js, err := v.JSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"gpu_modes": {`)
+	assert.Contains(t, string(js), `"bimodal_nearest_mode_mape_pct": 12.2`)
+	var b strings.Builder
+	v.pageModes(&b)
+	assert.Contains(t, b.String(), "| hand | H100 SXM5 80GB | warm | 5 | 1 | 0 | 0 | 76.5% | 12.2% |\n| all |  |  | 5 | 1 | 0 | 0 | 76.5% | 12.2% |\n")
+
+	// Without a bimodal row: no line, no table.
+	v = joinHand(t, nil)
+	out.Reset()
+	require.NoError(t, v.Print(&out))
+	assert.NotContains(t, out.String(), "bimodal")
+	b.Reset()
+	v.pageModes(&b)
+	assert.Contains(t, b.String(), "No row is bimodal.")
+}

@@ -54,12 +54,18 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	f.opt = fidelity.DefaultOptions()
 	fs.Float64Var(&f.opt.Separation, "separation", f.opt.Separation, "GPU makespans further apart than this fraction make a clearly separated pair")
 	fs.Float64Var(&f.opt.Tie, "tie", f.opt.Tie, "simulated makespans within this fraction are a tie")
+	fs.Float64Var(&f.opt.ModeGap, "mode-gap", f.opt.ModeGap, "a row whose sorted GPU repetitions jump by at least this ratio between neighbours, "+
+		"with two or more on each side, is bimodal (plain SET's often are, issue #18): -rows shows its modes, the summary counts such rows "+
+		"and their error against the nearer mode")
 	pos, err := parse(fs, args, 1, -1)
 	if err != nil {
 		return err
 	}
 	if f.opt.Separation < 0 || f.opt.Tie < 0 || f.opt.Separation != f.opt.Separation || f.opt.Tie != f.opt.Tie {
 		return usagef("--separation and --tie must be fractions >= 0")
+	}
+	if !(f.opt.ModeGap > 1) {
+		return usagef("--mode-gap must be a ratio above 1 (got %g)", f.opt.ModeGap)
 	}
 	f.args = args
 	if f.cpuProfile != "" {

@@ -17,7 +17,14 @@
 //     prefer one);
 //   - the floor: the GPU's own spread, per row (the range of its
 //     repetitions over their median) and, where another GPU run of the same
-//     row exists, the two runs' MAPE. Errors below the floor mean nothing.
+//     row exists, the two runs' MAPE. Errors below the floor mean nothing;
+//   - modes: rows whose GPU repetitions fall in a fast and a slow mode
+//     (Row.Modes: a jump of Options.ModeGap or more between sorted
+//     neighbours, two or more repetitions on each side), as plain SET's
+//     often do within one process (issue #18). Their median is whichever
+//     mode won it, so the summary counts them, those with the median in
+//     the slow mode, and puts the simulator's MAPE against the nearer
+//     mode's median beside its MAPE against the median on the same rows.
 //
 // A group is the unit in which schedulers compete (one workload at one
 // sweep point on one device); speedups, pairs and picks never cross groups.

@@ -55,10 +55,15 @@ type Options struct {
 	// Tie: simulated makespans within this fraction of the smaller one
 	// are a tie (0.01).
 	Tie float64
+	// ModeGap: a row whose sorted GPU repetitions jump by at least this
+	// ratio between neighbours, with two or more repetitions on each
+	// side, is bimodal (Row.Modes; DefaultModeGap). At or below 1 (an
+	// Options that leaves it out) no row is split.
+	ModeGap float64
 }
 
 // DefaultOptions are the thresholds the project reports with.
-func DefaultOptions() Options { return Options{Separation: 0.05, Tie: 0.01} }
+func DefaultOptions() Options { return Options{Separation: 0.05, Tie: 0.01, ModeGap: DefaultModeGap} }
 
 // Summary is what Summarize reports over a set of rows. Percentages are
 // NaN (null in JSON) when no row has the quantity.
@@ -97,6 +102,21 @@ type Summary struct {
 	RerunRows    int `json:"rerun_rows"`
 	RerunMAPE    Pct `json:"rerun_mape_pct"`
 	RerunMax     Pct `json:"rerun_max_abs_err_pct"`
+	// Bimodal rows (Row.Modes at Options.ModeGap): their GPU repetitions
+	// fall in a fast and a slow mode, as plain SET's often do within one
+	// process (issue #18), so their median is whichever mode won it. Of
+	// them: those whose median is in the slow mode (Row.MedianMode);
+	// and, of those with a simulated makespan, those where it is nearer
+	// (by absolute percentage error) the fast mode's median than the
+	// slow one's (ties: the fast), and the makespan MAPE against the
+	// row's median beside the MAPE against the nearer mode's median: the
+	// difference is the part of the error that is only which mode the
+	// median fell in.
+	BimodalRows       int `json:"bimodal_rows"`
+	BimodalMedianSlow int `json:"bimodal_median_slow_rows"`
+	BimodalSimFast    int `json:"bimodal_sim_nearer_fast_rows"`
+	BimodalMAPE       Pct `json:"bimodal_mape_pct"`
+	BimodalModeMAPE   Pct `json:"bimodal_nearest_mode_mape_pct"`
 }
 
 // Summarize computes the summary of rows. Rows without both makespans
@@ -105,6 +125,7 @@ func Summarize(rows []Row, opt Options) Summary {
 	s := Summary{Rows: len(rows)}
 	s.sizeErrors(rows)
 	s.spread(rows)
+	s.modes(rows, opt.ModeGap)
 	var speedupErrs, regrets []float64
 	for _, g := range groups(rows) {
 		speedupErrs = append(speedupErrs, speedupErrors(g)...)
