@@ -1,0 +1,164 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
+)
+
+// "copies both ways at once" (issue #18, session 24): Queue's rows are
+// simulated 18-19% fast on both GPUs (docs/results/fidelity.md, by
+// scheduler kind), and on set-park-gpu's copy-bound sobel jobs each of
+// Queue's two threads waits ~16 us a job longer than Synchronous's one,
+// where the simulator has a host-to-device and a device-to-host copy on
+// two streams run side by side at full speed (two copy engines, one
+// direction each). This probe times, behind a gate kernel, a pinned copy
+// alone each way, one each way at once on two streams, and two the same
+// way at once, at 4 and 64 MiB: a link that does not carry both
+// directions at full speed at once shows as "both ways" over the longer
+// alone above 1.
+var cwSizes = []int64{4 << 20, 64 << 20}
+
+const cwReps = 4
+
+// cwCase is one timed case: the copies issued on streams 0 and 1.
+type cwCase struct {
+	name  string
+	kinds []device.CopyKind
+}
+
+var cwCases = []cwCase{
+	{"host-to-device alone", []device.CopyKind{device.HostToDevice}},
+	{"device-to-host alone", []device.CopyKind{device.DeviceToHost}},
+	{"one each way at once", []device.CopyKind{device.HostToDevice, device.DeviceToHost}},
+	{"two host-to-device at once", []device.CopyKind{device.HostToDevice, device.HostToDevice}},
+	{"two device-to-host at once", []device.CopyKind{device.DeviceToHost, device.DeviceToHost}},
+}
+
+// cwEnv: a gate stream, two copy streams with an end event each, and per
+// stream its own device buffer and pinned host memory (no two copies of a
+// case touch the same bytes).
+type cwEnv struct {
+	gate    *timedStream
+	streams []device.Stream
+	ends    []device.Event
+	dev     []device.Buffer
+	pin     []*device.HostMem
+}
+
+func (c *calibrator) newCWEnv(h device.Host) (*cwEnv, error) {
+	gate, err := newTimedStream(h)
+	if err != nil {
+		return nil, err
+	}
+	env := &cwEnv{gate: gate}
+	if env.ends, err = newEventsWith(h, 2, device.EventOptions{}); err != nil {
+		return nil, err
+	}
+	largest := cwSizes[len(cwSizes)-1]
+	for i := 0; i < 2; i++ {
+		s, err := h.NewStream(device.StreamOptions{})
+		if err != nil {
+			return nil, err
+		}
+		b, err := h.Malloc(largest)
+		if err != nil {
+			return nil, err
+		}
+		m, err := h.AllocHost(largest, true)
+		if err != nil {
+			return nil, err
+		}
+		env.streams, env.dev, env.pin = append(env.streams, s), append(env.dev, b), append(env.pin, m)
+	}
+	return env, nil
+}
+
+// time issues the case's copies of bytes behind a 50 us gate kernel and
+// returns the gate's end to the last copy's end (ns).
+func (c *calibrator) cwTime(h device.Host, env *cwEnv, cs cwCase, bytes int64) (float64, error) {
+	if err := h.Launch(env.gate.s, c.spinLaunch(us(50), env.gate.done)); err != nil {
+		return 0, err
+	}
+	if err := h.Record(env.gate.e0, env.gate.s); err != nil {
+		return 0, err
+	}
+	for i, kind := range cs.kinds {
+		cp := &device.Copy{Kind: kind, Host: env.pin[i], Bytes: bytes}
+		if kind == device.HostToDevice {
+			cp.Dst = env.dev[i]
+		} else {
+			cp.Src = env.dev[i]
+		}
+		for _, issue := range []func() error{
+			func() error { return h.Wait(env.streams[i], env.gate.e0) },
+			func() error { return h.Copy(env.streams[i], cp) },
+			func() error { return h.Record(env.ends[i], env.streams[i]) },
+		} {
+			if err := issue(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := h.Synchronize(); err != nil {
+		return 0, err
+	}
+	var last float64
+	for i := range cs.kinds {
+		d, err := h.Elapsed(env.gate.e0, env.ends[i])
+		if err != nil {
+			return 0, err
+		}
+		last = max(last, ns(d))
+	}
+	return last, nil
+}
+
+// copiesBothWays records each case's time per size (median of cwReps a
+// round) and, per round, "one each way at once" over the longer of the
+// two alone and "two the same way" over twice the one alone (1: the link
+// carries them as if alone; 2 for both ways: one after the other). It
+// sets no field.
+func (c *calibrator) copiesBothWays(h device.Host) error {
+	env, err := c.newCWEnv(h)
+	if err != nil {
+		return err
+	}
+	for _, size := range cwSizes {
+		times := make([][]float64, len(cwCases))
+		if err := c.warmRounds(func(measured bool) error {
+			for k, cs := range cwCases {
+				var reps []float64
+				for r := 0; r < cwReps; r++ {
+					t, err := c.cwTime(h, env, cs, size)
+					if err != nil {
+						return fmt.Errorf("copies both ways at once, %s: %w", cs.name, err)
+					}
+					reps = append(reps, t)
+				}
+				if measured {
+					times[k] = append(times[k], stats.Median(reps))
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		mib := size >> 20
+		const method = "Elapsed from a 50 us gate kernel's end to the last copy's end, pinned, each stream its own buffers; median of 4 a round"
+		for k, cs := range cwCases {
+			c.record(fmt.Sprintf("copies, %d MiB, %s", mib, cs.name), "", "ns", method, times[k])
+		}
+		both, sameH, sameD := make([]float64, len(times[0])), make([]float64, len(times[0])), make([]float64, len(times[0]))
+		for r := range times[0] {
+			both[r] = times[2][r] / max(times[0][r], times[1][r])
+			sameH[r] = times[3][r] / (2 * times[0][r])
+			sameD[r] = times[4][r] / (2 * times[1][r])
+		}
+		c.record(fmt.Sprintf("copies, %d MiB, one each way at once over the longer alone", mib), "", "", "per round, the ratio of the medians (1: both directions at full speed at once)", both)
+		c.record(fmt.Sprintf("copies, %d MiB, two host-to-device at once over twice one alone", mib), "", "", "per round, the ratio of the medians (1: shared at no loss)", sameH)
+		c.record(fmt.Sprintf("copies, %d MiB, two device-to-host at once over twice one alone", mib), "", "", "per round, the ratio of the medians (1: shared at no loss)", sameD)
+	}
+	return nil
+}
