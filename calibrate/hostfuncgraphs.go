@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/gpusched/gpusched/device"
-	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // "host functions before graphs" (issue #18, session 24): SET-batch ends
@@ -160,23 +159,12 @@ func (c *calibrator) hostFuncsBeforeGraphs(h device.Host) error {
 	if err := c.warmRounds(func(measured bool) error {
 		for _, n := range hgStreams {
 			for _, b := range hgBranches {
-				var first, mean, slope, after []float64
-				for r := 0; r < hfReps; r++ {
-					span, aft, err := c.hgBurst(h, env, n, b, hgWaits[0])
-					if err != nil {
-						return fmt.Errorf("host functions before graphs, %d streams, %d branches: %w", n, b, err)
-					}
-					first, mean, after = append(first, span[0]), append(mean, meanOf(span)), append(after, meanOf(aft))
-					slope = append(slope, lsSlope(span))
+				f, err := c.hgBursts(h, env, n, b, hgWaits[0])
+				if err != nil {
+					return fmt.Errorf("host functions before graphs, %d streams, %d branches: %w", n, b, err)
 				}
 				if measured {
-					f := figs[key{n, b}]
-					f.first = append(f.first, stats.Median(first))
-					f.mean = append(f.mean, stats.Median(mean))
-					f.next = append(f.next, stats.Median(after))
-					if n > 1 {
-						f.slope = append(f.slope, stats.Median(slope))
-					}
+					figs[key{n, b}].add(f)
 				}
 			}
 		}
@@ -184,15 +172,14 @@ func (c *calibrator) hostFuncsBeforeGraphs(h device.Host) error {
 	}); err != nil {
 		return err
 	}
-	const method = "event timestamps: a host function's span on its stream, the record after its kernel to the record after it; "
 	for _, n := range hgStreams {
 		for _, b := range hgBranches {
 			f, what := figs[key{n, b}], hgName(n, b)
-			c.record(what+": first span", "", "ns", method+"the first ready's, median of 4 bursts per round", f.first)
-			c.record(what+": mean span", "", "ns", method+"mean over the burst, median of 4", f.mean)
+			c.record(what+": first span", "", "ns", hfSpanMethod+"the first ready's, median of 4 bursts per round", f.first)
+			c.record(what+": mean span", "", "ns", hfSpanMethod+"mean over the burst, median of 4", f.mean)
 			c.record(what+": behind", "", "ns", "event timestamps: the record after the host function to the one after what is behind it, mean over the burst, median of 4", f.next)
 			if n > 1 {
-				c.record(what+": span rise per function", "", "ns", method+"least-squares slope over arrival order, median of 4", f.slope)
+				c.record(what+": span rise per function", "", "ns", hfSpanMethod+"least-squares slope over arrival order, median of 4", f.slope)
 			}
 		}
 	}
@@ -239,30 +226,44 @@ var hgWaits = []hgWait{
 func (c *calibrator) hgWaitModes(h device.Host, env *hgEnv) error {
 	for _, w := range hgWaits {
 		for _, n := range []int{1, 3} {
-			var first, mean []float64
+			var figs hfFigures
 			if err := c.warmRounds(func(measured bool) error {
-				var f, m []float64
-				for r := 0; r < hfReps; r++ {
-					span, _, err := c.hgBurst(h, env, n, 0, w)
-					if err != nil {
-						return fmt.Errorf("host function, %s: %w", w.name, err)
-					}
-					f, m = append(f, span[0]), append(m, meanOf(span))
+				f, err := c.hgBursts(h, env, n, 0, w)
+				if err != nil {
+					return fmt.Errorf("host function, %s: %w", w.name, err)
 				}
 				if measured {
-					first, mean = append(first, stats.Median(f)), append(mean, stats.Median(m))
+					figs.add(f)
 				}
 				return nil
 			}); err != nil {
 				return err
 			}
 			what := fmt.Sprintf("host functions before a 5 us kernel on %d streams, %s", n, w.name)
-			const method = "event timestamps: a host function's span on its stream, the record after its kernel to the record after it; "
-			c.record(what+": first span", "", "ns", method+"the first ready's, median of 4 bursts per round", first)
-			c.record(what+": mean span", "", "ns", method+"mean over the burst, median of 4", mean)
+			c.record(what+": first span", "", "ns", hfSpanMethod+"the first ready's, median of 4 bursts per round", figs.first)
+			c.record(what+": mean span", "", "ns", hfSpanMethod+"mean over the burst, median of 4", figs.mean)
 		}
 	}
 	return nil
+}
+
+// hgBursts runs hfReps bursts of n streams, branches behind, under w and
+// returns their medians: the first span, the mean span, what is behind
+// (next) and, on more than one stream, the span's rise per function.
+func (c *calibrator) hgBursts(h device.Host, env *hgEnv, n, branches int, w hgWait) (hfFigures, error) {
+	var all hfFigures
+	for r := 0; r < hfReps; r++ {
+		span, after, err := c.hgBurst(h, env, n, branches, w)
+		if err != nil {
+			return hfFigures{}, err
+		}
+		all.first, all.mean = append(all.first, span[0]), append(all.mean, meanOf(span))
+		all.next = append(all.next, meanOf(after))
+		if n > 1 {
+			all.slope = append(all.slope, lsSlope(span))
+		}
+	}
+	return all.medians(), nil
 }
 
 // hgName names one burst shape's figures.

@@ -184,21 +184,24 @@ func (c *calibrator) hostFuncsOverStreams(h device.Host) error {
 	}); err != nil {
 		return err
 	}
-	const spanMethod = "event timestamps: a host function's span on its stream, the record after its kernel to the record after it; "
 	for _, k := range hfKeys() {
 		f := figs[k]
 		what := fmt.Sprintf("host functions on %d streams, %d us apart", k.n, k.gap)
-		c.record(what+": first span", "", "ns", spanMethod+"the first ready's, median of 4 bursts per round", f.first)
-		c.record(what+": mean span", "", "ns", spanMethod+"mean over the burst, median of 4", f.mean)
+		c.record(what+": first span", "", "ns", hfSpanMethod+"the first ready's, median of 4 bursts per round", f.first)
+		c.record(what+": mean span", "", "ns", hfSpanMethod+"mean over the burst, median of 4", f.mean)
 		c.record(what+": next kernel delay", "", "ns", "event timestamps: the record after the host function to the one after a 5 us spin kernel behind it, less 5 us, mean over the burst, median of 4", f.next)
 		if k.n > 1 {
-			c.record(what+": last span", "", "ns", spanMethod+"the last ready's, median of 4", f.last)
-			c.record(what+": span rise per function", "", "ns", spanMethod+"least-squares slope over arrival order, median of 4", f.slope)
+			c.record(what+": last span", "", "ns", hfSpanMethod+"the last ready's, median of 4", f.last)
+			c.record(what+": span rise per function", "", "ns", hfSpanMethod+"least-squares slope over arrival order, median of 4", f.slope)
 			c.record(what+": host Get interval", "", "ns", "Host.Now between the Gets of the first and last Put, per interval, less the gap; median of 4", f.gets)
 		}
 	}
 	return c.hostFuncLoop(h, env)
 }
+
+// hfSpanMethod opens the method of every host function span the probes
+// record.
+const hfSpanMethod = "event timestamps: a host function's span on its stream, the record after its kernel to the record after it; "
 
 // hfKey is one burst shape: n streams, their host functions gap us apart.
 type hfKey struct{ n, gap int }
@@ -243,14 +246,20 @@ func (c *calibrator) hfBursts(h device.Host, env *hfStreamsEnv, k hfKey) (hfFigu
 			all.gets = append(all.gets, b.gets[k.n-1]/float64(k.n-1)-float64(k.gap)*1e3)
 		}
 	}
+	return all.medians(), nil
+}
+
+// medians is f with each figure's values replaced by their median (none
+// stays none).
+func (f hfFigures) medians() hfFigures {
 	med := func(xs []float64) []float64 {
 		if len(xs) == 0 {
 			return nil
 		}
 		return []float64{stats.Median(xs)}
 	}
-	return hfFigures{first: med(all.first), last: med(all.last), mean: med(all.mean), next: med(all.next),
-		slope: med(all.slope), gets: med(all.gets)}, nil
+	return hfFigures{first: med(f.first), last: med(f.last), mean: med(f.mean), next: med(f.next),
+		slope: med(f.slope), gets: med(f.gets)}
 }
 
 // hostFuncLoop is SET's dispatcher with a plain kernel for the job graph

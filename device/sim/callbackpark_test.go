@@ -5,9 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/gpusched/gpusched/device"
 )
 
 // A callback thread idle longer than front_end.callback_park_after_ns
@@ -49,20 +46,7 @@ func TestCallbackParkIsPaidOnce(t *testing.T) {
 		cfg.Host.ParkAfterNs = 150e3
 		cfg.Host.ParkedWakeNs = 80e3
 		cfg.Host.ParkedCallbackWakeNs = parkedCallback
-		var at time.Duration
-		runOn(t, cfg, func(h device.Host) error {
-			s, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
-			q := h.NewQueue("park")
-			t0 := h.Now()
-			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 300*time.Microsecond)))
-			require.NoError(t, h.HostFunc(s, func() { q.Put(1) }))
-			_, ok := h.Get(q)
-			require.True(t, ok)
-			at = h.Now() - t0
-			return h.Synchronize()
-		})
-		return at
+		return callbackWake(t, cfg, 300*time.Microsecond)
 	}
 	base := getAt(50e3, 0)
 	// The callback thread's park moves the Put 40 us later, and the host

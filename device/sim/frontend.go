@@ -605,7 +605,6 @@ func (d *Device) copyDone(k *command) {
 // than callback_park_after_ns.
 func (d *Device) startCallback(k *command) {
 	start := max(d.now, d.cbFree)
-	k.cbParked = 0
 	if d.now > d.cbFree {
 		start += d.cost.callbackWake
 		if w := d.cost.cbParkedWake; w > 0 && d.now-d.cbFree > d.cost.cbParkAfter {
