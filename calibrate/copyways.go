@@ -119,14 +119,16 @@ func (c *calibrator) cwTime(h device.Host, env *cwEnv, cs cwCase, bytes int64) (
 // round) and, per round, "one each way at once" over the longer of the
 // two alone and "two the same way" over twice the one alone (1: the link
 // carries them as if alone; 2 for both ways: one after the other). It
-// sets no field.
+// sets copy.duplex_slowdown (duplexSlowdown).
 func (c *calibrator) copiesBothWays(h device.Host) error {
 	env, err := c.newCWEnv(h)
 	if err != nil {
 		return err
 	}
-	for _, size := range cwSizes {
+	bySize := make([][][]float64, len(cwSizes)) // size, case, round
+	for z, size := range cwSizes {
 		times := make([][]float64, len(cwCases))
+		bySize[z] = times
 		if err := c.warmRounds(func(measured bool) error {
 			for k, cs := range cwCases {
 				var reps []float64
@@ -160,5 +162,27 @@ func (c *calibrator) copiesBothWays(h device.Host) error {
 		c.record(fmt.Sprintf("copies, %d MiB, two host-to-device at once over twice one alone", mib), "", "", "per round, the ratio of the medians (1: shared at no loss)", sameH)
 		c.record(fmt.Sprintf("copies, %d MiB, two device-to-host at once over twice one alone", mib), "", "", "per round, the ratio of the medians (1: shared at no loss)", sameD)
 	}
+	c.record("copies, duplex slowdown", "copy.duplex_slowdown", "",
+		"per round, the transfer part of one each way at once over the longer alone's, less the intercept of the longer alone over the two sizes, averaged over the sizes", duplexSlowdown(bySize))
 	return nil
+}
+
+// duplexSlowdown is, per round, what moving bytes both ways at once
+// stretches a transfer by (the simulator's copy.duplex_slowdown): at each
+// size (both - L) / (alone - L), alone the longer of the two alone and L
+// the latency the alone times of the two sizes extrapolate to at 0 bytes,
+// averaged over the sizes. times is per size (cwSizes) per case (cwCases)
+// per round.
+func duplexSlowdown(times [][][]float64) []float64 {
+	alone := func(z, r int) float64 { return max(times[z][0][r], times[z][1][r]) }
+	first, last := 0, len(cwSizes)-1
+	out := make([]float64, len(times[0][0]))
+	for r := range out {
+		slope := (alone(last, r) - alone(first, r)) / float64(cwSizes[last]-cwSizes[first])
+		lat := alone(first, r) - slope*float64(cwSizes[first])
+		for z := range cwSizes {
+			out[r] += (times[z][2][r] - lat) / (alone(z, r) - lat) / float64(len(cwSizes))
+		}
+	}
+	return out
 }

@@ -7,20 +7,34 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// On the simulator a copy each way runs on its own engine at full speed
-// (the pair takes as long as the longer alone), and two copies the same
-// way take one engine's turns (twice one alone).
+// On the simulator a copy each way runs on its own engine, both moving
+// copy.duplex_slowdown times slower while both move (the pair takes the
+// longer alone stretched by nearly that much), and two copies the same way
+// take one engine's turns (twice one alone).
 func TestCopiesBothWaysReadTheEngines(t *testing.T) {
-	rep, err := Measure(mustSim(t, loadConfig(t, "h200")), []string{"copies both ways at once"}, nil)
-	require.NoError(t, err)
-	value := func(name string) float64 {
-		m, ok := rep.byName(name)
-		require.True(t, ok, name)
-		return m.Value
-	}
-	for _, mib := range []string{"4", "64"} {
-		assert.InDelta(t, 1, value("copies, "+mib+" MiB, one each way at once over the longer alone"), 0.02, mib)
-		assert.InDelta(t, 1, value("copies, "+mib+" MiB, two host-to-device at once over twice one alone"), 0.02, mib)
-		assert.InDelta(t, 1, value("copies, "+mib+" MiB, two device-to-host at once over twice one alone"), 0.02, mib)
+	// The probe reads back the simulator's duplex slowdown, whatever it is
+	// set to (0: both directions at full speed at once), and sees two
+	// copies the same way take turns at no loss.
+	for _, duplex := range []float64{0, 1.12, 1.5} {
+		cfg := loadConfig(t, "h200")
+		cfg.Copy.DuplexSlowdown = duplex
+		rep, err := Measure(mustSim(t, cfg), []string{"copies both ways at once"}, nil)
+		require.NoError(t, err)
+		value := func(name string) float64 {
+			m, ok := rep.byName(name)
+			require.True(t, ok, name)
+			return m.Value
+		}
+		want := max(duplex, 1)
+		assert.InDelta(t, want, value("copies, duplex slowdown"), 0.01, "duplex %g", duplex)
+		m, _ := rep.byName("copies, duplex slowdown")
+		assert.Equal(t, "copy.duplex_slowdown", m.Field)
+		for _, mib := range []string{"4", "64"} {
+			both := value("copies, " + mib + " MiB, one each way at once over the longer alone")
+			assert.GreaterOrEqual(t, both, 1+(want-1)*0.8-0.005, "duplex %g, %s MiB: the latency dilutes the slowdown only a little", duplex, mib)
+			assert.LessOrEqual(t, both, want+0.01, "duplex %g, %s MiB", duplex, mib)
+			assert.InDelta(t, 1, value("copies, "+mib+" MiB, two host-to-device at once over twice one alone"), 0.02, mib)
+			assert.InDelta(t, 1, value("copies, "+mib+" MiB, two device-to-host at once over twice one alone"), 0.02, mib)
+		}
 	}
 }

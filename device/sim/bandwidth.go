@@ -177,6 +177,9 @@ func (d *Device) stale(ev *event) bool {
 		return false
 	}
 	if ev.kind == evCopyDone {
+		if ev.b > 0 {
+			return ev.seq != d.pcie.eng[ev.b-1].seq
+		}
 		return ev.seq != d.bw.seq
 	}
 	return ev.seq != d.bw.flights[ev.f-1].seq

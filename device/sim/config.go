@@ -510,6 +510,11 @@ type CopyModel struct {
 	// (bandwidth.go): 1 shares the memory bandwidth fully, 0 (left out)
 	// not at all, as before the field existed.
 	DtoDContention float64 `yaml:"dtod_contention,omitempty"`
+	// DuplexSlowdown (optional, 1 to 4) is how much slower a pinned
+	// host-to-device and a pinned device-to-host copy move their bytes
+	// while both move at once (pcie.go). 0 (left out): each direction at
+	// full speed whatever the other does, as before the field existed.
+	DuplexSlowdown float64 `yaml:"duplex_slowdown,omitempty"`
 }
 
 // DQModel is ACS-HW's hardware dependency queue (Durvasula et al., arXiv

@@ -73,6 +73,8 @@ func (c *Config) check() error {
 		return bad("host.driver_lock_fraction", "must be between 0 and 1, got %g", c.Host.DriverLockFraction)
 	case c.Host.GraphLockFraction > 1:
 		return bad("host.graph_lock_fraction", "must be between 0 and 1 (0: driver_lock_fraction), got %g", c.Host.GraphLockFraction)
+	case c.Copy.DuplexSlowdown != 0 && !(c.Copy.DuplexSlowdown >= 1 && c.Copy.DuplexSlowdown <= 4):
+		return bad("copy.duplex_slowdown", "must be between 1 and 4 (0: off), got %g", c.Copy.DuplexSlowdown)
 	case c.Copy.DtoDContention > 2:
 		return bad("copy.dtod_contention", "must be between 0 and 2, got %g", c.Copy.DtoDContention)
 	case c.SM.RetimeThreshold < 0 || c.SM.RetimeThreshold > 0.5:

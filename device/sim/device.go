@@ -189,6 +189,7 @@ type Device struct {
 	// since (host.cold_call_ns).
 	coldHost bool
 	bw       bandwidthState // memory bandwidth shared by device-to-device copies and kernels
+	pcie     pcieState      // the host copy engines while both directions share the link (pcie.go)
 	cmdPool  []*command
 	cmdSeq   uint64
 
@@ -421,6 +422,7 @@ func (d *Device) reset() {
 	d.copyFree = [3]Time{}
 	d.coldHost = false
 	d.resetBandwidth()
+	d.resetPCIe()
 	d.l2.reset()
 	d.cmdSeq = 0
 	if len(d.sms) != d.info.SMs {

@@ -28,7 +28,9 @@
 // Stats says how many launches each timed. With copy.dtod_contention, a
 // device-to-device copy and memory-moving blocks share the memory
 // bandwidth by progress rates (bandwidth.go): both slow while both run,
-// and their ends move whenever either's load changes.
+// and their ends move whenever either's load changes. With
+// copy.duplex_slowdown, pinned copies each way at once slow each other
+// (pcie.go).
 //
 // Host threads are coroutines in simulated time: only the engine or one
 // host thread runs at a time, and every host action happens in global time

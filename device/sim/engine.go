@@ -175,9 +175,14 @@ func (d *Device) handle(ev event) {
 		d.syncBlockDone(ev.cmd, int(ev.a), int(ev.b))
 	case evCopyDone:
 		switch {
+		case ev.a == copyMoves && ev.b > 0:
+			d.pcieMoving(int(ev.b - 1))
+			return
 		case ev.a == copyMoves:
 			d.copyMoving()
 			return
+		case ev.f != 0 && ev.b > 0:
+			d.pcieDone(int(ev.b-1), ev.cmd)
 		case ev.f != 0:
 			d.dtodDone(ev.cmd)
 		}

@@ -554,19 +554,15 @@ func (d *Device) startCopy(k *command) {
 	eng := engDtoD
 	switch c.Kind {
 	case device.HostToDevice, device.DeviceToHost:
-		gbps := d.cfg.Copy.HtoDGBps
 		eng = engHtoD
-		if c.Kind == device.DeviceToHost {
-			gbps = d.cfg.Copy.DtoHGBps
-			if d.info.CopyEngines >= 2 {
-				eng = engDtoH
-			}
+		if c.Kind == device.DeviceToHost && d.info.CopyEngines >= 2 {
+			eng = engDtoH
 		}
-		if k.pageable {
-			gbps = min(gbps, d.cfg.Copy.PageableGBps)
+		if d.pcie.on {
+			d.startPCIe(eng, k)
+			return
 		}
-		// bytes / (GB/s) is nanoseconds.
-		dur = d.cost.copyLatency + nsTime(float64(c.Bytes)/gbps)
+		dur = d.cost.copyLatency + d.copyTransfer(k)
 	default:
 		if d.bw.on {
 			d.startDtoD(k)

@@ -1,0 +1,131 @@
+package sim
+
+import "github.com/gpusched/gpusched/device"
+
+// Pinned copies each way at once over PCIe.
+//
+// A host-to-device and a device-to-host copy run on two copy engines but
+// share one link: on an H200 a pinned copy each way at once moves its
+// bytes at 1/1.12 of its rate alone, at 4 MiB as at 64 MiB, while two the
+// same way take turns at no loss (calibrate "copies both ways at once";
+// calibration-h100.md "Session 25: copies both ways at once, modelled").
+// With copy.duplex_slowdown s > 1 the two engines run their copies one at
+// a time in issue order: a copy waits copy.latency_ns, then moves its
+// bytes at its direction's rate, s times slower while the other engine's
+// copy moves too, and every start or end of a transfer re-times the other
+// engine's copy. Pageable copies (staged by the driver at a fifth of the
+// link's rate) neither slow nor are slowed: that was not measured. s <= 1
+// (left out), or a GPU with one engine for both directions: each copy's
+// end is fixed when it starts, as before the field existed.
+
+// pcieEngine is one direction's copy engine while duplex is on.
+type pcieEngine struct {
+	copy   *command // the copy on the engine (nil: idle)
+	moving bool     // its latency is over
+	queue  []*command
+	rest   float64 // ps of its transfer left, at its rate alone
+	at     Time    // when rest was last brought up to date
+	slow   float64 // its slowdown since at (0: not yet rated)
+	seq    uint64  // the seq of its live end event
+}
+
+// pcieState is the two engines, indexed engHtoD and engDtoH.
+type pcieState struct {
+	on     bool
+	duplex float64
+	eng    [2]pcieEngine
+}
+
+func (d *Device) resetPCIe() {
+	p := &d.pcie
+	for i := range p.eng {
+		clear(p.eng[i].queue)
+		p.eng[i] = pcieEngine{queue: p.eng[i].queue[:0]}
+	}
+	p.duplex = d.cfg.Copy.DuplexSlowdown
+	p.on = p.duplex > 1 && d.info.CopyEngines >= 2
+}
+
+// pcieEvent is the b of a PCIe engine's copy events: engine + 1, so that
+// b = 0 stays the device-to-device engine's (bandwidth.go).
+func pcieEvent(eng int) int32 { return int32(eng) + 1 }
+
+// startPCIe starts copy k on engine eng, or queues it.
+func (d *Device) startPCIe(eng int, k *command) {
+	e := &d.pcie.eng[eng]
+	k.engine = eng
+	if e.copy != nil {
+		e.queue = append(e.queue, k)
+		return
+	}
+	e.copy = k
+	k.start = d.now
+	d.schedule(addTime(d.now, d.cost.copyLatency), evCopyDone, copyMoves, pcieEvent(eng), k)
+}
+
+// pcieMoving starts the transfer of engine eng's copy.
+func (d *Device) pcieMoving(eng int) {
+	e := &d.pcie.eng[eng]
+	e.moving, e.slow, e.at = true, 0, d.now
+	e.rest = float64(d.copyTransfer(e.copy))
+	d.pcieRerate()
+}
+
+// pcieDone ends engine eng's copy k and starts the next queued one.
+func (d *Device) pcieDone(eng int, k *command) {
+	e := &d.pcie.eng[eng]
+	k.end = d.now
+	e.copy, e.moving, e.slow, e.seq = nil, false, 0, 0
+	d.pcieRerate()
+	if len(e.queue) > 0 {
+		next := e.queue[0]
+		copy(e.queue, e.queue[1:])
+		e.queue[len(e.queue)-1] = nil
+		e.queue = e.queue[:len(e.queue)-1]
+		d.startPCIe(eng, next)
+	}
+}
+
+// duplexing reports whether e's copy moves pinned bytes now.
+func (e *pcieEngine) duplexing() bool {
+	return e.copy != nil && e.moving && !e.copy.pageable
+}
+
+// pcieRerate gives each moving copy the end its remaining bytes take at
+// its slowdown now: duplex while both engines move pinned bytes, else 1.
+func (d *Device) pcieRerate() {
+	p := &d.pcie
+	both := p.eng[0].duplexing() && p.eng[1].duplexing()
+	for i := range p.eng {
+		e := &p.eng[i]
+		if !e.moving {
+			continue
+		}
+		s := 1.0
+		if both {
+			s = p.duplex
+		}
+		if s == e.slow {
+			continue
+		}
+		if e.slow > 0 {
+			e.rest = max(0, e.rest-float64(d.now-e.at)/e.slow)
+		}
+		e.at, e.slow = d.now, s
+		e.seq = d.scheduleF(addTime(d.now, psTime(e.rest*s)), evCopyDone, 0, pcieEvent(i), 1, e.copy)
+	}
+}
+
+// copyTransfer is what the bytes of host copy k take at its direction's
+// rate alone (pageable: at most copy.pageable_gbps).
+func (d *Device) copyTransfer(k *command) Time {
+	gbps := d.cfg.Copy.HtoDGBps
+	if k.cp.Kind == device.DeviceToHost {
+		gbps = d.cfg.Copy.DtoHGBps
+	}
+	if k.pageable {
+		gbps = min(gbps, d.cfg.Copy.PageableGBps)
+	}
+	// bytes / (GB/s) is nanoseconds.
+	return nsTime(float64(k.cp.Bytes) / gbps)
+}
