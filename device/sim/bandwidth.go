@@ -288,11 +288,20 @@ func (d *Device) dtodDone(k *command) {
 	b.copy, b.moving, b.slow, b.seq = nil, false, 0, 0
 	b.dirty = true
 	d.requestPass()
-	if len(b.queue) > 0 {
-		next := b.queue[0]
-		copy(b.queue, b.queue[1:])
-		b.queue[len(b.queue)-1] = nil
-		b.queue = b.queue[:len(b.queue)-1]
+	if next := popCopy(&b.queue); next != nil {
 		d.startDtoD(next)
 	}
+}
+
+// popCopy takes the first copy off an engine's queue (nil: none), keeping
+// the queue's array for the next.
+func popCopy(q *[]*command) *command {
+	if len(*q) == 0 {
+		return nil
+	}
+	next := (*q)[0]
+	copy(*q, (*q)[1:])
+	(*q)[len(*q)-1] = nil
+	*q = (*q)[:len(*q)-1]
+	return next
 }

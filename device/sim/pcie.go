@@ -77,11 +77,7 @@ func (d *Device) pcieDone(eng int, k *command) {
 	k.end = d.now
 	e.copy, e.moving, e.slow, e.seq = nil, false, 0, 0
 	d.pcieRerate()
-	if len(e.queue) > 0 {
-		next := e.queue[0]
-		copy(e.queue, e.queue[1:])
-		e.queue[len(e.queue)-1] = nil
-		e.queue = e.queue[:len(e.queue)-1]
+	if next := popCopy(&e.queue); next != nil {
 		d.startPCIe(eng, next)
 	}
 }
