@@ -51,7 +51,7 @@ func hold(h device.Host, d time.Duration) {
 // (synchronizes); the event synchronize is reported, as a check. Every figure is a difference of Host.Now readings
 // in this run, so it needs no earlier measurement (calibrate --only).
 func (c *calibrator) parkedHandoffs(h device.Host) error {
-	byIdle, meanByIdle, err := c.queueAfterIdle(h)
+	byIdle, meanByIdle, err := c.queueAfterIdle(h, parkedIdles, parkedExchanges)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (c *calibrator) parkedHandoffs(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	cb, cbMean, err := c.callbackAfterIdle(h, t)
+	cb, cbMean, err := c.callbackAfterIdle(h, t, callbackIdles, parkedExchanges)
 	if err != nil {
 		return err
 	}
@@ -91,9 +91,8 @@ func (c *calibrator) parkedHandoffs(h device.Host) error {
 // queueAfterIdle: a partner thread Gets from one queue; the main thread
 // holds for the idle time after the partner's previous Get returned, then
 // Puts its clock. The partner's hand-off is its clock after the Get less
-// the Put's. Per round and idle time, the median and the mean of
-// parkedExchanges.
-func (c *calibrator) queueAfterIdle(h device.Host) (med, mean [][]float64, err error) {
+// the Put's. Per round and idle time, the median and the mean of n.
+func (c *calibrator) queueAfterIdle(h device.Host, idles []int, n int) (med, mean [][]float64, err error) {
 	ping, pong := h.NewQueue("parked ping"), h.NewQueue("parked pong")
 	h.Go("calibrate parked", func(h device.Host) error {
 		for {
@@ -106,12 +105,12 @@ func (c *calibrator) queueAfterIdle(h device.Host) (med, mean [][]float64, err e
 		}
 	})
 	defer ping.Close()
-	med, mean = make([][]float64, len(parkedIdles)), make([][]float64, len(parkedIdles))
+	med, mean = make([][]float64, len(idles)), make([][]float64, len(idles))
 	if err := c.warmRounds(func(measured bool) error {
-		for i, idle := range parkedIdles {
-			hand := make([]float64, 0, parkedExchanges)
+		for i, idle := range idles {
+			hand := make([]float64, 0, n)
 			since := h.Now()
-			for x := 0; x < parkedExchanges+1; x++ {
+			for x := 0; x < n+1; x++ {
 				hold(h, since+us(idle)-h.Now())
 				ping.Put(h.Now())
 				v, ok := h.Get(pong)
@@ -144,17 +143,18 @@ func meanOf(xs []float64) float64 {
 }
 
 // callbackAfterIdle: a spin kernel of the idle time, then a host function
-// that Puts to a queue the main thread waits on in Get.
-func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream) (med, mean [][]float64, err error) {
+// that Puts to a queue the main thread waits on in Get; n of each per
+// round and idle time.
+func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream, idles []int, n int) (med, mean [][]float64, err error) {
 	q := h.NewQueue("parked callback")
 	put := func() { q.Put(struct{}{}) }
-	med, mean = make([][]float64, len(callbackIdles)), make([][]float64, len(callbackIdles))
+	med, mean = make([][]float64, len(idles)), make([][]float64, len(idles))
 	if err := c.warmRounds(func(measured bool) error {
-		for i, idle := range callbackIdles {
+		for i, idle := range idles {
 			d := us(idle)
 			spin := c.spinLaunch(d, t.done)
 			var each []float64
-			for x := 0; x < parkedExchanges; x++ {
+			for x := 0; x < n; x++ {
 				t0 := h.Now()
 				if err := h.Launch(t.s, spin); err != nil {
 					return err

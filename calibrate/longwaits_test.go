@@ -1,0 +1,31 @@
+package calibrate
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// On the simulator a parked wake costs the same however long the wait:
+// the queue hand-off after every long idle is host.parked_wake_ns above
+// a short one, and so is the mean; the callback hand-off pays the
+// callback thread's park too.
+func TestLongWaitsReadTheParkedWake(t *testing.T) {
+	cfg := loadConfig(t, "h200")
+	rep, err := Measure(mustSim(t, cfg), []string{"long waits"}, nil)
+	require.NoError(t, err)
+	value := func(name string) float64 {
+		m, ok := rep.byName(name)
+		require.True(t, ok, name)
+		return m.Value
+	}
+	for _, idle := range longIdles {
+		q := value(fmt.Sprintf("long waits: queue hand-off after %d us idle", idle))
+		assert.InDelta(t, cfg.Host.ParkedWakeNs+cfg.Host.HandoffNs, q, 1000, "queue hand-off after %d us", idle)
+		assert.InDelta(t, q, value(fmt.Sprintf("long waits: queue hand-off (mean) after %d us idle", idle)), 1)
+		cb := value(fmt.Sprintf("long waits: callback hand-off after %d us idle", idle))
+		assert.Greater(t, cb, cfg.FrontEnd.CallbackParkedWakeNs+cfg.FrontEnd.CallbackWakeNs, "callback hand-off after %d us", idle)
+	}
+}
