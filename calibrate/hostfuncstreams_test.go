@@ -39,6 +39,7 @@ func probeHostFuncs(t *testing.T, releaseNs float64, section ...string) func(str
 	cfg.FrontEnd.CallbackReleaseNs = releaseNs
 	cfg.FrontEnd.CallbackParkAfterNs = 160000
 	cfg.FrontEnd.CallbackParkedWakeNs = 40000
+	cfg.FrontEnd.CallbackParkedWakePerDecadeNs = 0 // the spans hand-computed without the deeper park (TestCallbackParkedWakeGrowsWithTheIdle)
 	rep, err := Measure(mustSim(t, cfg), section, nil)
 	require.NoError(t, err)
 	return func(name string) float64 {

@@ -2,16 +2,18 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// On the simulator a parked wake costs the same however long the wait:
-// the queue hand-off after every long idle is host.parked_wake_ns above
-// a short one, and so is the mean; the callback hand-off pays the
-// callback thread's park too.
+// On the simulator the probe reads back the parked wake and its growth:
+// the queue hand-off after each long idle is host.handoff_ns plus
+// host.parked_wake_ns plus host.parked_wake_per_decade_ns per tenfold of
+// the idle beyond 300 us, and so is the mean; the callback hand-off pays
+// the callback thread's park too.
 func TestLongWaitsReadTheParkedWake(t *testing.T) {
 	cfg := loadConfig(t, "h200")
 	rep, err := Measure(mustSim(t, cfg), []string{"long waits"}, nil)
@@ -23,7 +25,8 @@ func TestLongWaitsReadTheParkedWake(t *testing.T) {
 	}
 	for _, idle := range longIdles {
 		q := value(fmt.Sprintf("long waits: queue hand-off after %d us idle", idle))
-		assert.InDelta(t, cfg.Host.ParkedWakeNs+cfg.Host.HandoffNs, q, 1000, "queue hand-off after %d us", idle)
+		want := cfg.Host.ParkedWakeNs + cfg.Host.HandoffNs + cfg.Host.ParkedWakePerDecadeNs*math.Log10(float64(idle)/300)
+		assert.InDelta(t, want, q, 1000, "queue hand-off after %d us", idle)
 		assert.InDelta(t, q, value(fmt.Sprintf("long waits: queue hand-off (mean) after %d us idle", idle)), 1)
 		cb := value(fmt.Sprintf("long waits: callback hand-off after %d us idle", idle))
 		assert.Greater(t, cb, cfg.FrontEnd.CallbackParkedWakeNs+cfg.FrontEnd.CallbackWakeNs, "callback hand-off after %d us", idle)

@@ -119,7 +119,7 @@ func cpuModel() string {
 // wake-up from a synchronize) and scales with the launch cost.
 var unscaledHostFields = map[string]bool{
 	"dq_submit_ns": true, "dq_poll_ns": true,
-	"park_after_ns": true, "parked_wake_ns": true, "parked_callback_wake_ns": true,
+	"park_after_ns": true, "parked_wake_ns": true, "parked_callback_wake_ns": true, "parked_wake_per_decade_ns": true,
 	"sync_park_after_ns": true, "sync_parked_wake_ns": true,
 	"cold_call_ns": true,
 }

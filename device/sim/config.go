@@ -194,6 +194,12 @@ type HostCosts struct {
 	// existed.
 	ParkAfterNs  float64 `yaml:"park_after_ns,omitempty"`
 	ParkedWakeNs float64 `yaml:"parked_wake_ns,omitempty"`
+	// ParkedWakePerDecadeNs (optional) is what a parked Get's wake grows
+	// by for every tenfold of its wait beyond 300 us (calibrate "long
+	// waits": the sleep deepens), on top of ParkedWakeNs or
+	// ParkedCallbackWakeNs. 0 (left out): the wake costs the same however
+	// long the wait, as before the field existed.
+	ParkedWakePerDecadeNs float64 `yaml:"parked_wake_per_decade_ns,omitempty"`
 	// ParkedCallbackWakeNs (optional) is ParkedWakeNs when a host callback
 	// Puts (the driver's thread wakes the waiting one); 0: ParkedWakeNs.
 	ParkedCallbackWakeNs float64 `yaml:"parked_callback_wake_ns,omitempty"`
@@ -426,6 +432,11 @@ type FrontEndCosts struct {
 	// callback pays it, as before the fields existed.
 	CallbackParkAfterNs  float64 `yaml:"callback_park_after_ns,omitempty"`
 	CallbackParkedWakeNs float64 `yaml:"callback_parked_wake_ns,omitempty"`
+	// CallbackParkedWakePerDecadeNs (optional) is what the parked
+	// callback thread's wake grows by for every tenfold of its idle time
+	// beyond 300 us, as host.parked_wake_per_decade_ns for a Get; 0 (left
+	// out): the same however long the idle, as before the field existed.
+	CallbackParkedWakePerDecadeNs float64 `yaml:"callback_parked_wake_per_decade_ns,omitempty"`
 	// MinBlockNs is the shortest duration of a block (an empty kernel's).
 	MinBlockNs float64 `yaml:"min_block_ns"`
 	// BlockDispatchNs is the GPU-wide block distributor's time per block:

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -251,6 +252,7 @@ type costs struct {
 	blockDispatch, handoff, cbHandoff, busyStream, eventWait, captureEvent  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
 	parkAfter, parkedWake, parkedCbWake, syncParkAfter, syncParkedWake      Time
+	parkedDecade, cbParkedDecade                                            float64 // ps a parked wake grows by per tenfold wait beyond deepParkFrom
 	coldCall                                                                Time
 	cycle                                                                   float64 // ns per SM cycle
 
@@ -343,6 +345,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
 		cbParkAfter: nsTime(f.CallbackParkAfterNs), cbParkedWake: nsTime(f.CallbackParkedWakeNs),
+		parkedDecade: 1000 * h.ParkedWakePerDecadeNs, cbParkedDecade: 1000 * f.CallbackParkedWakePerDecadeNs,
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
 		coldCall:     nsTime(h.ColdCallNs),
@@ -596,17 +599,33 @@ func (d *Device) spawn(name string, fn func(device.Host) error, at Time) *thread
 // wake makes a parked host thread runnable at time at plus the wake-up
 // cost, and the parked wake-up's when it has waited past the driver's spin.
 func (d *Device) wake(th *thread, at Time) {
-	d.wakeAfter(th, at, d.cost.wakeup+parkedExtra(th, at+d.cost.wakeup, d.cost.syncParkAfter, d.cost.syncParkedWake))
+	d.wakeAfter(th, at, d.cost.wakeup+parkedExtra(th, at+d.cost.wakeup, d.cost.syncParkAfter, d.cost.syncParkedWake, 0))
 }
 
 // parkedExtra is what a thread blocked since its clock pays more to
-// resume at arrive: wake when it has waited longer than after (it has
+// resume at arrive: wake, and decade ps for every tenfold of the wait
+// beyond deepParkFrom, when it has waited longer than after (it has
 // parked), else nothing.
-func parkedExtra(th *thread, arrive, after, wake Time) Time {
+func parkedExtra(th *thread, arrive, after, wake Time, decade float64) Time {
 	if wake > 0 && th.state == thParked && arrive-th.clock > after {
-		return wake
+		return wake + deepPark(arrive-th.clock, decade)
 	}
 	return 0
+}
+
+// deepParkFrom is the idle time a parked wake's growth counts from:
+// calibrate "long waits" measures the wake at 300 us to 10 ms idle,
+// against its first point; the parked sweep that measures the wake itself
+// has its points at 205-1000 us.
+const deepParkFrom = 300 * Time(1e6) // ps
+
+// deepPark is what a wait of idle adds to a parked wake at decade ps per
+// tenfold beyond deepParkFrom.
+func deepPark(idle Time, decade float64) Time {
+	if decade <= 0 || idle <= deepParkFrom {
+		return 0
+	}
+	return psTime(decade * math.Log10(float64(idle)/float64(deepParkFrom)))
 }
 
 // handOff wakes a host thread parked in a Queue Get at time at plus the
@@ -621,7 +640,7 @@ func (d *Device) handOff(th *thread, at Time, fromCallback bool) {
 	if fromCallback {
 		c, parked = cmp.Or(d.cost.cbHandoff, c), max(0, d.cost.parkedCbWake-d.cbParkedPaid)
 	}
-	d.wakeAfter(th, at, c+parkedExtra(th, at+c, d.cost.parkAfter, parked))
+	d.wakeAfter(th, at, c+parkedExtra(th, at+c, d.cost.parkAfter, parked, d.cost.parkedDecade))
 }
 
 // wakeAfter makes a parked host thread runnable at time at plus cost.

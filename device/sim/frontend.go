@@ -605,7 +605,7 @@ func (d *Device) startCallback(k *command) {
 		start += d.cost.callbackWake
 		if w := d.cost.cbParkedWake; w > 0 && d.now-d.cbFree > d.cost.cbParkAfter {
 			k.cbParked = w
-			start += w
+			start += w + deepPark(d.now-d.cbFree, d.cost.cbParkedDecade)
 		}
 	}
 	k.start = start

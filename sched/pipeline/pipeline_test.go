@@ -58,7 +58,13 @@ func runOn(t *testing.T, p *workloads.Program, s metricser) (map[string]float64,
 // that watches them) when wrap is not nil.
 func runWrapped(t *testing.T, p *workloads.Program, s metricser, wrap func(h device.Host) device.Host) (map[string]float64, []device.Race) {
 	t.Helper()
-	races, err := onBound(t, p, func(h device.Host, in *workloads.Instance) error {
+	return runWrappedWith(t, nil, p, s, wrap)
+}
+
+// runWrappedWith is runWrapped on the h100 config as edit changes it.
+func runWrappedWith(t *testing.T, edit func(*sim.Config), p *workloads.Program, s metricser, wrap func(h device.Host) device.Host) (map[string]float64, []device.Race) {
+	t.Helper()
+	races, err := onBoundWith(t, edit, p, func(h device.Host, in *workloads.Instance) error {
 		sh := h
 		if wrap != nil {
 			sh = wrap(h)
@@ -83,7 +89,19 @@ func runWrapped(t *testing.T, p *workloads.Program, s metricser, wrap func(h dev
 // races the simulator saw and f's error.
 func onBound(t *testing.T, p *workloads.Program, f func(h device.Host, in *workloads.Instance) error) ([]device.Race, error) {
 	t.Helper()
-	dev, err := sim.NewNamed("h100")
+	return onBoundWith(t, nil, p, f)
+}
+
+// onBoundWith is onBound on the h100 config as edit changes it (nil: as
+// it is).
+func onBoundWith(t *testing.T, edit func(*sim.Config), p *workloads.Program, f func(h device.Host, in *workloads.Instance) error) ([]device.Race, error) {
+	t.Helper()
+	cfg, err := sim.LoadConfig("h100")
+	require.NoError(t, err)
+	if edit != nil {
+		edit(cfg)
+	}
+	dev, err := sim.New(cfg)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, dev.Close()) }()
 	err = dev.Run(func(h device.Host) error {

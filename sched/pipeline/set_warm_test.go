@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/device/sim"
 	"github.com/gpusched/gpusched/workloads"
 	"github.com/gpusched/gpusched/workloads/jobs"
 )
@@ -51,11 +52,16 @@ func (c *launchCounter) Copy(s device.Stream, cp *device.Copy) error {
 	return c.Host.Copy(s, cp)
 }
 
-// runCounted runs s as runOn does, counting its host calls.
+// runCounted runs s as runOn does, counting its host calls, with a parked
+// wake that does not grow with the idle before it: the warm-up moves when
+// the threads last ran, which changes what their deeper park costs
+// (host.parked_wake_per_decade_ns, front_end.callback_parked_wake_per_decade_ns)
+// and nothing else the tests below compare.
 func runCounted(t *testing.T, s *SET, w *jobs.Workload) (map[string]float64, []device.Race, *launchCounts) {
 	t.Helper()
 	st := &launchCounts{}
-	m, races := runWrapped(t, w.Program, s, func(h device.Host) device.Host { return &launchCounter{Host: h, st: st} })
+	flat := func(c *sim.Config) { c.Host.ParkedWakePerDecadeNs, c.FrontEnd.CallbackParkedWakePerDecadeNs = 0, 0 }
+	m, races := runWrappedWith(t, flat, w.Program, s, func(h device.Host) device.Host { return &launchCounter{Host: h, st: st} })
 	return m, races, st
 }
 
