@@ -27,6 +27,9 @@ func TestParkedWakeGrowsWithTheWait(t *testing.T) {
 	}
 	// A thread that has not parked pays nothing, however the field is set.
 	assert.Equal(t, 101*time.Microsecond, queueWake(t, cfg, 100*time.Microsecond))
+	// The growth is its own: without a parked extra the 3 ms wait pays 40 us.
+	cfg.Host.ParkedWakeNs = 0
+	assert.Equal(t, 3040*time.Microsecond, queueWake(t, cfg, 2999*time.Microsecond))
 	// A synchronize's wake does not grow: it does not park as a Get does.
 	cfg = parkedConfig(t, 0, 0, 100e3, 20e3)
 	want := syncWake(t, cfg, 3*time.Millisecond, false)

@@ -605,9 +605,10 @@ func (d *Device) wake(th *thread, at Time) {
 // parkedExtra is what a thread blocked since its clock pays more to
 // resume at arrive: wake, and decade ps for every tenfold of the wait
 // beyond deepParkFrom, when it has waited longer than after (it has
-// parked), else nothing.
+// parked), else nothing. The growth is the thread's own: it pays it even
+// where a callback thread woken from the same idle took all of wake.
 func parkedExtra(th *thread, arrive, after, wake Time, decade float64) Time {
-	if wake > 0 && th.state == thParked && arrive-th.clock > after {
+	if (wake > 0 || decade > 0) && th.state == thParked && arrive-th.clock > after {
 		return wake + deepPark(arrive-th.clock, decade)
 	}
 	return 0

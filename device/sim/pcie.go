@@ -6,15 +6,17 @@ import "github.com/gpusched/gpusched/device"
 //
 // A host-to-device and a device-to-host copy run on two copy engines but
 // share one link: on an H200 a pinned copy each way at once moves its
-// bytes at 1/1.12 of its rate alone, at 4 MiB as at 64 MiB, while two the
-// same way take turns at no loss (calibrate "copies both ways at once";
+// bytes about 1.1 times slower than alone (1.08-1.11 over three leases),
+// at 4 MiB as at 64 MiB, while two the same way take turns at no loss
+// (calibrate "copies both ways at once";
 // calibration-h100.md "Session 25: copies both ways at once, modelled").
 // With copy.duplex_slowdown s > 1 the two engines run their copies one at
 // a time in issue order: a copy waits copy.latency_ns, then moves its
 // bytes at its direction's rate, s times slower while the other engine's
 // copy moves too, and every start or end of a transfer re-times the other
-// engine's copy. Pageable copies (staged by the driver at a fifth of the
-// link's rate) neither slow nor are slowed: that was not measured. s <= 1
+// engine's copy. Pageable copies (staged by the driver at a fifth to a
+// seventh of the link's rate) neither slow nor are slowed: that was not
+// measured. s <= 1
 // (left out), or a GPU with one engine for both directions: each copy's
 // end is fixed when it starts, as before the field existed.
 
