@@ -54,20 +54,13 @@ type bandwidthState struct {
 	free       []int32
 	dirty      bool // the loads changed in this instant
 
-	copy   *command // the copy on the engine (nil: idle)
-	moving bool     // its data is moving (its latency is over)
-	queue  []*command
-	rest   float64 // ps of its transfer left, at its rate alone
-	at     Time    // when rest was last brought up to date
-	slow   float64 // its current slowdown (0: not yet rated)
-	seq    uint64  // the seq of its live end event
+	rateEngine // the device-to-device copy engine (copyengine.go)
 }
 
 func (d *Device) resetBandwidth() {
 	b := &d.bw
 	clear(b.flights)
-	clear(b.queue)
-	*b = bandwidthState{flights: b.flights[:0], free: b.free[:0], queue: b.queue[:0]}
+	*b = bandwidthState{flights: b.flights[:0], free: b.free[:0], rateEngine: b.emptied()}
 	b.contention = d.cfg.Copy.DtoDContention
 	b.on = b.contention > 0
 	b.peak = d.info.MemBandwidth * fraction(d.cfg.SM.BandwidthFraction) / 1e12
@@ -211,15 +204,9 @@ func (d *Device) rerate() {
 	if !b.moving {
 		return
 	}
-	cs := b.copySlow()
-	if cs == b.slow {
-		return
+	if left, ok := b.setSlow(d.now, b.copySlow()); ok {
+		b.seq = d.scheduleF(addTime(d.now, left), evCopyDone, 0, 0, 1, b.copy)
 	}
-	if b.slow > 0 {
-		b.rest = max(0, b.rest-float64(d.now-b.at)/b.slow)
-	}
-	b.at, b.slow = d.now, cs
-	b.seq = d.scheduleF(addTime(d.now, psTime(b.rest*cs)), evCopyDone, 0, 0, 1, b.copy)
 }
 
 // rerateFlight gives flight i the end its remaining work takes at the
@@ -260,23 +247,17 @@ const copyMoves = 1 // evCopyDone's a: the copy's latency is over
 
 // startDtoD starts copy k on the device-to-device engine, or queues it.
 func (d *Device) startDtoD(k *command) {
-	b := &d.bw
 	k.engine = engDtoD
-	if b.copy != nil {
-		b.queue = append(b.queue, k)
-		return
+	if d.bw.admit(k, d.now) {
+		d.schedule(addTime(d.now, d.cost.copyLatency), evCopyDone, copyMoves, 0, k)
 	}
-	b.copy = k
-	k.start = d.now
-	d.schedule(addTime(d.now, d.cost.copyLatency), evCopyDone, copyMoves, 0, k)
 }
 
 // copyMoving starts the transfer of the engine's copy: every byte is read
 // and written at mem_bandwidth when alone.
 func (d *Device) copyMoving() {
 	b := &d.bw
-	b.moving, b.slow, b.at = true, 0, d.now
-	b.rest = float64(nsTime(2 * float64(b.copy.cp.Bytes) / d.info.MemBandwidth * 1e9))
+	b.move(d.now, float64(nsTime(2*float64(b.copy.cp.Bytes)/d.info.MemBandwidth*1e9)))
 	b.dirty = true
 	d.requestPass()
 }
@@ -284,24 +265,10 @@ func (d *Device) copyMoving() {
 // dtodDone ends the engine's copy k and starts the next queued one.
 func (d *Device) dtodDone(k *command) {
 	b := &d.bw
-	k.end = d.now
-	b.copy, b.moving, b.slow, b.seq = nil, false, 0, 0
+	next := b.finish(k, d.now)
 	b.dirty = true
 	d.requestPass()
-	if next := popCopy(&b.queue); next != nil {
+	if next != nil {
 		d.startDtoD(next)
 	}
-}
-
-// popCopy takes the first copy off an engine's queue (nil: none), keeping
-// the queue's array for the next.
-func popCopy(q *[]*command) *command {
-	if len(*q) == 0 {
-		return nil
-	}
-	next := (*q)[0]
-	copy(*q, (*q)[1:])
-	(*q)[len(*q)-1] = nil
-	*q = (*q)[:len(*q)-1]
-	return next
 }

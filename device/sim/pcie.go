@@ -16,33 +16,22 @@ import "github.com/gpusched/gpusched/device"
 // copy moves too, and every start or end of a transfer re-times the other
 // engine's copy. Pageable copies (staged by the driver at a fifth to a
 // seventh of the link's rate) neither slow nor are slowed: that was not
-// measured. s <= 1
-// (left out), or a GPU with one engine for both directions: each copy's
-// end is fixed when it starts, as before the field existed.
+// measured. s <= 1 (left out), or a GPU with one engine for both
+// directions: each copy's end is fixed when it starts, as before the field
+// existed.
 
-// pcieEngine is one direction's copy engine while duplex is on.
-type pcieEngine struct {
-	copy   *command // the copy on the engine (nil: idle)
-	moving bool     // its latency is over
-	queue  []*command
-	rest   float64 // ps of its transfer left, at its rate alone
-	at     Time    // when rest was last brought up to date
-	slow   float64 // its slowdown since at (0: not yet rated)
-	seq    uint64  // the seq of its live end event
-}
-
-// pcieState is the two engines, indexed engHtoD and engDtoH.
+// pcieState is the two host copy engines while duplex is on, indexed
+// engHtoD and engDtoH (copyengine.go).
 type pcieState struct {
 	on     bool
 	duplex float64
-	eng    [2]pcieEngine
+	eng    [2]rateEngine
 }
 
 func (d *Device) resetPCIe() {
 	p := &d.pcie
 	for i := range p.eng {
-		clear(p.eng[i].queue)
-		p.eng[i] = pcieEngine{queue: p.eng[i].queue[:0]}
+		p.eng[i] = p.eng[i].emptied()
 	}
 	p.duplex = d.cfg.Copy.DuplexSlowdown
 	p.on = p.duplex > 1 && d.info.CopyEngines >= 2
@@ -54,38 +43,30 @@ func pcieEvent(eng int) int32 { return int32(eng) + 1 }
 
 // startPCIe starts copy k on engine eng, or queues it.
 func (d *Device) startPCIe(eng int, k *command) {
-	e := &d.pcie.eng[eng]
 	k.engine = eng
-	if e.copy != nil {
-		e.queue = append(e.queue, k)
-		return
+	if d.pcie.eng[eng].admit(k, d.now) {
+		d.schedule(addTime(d.now, d.cost.copyLatency), evCopyDone, copyMoves, pcieEvent(eng), k)
 	}
-	e.copy = k
-	k.start = d.now
-	d.schedule(addTime(d.now, d.cost.copyLatency), evCopyDone, copyMoves, pcieEvent(eng), k)
 }
 
 // pcieMoving starts the transfer of engine eng's copy.
 func (d *Device) pcieMoving(eng int) {
 	e := &d.pcie.eng[eng]
-	e.moving, e.slow, e.at = true, 0, d.now
-	e.rest = float64(d.copyTransfer(e.copy))
+	e.move(d.now, float64(d.copyTransfer(e.copy)))
 	d.pcieRerate()
 }
 
 // pcieDone ends engine eng's copy k and starts the next queued one.
 func (d *Device) pcieDone(eng int, k *command) {
-	e := &d.pcie.eng[eng]
-	k.end = d.now
-	e.copy, e.moving, e.slow, e.seq = nil, false, 0, 0
+	next := d.pcie.eng[eng].finish(k, d.now)
 	d.pcieRerate()
-	if next := popCopy(&e.queue); next != nil {
+	if next != nil {
 		d.startPCIe(eng, next)
 	}
 }
 
 // duplexing reports whether e's copy moves pinned bytes now.
-func (e *pcieEngine) duplexing() bool {
+func (e *rateEngine) duplexing() bool {
 	return e.copy != nil && e.moving && !e.copy.pageable
 }
 
@@ -103,14 +84,9 @@ func (d *Device) pcieRerate() {
 		if both {
 			s = p.duplex
 		}
-		if s == e.slow {
-			continue
+		if left, ok := e.setSlow(d.now, s); ok {
+			e.seq = d.scheduleF(addTime(d.now, left), evCopyDone, 0, pcieEvent(i), 1, e.copy)
 		}
-		if e.slow > 0 {
-			e.rest = max(0, e.rest-float64(d.now-e.at)/e.slow)
-		}
-		e.at, e.slow = d.now, s
-		e.seq = d.scheduleF(addTime(d.now, psTime(e.rest*s)), evCopyDone, 0, pcieEvent(i), 1, e.copy)
 	}
 }
 
