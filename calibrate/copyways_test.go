@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // On the simulator a copy each way runs on its own engine, both moving
@@ -18,13 +17,7 @@ func TestCopiesBothWaysReadTheEngines(t *testing.T) {
 	for _, duplex := range []float64{0, 1.12, 1.5} {
 		cfg := loadConfig(t, "h200")
 		cfg.Copy.DuplexSlowdown = duplex
-		rep, err := Measure(mustSim(t, cfg), []string{"copies both ways at once"}, nil)
-		require.NoError(t, err)
-		value := func(name string) float64 {
-			m, ok := rep.byName(name)
-			require.True(t, ok, name)
-			return m.Value
-		}
+		rep, value := measured(t, cfg, "copies both ways at once")
 		want := max(duplex, 1)
 		assert.InDelta(t, want, value("copies, duplex slowdown"), 0.01, "duplex %g", duplex)
 		m, _ := rep.byName("copies, duplex slowdown")

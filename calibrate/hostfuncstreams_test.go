@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // The host-functions-over-streams probe reads the simulator's one callback
@@ -40,13 +39,8 @@ func probeHostFuncs(t *testing.T, releaseNs float64, section ...string) func(str
 	cfg.FrontEnd.CallbackParkAfterNs = 160000
 	cfg.FrontEnd.CallbackParkedWakeNs = 40000
 	cfg.FrontEnd.CallbackParkedWakePerDecadeNs = 0 // the spans hand-computed without the deeper park (TestCallbackParkedWakeGrowsWithTheIdle)
-	rep, err := Measure(mustSim(t, cfg), section, nil)
-	require.NoError(t, err)
-	return func(name string) float64 {
-		m, ok := rep.byName(name)
-		require.True(t, ok, name)
-		return m.Value
-	}
+	_, value := measured(t, cfg, section...)
+	return value
 }
 
 // With front_end.callback_release_ns the probe's host functions, each with

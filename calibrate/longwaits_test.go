@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // On the simulator the probe reads back the parked wake and its growth:
@@ -16,13 +15,7 @@ import (
 // the callback thread's park too.
 func TestLongWaitsReadTheParkedWake(t *testing.T) {
 	cfg := loadConfig(t, "h200")
-	rep, err := Measure(mustSim(t, cfg), []string{"long waits"}, nil)
-	require.NoError(t, err)
-	value := func(name string) float64 {
-		m, ok := rep.byName(name)
-		require.True(t, ok, name)
-		return m.Value
-	}
+	_, value := measured(t, cfg, "long waits")
 	for _, idle := range longIdles {
 		q := value(fmt.Sprintf("long waits: queue hand-off after %d us idle", idle))
 		want := cfg.Host.ParkedWakeNs + cfg.Host.HandoffNs + cfg.Host.ParkedWakePerDecadeNs*math.Log10(float64(idle)/300)

@@ -44,13 +44,7 @@ func TestRunPatternsEdges(t *testing.T) {
 func TestRunStreamsProbeSeesTheCalls(t *testing.T) {
 	cfg := loadConfig(t, "h100")
 	cfg.Host.UntimedRecordNs = 500
-	rep, err := Measure(mustSim(t, cfg), []string{"runs over streams"}, nil)
-	require.NoError(t, err)
-	value := func(name string) float64 {
-		m, ok := rep.byName(name)
-		require.True(t, ok, name)
-		return m.Value
-	}
+	_, value := measured(t, cfg, "runs over streams")
 	for _, p := range runPatterns[1:] {
 		what := fmt.Sprintf("%s, 2 us spins, 8 streams", p.name)
 		assert.InDelta(t, 500, value("run over streams: record, "+what), 50, what)
@@ -95,13 +89,8 @@ func TestFitRunSyncsRecoversTheSimulatedSwitch(t *testing.T) {
 func TestChainsBesideReadsPendingQueues(t *testing.T) {
 	cfg := loadConfig(t, "h100")
 	cfg.FrontEnd.PendingQueueNs, cfg.FrontEnd.PendingQueueMaxNs = 500, 1200
-	rep, err := Measure(mustSim(t, cfg), []string{"chains beside other streams"}, nil)
-	require.NoError(t, err)
-	value := func(name string) float64 {
-		m, ok := rep.byName("chain beside other streams, " + name)
-		require.True(t, ok, name)
-		return m.Value
-	}
+	_, read := measured(t, cfg, "chains beside other streams")
+	value := func(name string) float64 { return read("chain beside other streams, " + name) }
 	b2b := cfg.FrontEnd.BackToBackNs
 	assert.InDelta(t, b2b, value("20 us spins, alone"), 10)
 	assert.InDelta(t, b2b, value("20 us spins, 1 stream waiting on the chain's end"), 10)

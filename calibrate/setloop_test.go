@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // SET's job loop on the simulator gives back the config's per-call costs:
@@ -17,13 +16,7 @@ import (
 func TestSETJobLoopReadsTheHostCosts(t *testing.T) {
 	cfg := loadConfig(t, "h100")
 	cfg.Host.HostFuncAfterGraphNs = 6000
-	rep, err := Measure(mustSim(t, cfg), []string{"SET's job loop"}, nil)
-	require.NoError(t, err)
-	value := func(name string) float64 {
-		m, ok := rep.byName(name)
-		require.True(t, ok, name)
-		return m.Value
-	}
+	_, value := measured(t, cfg, "SET's job loop")
 	assert.InDelta(t, cfg.Host.SetNodeNs, value("SET's job loop alone, 2 us kernel: update per node"), 1)
 	assert.InDelta(t, 6000, value("SET's job loop alone, 2 us kernel: host function"), 1)
 	assert.InDelta(t, 6000, value("SET's job shapes: iko: host function after the launch"), 1)

@@ -30,3 +30,17 @@ func mustSim(t *testing.T, cfg *sim.Config) *sim.Device {
 	require.NoError(t, err)
 	return d
 }
+
+// measured runs the named sections on a simulated device on cfg and
+// returns the report and a reader of its values by name (a name it lacks
+// fails the test).
+func measured(t *testing.T, cfg *sim.Config, sections ...string) (*Report, func(string) float64) {
+	t.Helper()
+	rep, err := Measure(mustSim(t, cfg), sections, nil)
+	require.NoError(t, err)
+	return rep, func(name string) float64 {
+		m, ok := rep.byName(name)
+		require.True(t, ok, name)
+		return m.Value
+	}
+}

@@ -17,13 +17,7 @@ var threadCallSections = []string{"host thread hand-off", "event records without
 func TestThreadCallProbesSeeTheirFields(t *testing.T) {
 	cfg := loadConfig(t, "h100")
 	cfg.Host.UntimedRecordNs, cfg.Host.QueueLockNs, cfg.Host.QueueLockHandoffNs = 600, 200, 0
-	rep, err := Measure(mustSim(t, cfg), threadCallSections[1:], nil)
-	require.NoError(t, err)
-	value := func(name string) float64 {
-		m, ok := rep.byName(name)
-		require.True(t, ok, name)
-		return m.Value
-	}
+	_, value := measured(t, cfg, threadCallSections[1:]...)
 	assert.InDelta(t, 600, value(untimedRecordName), 0.5)
 	assert.InDelta(t, cfg.Host.RecordNs, value(timedRecordName), 0.5)
 	for _, call := range []string{"Put", "Len", "Get"} {
