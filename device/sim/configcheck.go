@@ -73,11 +73,7 @@ func (c *Config) check() error {
 		return bad("host.driver_lock_fraction", "must be between 0 and 1, got %g", c.Host.DriverLockFraction)
 	case c.Host.GraphLockFraction > 1:
 		return bad("host.graph_lock_fraction", "must be between 0 and 1 (0: driver_lock_fraction), got %g", c.Host.GraphLockFraction)
-	case !(c.Host.ParkedWakePerDecadeNs >= 0) || math.IsInf(c.Host.ParkedWakePerDecadeNs, 0):
-		return bad("host.parked_wake_per_decade_ns", "must be a finite number of ns, at least 0 (0: off), got %g", c.Host.ParkedWakePerDecadeNs)
-	case !(c.FrontEnd.CallbackParkedWakePerDecadeNs >= 0) || math.IsInf(c.FrontEnd.CallbackParkedWakePerDecadeNs, 0):
-		return bad("front_end.callback_parked_wake_per_decade_ns", "must be a finite number of ns, at least 0 (0: off), got %g", c.FrontEnd.CallbackParkedWakePerDecadeNs)
-	case c.Copy.DuplexSlowdown != 0 && !(c.Copy.DuplexSlowdown >= 1 && c.Copy.DuplexSlowdown <= 4):
+	case c.Copy.DuplexSlowdown != 0 && (c.Copy.DuplexSlowdown < 1 || c.Copy.DuplexSlowdown > 4):
 		return bad("copy.duplex_slowdown", "must be between 1 and 4 (0: off), got %g", c.Copy.DuplexSlowdown)
 	case c.Copy.DtoDContention > 2:
 		return bad("copy.dtod_contention", "must be between 0 and 2, got %g", c.Copy.DtoDContention)
