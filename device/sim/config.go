@@ -526,6 +526,15 @@ type CopyModel struct {
 	// while both move at once (pcie.go). 0 (left out): each direction at
 	// full speed whatever the other does, as before the field existed.
 	DuplexSlowdown float64 `yaml:"duplex_slowdown,omitempty"`
+	// QueuedLatencyNs (optional) replaces LatencyNs for a pinned or
+	// pageable copy issued on a stream that waited for its host engine
+	// behind another stream's copy, and BackToBackLatencyNs for one that
+	// follows its own stream's copy on the engine without the engine
+	// going idle between them (hostcopies.go). 0 (left out): LatencyNs,
+	// as before the fields existed. Graph copy nodes and device-to-device
+	// copies always pay LatencyNs (not measured).
+	QueuedLatencyNs     float64 `yaml:"queued_latency_ns,omitempty"`
+	BackToBackLatencyNs float64 `yaml:"back_to_back_latency_ns,omitempty"`
 }
 
 // DQModel is ACS-HW's hardware dependency queue (Durvasula et al., arXiv

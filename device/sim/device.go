@@ -186,6 +186,7 @@ type Device struct {
 	graphLanes int
 
 	copyFree [3]Time
+	copyPrev [2]copyPrev // each host engine's last copy (hostcopies.go)
 	// coldHost: ColdCaches was called and no call has submitted work
 	// since (host.cold_call_ns).
 	coldHost bool
@@ -251,6 +252,7 @@ type costs struct {
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
 	blockDispatch, handoff, cbHandoff, busyStream, eventWait, captureEvent  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
+	copyQueuedLatency, copyBackToBackLatency                                Time
 	parkAfter, parkedWake, parkedCbWake, syncParkAfter, syncParkedWake      Time
 	parkedDecade, cbParkedDecade                                            float64 // ps a parked wake grows by per tenfold wait beyond deepParkFrom
 	coldCall                                                                Time
@@ -339,7 +341,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		setNode: nsTime(h.SetNodeNs), threadStart: nsTime(h.ThreadStartNs), dqSubmit: nsTime(h.DQSubmitNs), dqPoll: nsTime(h.DQPollNs),
 		launchLatency: nsTime(f.LaunchLatencyNs), backToBack: nsTime(f.BackToBackNs), graphLatency: nsTime(f.GraphLaunchLatencyNs),
 		graphNode: nsTime(f.GraphNodeNs), callback: nsTime(f.CallbackNs), minBlock: nsTime(f.MinBlockNs),
-		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), captureEvent: nsTime(cmp.Or(h.CaptureEventNs, h.CaptureNs)), copyLatency: nsTime(cfg.Copy.LatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
+		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), captureEvent: nsTime(cmp.Or(h.CaptureEventNs, h.CaptureNs)), copyLatency: nsTime(cfg.Copy.LatencyNs), copyQueuedLatency: nsTime(cfg.Copy.QueuedLatencyNs), copyBackToBackLatency: nsTime(cfg.Copy.BackToBackLatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
@@ -423,6 +425,7 @@ func (d *Device) reset() {
 	d.slotWait = d.slotWait[:0]
 	d.cbFree, d.graphLanes = 0, 0
 	d.copyFree = [3]Time{}
+	d.copyPrev = [2]copyPrev{}
 	d.coldHost = false
 	d.resetBandwidth()
 	d.resetPCIe()

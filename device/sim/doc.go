@@ -30,7 +30,8 @@
 // bandwidth by progress rates (bandwidth.go): both slow while both run,
 // and their ends move whenever either's load changes. With
 // copy.duplex_slowdown, pinned copies each way at once slow each other
-// (pcie.go).
+// (pcie.go); with copy.back_to_back_latency_ns and copy.queued_latency_ns,
+// host copies that follow copies on a busy engine wait less (hostcopies.go).
 //
 // Host threads are coroutines in simulated time: only the engine or one
 // host thread runs at a time, and every host action happens in global time

@@ -550,7 +550,6 @@ func (d *Device) startCopy(k *command) {
 	if d.prof != nil && d.prof.cold {
 		d.l2.copy(c)
 	}
-	var dur Time
 	eng := engDtoD
 	switch c.Kind {
 	case device.HostToDevice, device.DeviceToHost:
@@ -559,19 +558,23 @@ func (d *Device) startCopy(k *command) {
 			eng = engDtoH
 		}
 		if d.pcie.on {
-			d.startPCIe(eng, k)
+			d.startPCIe(eng, k, false)
 			return
 		}
-		dur = d.cost.copyLatency + d.copyTransfer(k)
 	default:
 		if d.bw.on {
 			d.startDtoD(k)
 			return
 		}
-		// Device to device: every byte is read and written.
-		dur = d.cost.copyLatency + nsTime(2*float64(c.Bytes)/d.info.MemBandwidth*1e9)
 	}
 	start := max(d.now, d.copyFree[eng])
+	var dur Time
+	if eng == engDtoD {
+		// Device to device: every byte is read and written.
+		dur = d.cost.copyLatency + nsTime(2*float64(c.Bytes)/d.info.MemBandwidth*1e9)
+	} else {
+		dur = d.hostCopyLatency(eng, k, start, start > d.now) + d.copyTransfer(k)
+	}
 	k.engine = eng
 	k.start, k.end = start, start+dur
 	d.copyFree[eng] = k.end
@@ -580,6 +583,7 @@ func (d *Device) startCopy(k *command) {
 
 func (d *Device) copyDone(k *command) {
 	d.stats.Copies++
+	d.noteHostCopyDone(k)
 	d.noteOp(k)
 	if k.hostWaiter != nil {
 		if d.hb.on && k.cp.Kind == device.DeviceToHost {

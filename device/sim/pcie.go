@@ -41,11 +41,12 @@ func (d *Device) resetPCIe() {
 // b = 0 stays the device-to-device engine's (bandwidth.go).
 func pcieEvent(eng int) int32 { return int32(eng) + 1 }
 
-// startPCIe starts copy k on engine eng, or queues it.
-func (d *Device) startPCIe(eng int, k *command) {
+// startPCIe starts copy k on engine eng, or queues it; queued says k
+// waited on the engine's queue for the copy before it.
+func (d *Device) startPCIe(eng int, k *command, queued bool) {
 	k.engine = eng
 	if d.pcie.eng[eng].admit(k, d.now) {
-		d.schedule(addTime(d.now, d.cost.copyLatency), evCopyDone, copyMoves, pcieEvent(eng), k)
+		d.schedule(addTime(d.now, d.hostCopyLatency(eng, k, d.now, queued)), evCopyDone, copyMoves, pcieEvent(eng), k)
 	}
 }
 
@@ -61,7 +62,7 @@ func (d *Device) pcieDone(eng int, k *command) {
 	next := d.pcie.eng[eng].finish(k, d.now)
 	d.pcieRerate()
 	if next != nil {
-		d.startPCIe(eng, next)
+		d.startPCIe(eng, next, true)
 	}
 }
 

@@ -1,0 +1,52 @@
+package sim
+
+// What a host copy waits before its bytes move.
+//
+// A lone pinned copy costs copy.latency_ns before its bytes move (the
+// intercept of one copy's Elapsed over two sizes), but copies that follow
+// one another on a busy host engine cost less: on an H200, behind a gate
+// kernel, each copy past the first issued back to back on one stream adds
+// 2.8 us (host to device) and 1.8 us (device to host) besides its bytes,
+// and each issued at once on its own stream 4.7 and 3.7 us, where a lone
+// copy's latency is about 5.8 (calibrate "copies one way on many streams";
+// calibration-h100.md "Session 26: copies that follow copies"). The engine
+// takes the next command of the stream it is serving while the one before
+// finishes; another stream's copy it takes up only then.
+//
+// With copy.back_to_back_latency_ns set, a stream's copy that starts on
+// its engine the moment the engine's previous copy, of the same stream,
+// ended and that was issued before then pays that instead of
+// copy.latency_ns; with copy.queued_latency_ns set, a copy that waited on
+// its engine behind another stream's copy pays that. Graph copy nodes
+// (whose costs graph_copy_node_ns fits) and device-to-device copies pay
+// copy.latency_ns, as before the fields existed.
+
+// copyPrev is the last copy a host engine ended: its stream and when.
+type copyPrev struct {
+	st  *stream
+	end Time
+}
+
+// noteHostCopyDone records k as its host engine's last copy.
+func (d *Device) noteHostCopyDone(k *command) {
+	if k.engine == engHtoD || k.engine == engDtoH {
+		d.copyPrev[k.engine] = copyPrev{st: k.st, end: d.now}
+	}
+}
+
+// hostCopyLatency is what copy k waits before its bytes move when it
+// starts at start on host engine eng; queued says it waited on the engine
+// behind another copy.
+func (d *Device) hostCopyLatency(eng int, k *command, start Time, queued bool) Time {
+	if k.gr != nil {
+		return d.cost.copyLatency
+	}
+	p := d.copyPrev[eng]
+	if b := d.cost.copyBackToBackLatency; b > 0 && !queued && k.st != nil && p.st == k.st && start == p.end && k.arrive <= p.end {
+		return b
+	}
+	if q := d.cost.copyQueuedLatency; q > 0 && queued {
+		return q
+	}
+	return d.cost.copyLatency
+}
