@@ -9,9 +9,9 @@ package sim
 // 2.8 us (host to device) and 1.8 us (device to host) besides its bytes,
 // and each issued at once on its own stream 4.7 and 3.7 us, where a lone
 // copy's latency is about 5.8 (calibrate "copies one way on many streams";
-// calibration-h100.md "Session 26: copies that follow copies"). The engine
-// takes the next command of the stream it is serving while the one before
-// finishes; another stream's copy it takes up only then.
+// calibration-h100.md "Session 26: copies that follow copies"): as if the
+// engine fetched the next command of the stream it serves while the copy
+// before finishes, and another stream's only after.
 //
 // With copy.back_to_back_latency_ns set, a stream's copy that starts on
 // its engine the moment the engine's previous copy, of the same stream,
