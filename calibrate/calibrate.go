@@ -283,6 +283,7 @@ var measurements = []struct {
 	{name: "copies both ways at once", run: (*calibrator).copiesBothWays, onlyNamed: true},
 	{name: "copies one way on many streams", run: (*calibrator).copiesOneWayOnManyStreams, onlyNamed: true},
 	{name: "graph launch beside its first nodes", run: (*calibrator).graphLaunchOverlap, onlyNamed: true},
+	{name: "graph launch of uploads", run: (*calibrator).graphLaunchOfUploads, onlyNamed: true},
 	{name: "long waits", run: (*calibrator).longWaits, onlyNamed: true},
 	{name: "graph exec updates", run: (*calibrator).graphExecUpdates, onlyNamed: true},
 	{name: "SET's job loop", run: (*calibrator).setJobLoop, onlyNamed: true},
