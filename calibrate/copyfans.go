@@ -24,53 +24,11 @@ var cfCounts = []int{1, 2, 4, 8}
 
 const cfReps = 4
 
-// cfEnv: a gate stream, 8 copy streams with an end event each, and per
-// copy slot its own device buffer and pinned host memory.
-type cfEnv struct {
-	gate    *timedStream
-	streams []device.Stream
-	ends    []device.Event
-	dev     []device.Buffer
-	pin     []*device.HostMem
-}
-
-func (c *calibrator) newCFEnv(h device.Host) (*cfEnv, error) {
-	gate, err := newTimedStream(h)
-	if err != nil {
-		return nil, err
-	}
-	n := cfCounts[len(cfCounts)-1]
-	env := &cfEnv{gate: gate}
-	if env.ends, err = newEventsWith(h, n, device.EventOptions{}); err != nil {
-		return nil, err
-	}
-	largest := cfSizes[len(cfSizes)-1]
-	for i := 0; i < n; i++ {
-		s, err := h.NewStream(device.StreamOptions{})
-		if err != nil {
-			return nil, err
-		}
-		b, err := h.Malloc(largest)
-		if err != nil {
-			return nil, err
-		}
-		m, err := h.AllocHost(largest, true)
-		if err != nil {
-			return nil, err
-		}
-		env.streams, env.dev, env.pin = append(env.streams, s), append(env.dev, b), append(env.pin, m)
-	}
-	return env, nil
-}
-
 // cfTime issues n copies of bytes the kind's way behind a 50 us gate
 // kernel, on n streams (spread) or back to back on the first, and returns
 // the gate's end to the last copy's end (ns).
-func (c *calibrator) cfTime(h device.Host, env *cfEnv, kind device.CopyKind, n int, spread bool, bytes int64) (float64, error) {
-	if err := h.Launch(env.gate.s, c.spinLaunch(us(50), env.gate.done)); err != nil {
-		return 0, err
-	}
-	if err := h.Record(env.gate.e0, env.gate.s); err != nil {
+func (c *calibrator) cfTime(h device.Host, env *gatedCopyEnv, kind device.CopyKind, n int, spread bool, bytes int64) (float64, error) {
+	if err := c.gateOpen(h, env); err != nil {
 		return 0, err
 	}
 	streams := 1
@@ -87,13 +45,7 @@ func (c *calibrator) cfTime(h device.Host, env *cfEnv, kind device.CopyKind, n i
 		if spread {
 			s = i
 		}
-		cp := &device.Copy{Kind: kind, Host: env.pin[i], Bytes: bytes}
-		if kind == device.HostToDevice {
-			cp.Dst = env.dev[i]
-		} else {
-			cp.Src = env.dev[i]
-		}
-		if err := h.Copy(env.streams[s], cp); err != nil {
+		if err := h.Copy(env.streams[s], env.copy(kind, i, bytes)); err != nil {
 			return 0, err
 		}
 	}
@@ -102,18 +54,7 @@ func (c *calibrator) cfTime(h device.Host, env *cfEnv, kind device.CopyKind, n i
 			return 0, err
 		}
 	}
-	if err := h.Synchronize(); err != nil {
-		return 0, err
-	}
-	var last float64
-	for i := 0; i < streams; i++ {
-		d, err := h.Elapsed(env.gate.e0, env.ends[i])
-		if err != nil {
-			return 0, err
-		}
-		last = max(last, ns(d))
-	}
-	return last, nil
+	return env.lastEnd(h, streams)
 }
 
 // copiesOneWayOnManyStreams records per direction and size the time of n
@@ -122,7 +63,7 @@ func (c *calibrator) cfTime(h device.Host, env *cfEnv, kind device.CopyKind, n i
 // (time(n) - time(1)) / (n - 1) over n = 2, 4, 8, least squares through
 // the one-copy point.
 func (c *calibrator) copiesOneWayOnManyStreams(h device.Host) error {
-	env, err := c.newCFEnv(h)
+	env, err := newGatedCopyEnv(h, cfCounts[len(cfCounts)-1], cfSizes[len(cfSizes)-1])
 	if err != nil {
 		return err
 	}
@@ -138,7 +79,7 @@ func (c *calibrator) copiesOneWayOnManyStreams(h device.Host) error {
 
 // cfSize measures and records one direction and size of
 // copiesOneWayOnManyStreams.
-func (c *calibrator) cfSize(h device.Host, env *cfEnv, kind device.CopyKind, size int64) error {
+func (c *calibrator) cfSize(h device.Host, env *gatedCopyEnv, kind device.CopyKind, size int64) error {
 	way := "host-to-device"
 	if kind == device.DeviceToHost {
 		way = "device-to-host"

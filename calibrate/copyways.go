@@ -36,10 +36,12 @@ var cwCases = []cwCase{
 	{"two device-to-host at once", []device.CopyKind{device.DeviceToHost, device.DeviceToHost}},
 }
 
-// cwEnv: a gate stream, two copy streams with an end event each, and per
-// stream its own device buffer and pinned host memory (no two copies of a
-// case touch the same bytes).
-type cwEnv struct {
+// gatedCopyEnv is what the gated copy probes share ("copies both ways at
+// once", "copies one way on many streams"): a gate stream, n copy streams
+// with an end event each, and per copy slot its own device buffer and
+// pinned host memory of the largest size (no two copies of a case touch
+// the same bytes).
+type gatedCopyEnv struct {
 	gate    *timedStream
 	streams []device.Stream
 	ends    []device.Event
@@ -47,17 +49,16 @@ type cwEnv struct {
 	pin     []*device.HostMem
 }
 
-func (c *calibrator) newCWEnv(h device.Host) (*cwEnv, error) {
+func newGatedCopyEnv(h device.Host, n int, largest int64) (*gatedCopyEnv, error) {
 	gate, err := newTimedStream(h)
 	if err != nil {
 		return nil, err
 	}
-	env := &cwEnv{gate: gate}
-	if env.ends, err = newEventsWith(h, 2, device.EventOptions{}); err != nil {
+	env := &gatedCopyEnv{gate: gate}
+	if env.ends, err = newEventsWith(h, n, device.EventOptions{}); err != nil {
 		return nil, err
 	}
-	largest := cwSizes[len(cwSizes)-1]
-	for i := 0; i < 2; i++ {
+	for i := 0; i < n; i++ {
 		s, err := h.NewStream(device.StreamOptions{})
 		if err != nil {
 			return nil, err
@@ -75,37 +76,34 @@ func (c *calibrator) newCWEnv(h device.Host) (*cwEnv, error) {
 	return env, nil
 }
 
-// time issues the case's copies of bytes behind a 50 us gate kernel and
-// returns the gate's end to the last copy's end (ns).
-func (c *calibrator) cwTime(h device.Host, env *cwEnv, cs cwCase, bytes int64) (float64, error) {
+// copy is slot i's copy of bytes the kind's way.
+func (env *gatedCopyEnv) copy(kind device.CopyKind, i int, bytes int64) *device.Copy {
+	cp := &device.Copy{Kind: kind, Host: env.pin[i], Bytes: bytes}
+	if kind == device.HostToDevice {
+		cp.Dst = env.dev[i]
+	} else {
+		cp.Src = env.dev[i]
+	}
+	return cp
+}
+
+// gateOpen launches a 50 us gate kernel and records its end on the gate
+// stream: the copies issued behind it reach their engines at one instant.
+func (c *calibrator) gateOpen(h device.Host, env *gatedCopyEnv) error {
 	if err := h.Launch(env.gate.s, c.spinLaunch(us(50), env.gate.done)); err != nil {
-		return 0, err
+		return err
 	}
-	if err := h.Record(env.gate.e0, env.gate.s); err != nil {
-		return 0, err
-	}
-	for i, kind := range cs.kinds {
-		cp := &device.Copy{Kind: kind, Host: env.pin[i], Bytes: bytes}
-		if kind == device.HostToDevice {
-			cp.Dst = env.dev[i]
-		} else {
-			cp.Src = env.dev[i]
-		}
-		for _, issue := range []func() error{
-			func() error { return h.Wait(env.streams[i], env.gate.e0) },
-			func() error { return h.Copy(env.streams[i], cp) },
-			func() error { return h.Record(env.ends[i], env.streams[i]) },
-		} {
-			if err := issue(); err != nil {
-				return 0, err
-			}
-		}
-	}
+	return h.Record(env.gate.e0, env.gate.s)
+}
+
+// lastEnd synchronizes and returns the gate's end to the latest of the
+// first n streams' end events (ns).
+func (env *gatedCopyEnv) lastEnd(h device.Host, n int) (float64, error) {
 	if err := h.Synchronize(); err != nil {
 		return 0, err
 	}
 	var last float64
-	for i := range cs.kinds {
+	for i := 0; i < n; i++ {
 		d, err := h.Elapsed(env.gate.e0, env.ends[i])
 		if err != nil {
 			return 0, err
@@ -115,13 +113,33 @@ func (c *calibrator) cwTime(h device.Host, env *cwEnv, cs cwCase, bytes int64) (
 	return last, nil
 }
 
+// cwTime issues the case's copies of bytes behind a 50 us gate kernel and
+// returns the gate's end to the last copy's end (ns).
+func (c *calibrator) cwTime(h device.Host, env *gatedCopyEnv, cs cwCase, bytes int64) (float64, error) {
+	if err := c.gateOpen(h, env); err != nil {
+		return 0, err
+	}
+	for i, kind := range cs.kinds {
+		for _, issue := range []func() error{
+			func() error { return h.Wait(env.streams[i], env.gate.e0) },
+			func() error { return h.Copy(env.streams[i], env.copy(kind, i, bytes)) },
+			func() error { return h.Record(env.ends[i], env.streams[i]) },
+		} {
+			if err := issue(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return env.lastEnd(h, len(cs.kinds))
+}
+
 // copiesBothWays records each case's time per size (median of cwReps a
 // round) and, per round, "one each way at once" over the longer of the
 // two alone and "two the same way" over twice the one alone (1: the link
 // carries them as if alone; 2 for both ways: one after the other). It
 // sets copy.duplex_slowdown (duplexSlowdown).
 func (c *calibrator) copiesBothWays(h device.Host) error {
-	env, err := c.newCWEnv(h)
+	env, err := newGatedCopyEnv(h, 2, cwSizes[len(cwSizes)-1])
 	if err != nil {
 		return err
 	}

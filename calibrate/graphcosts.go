@@ -92,11 +92,16 @@ func forkJoin(h device.Host, s device.Stream, side []device.Stream, fork, join d
 // on s) and joined back into s by join (a wait binds to the record just
 // before it, so one event joins every side).
 func sideLaunches(h device.Host, s device.Stream, side []device.Stream, fork, join device.Event, l *device.Launch) error {
-	for _, st := range side {
+	return sideIssues(h, s, side, fork, join, func(_ int, st device.Stream) error { return h.Launch(st, l) })
+}
+
+// sideIssues is sideLaunches with issue(i, side[i]) for each side's work.
+func sideIssues(h device.Host, s device.Stream, side []device.Stream, fork, join device.Event, issue func(i int, st device.Stream) error) error {
+	for i, st := range side {
 		if err := h.Wait(st, fork); err != nil {
 			return err
 		}
-		if err := h.Launch(st, l); err != nil {
+		if err := issue(i, st); err != nil {
 			return err
 		}
 		if err := h.Record(join, st); err != nil {

@@ -74,11 +74,7 @@ func ugCapture(h device.Host, ss *streamSet, fork, join device.Event, kind strin
 	if err := h.Record(fork, s); err != nil {
 		return err
 	}
-	for i := 0; i < branches; i++ {
-		side := ss.stream(i + 1)
-		if err := h.Wait(side, fork); err != nil {
-			return err
-		}
+	return sideIssues(h, s, ss.side[:branches], fork, join, func(i int, side device.Stream) error {
 		if kind != "kernel" {
 			cp := &device.Copy{Kind: device.HostToDevice, Dst: bufs[i], Host: pin, HostOff: int64(i) * ugBytes, Bytes: ugBytes}
 			if err := h.Copy(side, cp); err != nil {
@@ -86,18 +82,10 @@ func ugCapture(h device.Host, ss *streamSet, fork, join device.Event, kind strin
 			}
 		}
 		if kind != "upload" {
-			if err := h.Launch(side, spin); err != nil {
-				return err
-			}
+			return h.Launch(side, spin)
 		}
-		if err := h.Record(join, side); err != nil {
-			return err
-		}
-		if err := h.Wait(s, join); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // launchCalls launches x n times a round on s, synchronizing after each,
