@@ -68,7 +68,14 @@ func duplexRun(t *testing.T, cfg *Config, copies ...duplexCopy) [][2]Time {
 		}
 		return h.Synchronize()
 	}))
-	spans := make([][2]Time, len(copies))
+	return copySpans(t, d, len(copies))
+}
+
+// copySpans is the start and end of each of the n copies of d's last run,
+// by label ("a", "b", ...), every one of them required to have run.
+func copySpans(t *testing.T, d *Device, n int) [][2]Time {
+	t.Helper()
+	spans := make([][2]Time, n)
 	for _, s := range d.lastTrace.spans {
 		if s.kind == trackCopy {
 			spans[s.name[0]-'a'] = [2]Time{s.start, s.end}
