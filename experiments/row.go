@@ -44,6 +44,11 @@ type rowRun struct {
 	// measured is the last measured repetition's timed region, marked
 	// in its timeline.
 	measured device.TraceRegion
+	// timeline is the last repetition's timeline, rendered as soon as it
+	// ran: in interleaved rounds the device's last timeline is, by the
+	// time the row finishes, another row's.
+	timeline    []byte
+	timelineErr error
 }
 
 func (j *job) start(dev device.Device, ref *reference, sink timelineSink) *rowRun {
@@ -137,6 +142,11 @@ func (r *rowRun) repetition(rep int) {
 	row.MakespansNS = append(row.MakespansNS, o.makespan.Nanoseconds())
 	if last {
 		r.measured = device.TraceRegion{Pid: device.TraceHostPid, Step: rep - row.Warmup, Start: o.t0, End: o.t1}
+		if r.trace {
+			var buf bytes.Buffer
+			r.timelineErr = writeTimeline(r.tracer, r.dev.Info(), r.measured, &buf)
+			r.timeline = buf.Bytes()
+		}
 	}
 	if r.obs != nil {
 		r.j.observe(row, r.obs, o, last)
@@ -176,11 +186,10 @@ func (r *rowRun) finish() Row {
 	if len(r.stats) > 0 {
 		row.SchedulerStats = r.stats[stats.UpperMedianIndex(row.MakespansNS)]
 	}
-	if r.trace {
-		var buf bytes.Buffer
-		if err := writeTimeline(r.tracer, r.dev.Info(), r.measured, &buf); err != nil {
-			row.Errors = append(row.Errors, fmt.Sprintf("timeline: %v", err))
-		} else if err := r.sink(&row, buf.Bytes()); err != nil {
+	if r.trace && (r.timeline != nil || r.timelineErr != nil) {
+		if r.timelineErr != nil {
+			row.Errors = append(row.Errors, fmt.Sprintf("timeline: %v", r.timelineErr))
+		} else if err := r.sink(&row, r.timeline); err != nil {
 			row.Errors = append(row.Errors, fmt.Sprintf("timeline: %v", err))
 		}
 	}

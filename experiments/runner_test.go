@@ -432,6 +432,33 @@ func TestInterleavedRowsOnTheSimulator(t *testing.T) {
 	assert.Nil(t, seq.Rows[1].PairedSpeedup, "back-to-back rows are not paired")
 }
 
+// TestInterleavedRowsKeepTheirOwnTimelines: in interleaved rounds the
+// rows finish after the last round, when the device's last timeline is the
+// last row's; each row's timeline must still be its own last repetition
+// (the serial row's has no cross-stream waits, round-robin's has).
+func TestInterleavedRowsKeepTheirOwnTimelines(t *testing.T) {
+	e := parseSmall(t, "")
+	jobs, _, err := plan(e, nil, Shard{})
+	require.NoError(t, err)
+	dev, err := openSim("h100", false)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, dev.Close()) }()
+	rows := make([]Row, len(jobs))
+	done := make(chan int, len(jobs))
+	timelines := map[string]string{}
+	sink := func(row *Row, data []byte) error {
+		timelines[row.Scheduler] = string(data)
+		return nil
+	}
+	runInterleaved(dev, jobs, []int{0, 1}, rows, sink, done, func(*job) *reference { return nil })
+	require.Len(t, timelines, 2)
+	for _, row := range rows {
+		assert.Empty(t, row.Errors)
+	}
+	assert.False(t, strings.Contains(timelines["serial"], "cuStreamWaitEvent"), "the serial row's timeline is its own")
+	assert.True(t, strings.Contains(timelines["round-robin(k=4)"], "cuStreamWaitEvent"), "round-robin's timeline is its own")
+}
+
 // TestSimulatedRowsNeedNoInputData: the simulator binds without
 // generating device inputs (it moves no data), and times every row exactly
 // as a binding with the inputs does; a device the runner does not know to
