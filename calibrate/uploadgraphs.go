@@ -48,19 +48,11 @@ func (c *calibrator) graphLaunchOfUploads(h device.Host) error {
 	spin := c.spinLaunch(us(2), ss.t.done)
 	for _, kind := range ugKinds {
 		for _, branches := range ugBranches {
-			x, err := c.instantiate(h, ss.t.s, func() error {
+			name := fmt.Sprintf("graph launch of uploads, %d branches of %s: launch call", branches, kind)
+			method := fmt.Sprintf("a graph captured as %d parallel branches forked from one stream and joined back, each %s (4 KiB pinned host-to-device copy, 2 us spin kernel); Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, kind, ugLaunches)
+			if err := c.recordLaunchCalls(h, ss.t.s, name, method, func() error {
 				return ugCapture(h, ss, evs[0], evs[1], kind, branches, pin, bufs, spin)
-			})
-			if err != nil {
-				return err
-			}
-			calls, err := c.launchCalls(h, ss.t.s, x, ugLaunches)
-			if err != nil {
-				return fmt.Errorf("graph launch of uploads, %s: %w", kind, err)
-			}
-			c.record(fmt.Sprintf("graph launch of uploads, %d branches of %s: launch call", branches, kind), "", "ns",
-				fmt.Sprintf("a graph captured as %d parallel branches forked from one stream and joined back, each %s (4 KiB pinned host-to-device copy, 2 us spin kernel); Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, kind, ugLaunches), calls)
-			if err := h.Destroy(x); err != nil {
+			}); err != nil {
 				return err
 			}
 		}
@@ -86,6 +78,22 @@ func ugCapture(h device.Host, ss *streamSet, fork, join device.Event, kind strin
 		}
 		return nil
 	})
+}
+
+// recordLaunchCalls instantiates the graph capture issues on s, records
+// its launch calls (launchCalls, ugLaunches a round) as name, and destroys
+// it.
+func (c *calibrator) recordLaunchCalls(h device.Host, s device.Stream, name, method string, capture func() error) error {
+	x, err := c.instantiate(h, s, capture)
+	if err != nil {
+		return err
+	}
+	calls, err := c.launchCalls(h, s, x, ugLaunches)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	c.record(name, "", "ns", method, calls)
+	return h.Destroy(x)
 }
 
 // launchCalls launches x n times a round on s, synchronizing after each,

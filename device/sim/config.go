@@ -229,6 +229,14 @@ type HostCosts struct {
 	// w. Measured on an H100, the driver's cost grows with branches, hardly
 	// with kernels along a branch.
 	GraphLaunchBranchNs float64 `yaml:"graph_launch_branch_ns,omitempty"`
+	// GraphLaunchForkBranchNs (optional) replaces GraphLaunchBranchNs for
+	// the branches beyond the graph's roots (its width less its nodes
+	// without dependencies): branches forked from a node cost the driver
+	// less than independent ones (calibrate "graph launch of upload fans",
+	// session 27: a kernel feeding N one-kernel branches, 0.25-0.4 us a
+	// branch on an H200, where N independent kernels cost 1.1). 0 (left
+	// out): every branch GraphLaunchBranchNs, as before the field existed.
+	GraphLaunchForkBranchNs float64 `yaml:"graph_launch_fork_branch_ns,omitempty"`
 	// GraphLaunchJoinNs (optional) is what cuGraphLaunch costs per
 	// dependency beyond a chain cover of the graph (edges - nodes +
 	// branches: the forks and joins between branches, 2 (w - 1) for w
@@ -252,6 +260,13 @@ type HostCosts struct {
 	// more edges meet a copy; SET's copy-kernel-copy jobs and SET-batch's
 	// chunks, whose copies fan out to every job's kernels).
 	GraphLaunchCopyEdgeNs float64 `yaml:"graph_launch_copy_edge_ns,omitempty"`
+	// GraphLaunchCopyFanEdgeNs (optional) replaces GraphLaunchCopyEdgeNs
+	// for a memcpy node's edges out to non-copy nodes past its first
+	// (calibrate "graph launch of upload fans", session 27: an upload
+	// feeding N one-kernel branches costs the launch 0.4-0.8 us an edge
+	// more than a kernel feeding them). 0 (left out):
+	// GraphLaunchCopyEdgeNs, as before the field existed.
+	GraphLaunchCopyFanEdgeNs float64 `yaml:"graph_launch_copy_fan_edge_ns,omitempty"`
 	// GraphLaunchKernelChangeNs (optional) is what cuGraphLaunch costs per
 	// kernel node whose kernel (module and function) differs from the one
 	// it launched the exec's previous time (or was instantiated with):
@@ -531,10 +546,15 @@ type CopyModel struct {
 	// behind another stream's copy, and BackToBackLatencyNs for one that
 	// follows its own stream's copy on the engine without the engine
 	// going idle between them (hostcopies.go). 0 (left out): LatencyNs,
-	// as before the fields existed. Graph copy nodes and device-to-device
-	// copies always pay LatencyNs (not measured).
+	// as before the fields existed. Device-to-device copies always pay
+	// LatencyNs (not measured).
 	QueuedLatencyNs     float64 `yaml:"queued_latency_ns,omitempty"`
 	BackToBackLatencyNs float64 `yaml:"back_to_back_latency_ns,omitempty"`
+	// GraphLatencyNs (optional) replaces LatencyNs for a graph's pinned
+	// or pageable copy nodes, alone, chained or side by side
+	// (hostcopies.go). 0 (left out): LatencyNs, as before the field
+	// existed.
+	GraphLatencyNs float64 `yaml:"graph_latency_ns,omitempty"`
 }
 
 // DQModel is ACS-HW's hardware dependency queue (Durvasula et al., arXiv

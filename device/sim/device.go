@@ -252,7 +252,7 @@ type costs struct {
 	launchLatency, backToBack, graphLatency, graphNode, callback, minBlock  Time
 	blockDispatch, handoff, cbHandoff, busyStream, eventWait, captureEvent  Time
 	copyLatency, dqDispatch, dqInsert, dqComplete                           Time
-	copyQueuedLatency, copyBackToBackLatency                                Time
+	copyQueuedLatency, copyBackToBackLatency, copyGraphLatency              Time
 	parkAfter, parkedWake, parkedCbWake, syncParkAfter, syncParkedWake      Time
 	parkedDecade, cbParkedDecade                                            float64 // ps a parked wake grows by per tenfold wait beyond deepParkFrom
 	coldCall                                                                Time
@@ -264,7 +264,7 @@ type costs struct {
 	// configuration changed since then, and a node update that changes
 	// the kernel.
 	graphNodeLaunch, graphCopyLaunch, graphBranchLaunch, graphJoinLaunch, graphKernelChange, graphChangedNode, setNodeKernelChange Time
-	graphCopyEdgeLaunch                                                                                                            Time
+	graphCopyEdgeLaunch, graphCopyFanEdgeLaunch, graphForkBranchLaunch                                                             Time
 
 	// The optional costs of many streams and of graphs built per step:
 	// moving a host thread's calls to another stream, a wait on another
@@ -341,9 +341,9 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		setNode: nsTime(h.SetNodeNs), threadStart: nsTime(h.ThreadStartNs), dqSubmit: nsTime(h.DQSubmitNs), dqPoll: nsTime(h.DQPollNs),
 		launchLatency: nsTime(f.LaunchLatencyNs), backToBack: nsTime(f.BackToBackNs), graphLatency: nsTime(f.GraphLaunchLatencyNs),
 		graphNode: nsTime(f.GraphNodeNs), callback: nsTime(f.CallbackNs), minBlock: nsTime(f.MinBlockNs),
-		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), captureEvent: nsTime(cmp.Or(h.CaptureEventNs, h.CaptureNs)), copyLatency: nsTime(cfg.Copy.LatencyNs), copyQueuedLatency: nsTime(cfg.Copy.QueuedLatencyNs), copyBackToBackLatency: nsTime(cfg.Copy.BackToBackLatencyNs), dqDispatch: nsTime(cfg.DQ.DispatchNs),
+		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), captureEvent: nsTime(cmp.Or(h.CaptureEventNs, h.CaptureNs)), copyLatency: nsTime(cfg.Copy.LatencyNs), copyQueuedLatency: nsTime(cfg.Copy.QueuedLatencyNs), copyBackToBackLatency: nsTime(cfg.Copy.BackToBackLatencyNs), copyGraphLatency: nsTime(cmp.Or(cfg.Copy.GraphLatencyNs, cfg.Copy.LatencyNs)), dqDispatch: nsTime(cfg.DQ.DispatchNs),
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
-		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
+		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphForkBranchLaunch: nsTime(cmp.Or(h.GraphLaunchForkBranchNs, h.GraphLaunchBranchNs)), graphCopyFanEdgeLaunch: nsTime(cmp.Or(h.GraphLaunchCopyFanEdgeNs, h.GraphLaunchCopyEdgeNs)), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
 		cbParkAfter: nsTime(f.CallbackParkAfterNs), cbParkedWake: nsTime(f.CallbackParkedWakeNs),

@@ -251,6 +251,7 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 	th.chargeGraphBuild(addTime(d.cost.instBase, addTime(nodes, mulTime(int64(kernelArgs(gr.nodes)), d.cost.instArg))), "cuGraphInstantiate")
 	x := &graphExec{d: d, run: d.run, nodes: make([]gnode, n), succ: make([][]int32, n), npred: make([]int32, n)}
 	x.launchCost = d.cost.graphLaunch
+	roots := 0
 	track := d.cost.graphKernelChange > 0 || d.cost.graphChangedNode > 0
 	if track {
 		x.launchedCfg = make([]nodeConfig, n)
@@ -271,11 +272,12 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 			x.launchCost = addTime(x.launchCost, d.cost.graphNodeLaunch)
 		}
 		x.npred[i] = int32(len(nd.deps))
+		if len(nd.deps) == 0 {
+			roots++
+		}
 		for _, p := range nd.deps {
 			x.succ[p] = append(x.succ[p], int32(i))
-			if nd.kind == cmdCopy || gr.nodes[p].kind == cmdCopy {
-				x.launchCost = addTime(x.launchCost, d.cost.graphCopyEdgeLaunch)
-			}
+			x.launchCost = addTime(x.launchCost, d.copyEdgeLaunch(gr.nodes, x.succ[p], p, i))
 		}
 	}
 	if d.cost.instSegment > 0 || d.cost.destroyExecSegment > 0 {
@@ -292,10 +294,31 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		// graph_launch_branch_ns and graph_launch_join_ns runs exactly
 		// as before the fields.
 		w := dagWidth(x.succ)
-		x.launchCost = addTime(x.launchCost, mulTime(int64(w), d.cost.graphBranchLaunch))
+		x.launchCost = addTime(x.launchCost, mulTime(int64(roots), d.cost.graphBranchLaunch))
+		x.launchCost = addTime(x.launchCost, mulTime(int64(w-roots), d.cost.graphForkBranchLaunch))
 		x.launchCost = addTime(x.launchCost, mulTime(int64(dagJoins(x.succ, w)), d.cost.graphJoinLaunch))
 	}
 	return x, nil
+}
+
+// copyEdgeLaunch is what the edge from node p to node i adds to the
+// launch call: graph_launch_copy_edge_ns into a copy, or out of a copy to
+// its first non-copy successor, graph_launch_copy_fan_edge_ns out of a
+// copy to each non-copy successor past that; nothing between non-copies.
+// succ is p's successors so far, i last.
+func (d *Device) copyEdgeLaunch(nodes []gnode, succ []int32, p int32, i int) Time {
+	switch {
+	case nodes[i].kind == cmdCopy:
+		return d.cost.graphCopyEdgeLaunch
+	case nodes[p].kind != cmdCopy:
+		return 0
+	}
+	for _, s := range succ[:len(succ)-1] {
+		if nodes[s].kind != cmdCopy {
+			return d.cost.graphCopyFanEdgeLaunch
+		}
+	}
+	return d.cost.graphCopyEdgeLaunch
 }
 
 // kernelArgs is the number of arguments of the kernel nodes.

@@ -322,23 +322,36 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 // graph launch charges exactly their sum: here 8 kernels on 4 branches
 // between a copy in and a copy out (9 edges meet a copy: the copy in's to
 // the 4 branches, the 4 branches' to the copy out, and the copy in's to
-// the copy out, which captures after it on the same stream).
+// the copy out, which captures after it on the same stream). With
+// graph_launch_fork_branch_ns and graph_launch_copy_fan_edge_ns set
+// (measured, not in the configs), one root (the copy in) pays
+// graph_launch_branch_ns and the 3 branches forked beside it the fork
+// charge, and the copy in's 3 edges to branches past its first the fan
+// charge; the 5 edges into the copy out and its first keep the edge
+// charge.
 func TestMeasuredConfigsChargePerBranch(t *testing.T) {
 	for _, n := range []string{"h100", "h200"} {
-		c, err := LoadConfig(n)
-		require.NoError(t, err)
-		hc := c.Host
-		require.Positive(t, hc.GraphLaunchBranchNs, n)
-		require.Positive(t, hc.GraphLaunchCopyNodeNs, n)
-		d, err := New(c)
-		require.NoError(t, err)
-		require.NoError(t, d.Run(func(h device.Host) error {
-			x, s := forkJoinOf(t, h, 8, 4, true)
+		for _, fields := range []bool{false, true} {
+			c, err := LoadConfig(n)
+			require.NoError(t, err)
+			hc := &c.Host
+			require.Positive(t, hc.GraphLaunchBranchNs, n)
+			require.Positive(t, hc.GraphLaunchCopyNodeNs, n)
 			want := nsTime(hc.GraphLaunchNs) + 4*nsTime(hc.GraphLaunchBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs) + 9*nsTime(hc.GraphLaunchCopyEdgeNs)
-			// Within 1 ns: the device rounds the sum once, want rounds each term.
-			assert.InDelta(t, float64(want.Duration()), float64(hostTime(t, h, func() error { return h.GraphLaunch(x, s) })), 1, n)
-			return h.Synchronize()
-		}))
+			if fields {
+				hc.GraphLaunchForkBranchNs, hc.GraphLaunchCopyFanEdgeNs = 257, 716
+				want = nsTime(hc.GraphLaunchNs) + nsTime(hc.GraphLaunchBranchNs) + 3*nsTime(hc.GraphLaunchForkBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) +
+					2*nsTime(hc.GraphLaunchCopyNodeNs) + 6*nsTime(hc.GraphLaunchCopyEdgeNs) + 3*nsTime(hc.GraphLaunchCopyFanEdgeNs)
+			}
+			d, err := New(c)
+			require.NoError(t, err)
+			require.NoError(t, d.Run(func(h device.Host) error {
+				x, s := forkJoinOf(t, h, 8, 4, true)
+				// Within 1 ns: the device rounds the sum once, want rounds each term.
+				assert.InDelta(t, float64(want.Duration()), float64(hostTime(t, h, func() error { return h.GraphLaunch(x, s) })), 1, "%s, fields %v", n, fields)
+				return h.Synchronize()
+			}))
+		}
 	}
 }
 

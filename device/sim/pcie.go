@@ -61,6 +61,8 @@ func (d *Device) pcieMoving(eng int) {
 func (d *Device) pcieDone(eng int, k *command) {
 	next := d.pcie.eng[eng].finish(k, d.now)
 	d.pcieRerate()
+	// The next copy follows k (hostcopies.go), before copyDone says so.
+	d.noteHostCopyDone(k)
 	if next != nil {
 		d.startPCIe(eng, next, true)
 	}

@@ -1,0 +1,71 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// "graph launch of upload fans" (issue #18, session 27): the simulator
+// charges cuGraphLaunch host.graph_launch_copy_edge_ns for every edge with
+// a copy at either end, fitted on SET's jobs, whose copies have one edge
+// out. The random DAGs' uploads feed three kernels each on average: seed
+// 1593488677's draw 1 AutoGraph graph (90 nodes, 21 uploads, 67 copy
+// edges) is simulated to launch in 149 us where the H200 takes 82 (its GPU
+// timeline, session 27). This probe captures a root feeding N = 1, 8, 16
+// and 32 parallel branches of one 2 us kernel each, the root a 4 KiB
+// upload ("upload root") or a 2 us kernel ("kernel root"), and times the
+// launch call as "graph launch of uploads" does: the difference of the two
+// slopes over N is what a copy's edge out costs beyond a kernel's.
+var ufKinds = []string{"upload root", "kernel root"}
+
+// graphLaunchOfUploadFans records each kind's launch call per N.
+func (c *calibrator) graphLaunchOfUploadFans(h device.Host) error {
+	n := ugBranches[len(ugBranches)-1]
+	ss, evs, err := newStreamsAndEvents(h, n+1, 2)
+	if err != nil {
+		return err
+	}
+	pin, err := h.AllocHost(ugBytes, true)
+	if err != nil {
+		return err
+	}
+	buf, err := h.Malloc(ugBytes)
+	if err != nil {
+		return err
+	}
+	spin := c.spinLaunch(us(2), ss.t.done)
+	for _, kind := range ufKinds {
+		for _, branches := range ugBranches {
+			name := fmt.Sprintf("graph launch of upload fans, %s feeding %d branches: launch call", kind, branches)
+			method := fmt.Sprintf("a graph captured as a root (%s: 4 KiB pinned host-to-device copy or 2 us spin kernel) feeding %d parallel branches of one 2 us spin kernel, joined back; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", kind, branches, ugLaunches)
+			if err := c.recordLaunchCalls(h, ss.t.s, name, method, func() error {
+				return ufCapture(h, ss, evs, kind, branches, pin, buf, spin)
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ufCapture issues one graph of the probe on ss's origin stream: the root,
+// then branches one-kernel branches forked from it.
+func ufCapture(h device.Host, ss *streamSet, evs []device.Event, kind string, branches int, pin *device.HostMem, buf device.Buffer, spin *device.Launch) error {
+	s := ss.stream(0)
+	var err error
+	if kind == ufKinds[0] {
+		err = h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: pin, Bytes: ugBytes})
+	} else {
+		err = h.Launch(s, spin)
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.Record(evs[0], s); err != nil {
+		return err
+	}
+	return sideIssues(h, s, ss.side[:branches], evs[0], evs[1], func(_ int, side device.Stream) error {
+		return h.Launch(side, spin)
+	})
+}
