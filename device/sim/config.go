@@ -551,9 +551,9 @@ type CopyModel struct {
 	QueuedLatencyNs     float64 `yaml:"queued_latency_ns,omitempty"`
 	BackToBackLatencyNs float64 `yaml:"back_to_back_latency_ns,omitempty"`
 	// GraphLatencyNs (optional) replaces LatencyNs for a graph's pinned
-	// or pageable copy nodes, alone, chained or side by side
-	// (hostcopies.go). 0 (left out): LatencyNs, as before the field
-	// existed.
+	// or pageable copy node that follows a copy of the same launch on its
+	// engine, chained or side by side (hostcopies.go). 0 (left out):
+	// LatencyNs, as before the field existed.
 	GraphLatencyNs float64 `yaml:"graph_latency_ns,omitempty"`
 }
 
