@@ -286,6 +286,7 @@ var measurements = []struct {
 	{name: "graph launch of uploads", run: (*calibrator).graphLaunchOfUploads, onlyNamed: true},
 	{name: "copies in a graph", run: (*calibrator).copiesInAGraph, onlyNamed: true},
 	{name: "graph launch of upload fans", run: (*calibrator).graphLaunchOfUploadFans, onlyNamed: true},
+	{name: "graph launch of joins", run: (*calibrator).graphLaunchOfJoins, onlyNamed: true},
 	{name: "long waits", run: (*calibrator).longWaits, onlyNamed: true},
 	{name: "graph exec updates", run: (*calibrator).graphExecUpdates, onlyNamed: true},
 	{name: "SET's job loop", run: (*calibrator).setJobLoop, onlyNamed: true},

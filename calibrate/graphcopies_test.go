@@ -52,3 +52,20 @@ func TestGraphLaunchOfUploadFansReadsTheCharges(t *testing.T) {
 		assert.InDelta(t, per, (call(32)-call(8))/24, per*0.02, kind)
 	}
 }
+
+// On the simulator a joined fan's launch grows, per branch, by
+// host.graph_launch_join_ns over the open fan's (each branch adds a fork
+// and a join edge beyond the chain cover, the open fan only the fork),
+// which the probe reads back.
+func TestGraphLaunchOfJoinsReadsTheJoinCharge(t *testing.T) {
+	cfg := loadConfig(t, "h200")
+	cfg.Host.GraphLaunchJoinNs = 500
+	_, value := measured(t, cfg, "graph launch of joins")
+	slope := func(kind string) float64 {
+		call := func(n int) float64 {
+			return value(fmt.Sprintf("graph launch of joins, %s of %d branches: launch call", kind, n))
+		}
+		return (call(32) - call(8)) / 24
+	}
+	assert.InDelta(t, 500, slope("joined fan")-slope("open fan"), 10)
+}

@@ -69,3 +69,40 @@ func ufCapture(h device.Host, ss *streamSet, evs []device.Event, kind string, br
 		return h.Launch(side, spin)
 	})
 }
+
+// "graph launch of joins" (issue #18, session 27): with forked branches
+// charged 0.25-0.4 us each ("graph launch of upload fans"), the graph DNN
+// checks got worse, their graphs joining every fork again. This probe
+// times the launch call of a 2 us kernel feeding N = 1, 8, 16, 32
+// one-kernel branches, left open ("open fan") or joined into one 2 us
+// tail kernel ("joined fan"): the difference of the two slopes over N is
+// what a join's edge costs.
+var jnKinds = []string{"open fan", "joined fan"}
+
+// graphLaunchOfJoins records each kind's launch call per N.
+func (c *calibrator) graphLaunchOfJoins(h device.Host) error {
+	n := ugBranches[len(ugBranches)-1]
+	ss, evs, err := newStreamsAndEvents(h, n+1, 2)
+	if err != nil {
+		return err
+	}
+	spin := c.spinLaunch(us(2), ss.t.done)
+	for _, kind := range jnKinds {
+		for _, branches := range ugBranches {
+			name := fmt.Sprintf("graph launch of joins, %s of %d branches: launch call", kind, branches)
+			method := fmt.Sprintf("a graph captured as a 2 us spin kernel feeding %d parallel branches of one 2 us spin kernel, %s; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, map[bool]string{false: "left open", true: "joined into one 2 us tail kernel"}[kind == jnKinds[1]], ugLaunches)
+			if err := c.recordLaunchCalls(h, ss.t.s, name, method, func() error {
+				if err := ufCapture(h, ss, evs, ufKinds[1], branches, nil, device.Buffer{}, spin); err != nil {
+					return err
+				}
+				if kind == jnKinds[1] {
+					return h.Launch(ss.stream(0), spin)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
