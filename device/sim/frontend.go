@@ -588,9 +588,6 @@ func (d *Device) startCopy(k *command) {
 
 func (d *Device) copyDone(k *command) {
 	d.stats.Copies++
-	if d.pcie.on {
-		d.noteHostCopyDone(k)
-	}
 	d.noteOp(k)
 	if k.hostWaiter != nil {
 		if d.hb.on && k.cp.Kind == device.DeviceToHost {

@@ -39,8 +39,9 @@ type copyPrev struct {
 }
 
 // noteHostCopyDone records k as its host engine's last copy when the
-// engines are re-timed (pcie.go), which start a copy when the one before
-// ends; otherwise each copy is recorded as it is issued (frontend.go).
+// engines are re-timed (pcie.go: as k ends, before the next queued copy
+// starts); otherwise each copy is recorded as it is timed, at issue
+// (frontend.go).
 func (d *Device) noteHostCopyDone(k *command) {
 	if k.engine == engHtoD || k.engine == engDtoH {
 		d.copyPrev[k.engine] = copyPrev{st: k.st, gr: k.gr, end: d.now}

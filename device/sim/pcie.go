@@ -61,7 +61,7 @@ func (d *Device) pcieMoving(eng int) {
 func (d *Device) pcieDone(eng int, k *command) {
 	next := d.pcie.eng[eng].finish(k, d.now)
 	d.pcieRerate()
-	// The next copy follows k (hostcopies.go), before copyDone says so.
+	// The next copy follows k (hostcopies.go).
 	d.noteHostCopyDone(k)
 	if next != nil {
 		d.startPCIe(eng, next, true)
