@@ -21,11 +21,6 @@ var ufKinds = []string{"upload root", "kernel root"}
 
 // graphLaunchOfUploadFans records each kind's launch call per N.
 func (c *calibrator) graphLaunchOfUploadFans(h device.Host) error {
-	n := ugBranches[len(ugBranches)-1]
-	ss, evs, err := newStreamsAndEvents(h, n+1, 2)
-	if err != nil {
-		return err
-	}
 	pin, err := h.AllocHost(ugBytes, true)
 	if err != nil {
 		return err
@@ -34,19 +29,16 @@ func (c *calibrator) graphLaunchOfUploadFans(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	spin := c.spinLaunch(us(2), ss.t.done)
-	for _, kind := range ufKinds {
-		for _, branches := range ugBranches {
-			name := fmt.Sprintf("graph launch of upload fans, %s feeding %d branches: launch call", kind, branches)
-			method := fmt.Sprintf("a graph captured as a root (%s: 4 KiB pinned host-to-device copy or 2 us spin kernel) feeding %d parallel branches of one 2 us spin kernel, joined back; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", kind, branches, ugLaunches)
-			if err := c.recordLaunchCalls(h, ss.t.s, name, method, func() error {
-				return ufCapture(h, ss, evs, kind, branches, pin, buf, spin)
-			}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return c.branchLaunchCalls(h, branchProbe{
+		kinds: ufKinds,
+		label: func(kind string, branches int) (string, string) {
+			return fmt.Sprintf("graph launch of upload fans, %s feeding %d branches: launch call", kind, branches),
+				fmt.Sprintf("a graph captured as a root (%s: 4 KiB pinned host-to-device copy or 2 us spin kernel) feeding %d parallel branches of one 2 us spin kernel, joined back; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", kind, branches, ugLaunches)
+		},
+		capture: func(ss *streamSet, evs []device.Event, spin *device.Launch, kind string, branches int) error {
+			return ufCapture(h, ss, evs, kind, branches, pin, buf, spin)
+		},
+	})
 }
 
 // ufCapture issues one graph of the probe on ss's origin stream: the root,
@@ -81,28 +73,20 @@ var jnKinds = []string{"open fan", "joined fan"}
 
 // graphLaunchOfJoins records each kind's launch call per N.
 func (c *calibrator) graphLaunchOfJoins(h device.Host) error {
-	n := ugBranches[len(ugBranches)-1]
-	ss, evs, err := newStreamsAndEvents(h, n+1, 2)
-	if err != nil {
-		return err
-	}
-	spin := c.spinLaunch(us(2), ss.t.done)
-	for _, kind := range jnKinds {
-		for _, branches := range ugBranches {
-			name := fmt.Sprintf("graph launch of joins, %s of %d branches: launch call", kind, branches)
-			method := fmt.Sprintf("a graph captured as a 2 us spin kernel feeding %d parallel branches of one 2 us spin kernel, %s; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, map[bool]string{false: "left open", true: "joined into one 2 us tail kernel"}[kind == jnKinds[1]], ugLaunches)
-			if err := c.recordLaunchCalls(h, ss.t.s, name, method, func() error {
-				if err := ufCapture(h, ss, evs, ufKinds[1], branches, nil, device.Buffer{}, spin); err != nil {
-					return err
-				}
-				if kind == jnKinds[1] {
-					return h.Launch(ss.stream(0), spin)
-				}
-				return nil
-			}); err != nil {
+	return c.branchLaunchCalls(h, branchProbe{
+		kinds: jnKinds,
+		label: func(kind string, branches int) (string, string) {
+			return fmt.Sprintf("graph launch of joins, %s of %d branches: launch call", kind, branches),
+				fmt.Sprintf("a graph captured as a 2 us spin kernel feeding %d parallel branches of one 2 us spin kernel, %s; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, map[bool]string{false: "left open", true: "joined into one 2 us tail kernel"}[kind == jnKinds[1]], ugLaunches)
+		},
+		capture: func(ss *streamSet, evs []device.Event, spin *device.Launch, kind string, branches int) error {
+			if err := ufCapture(h, ss, evs, ufKinds[1], branches, nil, device.Buffer{}, spin); err != nil {
 				return err
 			}
-		}
-	}
-	return nil
+			if kind == jnKinds[1] {
+				return h.Launch(ss.stream(0), spin)
+			}
+			return nil
+		},
+	})
 }

@@ -31,10 +31,6 @@ var ugKinds = []string{"upload, kernel", "kernel", "upload"}
 // graphLaunchOfUploads records each kind's launch call per N.
 func (c *calibrator) graphLaunchOfUploads(h device.Host) error {
 	n := ugBranches[len(ugBranches)-1]
-	ss, evs, err := newStreamsAndEvents(h, n+1, 2)
-	if err != nil {
-		return err
-	}
 	pin, err := h.AllocHost(int64(n)*ugBytes, true)
 	if err != nil {
 		return err
@@ -45,14 +41,50 @@ func (c *calibrator) graphLaunchOfUploads(h device.Host) error {
 			return err
 		}
 	}
+	return c.branchLaunchCalls(h, branchProbe{
+		kinds: ugKinds,
+		label: func(kind string, branches int) (string, string) {
+			return fmt.Sprintf("graph launch of uploads, %d branches of %s: launch call", branches, kind),
+				fmt.Sprintf("a graph captured as %d parallel branches forked from one stream and joined back, each %s (4 KiB pinned host-to-device copy, 2 us spin kernel); Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, kind, ugLaunches)
+		},
+		capture: func(ss *streamSet, evs []device.Event, spin *device.Launch, kind string, branches int) error {
+			return ugCapture(h, ss, evs[0], evs[1], kind, branches, pin, bufs, spin)
+		},
+	})
+}
+
+// branchProbe is one of the probes that time a graph's launch call per
+// count of ugBranches ("graph launch of uploads", "of upload fans", "of
+// joins"): its kinds, each kind and count's record name and method, and
+// the capture of its graph on the stream set's origin stream.
+type branchProbe struct {
+	kinds   []string
+	label   func(kind string, branches int) (name, method string)
+	capture func(ss *streamSet, evs []device.Event, spin *device.Launch, kind string, branches int) error
+}
+
+// branchLaunchCalls makes the streams, the two events and the 2 us spin
+// kernel the probes share, and records per kind and count the launch
+// calls of p's graph (launchCalls, ugLaunches a round).
+func (c *calibrator) branchLaunchCalls(h device.Host, p branchProbe) error {
+	ss, evs, err := newStreamsAndEvents(h, ugBranches[len(ugBranches)-1]+1, 2)
+	if err != nil {
+		return err
+	}
 	spin := c.spinLaunch(us(2), ss.t.done)
-	for _, kind := range ugKinds {
+	for _, kind := range p.kinds {
 		for _, branches := range ugBranches {
-			name := fmt.Sprintf("graph launch of uploads, %d branches of %s: launch call", branches, kind)
-			method := fmt.Sprintf("a graph captured as %d parallel branches forked from one stream and joined back, each %s (4 KiB pinned host-to-device copy, 2 us spin kernel); Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, kind, ugLaunches)
-			if err := c.recordLaunchCalls(h, ss.t.s, name, method, func() error {
-				return ugCapture(h, ss, evs[0], evs[1], kind, branches, pin, bufs, spin)
-			}); err != nil {
+			name, method := p.label(kind, branches)
+			x, err := c.instantiate(h, ss.t.s, func() error { return p.capture(ss, evs, spin, kind, branches) })
+			if err != nil {
+				return err
+			}
+			calls, err := c.launchCalls(h, ss.t.s, x, ugLaunches)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			c.record(name, "", "ns", method, calls)
+			if err := h.Destroy(x); err != nil {
 				return err
 			}
 		}
@@ -78,22 +110,6 @@ func ugCapture(h device.Host, ss *streamSet, fork, join device.Event, kind strin
 		}
 		return nil
 	})
-}
-
-// recordLaunchCalls instantiates the graph capture issues on s, records
-// its launch calls (launchCalls, ugLaunches a round) as name, and destroys
-// it.
-func (c *calibrator) recordLaunchCalls(h device.Host, s device.Stream, name, method string, capture func() error) error {
-	x, err := c.instantiate(h, s, capture)
-	if err != nil {
-		return err
-	}
-	calls, err := c.launchCalls(h, s, x, ugLaunches)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	c.record(name, "", "ns", method, calls)
-	return h.Destroy(x)
 }
 
 // launchCalls launches x n times a round on s, synchronizing after each,
