@@ -393,6 +393,23 @@ func TestRunOnceCleansUpAfterAFailure(t *testing.T) {
 	assert.True(t, s.cleaned, "Cleanup runs even when Run fails")
 }
 
+// interleavedOnTheSimulator measures e's two rows (one workload) in
+// interleaved rounds on an h100 simulator, as a GPU's are, with sink
+// receiving their timelines, and returns them once both reported done.
+func interleavedOnTheSimulator(t *testing.T, e *Experiment, sink timelineSink) []Row {
+	t.Helper()
+	jobs, _, err := plan(e, nil, Shard{})
+	require.NoError(t, err)
+	dev, err := openSim("h100", false)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, dev.Close()) }()
+	rows := make([]Row, len(jobs))
+	done := make(chan int, len(jobs))
+	runInterleaved(dev, jobs, []int{0, 1}, rows, sink, done, func(*job) *reference { return nil })
+	assert.Len(t, done, 2, "every row reported done")
+	return rows
+}
+
 // TestInterleavedRowsOnTheSimulator drives the GPU rows' interleaved
 // measurement on the simulator: every round runs one repetition of each
 // row, and since every simulated repetition starts from a fresh binding,
@@ -404,15 +421,7 @@ func TestInterleavedRowsOnTheSimulator(t *testing.T) {
 	seq, err := Run(e, RunOptions{Workers: 1})
 	require.NoError(t, err)
 
-	jobs, _, err := plan(e, nil, Shard{})
-	require.NoError(t, err)
-	dev, err := openSim("h100", false)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, dev.Close()) }()
-	rows := make([]Row, len(jobs))
-	done := make(chan int, len(jobs))
-	runInterleaved(dev, jobs, []int{0, 1}, rows, nil, done, func(*job) *reference { return nil })
-	assert.Len(t, done, 2, "every row reported done")
+	rows := interleavedOnTheSimulator(t, e, nil)
 	res := &Results{Rows: rows}
 	res.ComputeSpeedups()
 	for i, row := range res.Rows {
@@ -437,20 +446,11 @@ func TestInterleavedRowsOnTheSimulator(t *testing.T) {
 // last row's; each row's timeline must still be its own last repetition
 // (the serial row's has no cross-stream waits, round-robin's has).
 func TestInterleavedRowsKeepTheirOwnTimelines(t *testing.T) {
-	e := parseSmall(t, "")
-	jobs, _, err := plan(e, nil, Shard{})
-	require.NoError(t, err)
-	dev, err := openSim("h100", false)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, dev.Close()) }()
-	rows := make([]Row, len(jobs))
-	done := make(chan int, len(jobs))
 	timelines := map[string]string{}
-	sink := func(row *Row, data []byte) error {
+	rows := interleavedOnTheSimulator(t, parseSmall(t, ""), func(row *Row, data []byte) error {
 		timelines[row.Scheduler] = string(data)
 		return nil
-	}
-	runInterleaved(dev, jobs, []int{0, 1}, rows, sink, done, func(*job) *reference { return nil })
+	})
 	require.Len(t, timelines, 2)
 	for _, row := range rows {
 		assert.Empty(t, row.Errors)
