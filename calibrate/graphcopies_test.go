@@ -32,18 +32,18 @@ func TestCopiesInAGraphReadTheGraphLatency(t *testing.T) {
 	}
 }
 
-// On the simulator a root's forked branches add
-// host.graph_launch_fork_branch_ns each (and their kernel's
+// On the simulator a root's open ends past the first add
+// host.graph_launch_open_end_ns each (and their kernel's
 // graph_launch_node_ns), and an upload root's edges out past its first
 // graph_launch_copy_fan_edge_ns more, which the probe reads back.
 func TestGraphLaunchOfUploadFansReadsTheCharges(t *testing.T) {
 	cfg := loadConfig(t, "h200")
-	cfg.Host.GraphLaunchForkBranchNs, cfg.Host.GraphLaunchCopyFanEdgeNs = 257, 716 // measured, not in the config
+	cfg.Host.GraphLaunchOpenEndNs, cfg.Host.GraphLaunchCopyFanEdgeNs = 257, 716 // measured, not in the config
 	_, value := measured(t, cfg, "graph launch of upload fans")
 	h := cfg.Host
 	want := map[string]float64{
-		"kernel root": h.GraphLaunchForkBranchNs + h.GraphLaunchNodeNs,
-		"upload root": h.GraphLaunchForkBranchNs + h.GraphLaunchNodeNs + h.GraphLaunchCopyFanEdgeNs,
+		"kernel root": h.GraphLaunchOpenEndNs + h.GraphLaunchNodeNs,
+		"upload root": h.GraphLaunchOpenEndNs + h.GraphLaunchNodeNs + h.GraphLaunchCopyFanEdgeNs,
 	}
 	for kind, per := range want {
 		call := func(n int) float64 {
@@ -68,4 +68,29 @@ func TestGraphLaunchOfJoinsReadsTheJoinCharge(t *testing.T) {
 		return (call(32) - call(8)) / 24
 	}
 	assert.InDelta(t, 500, slope("joined fan")-slope("open fan"), 10)
+}
+
+// With host.graph_launch_open_end_ns set, the probe reads what it
+// measured on an H200 (session 27): an open fan's branches cost an open
+// end each and a joined fan's nothing beyond their kernels; without it
+// both cost a branch (graph_launch_branch_ns), the width's charge.
+func TestGraphLaunchOfJoinsReadsTheOpenEnds(t *testing.T) {
+	for _, openEnd := range []float64{0, 257} {
+		cfg := loadConfig(t, "h200")
+		cfg.Host.GraphLaunchOpenEndNs = openEnd
+		_, value := measured(t, cfg, "graph launch of joins")
+		slope := func(kind string) float64 {
+			call := func(n int) float64 {
+				return value(fmt.Sprintf("graph launch of joins, %s of %d branches: launch call", kind, n))
+			}
+			return (call(32) - call(8)) / 24
+		}
+		h := cfg.Host
+		open, joined := h.GraphLaunchBranchNs, h.GraphLaunchBranchNs
+		if openEnd > 0 {
+			open, joined = openEnd, 0
+		}
+		assert.InDelta(t, open+h.GraphLaunchNodeNs, slope("open fan"), 10, "open fan, open_end %v", openEnd)
+		assert.InDelta(t, joined+h.GraphLaunchNodeNs, slope("joined fan"), 10, "joined fan, open_end %v", openEnd)
+	}
 }

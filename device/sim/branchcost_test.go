@@ -237,3 +237,89 @@ func TestGraphLaunchChargesPerJoin(t *testing.T) {
 		}))
 	}
 }
+
+// fanOf captures k one-kernel branches forked from a head kernel (from
+// nothing, k independent kernels, without head), joined back into a tail
+// kernel when tail is set (left open otherwise), and instantiates it:
+// calibrate "graph launch of joins"'s shapes.
+func fanOf(t *testing.T, h device.Host, k int, head, tail bool) (device.GraphExec, device.Stream) {
+	t.Helper()
+	s, err := h.NewStream(device.StreamOptions{})
+	require.NoError(t, err)
+	fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+	require.NoError(t, err)
+	require.NoError(t, h.BeginCapture(s))
+	if head {
+		require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+	}
+	require.NoError(t, h.Record(fork, s))
+	for j := 0; j < k; j++ {
+		side, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		require.NoError(t, h.Wait(side, fork))
+		require.NoError(t, h.Launch(side, spinLaunch(1, 32, time.Microsecond)))
+		join, err := h.NewEvent(device.EventOptions{DisableTiming: true})
+		require.NoError(t, err)
+		require.NoError(t, h.Record(join, side))
+		require.NoError(t, h.Wait(s, join))
+	}
+	if tail {
+		require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))
+	}
+	g, err := h.EndCapture(s)
+	require.NoError(t, err)
+	x, err := h.Instantiate(g)
+	require.NoError(t, err)
+	want := k
+	for _, extra := range []bool{head, tail} {
+		if extra {
+			want++
+		}
+	}
+	require.Equal(t, want, x.Nodes())
+	return x, s
+}
+
+// With host.graph_launch_open_end_ns a launch charges roots and open ends,
+// not width: a root 0.8 us, each open end past the roots' count 0.3, a
+// branch forked and joined back nothing (withBranchCosts: 0.5 fixed, 0.02 a
+// kernel, 1.3 a copy). Without the field every branch of the width costs
+// 0.8.
+func TestOpenEndsReplaceTheWidthsBranches(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		capture         func(t *testing.T, h device.Host) (device.GraphExec, device.Stream)
+		width, openEnds time.Duration
+	}{
+		// 0.5 + 4 x 0.8 + 5 x 0.02; 0.5 + 0.8 + 3 x 0.3 + 5 x 0.02.
+		{"kernel feeding 4 open branches", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
+			return fanOf(t, h, 4, true, false)
+		}, 3800 * time.Nanosecond, 2300 * time.Nanosecond},
+		// 0.5 + 4 x 0.8 + 6 x 0.02; 0.5 + 0.8 + 6 x 0.02.
+		{"kernel feeding 4 branches joined into a kernel", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) { return fanOf(t, h, 4, true, true) }, 3820 * time.Nanosecond, 1420 * time.Nanosecond},
+		// 4 roots, 4 open ends either way: 0.5 + 4 x 0.8 + 4 x 0.02.
+		{"4 independent kernels", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
+			return fanOf(t, h, 4, false, false)
+		}, 3780 * time.Nanosecond, 3780 * time.Nanosecond},
+		// One root and one open end (the copies): 0.5 + 0.8 + 8 x 0.02 + 2 x 1.3.
+		{"copy, 8 on 4 branches, copy", func(t *testing.T, h device.Host) (device.GraphExec, device.Stream) {
+			return forkJoinOf(t, h, 8, 4, true)
+		}, 6460 * time.Nanosecond, 4060 * time.Nanosecond},
+	} {
+		for _, openEnd := range []float64{0, 300} {
+			cfg := withBranchCosts(t)
+			cfg.Host.GraphLaunchOpenEndNs = openEnd
+			want := tc.width
+			if openEnd > 0 {
+				want = tc.openEnds
+			}
+			d, err := New(cfg)
+			require.NoError(t, err)
+			require.NoError(t, d.Run(func(h device.Host) error {
+				x, s := tc.capture(t, h)
+				assert.Equal(t, want, hostTime(t, h, func() error { return h.GraphLaunch(x, s) }), "%s, open_end_ns %v", tc.name, openEnd)
+				return h.Synchronize()
+			}))
+		}
+	}
+}

@@ -229,14 +229,18 @@ type HostCosts struct {
 	// w. Measured on an H100, the driver's cost grows with branches, hardly
 	// with kernels along a branch.
 	GraphLaunchBranchNs float64 `yaml:"graph_launch_branch_ns,omitempty"`
-	// GraphLaunchForkBranchNs (optional) replaces GraphLaunchBranchNs for
+	// GraphLaunchOpenEndNs (optional) replaces the per-branch charge of
 	// the branches beyond the graph's roots (its width less its nodes
-	// without dependencies): branches forked from a node cost the driver
-	// less than independent ones (calibrate "graph launch of upload fans",
-	// session 27: a kernel feeding N one-kernel branches, 0.25-0.4 us a
-	// branch on an H200, where N independent kernels cost 1.1). 0 (left
-	// out): every branch GraphLaunchBranchNs, as before the field existed.
-	GraphLaunchForkBranchNs float64 `yaml:"graph_launch_fork_branch_ns,omitempty"`
+	// without dependencies): with it set, cuGraphLaunch charges each root
+	// GraphLaunchBranchNs and each open end (a node without successors)
+	// beyond the roots' count this, and branches forked and joined back
+	// nothing. The driver's cost follows roots and open ends, not width
+	// (calibrate "graph launch of joins", session 27 on an H200: N
+	// independent kernels 1.1 us each, a kernel feeding N open one-kernel
+	// branches 0.18-0.27 us a branch, the same branches joined into one
+	// tail kernel nothing). 0 (left out): every branch of the width
+	// GraphLaunchBranchNs, as before the field existed.
+	GraphLaunchOpenEndNs float64 `yaml:"graph_launch_open_end_ns,omitempty"`
 	// GraphLaunchJoinNs (optional) is what cuGraphLaunch costs per
 	// dependency beyond a chain cover of the graph (edges - nodes +
 	// branches: the forks and joins between branches, 2 (w - 1) for w

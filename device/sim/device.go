@@ -264,7 +264,7 @@ type costs struct {
 	// configuration changed since then, and a node update that changes
 	// the kernel.
 	graphNodeLaunch, graphCopyLaunch, graphBranchLaunch, graphJoinLaunch, graphKernelChange, graphChangedNode, setNodeKernelChange Time
-	graphCopyEdgeLaunch, graphCopyFanEdgeLaunch, graphForkBranchLaunch                                                             Time
+	graphCopyEdgeLaunch, graphCopyFanEdgeLaunch, graphOpenEndLaunch                                                                Time
 
 	// The optional costs of many streams and of graphs built per step:
 	// moving a host thread's calls to another stream, a wait on another
@@ -343,7 +343,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		graphNode: nsTime(f.GraphNodeNs), callback: nsTime(f.CallbackNs), minBlock: nsTime(f.MinBlockNs),
 		blockDispatch: nsTime(f.BlockDispatchNs), eventWait: nsTime(f.EventWaitNs), captureEvent: nsTime(cmp.Or(h.CaptureEventNs, h.CaptureNs)), copyLatency: nsTime(cfg.Copy.LatencyNs), copyQueuedLatency: nsTime(cfg.Copy.QueuedLatencyNs), copyBackToBackLatency: nsTime(cfg.Copy.BackToBackLatencyNs), copyGraphLatency: nsTime(cmp.Or(cfg.Copy.GraphLatencyNs, cfg.Copy.LatencyNs)), dqDispatch: nsTime(cfg.DQ.DispatchNs),
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
-		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphForkBranchLaunch: nsTime(cmp.Or(h.GraphLaunchForkBranchNs, h.GraphLaunchBranchNs)), graphCopyFanEdgeLaunch: nsTime(cmp.Or(h.GraphLaunchCopyFanEdgeNs, h.GraphLaunchCopyEdgeNs)), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
+		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphOpenEndLaunch: nsTime(h.GraphLaunchOpenEndNs), graphCopyFanEdgeLaunch: nsTime(cmp.Or(h.GraphLaunchCopyFanEdgeNs, h.GraphLaunchCopyEdgeNs)), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
 		graphCopyNode: nsTime(f.GraphCopyNodeNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
 		cbParkAfter: nsTime(f.CallbackParkAfterNs), cbParkedWake: nsTime(f.CallbackParkedWakeNs),

@@ -295,10 +295,25 @@ func (th *thread) Instantiate(g device.Graph) (device.GraphExec, error) {
 		// as before the fields.
 		w := dagWidth(x.succ)
 		x.launchCost = addTime(x.launchCost, mulTime(int64(roots), d.cost.graphBranchLaunch))
-		x.launchCost = addTime(x.launchCost, mulTime(int64(w-roots), d.cost.graphForkBranchLaunch))
+		if d.cost.graphOpenEndLaunch > 0 {
+			x.launchCost = addTime(x.launchCost, mulTime(int64(max(0, openEnds(x.succ)-roots)), d.cost.graphOpenEndLaunch))
+		} else {
+			x.launchCost = addTime(x.launchCost, mulTime(int64(w-roots), d.cost.graphBranchLaunch))
+		}
 		x.launchCost = addTime(x.launchCost, mulTime(int64(dagJoins(x.succ, w)), d.cost.graphJoinLaunch))
 	}
 	return x, nil
+}
+
+// openEnds is the number of the DAG's nodes without successors.
+func openEnds(succ [][]int32) int {
+	n := 0
+	for _, s := range succ {
+		if len(s) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // copyEdgeLaunch is what the edge from node p to node i adds to the

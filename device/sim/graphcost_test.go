@@ -323,12 +323,12 @@ func TestConfigWithoutGraphNodeFieldsChargesTheFlatCost(t *testing.T) {
 // between a copy in and a copy out (9 edges meet a copy: the copy in's to
 // the 4 branches, the 4 branches' to the copy out, and the copy in's to
 // the copy out, which captures after it on the same stream). With
-// graph_launch_fork_branch_ns and graph_launch_copy_fan_edge_ns set
-// (measured, not in the configs), one root (the copy in) pays
-// graph_launch_branch_ns and the 3 branches forked beside it the fork
-// charge, and the copy in's 3 edges to branches past its first the fan
-// charge; the 5 edges into the copy out and its first keep the edge
-// charge.
+// graph_launch_open_end_ns and graph_launch_copy_fan_edge_ns set
+// (measured, not in the configs), the one root (the copy in) pays
+// graph_launch_branch_ns and the 3 branches forked beside it nothing (they
+// join at the copy out, the one open end), and the copy in's 3 edges to
+// branches past its first the fan charge; the 5 edges into the copy out
+// and its first keep the edge charge.
 func TestMeasuredConfigsChargePerBranch(t *testing.T) {
 	for _, n := range []string{"h100", "h200"} {
 		for _, fields := range []bool{false, true} {
@@ -339,8 +339,8 @@ func TestMeasuredConfigsChargePerBranch(t *testing.T) {
 			require.Positive(t, hc.GraphLaunchCopyNodeNs, n)
 			want := nsTime(hc.GraphLaunchNs) + 4*nsTime(hc.GraphLaunchBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) + 2*nsTime(hc.GraphLaunchCopyNodeNs) + 9*nsTime(hc.GraphLaunchCopyEdgeNs)
 			if fields {
-				hc.GraphLaunchForkBranchNs, hc.GraphLaunchCopyFanEdgeNs = 257, 716
-				want = nsTime(hc.GraphLaunchNs) + nsTime(hc.GraphLaunchBranchNs) + 3*nsTime(hc.GraphLaunchForkBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) +
+				hc.GraphLaunchOpenEndNs, hc.GraphLaunchCopyFanEdgeNs = 257, 716
+				want = nsTime(hc.GraphLaunchNs) + nsTime(hc.GraphLaunchBranchNs) + 8*nsTime(hc.GraphLaunchNodeNs) +
 					2*nsTime(hc.GraphLaunchCopyNodeNs) + 6*nsTime(hc.GraphLaunchCopyEdgeNs) + 3*nsTime(hc.GraphLaunchCopyFanEdgeNs)
 			}
 			d, err := New(c)

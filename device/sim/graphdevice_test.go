@@ -42,28 +42,7 @@ func withGraphDeviceCosts(t *testing.T) *Config {
 // independentOf captures n independent 1 us kernels (n roots).
 func independentOf(t *testing.T, h device.Host, n int) (device.GraphExec, device.Stream) {
 	t.Helper()
-	s, err := h.NewStream(device.StreamOptions{})
-	require.NoError(t, err)
-	fork, err := h.NewEvent(device.EventOptions{DisableTiming: true})
-	require.NoError(t, err)
-	require.NoError(t, h.BeginCapture(s))
-	require.NoError(t, h.Record(fork, s))
-	require.NoError(t, h.Launch(s, spinLaunch(1, 32, time.Microsecond)))
-	for i := 1; i < n; i++ {
-		side, err := h.NewStream(device.StreamOptions{})
-		require.NoError(t, err)
-		require.NoError(t, h.Wait(side, fork))
-		require.NoError(t, h.Launch(side, spinLaunch(1, 32, time.Microsecond)))
-		join, err := h.NewEvent(device.EventOptions{DisableTiming: true})
-		require.NoError(t, err)
-		require.NoError(t, h.Record(join, side))
-		require.NoError(t, h.Wait(s, join))
-	}
-	g, err := h.EndCapture(s)
-	require.NoError(t, err)
-	x, err := h.Instantiate(g)
-	require.NoError(t, err)
-	return x, s
+	return fanOf(t, h, n, false, false)
 }
 
 func TestGraphDeviceCostsDelayCopyNodesAndForks(t *testing.T) {
