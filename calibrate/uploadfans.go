@@ -76,8 +76,12 @@ func (c *calibrator) graphLaunchOfJoins(h device.Host) error {
 	return c.branchLaunchCalls(h, branchProbe{
 		kinds: jnKinds,
 		label: func(kind string, branches int) (string, string) {
+			ends := "left open (their streams joined back, no node after them)"
+			if kind == jnKinds[1] {
+				ends = "joined into one 2 us tail kernel"
+			}
 			return fmt.Sprintf("graph launch of joins, %s of %d branches: launch call", kind, branches),
-				fmt.Sprintf("a graph captured as a 2 us spin kernel feeding %d parallel branches of one 2 us spin kernel, %s; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, map[bool]string{false: "left open", true: "joined into one 2 us tail kernel"}[kind == jnKinds[1]], ugLaunches)
+				fmt.Sprintf("a graph captured as a 2 us spin kernel feeding %d parallel branches of one 2 us spin kernel, %s; Host.Now around cuGraphLaunch, median of %d launches, the stream synchronized after each", branches, ends, ugLaunches)
 		},
 		capture: func(ss *streamSet, evs []device.Event, spin *device.Launch, kind string, branches int) error {
 			if err := ufCapture(h, ss, evs, ufKinds[1], branches, nil, device.Buffer{}, spin); err != nil {

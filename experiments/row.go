@@ -41,9 +41,6 @@ type rowRun struct {
 	// stopped: a repetition failed (or the row could not start); the row
 	// is final as it stands.
 	stopped bool
-	// measured is the last measured repetition's timed region, marked
-	// in its timeline.
-	measured device.TraceRegion
 	// timeline is the last repetition's timeline, rendered as soon as it
 	// ran: in interleaved rounds the device's last timeline is, by the
 	// time the row finishes, another row's.
@@ -141,10 +138,11 @@ func (r *rowRun) repetition(rep int) {
 	r.stats = append(r.stats, SchedulerStats(s))
 	row.MakespansNS = append(row.MakespansNS, o.makespan.Nanoseconds())
 	if last {
-		r.measured = device.TraceRegion{Pid: device.TraceHostPid, Step: rep - row.Warmup, Start: o.t0, End: o.t1}
 		if r.trace {
+			// The timed region is marked in the timeline.
+			measured := device.TraceRegion{Pid: device.TraceHostPid, Step: rep - row.Warmup, Start: o.t0, End: o.t1}
 			var buf bytes.Buffer
-			r.timelineErr = writeTimeline(r.tracer, r.dev.Info(), r.measured, &buf)
+			r.timelineErr = writeTimeline(r.tracer, r.dev.Info(), measured, &buf)
 			r.timeline = buf.Bytes()
 		}
 	}

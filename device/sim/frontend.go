@@ -578,11 +578,7 @@ func (d *Device) startCopy(k *command) {
 	k.engine = eng
 	k.start, k.end = start, start+dur
 	d.copyFree[eng] = k.end
-	if eng != engDtoD {
-		// The engine's copies are timed as they are issued, so the next
-		// one issued follows this one, done or not.
-		d.copyPrev[eng] = copyPrev{st: k.st, gr: k.gr, end: k.end}
-	}
+	d.noteHostCopy(k, k.end)
 	d.schedule(k.end, evCopyDone, 0, 0, k)
 }
 

@@ -38,13 +38,13 @@ type copyPrev struct {
 	end Time
 }
 
-// noteHostCopyDone records k as its host engine's last copy when the
-// engines are re-timed (pcie.go: as k ends, before the next queued copy
-// starts); otherwise each copy is recorded as it is timed, at issue
-// (frontend.go).
-func (d *Device) noteHostCopyDone(k *command) {
+// noteHostCopy records k, ending at end, as its host engine's last copy:
+// when the engines are re-timed (pcie.go) as k ends, before the next
+// queued copy starts; otherwise as k is timed, at issue (frontend.go), so
+// that the next one issued follows it, done or not.
+func (d *Device) noteHostCopy(k *command, end Time) {
 	if k.engine == engHtoD || k.engine == engDtoH {
-		d.copyPrev[k.engine] = copyPrev{st: k.st, gr: k.gr, end: d.now}
+		d.copyPrev[k.engine] = copyPrev{st: k.st, gr: k.gr, end: end}
 	}
 }
 

@@ -62,7 +62,7 @@ func (d *Device) pcieDone(eng int, k *command) {
 	next := d.pcie.eng[eng].finish(k, d.now)
 	d.pcieRerate()
 	// The next copy follows k (hostcopies.go).
-	d.noteHostCopyDone(k)
+	d.noteHostCopy(k, d.now)
 	if next != nil {
 		d.startPCIe(eng, next, true)
 	}
