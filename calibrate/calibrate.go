@@ -291,6 +291,7 @@ var measurements = []struct {
 	{name: "graph exec updates", run: (*calibrator).graphExecUpdates, onlyNamed: true},
 	{name: "SET's job loop", run: (*calibrator).setJobLoop, onlyNamed: true},
 	{name: "host thread starts", run: (*calibrator).threadStarts, onlyNamed: true},
+	{name: "host functions after heads", run: (*calibrator).hostFuncsAfterHeads, onlyNamed: true},
 }
 
 type calibrator struct {
