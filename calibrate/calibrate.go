@@ -292,6 +292,7 @@ var measurements = []struct {
 	{name: "SET's job loop", run: (*calibrator).setJobLoop, onlyNamed: true},
 	{name: "host thread starts", run: (*calibrator).threadStarts, onlyNamed: true},
 	{name: "host functions after heads", run: (*calibrator).hostFuncsAfterHeads, onlyNamed: true},
+	{name: "branchy graphs over streams", run: (*calibrator).branchyGraphs, onlyNamed: true},
 }
 
 type calibrator struct {
