@@ -293,6 +293,7 @@ var measurements = []struct {
 	{name: "host thread starts", run: (*calibrator).threadStarts, onlyNamed: true},
 	{name: "host functions after heads", run: (*calibrator).hostFuncsAfterHeads, onlyNamed: true},
 	{name: "branchy graphs over streams", run: (*calibrator).branchyGraphs, onlyNamed: true},
+	{name: "queued graphs' branches", run: (*calibrator).queuedBranches, onlyNamed: true},
 }
 
 type calibrator struct {

@@ -1,0 +1,164 @@
+package calibrate
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// "queued graphs' branches" (issue #18, session 29): on four workers
+// SET-batch's rows take 26-52% longer with 12-branch chunks than with 2,
+// and 27-36% longer with a second launch queued behind each running one
+// (ring 2) than without (ring 1), on three H200 leases, where graphs of
+// empty kernels over 1-8 streams lose little to their branches ("branchy
+// graphs over streams"). One explanation is the hardware queues: a graph
+// launch's branches run on internal streams whose commands are queued on
+// shared channels when it is launched, and a launch waiting behind its
+// stream's running work would hold up, in order, whatever another stream
+// queued on the same channels after it. This probe asks directly: a graph
+// G of B branches (an empty kernel, B chains of two, an empty kernel) on
+// a stream of its own, timed by events around it, beside a stream held by
+// a 200 us spin kernel with, queued behind the spin (G itself behind an
+// 80 us gate on its stream, so that its time is the device's):
+//
+//	nothing                     G's own time
+//	a graph before G            a launch of another exec of G's shape,
+//	                            issued before G
+//	a graph after G             the same, issued after G
+//	a 16-branch graph before G  the widest shape, before G
+//	a kernel before G           an empty kernel (the user streams' own
+//	                            queues: the two streams share none)
+//
+// for B = 1, 2, 4, 8, 16. If queued branches hold up others, G's time
+// rises toward the spin's with B (or with the other's width) when issued
+// after the queued launch, and not before it.
+var (
+	qbBranches = []int{1, 2, 4, 8, 16}
+	qbKinds    = []string{"nothing", "a graph before G", "a graph after G", "a 16-branch graph before G", "a kernel before G"}
+)
+
+// qbBlock holds the other stream; qbGate, on G's stream, covers G's
+// launch call and ends well before qbBlock.
+const qbBlock, qbGate = 200 * time.Microsecond, 80 * time.Microsecond
+
+// qbName is the name of a "queued graphs' branches" measurement.
+func qbName(branches int, kind string) string {
+	return fmt.Sprintf("graph G of %d branches beside a held stream with %s queued", branches, kind)
+}
+
+func qbShape(branches int) gdShape {
+	return gdShape{name: fmt.Sprintf("%d branches", branches), head: "k", tail: "k", branches: branches, perBranch: 2}
+}
+
+func (c *calibrator) queuedBranches(h device.Host) error {
+	env, err := c.newGDEnv(h, gdSmall)
+	if err != nil {
+		return err
+	}
+	g, err := newTimedStream(h)
+	if err != nil {
+		return err
+	}
+	held, err := h.NewStream(device.StreamOptions{})
+	if err != nil {
+		return err
+	}
+	spin := c.spinLaunch(qbBlock, g.done)
+	// Two execs per width: G's and the queued one's (an exec runs one
+	// launch at a time).
+	execs := map[int][2]device.GraphExec{}
+	for _, b := range qbBranches {
+		var pair [2]device.GraphExec
+		for i := range pair {
+			if pair[i], err = c.instantiate(h, env.ss.t.s, env.issue(h, qbShape(b))); err != nil {
+				return fmt.Errorf("queued graphs' branches, %d branches: %w", b, err)
+			}
+			if err := h.GraphLaunch(pair[i], env.ss.t.s); err != nil {
+				return err
+			}
+		}
+		execs[b] = pair
+	}
+	if err := h.Synchronize(); err != nil {
+		return err
+	}
+	widest := qbBranches[len(qbBranches)-1]
+	for _, b := range qbBranches {
+		for _, kind := range qbKinds {
+			queue := func() error {
+				switch kind {
+				case qbKinds[1], qbKinds[2]:
+					return h.GraphLaunch(execs[b][1], held)
+				case qbKinds[3]:
+					return h.GraphLaunch(execs[widest][1], held)
+				case qbKinds[4]:
+					return h.Launch(held, env.le)
+				}
+				return nil
+			}
+			var out []float64
+			if err := c.warmRounds(func(measured bool) error {
+				if err := h.Launch(held, spin); err != nil {
+					return err
+				}
+				if kind != qbKinds[2] {
+					if err := queue(); err != nil {
+						return err
+					}
+				}
+				// e1 is recorded before a queued launch issued after G, so
+				// that its launch call is not in G's time.
+				y, err := c.qbTime(h, g, execs[b][0], kind == qbKinds[2], queue)
+				if err != nil {
+					return err
+				}
+				if measured {
+					out = append(out, y)
+				}
+				return h.Synchronize()
+			}); err != nil {
+				return fmt.Errorf("queued graphs' branches, %d branches, %s: %w", b, kind, err)
+			}
+			c.record(qbName(b, kind), "", "ns",
+				fmt.Sprintf("Elapsed of events around G's launch on its own stream (an empty kernel, %d chains of two empty kernels, an empty kernel), while another stream is held by a %v spin kernel with %s queued behind it", b, qbBlock, kind), out)
+		}
+	}
+	for _, b := range qbBranches {
+		pair := execs[b]
+		if err := destroyExecs(h, pair[:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// qbTime is the Elapsed of g's events around G's launch on g's stream
+// behind a gate, queue called after the closing record when after, and
+// g's stream synchronized.
+func (c *calibrator) qbTime(h device.Host, g *timedStream, x device.GraphExec, after bool, queue func() error) (float64, error) {
+	// A gate on G's stream covers G's launch call, so that the time is
+	// the device's alone.
+	if err := h.Launch(g.s, c.spinLaunch(qbGate, g.done)); err != nil {
+		return 0, err
+	}
+	if err := h.Record(g.e0, g.s); err != nil {
+		return 0, err
+	}
+	if err := h.GraphLaunch(x, g.s); err != nil {
+		return 0, err
+	}
+	if err := h.Record(g.e1, g.s); err != nil {
+		return 0, err
+	}
+	if after {
+		if err := queue(); err != nil {
+			return 0, err
+		}
+	}
+	if err := h.StreamSynchronize(g.s); err != nil {
+		return 0, err
+	}
+	d, err := h.Elapsed(g.e0, g.e1)
+	return ns(d), err
+}
