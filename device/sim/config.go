@@ -285,6 +285,19 @@ type HostCosts struct {
 	// nothing more. Measured by calibrate's "graph exec updates" (ACS-SW's
 	// dispatch graph updates its nodes before every launch).
 	GraphLaunchChangedNodeNs float64 `yaml:"graph_launch_changed_node_ns,omitempty"`
+	// GraphLaunchStreamAfterNs (optional): a cuGraphLaunch call longer
+	// than this hands the device its nodes as it goes, not at its end: the
+	// driver submits a big graph in parts, and the device runs the first
+	// while the host submits the rest. Node i of n (in capture order)
+	// reaches the device this long into the call or i+1/n of the way
+	// through it, whichever is later; the last at the call's end. A call
+	// up to this long hands everything over at its end, as every call did
+	// before the field (calibrate "graph launch beside its first nodes",
+	// session 26 on an H200: a 25 us call does not overlap its graph's
+	// root; session 29, chunk-graph-gpu on an H200: a whole pipeline's
+	// graph finishes 17-80 us after its 550-1,070 us launch call returns
+	// where the device alone needs 400 or more). 0 (left out): never.
+	GraphLaunchStreamAfterNs float64 `yaml:"graph_launch_stream_after_ns,omitempty"`
 	// SetNodeKernelChangeNs (optional) is what a
 	// cuGraphExecKernelNodeSetParams that changes the node's kernel costs
 	// on top of SetNodeNs.

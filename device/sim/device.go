@@ -256,6 +256,7 @@ type costs struct {
 	parkAfter, parkedWake, parkedCbWake, syncParkAfter, syncParkedWake      Time
 	parkedDecade, cbParkedDecade                                            float64 // ps a parked wake grows by per tenfold wait beyond deepParkFrom
 	coldCall                                                                Time
+	graphStreamAfter                                                        Time
 	cycle                                                                   float64 // ns per SM cycle
 
 	// The optional graph costs: per kernel (and host-function) node, per
@@ -350,8 +351,9 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		parkedDecade: 1000 * h.ParkedWakePerDecadeNs, cbParkedDecade: 1000 * f.CallbackParkedWakePerDecadeNs,
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
 		syncParkAfter: nsTime(h.SyncParkAfterNs), syncParkedWake: nsTime(h.SyncParkedWakeNs),
-		coldCall:     nsTime(h.ColdCallNs),
-		streamSwitch: nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
+		coldCall:         nsTime(h.ColdCallNs),
+		graphStreamAfter: nsTime(h.GraphLaunchStreamAfterNs),
+		streamSwitch:     nsTime(h.StreamSwitchNs), waitPending: nsTime(h.WaitPendingNs), recordPending: nsTime(h.RecordPendingNs), eventWaitDoubling: nsTime(f.EventWaitDoublingNs),
 		pendingQueue: nsTime(f.PendingQueueNs), pendingQueueMax: nsTime(f.PendingQueueMaxNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs), instCopyNode: nsTime(cmp.Or(h.InstantiatePerCopyNodeNs, h.InstantiatePerNodeNs)),
 		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),

@@ -145,6 +145,10 @@ type graphRun struct {
 	// nextRelease is the soonest the next node may be released, with
 	// graph_dispatch_ns set.
 	nextRelease Time
+	// streamStart and streamCost: a launch call that hands its nodes over
+	// as it goes (host.graph_launch_stream_after_ns) began its work at
+	// streamStart and took streamCost; 0: not streamed.
+	streamStart, streamCost Time
 }
 
 func (d *Device) graphOf(g device.Graph, call string) error {
@@ -379,13 +383,38 @@ func (th *thread) GraphLaunch(gx device.GraphExec, s device.Stream) error {
 		cost = addTime(cost, mulTime(int64(len(x.nodes)), d.cost.firstGraphLaunchNode))
 		x.launched = true
 	}
-	th.charge(addTime(cost, th.coldCost()), "cuGraphLaunch")
+	cost = addTime(cost, th.coldCost())
+	th.charge(cost, "cuGraphLaunch")
 	k := d.newCommand(cmdGraph)
 	k.gx = x
 	k.gr = &graphRun{x: x, nodes: x.nodes, cmd: k}
 	x.shared = true
-	d.enqueue(st, k, th.clock)
+	at := th.clock
+	if f := d.cost.graphStreamAfter; f > 0 && cost > f {
+		// The call's work ended at th.clock; the device has the graph
+		// from f into it (graphRun.handed).
+		k.gr.streamStart, k.gr.streamCost = th.clock-cost, cost
+		at = k.gr.streamStart + f
+	}
+	d.enqueue(st, k, at)
 	return nil
+}
+
+// handed is when node i reaches the device: with
+// host.graph_launch_stream_after_ns and a launch call longer than it,
+// graph_launch_stream_after_ns into the call or (i+1)/n of the way
+// through it, whichever is later; otherwise at once (the launch arrived
+// after its call).
+func (gr *graphRun) handed(i int32, after Time) Time {
+	if gr.streamCost == 0 {
+		return 0
+	}
+	n := int64(len(gr.nodes))
+	part := Time(int64(gr.streamCost) / n * (int64(i) + 1))
+	if int64(i)+1 == n {
+		part = gr.streamCost
+	}
+	return gr.streamStart + max(after, part)
 }
 
 // nodeChanges counts the kernel nodes whose kernel differs from the one
@@ -506,7 +535,7 @@ func (d *Device) startGraph(k *command) {
 // graph_branch_queue_ns per branch the other running launches run beside
 // their streams; plus graph_copy_node_ns for a copy node.
 func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
-	at := d.now + delay
+	at := max(d.now+delay, gr.handed(i, d.cost.graphStreamAfter))
 	if d.cost.graphDispatch > 0 || d.cost.graphBranchQueue > 0 {
 		at = max(at, gr.nextRelease)
 		gap := d.cost.graphDispatch

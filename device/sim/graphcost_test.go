@@ -140,18 +140,26 @@ func TestGraphLaunchStartsTheGraphAfterItsHostCost(t *testing.T) {
 	// launch 10.1 us + latency 2 us + 8 x 10 us + 7 x 0.5 us from the first
 	// record to the second.
 	el := graphElapsed(t, withGraphCosts(t), func(h device.Host) (device.GraphExec, device.Stream) {
-		s, _ := h.NewStream(device.StreamOptions{})
-		require.NoError(t, h.BeginCapture(s))
-		for i := 0; i < 8; i++ {
-			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 10*time.Microsecond)))
-		}
-		g, err := h.EndCapture(s)
-		require.NoError(t, err)
-		x, err := h.Instantiate(g)
-		require.NoError(t, err)
-		return x, s
+		return chainOf(t, h, 8, 10*time.Microsecond)
 	})
 	assert.Equal(t, (10100+2000+80000+3500)*time.Nanosecond, el)
+}
+
+// chainOf captures, on a fresh stream, a chain of n one-block spin kernels
+// of d each, and instantiates it. It returns the exec and its stream.
+func chainOf(t *testing.T, h device.Host, n int, d time.Duration) (device.GraphExec, device.Stream) {
+	t.Helper()
+	s, err := h.NewStream(device.StreamOptions{})
+	require.NoError(t, err)
+	require.NoError(t, h.BeginCapture(s))
+	for i := 0; i < n; i++ {
+		require.NoError(t, h.Launch(s, spinLaunch(1, 32, d)))
+	}
+	g, err := h.EndCapture(s)
+	require.NoError(t, err)
+	x, err := h.Instantiate(g)
+	require.NoError(t, err)
+	return x, s
 }
 
 func TestKernelChangesCostUpdatesAndTheNextLaunch(t *testing.T) {
