@@ -56,68 +56,21 @@ func (c *calibrator) queuedBranches(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	g, err := newTimedStream(h)
-	if err != nil {
+	q := &qbEnv{env: env}
+	if q.g, err = newTimedStream(h); err != nil {
 		return err
 	}
-	held, err := h.NewStream(device.StreamOptions{})
-	if err != nil {
+	if q.held, err = h.NewStream(device.StreamOptions{}); err != nil {
 		return err
 	}
-	spin := c.spinLaunch(qbBlock, g.done)
-	// Two execs per width: G's and the queued one's (an exec runs one
-	// launch at a time).
-	execs := map[int][2]device.GraphExec{}
-	for _, b := range qbBranches {
-		var pair [2]device.GraphExec
-		for i := range pair {
-			if pair[i], err = c.instantiate(h, env.ss.t.s, env.issue(h, qbShape(b))); err != nil {
-				return fmt.Errorf("queued graphs' branches, %d branches: %w", b, err)
-			}
-			if err := h.GraphLaunch(pair[i], env.ss.t.s); err != nil {
-				return err
-			}
-		}
-		execs[b] = pair
-	}
-	if err := h.Synchronize(); err != nil {
+	q.spin = c.spinLaunch(qbBlock, q.g.done)
+	if q.execs, err = c.qbExecs(h, env); err != nil {
 		return err
 	}
-	widest := qbBranches[len(qbBranches)-1]
 	for _, b := range qbBranches {
 		for _, kind := range qbKinds {
-			queue := func() error {
-				switch kind {
-				case qbKinds[1], qbKinds[2]:
-					return h.GraphLaunch(execs[b][1], held)
-				case qbKinds[3]:
-					return h.GraphLaunch(execs[widest][1], held)
-				case qbKinds[4]:
-					return h.Launch(held, env.le)
-				}
-				return nil
-			}
-			var out []float64
-			if err := c.warmRounds(func(measured bool) error {
-				if err := h.Launch(held, spin); err != nil {
-					return err
-				}
-				if kind != qbKinds[2] {
-					if err := queue(); err != nil {
-						return err
-					}
-				}
-				// e1 is recorded before a queued launch issued after G, so
-				// that its launch call is not in G's time.
-				y, err := c.qbTime(h, g, execs[b][0], kind == qbKinds[2], queue)
-				if err != nil {
-					return err
-				}
-				if measured {
-					out = append(out, y)
-				}
-				return h.Synchronize()
-			}); err != nil {
+			out, err := c.qbRounds(h, q, b, kind)
+			if err != nil {
 				return fmt.Errorf("queued graphs' branches, %d branches, %s: %w", b, kind, err)
 			}
 			c.record(qbName(b, kind), "", "ns",
@@ -125,12 +78,83 @@ func (c *calibrator) queuedBranches(h device.Host) error {
 		}
 	}
 	for _, b := range qbBranches {
-		pair := execs[b]
+		pair := q.execs[b]
 		if err := destroyExecs(h, pair[:]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// qbEnv is the probe's streams and graphs: G's timed stream, the held
+// stream and its spin kernel, two execs per width (G's and the queued
+// one's: an exec runs one launch at a time).
+type qbEnv struct {
+	env   *gdEnv
+	g     *timedStream
+	held  device.Stream
+	spin  *device.Launch
+	execs map[int][2]device.GraphExec
+}
+
+// qbExecs instantiates two execs of every width and launches each once
+// (the first launch uploads it), then waits for the device.
+func (c *calibrator) qbExecs(h device.Host, env *gdEnv) (map[int][2]device.GraphExec, error) {
+	execs := map[int][2]device.GraphExec{}
+	for _, b := range qbBranches {
+		var pair [2]device.GraphExec
+		for i := range pair {
+			var err error
+			if pair[i], err = c.instantiate(h, env.ss.t.s, env.issue(h, qbShape(b))); err != nil {
+				return nil, fmt.Errorf("queued graphs' branches, %d branches: %w", b, err)
+			}
+			if err := h.GraphLaunch(pair[i], env.ss.t.s); err != nil {
+				return nil, err
+			}
+		}
+		execs[b] = pair
+	}
+	return execs, h.Synchronize()
+}
+
+// qbRounds is, per round, G's time (b branches) beside the held stream
+// with kind queued behind its spin.
+func (c *calibrator) qbRounds(h device.Host, q *qbEnv, b int, kind string) ([]float64, error) {
+	widest := qbBranches[len(qbBranches)-1]
+	queue := func() error {
+		switch kind {
+		case qbKinds[1], qbKinds[2]:
+			return h.GraphLaunch(q.execs[b][1], q.held)
+		case qbKinds[3]:
+			return h.GraphLaunch(q.execs[widest][1], q.held)
+		case qbKinds[4]:
+			return h.Launch(q.held, q.env.le)
+		}
+		return nil
+	}
+	after := kind == qbKinds[2]
+	var out []float64
+	err := c.warmRounds(func(measured bool) error {
+		if err := h.Launch(q.held, q.spin); err != nil {
+			return err
+		}
+		if !after {
+			if err := queue(); err != nil {
+				return err
+			}
+		}
+		// e1 is recorded before a queued launch issued after G, so that
+		// its launch call is not in G's time.
+		y, err := c.qbTime(h, q.g, q.execs[b][0], after, queue)
+		if err != nil {
+			return err
+		}
+		if measured {
+			out = append(out, y)
+		}
+		return h.Synchronize()
+	})
+	return out, err
 }
 
 // qbTime is the Elapsed of g's events around G's launch on g's stream
