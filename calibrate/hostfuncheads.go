@@ -83,7 +83,7 @@ func (c *calibrator) hostFuncsAfterHeads(h device.Host) error {
 		}
 		var xs []device.GraphExec
 		if hd.graph {
-			if xs, err = c.hhExecs(h, env, func() error { return issue(env.ss.t.s) }); err != nil {
+			if xs, err = c.uploadedExecs(h, env, func() error { return issue(env.ss.t.s) }); err != nil {
 				return fmt.Errorf("%s: %w", hd.name, err)
 			}
 			issue = nil
@@ -108,23 +108,6 @@ func (c *calibrator) hostFuncsAfterHeads(h device.Host) error {
 		}
 	}
 	return nil
-}
-
-// hhExecs instantiates sbLaunches execs of what issue captures on env's
-// timing stream and launches each once there (the first launch uploads
-// it), then waits for the device.
-func (c *calibrator) hhExecs(h device.Host, env *gdEnv, issue func() error) ([]device.GraphExec, error) {
-	xs := make([]device.GraphExec, sbLaunches)
-	for j := range xs {
-		var err error
-		if xs[j], err = c.instantiate(h, env.ss.t.s, issue); err != nil {
-			return nil, err
-		}
-		if err := h.GraphLaunch(xs[j], env.ss.t.s); err != nil {
-			return nil, err
-		}
-	}
-	return xs, h.Synchronize()
 }
 
 // hhRounds is, per round, the gated Elapsed of sbLaunches heads

@@ -109,16 +109,25 @@ func (c *calibrator) setBatchChunks(h device.Host) error {
 	return nil
 }
 
-// sbExecs instantiates sbLaunches execs of sh on env's timing stream and
-// launches each once there (the first launch uploads it), then waits for
-// the device: the chunks "set-batch chunks" and "set-batch deep chunks"
-// time. label names the probe in an instantiation's error.
+// sbExecs is uploadedExecs of sh: the chunks "set-batch chunks" and
+// "set-batch deep chunks" time. label names the probe in an error.
 func (c *calibrator) sbExecs(h device.Host, env *gdEnv, sh gdShape, label string) ([]device.GraphExec, error) {
+	xs, err := c.uploadedExecs(h, env, env.issue(h, sh))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", label, sh.name, err)
+	}
+	return xs, nil
+}
+
+// uploadedExecs instantiates sbLaunches execs of what issue captures on
+// env's timing stream and launches each once there (the first launch
+// uploads it), then waits for the device.
+func (c *calibrator) uploadedExecs(h device.Host, env *gdEnv, issue func() error) ([]device.GraphExec, error) {
 	xs := make([]device.GraphExec, sbLaunches)
 	for j := range xs {
 		var err error
-		if xs[j], err = c.instantiate(h, env.ss.t.s, env.issue(h, sh)); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", label, sh.name, err)
+		if xs[j], err = c.instantiate(h, env.ss.t.s, issue); err != nil {
+			return nil, err
 		}
 		if err := h.GraphLaunch(xs[j], env.ss.t.s); err != nil {
 			return nil, err
