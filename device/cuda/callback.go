@@ -28,13 +28,16 @@ type callbackEntry struct {
 	// persistent entries belong to graph host nodes, which run once per
 	// graph launch; they are removed when the run ends. Others run once.
 	persistent bool
+	// stream is the stream the callback was launched on (a timeline's
+	// "launched on stream"), -1 for a graph's host node.
+	stream int
 }
 
-func (t *callbackTable) add(fn func(), r *run, persistent bool) uintptr {
+func (t *callbackTable) add(fn func(), r *run, persistent bool, stream int) uintptr {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next++
-	t.m[t.next] = &callbackEntry{fn: fn, r: r, persistent: persistent}
+	t.m[t.next] = &callbackEntry{fn: fn, r: r, persistent: persistent, stream: stream}
 	return t.next
 }
 
@@ -68,5 +71,14 @@ func gpuschedHostFunc(handle C.uintptr_t) {
 			e.r.callbackError(fmt.Sprintf("host callback panicked: %v", p))
 		}
 	}()
+	if !e.r.tracing {
+		e.fn()
+		return
+	}
+	// When tracing, the callback's run on the driver's thread is a span of
+	// the timeline's callback lane (as the simulator draws it), so that the
+	// delay from a stream reaching the callback to its run shows.
+	at := e.r.now()
+	defer func() { e.r.traceCallback(e.stream, at, e.r.now()) }()
 	e.fn()
 }

@@ -471,6 +471,7 @@ func TestTraceTimeline(t *testing.T) {
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
 	var kernelsSeen []float64
 	cats := map[string]int{}
+	var onStream, onThread []float64 // the callback's stream span and its run: start, end
 	for _, e := range doc.TraceEvents {
 		if e.Ph == "X" {
 			cats[e.Cat]++
@@ -479,8 +480,20 @@ func TestTraceTimeline(t *testing.T) {
 			kernelsSeen = append(kernelsSeen, e.Ts)
 			assert.Greater(t, e.Dur, 90.0, "a 100 us spin lasts about 100 us")
 		}
+		if e.Ph == "X" && e.Cat == "callback" {
+			if e.Pid == 4 {
+				onThread = []float64{e.Ts, e.Ts + e.Dur}
+			} else {
+				onStream = []float64{e.Ts, e.Ts + e.Dur}
+			}
+		}
 	}
-	assert.Equal(t, map[string]int{"kernel": 3, "copy": 1, "callback": 1, "host": 5}, cats, "a stream span per command and a host span per call")
+	assert.Equal(t, map[string]int{"kernel": 3, "gpu_memcpy": 1, "callback": 2, device.CatRuntime: 8}, cats,
+		"a stream span per command, a host span per call and the callback's run on the callback thread")
+	require.Len(t, onStream, 2, "the host function's span on its stream")
+	require.Len(t, onThread, 2, "the host function's run on the driver's callback thread (pid 4)")
+	assert.GreaterOrEqual(t, onThread[0], onStream[0], "the callback runs once its stream reaches it")
+	assert.LessOrEqual(t, onThread[1], onStream[1], "its stream goes on once it has returned")
 	require.Len(t, kernelsSeen, 3)
 	assert.True(t, sort.Float64sAreSorted(kernelsSeen))
 	assert.GreaterOrEqual(t, kernelsSeen[2]-kernelsSeen[0], 190.0, "one stream runs them one after another")

@@ -449,7 +449,11 @@ func (h *host) HostFunc(s device.Stream, fn func()) error {
 		return fmt.Errorf("cuda: HostFunc: fn is nil")
 	}
 	capt := st.capture.Load()
-	handle := callbacks.add(fn, h.r, capt != nil)
+	launchedOn := st.id
+	if capt != nil {
+		launchedOn = -1 // a graph's host node runs wherever the graph is launched
+	}
+	handle := callbacks.add(fn, h.r, capt != nil, launchedOn)
 	if capt == nil {
 		// Counted before the launch: the callback may run at once.
 		h.r.th.callbackQueued(1)

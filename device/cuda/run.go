@@ -46,6 +46,7 @@ type run struct {
 	errs     []hostErr
 	cbErrs   []string
 	trace    []traceOp
+	cbRuns   []callbackRun // host callbacks' runs, when tracing
 	lanes    []device.TraceLane
 	base     C.CUevent
 	baseAt   time.Duration
@@ -201,7 +202,7 @@ func (r *run) release() error {
 		callbacks.remove(h)
 	}
 	r.streams, r.events, r.graphs, r.execs = nil, nil, nil, nil
-	r.bufs, r.hostMem, r.handles, r.trace = nil, nil, nil, nil
+	r.bufs, r.hostMem, r.handles, r.trace, r.cbRuns = nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 

@@ -13,11 +13,27 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
-// Trace lanes: host threads (pid 1) and streams (pid 2).
+// Trace lanes: host threads (pid 1), streams (pid 2) and the driver's
+// callback thread (pid 4, the simulator's number for it).
 const (
-	pidHost    = 1
-	pidStreams = 2
+	pidHost     = 1
+	pidStreams  = 2
+	pidCallback = 4
 )
+
+// callbackRun is one host callback's run on the driver's callback thread.
+type callbackRun struct {
+	stream   int // launched on; -1 for a graph's host node
+	from, to time.Duration
+}
+
+// traceCallback records a callback's run; it is called on the driver's
+// callback thread.
+func (r *run) traceCallback(stream int, from, to time.Duration) {
+	r.mu.Lock()
+	r.cbRuns = append(r.cbRuns, callbackRun{stream: stream, from: from, to: to})
+	r.mu.Unlock()
+}
 
 // tracePoint is a command being traced: its start event is recorded on the
 // stream just before the command, and the host call's start time.
@@ -122,5 +138,28 @@ func (r *run) timeline() *device.Timeline {
 		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidStreams, Tid: op.stream, Name: op.name, Cat: op.cat,
 			Start: start, Dur: end - start, Args: args, Correlation: corr})
 	}
+	r.callbackSpans(tl)
 	return tl
+}
+
+// callbackSpans adds the host callbacks' runs on the callback thread's
+// lane, as the simulator draws them ("host function", category callback):
+// the driver runs them one at a time on one thread.
+func (r *run) callbackSpans(tl *device.Timeline) {
+	r.mu.Lock()
+	runs := append([]callbackRun(nil), r.cbRuns...)
+	r.mu.Unlock()
+	if len(runs) == 0 {
+		return
+	}
+	tl.Processes = append(tl.Processes, device.TraceProcess{Pid: pidCallback, Name: "callback thread", Label: "CPU"})
+	tl.Lanes = append(tl.Lanes, device.TraceLane{Pid: pidCallback, Tid: 0, Name: "driver callback thread"})
+	for _, c := range runs {
+		var args []device.TraceArg
+		if c.stream >= 0 {
+			args = []device.TraceArg{{Key: "launched on stream", Value: c.stream}}
+		}
+		tl.Spans = append(tl.Spans, device.TraceSpan{Pid: pidCallback, Tid: 0, Name: "host function", Cat: "callback",
+			Start: c.from, Dur: c.to - c.from, Args: args})
+	}
 }

@@ -23,16 +23,10 @@
 set -uo pipefail
 
 DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/bg/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-120}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
-[ -x "$BIN" ] || { [ -f "$BIN.xz" ] && xz -dk "$BIN.xz"; }
-chmod +x "$BIN"
-W=$(mktemp -d)
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"; date -u; nproc; } > "$W/device.txt"
-cp .gpu/bg/BUILD "$W/" 2>/dev/null
-gpu=$(head -1 "$W/device.txt" | sed 's/ /-/g; s/,.*//' | tr 'A-Z' 'a-z')
-[ "$DEVICE" = cuda ] || gpu=sim
+TAG=bg
+. scripts/gpu/lease.sh
 timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "branchy graphs over streams" --raw "$W/bg.json" --report "$W/bg.md" > "$W/bg.log" 2>&1; echo "bg rc=$?" >> "$W/rc.txt"
 if [ "$DEVICE" = cuda ]; then
   timeout "$RUN_TIMEOUT" "$BIN" run configs/experiments/set-batch-concurrency-gpu.yaml -o "$W/sbc" > "$W/sbc.stdout" 2> "$W/sbc.stderr"; echo "sbc rc=$?" >> "$W/rc.txt"

@@ -15,15 +15,10 @@
 # (results and timelines), and each run's stdout and stderr.
 set -uo pipefail
 
-BIN=${BIN:-.gpu/cg/gpusched}
 RUN_TIMEOUT=${RUN_TIMEOUT:-200}
 CONFIG=configs/experiments/chunk-graph-gpu.yaml
-[ -x "$BIN" ] || { [ -f "$BIN.xz" ] && xz -dk "$BIN.xz"; }
-chmod +x "$BIN"
-W=$(mktemp -d)
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"; date -u; nproc; } > "$W/device.txt"
-cp .gpu/cg/BUILD "$W/" 2>/dev/null
-gpu=$(head -1 "$W/device.txt" | sed 's/ /-/g; s/,.*//' | tr 'A-Z' 'a-z')
+TAG=cg
+. scripts/gpu/lease.sh
 timeout "$RUN_TIMEOUT" "$BIN" run "$CONFIG" -o "$W/plain" > "$W/plain.stdout" 2> "$W/plain.stderr"; echo "plain rc=$?" >> "$W/rc.txt"
 timeout "$RUN_TIMEOUT" "$BIN" run "$CONFIG" -o "$W/tl" --timelines > "$W/tl.stdout" 2> "$W/tl.stderr"; echo "tl rc=$?" >> "$W/rc.txt"
 tar czf "$OUT/cg-$gpu.tgz" -C "$W" .

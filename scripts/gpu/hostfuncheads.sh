@@ -23,15 +23,9 @@
 set -uo pipefail
 
 DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/hh/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-120}
-[ -x "$BIN" ] || { [ -f "$BIN.xz" ] && xz -dk "$BIN.xz"; }
-chmod +x "$BIN"
-W=$(mktemp -d)
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"; date -u; nproc; } > "$W/device.txt"
-cp .gpu/hh/BUILD "$W/" 2>/dev/null
-gpu=$(head -1 "$W/device.txt" | sed 's/ /-/g; s/,.*//' | tr 'A-Z' 'a-z')
-[ "$DEVICE" = cuda ] || gpu=sim
+TAG=hh
+. scripts/gpu/lease.sh
 timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "host functions after heads" --raw "$W/hh.json" --report "$W/hh.md" > "$W/hh.log" 2>&1; echo "hh rc=$?" >> "$W/rc.txt"
 timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "set-batch chunks" --raw "$W/sb.json" --report "$W/sb.md" > "$W/sb.log" 2>&1; echo "sb rc=$?" >> "$W/rc.txt"
 tar czf "$OUT/hh-$gpu.tgz" -C "$W" .

@@ -21,15 +21,9 @@
 set -uo pipefail
 
 DEVICE=${DEVICE:-cuda}
-BIN=${BIN:-.gpu/qb/gpusched}
 CAL_TIMEOUT=${CAL_TIMEOUT:-120}
-[ -x "$BIN" ] || { [ -f "$BIN.xz" ] && xz -dk "$BIN.xz"; }
-chmod +x "$BIN"
-W=$(mktemp -d)
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"; date -u; nproc; } > "$W/device.txt"
-cp .gpu/qb/BUILD "$W/" 2>/dev/null
-gpu=$(head -1 "$W/device.txt" | sed 's/ /-/g; s/,.*//' | tr 'A-Z' 'a-z')
-[ "$DEVICE" = cuda ] || gpu=sim
+TAG=qb
+. scripts/gpu/lease.sh
 probe() { # name, output stem, environment assignments...
   local only=$1 stem=$2; shift 2
   env "$@" timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "$only" --raw "$W/$stem.json" --report "$W/$stem.md" > "$W/$stem.log" 2>&1
