@@ -395,6 +395,15 @@ type FrontEndCosts struct {
 	// and "set-batch deep chunks", sessions 13-14). 0 (left out): none, as
 	// before the field existed.
 	GraphBranchQueueNs float64 `yaml:"graph_branch_queue_ns,omitempty"`
+	// GraphBranchQueueBusy (optional) makes graph_branch_queue_ns count
+	// only the branches the other running launches are busy on (those
+	// with a node released to the device and not finished) rather than
+	// every branch they hold: a graph reached on its stream whose
+	// branches wait inside it for their predecessors (a chunk's copy in, a
+	// long head) holds nothing up on the GPU (calibrate "reached graphs'
+	// waiting branches", session 30). false (left out): every branch, as
+	// before the field existed.
+	GraphBranchQueueBusy bool `yaml:"graph_branch_queue_busy,omitempty"`
 	// EventWaitNs (optional) is what a stream wait on an event recorded on
 	// another stream adds to the dependency, on top of the back-to-back
 	// gap: the waiting stream passes the wait this long after the record

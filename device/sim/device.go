@@ -184,6 +184,9 @@ type Device struct {
 	// their streams (the sum of their widths less one;
 	// front_end.graph_branch_queue_ns).
 	graphLanes int
+	// graphBusy is the busy lanes of the running launches
+	// (front_end.graph_branch_queue_busy; graphRun.busyLanes).
+	graphBusy int
 
 	copyFree [3]Time
 	copyPrev [2]copyPrev // each host engine's last copy (hostcopies.go)
@@ -425,7 +428,7 @@ func (d *Device) reset() {
 	d.syncWaiters = d.syncWaiters[:0]
 	d.resident = 0
 	d.slotWait = d.slotWait[:0]
-	d.cbFree, d.graphLanes = 0, 0
+	d.cbFree, d.graphLanes, d.graphBusy = 0, 0, 0
 	d.copyFree = [3]Time{}
 	d.copyPrev = [2]copyPrev{}
 	d.coldHost = false

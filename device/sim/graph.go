@@ -149,6 +149,24 @@ type graphRun struct {
 	// as it goes (host.graph_launch_stream_after_ns) began its work at
 	// streamStart and took streamCost; 0: not streamed.
 	streamStart, streamCost Time
+	// busy is the launch's nodes released to the device and not finished
+	// (front_end.graph_branch_queue_busy).
+	busy int
+}
+
+// busyLanes is the internal streams gr is busy on: one per node in flight
+// beyond the first, at most the lanes its exec holds.
+func (gr *graphRun) busyLanes() int { return min(max(gr.busy-1, 0), gr.x.lanes) }
+
+// noteBusy adds dn to gr's nodes in flight, keeping the device's count of
+// busy lanes (front_end.graph_branch_queue_busy) in step.
+func (d *Device) noteBusy(gr *graphRun, dn int) {
+	if !d.cfg.FrontEnd.GraphBranchQueueBusy {
+		return
+	}
+	d.graphBusy -= gr.busyLanes()
+	gr.busy += dn
+	d.graphBusy += gr.busyLanes()
 }
 
 func (d *Device) graphOf(g device.Graph, call string) error {
@@ -560,6 +578,12 @@ func (d *Device) branchQueueGap(x *graphExec) Time {
 		return 0
 	}
 	q := d.graphLanes - x.lanes
+	if d.cfg.FrontEnd.GraphBranchQueueBusy {
+		q = d.graphBusy
+		if x.running != nil {
+			q -= x.running.busyLanes()
+		}
+	}
 	if q <= 0 {
 		return 0
 	}
@@ -606,6 +630,7 @@ func (d *Device) graphRelease(gk *command, i int) {
 		k.fn = nd.fn
 	}
 	d.hbGraphRelease(k, gk, i)
+	d.noteBusy(gr, 1)
 	switch nd.kind {
 	case cmdKernel:
 		k.firstAt = d.now
@@ -628,6 +653,7 @@ func (d *Device) graphNodeDone(k *command) {
 		}
 	}
 	gr.remaining--
+	d.noteBusy(gr, -1)
 	d.release(k)
 	if gr.remaining == 0 {
 		d.graphFinished(gr)

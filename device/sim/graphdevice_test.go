@@ -178,6 +178,30 @@ func TestGraphBranchQueuesSpaceReleasesBesideOtherLaunches(t *testing.T) {
 	assert.ErrorContains(t, err, "front_end.graph_branch_queue_ns must not be negative")
 }
 
+// front_end.graph_branch_queue_busy: only the branches the other launches
+// have a node released on count. Of the same two 5-root launches gated
+// together, the second's roots become ready at the gate's end, when none of
+// the first's has been released yet: nothing more, where counting every
+// branch they hold costs the 16 us above. (calibrate's "reached graphs'
+// waiting branches" test reads the waiting case: branches waiting inside
+// their graph never count.)
+func TestGraphBranchQueueBusyCountsReleasedBranchesOnly(t *testing.T) {
+	roots := func(h device.Host) (device.GraphExec, device.Stream) { return independentOf(t, h, 5) }
+	with := func(busy bool) *Config {
+		c := h100Config(t)
+		c.FrontEnd.GraphBranchQueueNs, c.FrontEnd.GraphBranchQueueBusy = 1000, busy
+		return c
+	}
+	base := gatedPairElapsed(t, h100Config(t), roots)
+	assert.Equal(t, 16*time.Microsecond, gatedPairElapsed(t, with(false), roots)-base, "every branch held")
+	assert.Equal(t, base, gatedPairElapsed(t, with(true), roots), "busy branches only")
+	out, err := with(true).Marshal()
+	require.NoError(t, err)
+	back, err := ParseConfig(out, "marshalled")
+	require.NoError(t, err)
+	assert.True(t, back.FrontEnd.GraphBranchQueueBusy)
+}
+
 // branchHeads: the roots of a graph of several roots and the successors
 // of a fork begin branches; a chain's later nodes and a join do not.
 func TestBranchHeadsMarkRootsOfSeveralAndForkSuccessors(t *testing.T) {
