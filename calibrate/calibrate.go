@@ -282,6 +282,8 @@ var measurements = []struct {
 	{name: "host functions before graphs", run: (*calibrator).hostFuncsBeforeGraphs, onlyNamed: true},
 	{name: "copies both ways at once", run: (*calibrator).copiesBothWays, onlyNamed: true},
 	{name: "copies one way on many streams", run: (*calibrator).copiesOneWayOnManyStreams, onlyNamed: true},
+	{name: "copies at once, each timed", run: (*calibrator).copiesAtOnceEachTimed, onlyNamed: true},
+	{name: "reached graphs' waiting branches", run: (*calibrator).reachedBranches, onlyNamed: true},
 	{name: "graph launch beside its first nodes", run: (*calibrator).graphLaunchOverlap, onlyNamed: true},
 	{name: "graph launch of uploads", run: (*calibrator).graphLaunchOfUploads, onlyNamed: true},
 	{name: "copies in a graph", run: (*calibrator).copiesInAGraph, onlyNamed: true},
