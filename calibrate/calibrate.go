@@ -284,6 +284,7 @@ var measurements = []struct {
 	{name: "copies one way on many streams", run: (*calibrator).copiesOneWayOnManyStreams, onlyNamed: true},
 	{name: "copies at once, each timed", run: (*calibrator).copiesAtOnceEachTimed, onlyNamed: true},
 	{name: "reached graphs' waiting branches", run: (*calibrator).reachedBranches, onlyNamed: true},
+	{name: "graphs behind a host function", run: (*calibrator).graphsBehindCallbacks, onlyNamed: true},
 	{name: "graph launch beside its first nodes", run: (*calibrator).graphLaunchOverlap, onlyNamed: true},
 	{name: "graph launch of uploads", run: (*calibrator).graphLaunchOfUploads, onlyNamed: true},
 	{name: "copies in a graph", run: (*calibrator).copiesInAGraph, onlyNamed: true},

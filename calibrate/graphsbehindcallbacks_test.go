@@ -1,0 +1,28 @@
+package calibrate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// On the simulator the callback thread releases a host function's stream
+// (front_end.callback_release_ns) before the event in front of the graph,
+// and the graph queued behind then runs as on an idle stream: the same
+// time. A graph launched after the host function returned has its launch
+// call in its time (the record before it passes at once), longer the more
+// branches it has.
+func TestGraphsBehindCallbacksReadTheRelease(t *testing.T) {
+	_, value := measured(t, loadConfig(t, "h200"), "graphs behind a host function")
+	prev := 0.0
+	for _, sh := range gbShapes() {
+		idle := value(gbName(sh.name, gbCases[0]))
+		assert.InDelta(t, idle, value(gbName(sh.name, gbCases[1])), 1, "%s: queued behind a host function", sh.name)
+		extra := value(gbName(sh.name, gbCases[2])) - idle
+		assert.Greater(t, extra, 1000.0, "%s: launched after, its launch call in its time", sh.name)
+		if sh.head == "k" {
+			assert.Greater(t, extra, prev, "%s: a longer launch call with more branches", sh.name)
+			prev = extra
+		}
+	}
+}
