@@ -33,7 +33,7 @@ func (c *calibrator) branchyGraphs(h device.Host) error {
 	}
 	for _, b := range bgBranches {
 		sh := gdShape{name: bgName(b, 1), head: "c", tail: "c", branches: b, perBranch: bgKernels / b, copyBytes: gdSmall}
-		xs, err := c.uploadedExecs(h, env, env.issue(h, sh))
+		xs, err := c.uploadedExecs(h, env, sbLaunches, env.issue(h, sh))
 		if err != nil {
 			return fmt.Errorf("branchy graph of %d branches: %w", b, err)
 		}

@@ -64,17 +64,11 @@ func (c *calibrator) graphsBehindCallbacks(h device.Host) error {
 	}
 	done := h.NewQueue("graphs behind a host function")
 	for _, sh := range gbShapes() {
-		x, err := c.instantiate(h, env.ss.t.s, env.issue(h, sh))
+		xs, err := c.uploadedExecs(h, env, 1, env.issue(h, sh))
 		if err != nil {
 			return fmt.Errorf("graphs behind a host function, %s: %w", sh.name, err)
 		}
-		// The first launch uploads the exec.
-		if err := h.GraphLaunch(x, g.s); err != nil {
-			return err
-		}
-		if err := h.StreamSynchronize(g.s); err != nil {
-			return err
-		}
+		x := xs[0]
 		for _, cs := range gbCases {
 			out, err := c.gbRounds(h, g, x, done, cs)
 			if err != nil {

@@ -83,7 +83,7 @@ func (c *calibrator) hostFuncsAfterHeads(h device.Host) error {
 		}
 		var xs []device.GraphExec
 		if hd.graph {
-			if xs, err = c.uploadedExecs(h, env, func() error { return issue(env.ss.t.s) }); err != nil {
+			if xs, err = c.uploadedExecs(h, env, sbLaunches, func() error { return issue(env.ss.t.s) }); err != nil {
 				return fmt.Errorf("%s: %w", hd.name, err)
 			}
 			issue = nil

@@ -98,23 +98,17 @@ type qbEnv struct {
 }
 
 // qbExecs instantiates two execs of every width and launches each once
-// (the first launch uploads it), then waits for the device.
+// (the first launch uploads it), waiting for the device after each width.
 func (c *calibrator) qbExecs(h device.Host, env *gdEnv) (map[int][2]device.GraphExec, error) {
 	execs := map[int][2]device.GraphExec{}
 	for _, b := range qbBranches {
-		var pair [2]device.GraphExec
-		for i := range pair {
-			var err error
-			if pair[i], err = c.instantiate(h, env.ss.t.s, env.issue(h, qbShape(b))); err != nil {
-				return nil, fmt.Errorf("queued graphs' branches, %d branches: %w", b, err)
-			}
-			if err := h.GraphLaunch(pair[i], env.ss.t.s); err != nil {
-				return nil, err
-			}
+		xs, err := c.uploadedExecs(h, env, 2, env.issue(h, qbShape(b)))
+		if err != nil {
+			return nil, fmt.Errorf("queued graphs' branches, %d branches: %w", b, err)
 		}
-		execs[b] = pair
+		execs[b] = [2]device.GraphExec{xs[0], xs[1]}
 	}
-	return execs, h.Synchronize()
+	return execs, nil
 }
 
 // qbRounds is, per round, G's time (b branches) beside the held stream

@@ -101,35 +101,33 @@ func (c *calibrator) reachedBranches(h device.Host) error {
 }
 
 // rbExecs instantiates G of every width and A of every head and width,
-// and launches each once (the first launch uploads it), then waits for
-// the device.
+// and launches each once (the first launch uploads it).
 func (c *calibrator) rbExecs(h device.Host, q *rbEnv) error {
-	s := q.env.ss.t.s
-	launch := func(x device.GraphExec) error { return h.GraphLaunch(x, s) }
+	one := func(issue func() error) (device.GraphExec, error) {
+		xs, err := c.uploadedExecs(h, q.env, 1, issue)
+		if err != nil {
+			return nil, err
+		}
+		return xs[0], nil
+	}
 	for _, b := range rbGBranches {
-		x, err := c.instantiate(h, s, q.env.issue(h, qbShape(b)))
+		x, err := one(q.env.issue(h, qbShape(b)))
 		if err != nil {
 			return fmt.Errorf("reached graphs' waiting branches, G of %d branches: %w", b, err)
 		}
 		q.gx[b] = x
-		if err := launch(x); err != nil {
-			return err
-		}
 	}
 	for _, head := range rbHeads {
 		q.ax[head] = map[int]device.GraphExec{}
 		for _, a := range rbABranches {
-			x, err := c.instantiate(h, s, c.rbIssueA(h, q, head, a))
+			x, err := one(c.rbIssueA(h, q, head, a))
 			if err != nil {
 				return fmt.Errorf("reached graphs' waiting branches, A of %d branches on %s: %w", a, head, err)
 			}
 			q.ax[head][a] = x
-			if err := launch(x); err != nil {
-				return err
-			}
 		}
 	}
-	return h.Synchronize()
+	return nil
 }
 
 // rbIssueA captures A on the stream set's origin: its head, a branches of

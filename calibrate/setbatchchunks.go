@@ -112,18 +112,18 @@ func (c *calibrator) setBatchChunks(h device.Host) error {
 // sbExecs is uploadedExecs of sh: the chunks "set-batch chunks" and
 // "set-batch deep chunks" time. label names the probe in an error.
 func (c *calibrator) sbExecs(h device.Host, env *gdEnv, sh gdShape, label string) ([]device.GraphExec, error) {
-	xs, err := c.uploadedExecs(h, env, env.issue(h, sh))
+	xs, err := c.uploadedExecs(h, env, sbLaunches, env.issue(h, sh))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", label, sh.name, err)
 	}
 	return xs, nil
 }
 
-// uploadedExecs instantiates sbLaunches execs of what issue captures on
-// env's timing stream and launches each once there (the first launch
-// uploads it), then waits for the device.
-func (c *calibrator) uploadedExecs(h device.Host, env *gdEnv, issue func() error) ([]device.GraphExec, error) {
-	xs := make([]device.GraphExec, sbLaunches)
+// uploadedExecs instantiates n execs of what issue captures on env's
+// timing stream and launches each once there (the first launch uploads
+// it), then waits for the device.
+func (c *calibrator) uploadedExecs(h device.Host, env *gdEnv, n int, issue func() error) ([]device.GraphExec, error) {
+	xs := make([]device.GraphExec, n)
 	for j := range xs {
 		var err error
 		if xs[j], err = c.instantiate(h, env.ss.t.s, issue); err != nil {
