@@ -231,3 +231,45 @@ func TestCallbackReleaseKeepsTheThreadBusy(t *testing.T) {
 	assert.Equal(t, run(0, false), run(10e3, false))
 	assert.Equal(t, map[string]time.Duration{"a": us(60.3), "b": us(101.1)}, run(10e3, false))
 }
+
+// front_end.callback_release_holds_stream: with nothing queued behind a
+// host callback when it runs, its stream is still held for the release,
+// so a record the host issues once the callback's Put woke it lands behind
+// the release: wake 30 + run 5 + release 10 after the kernel, 45 us, as
+// when the record was queued before (TestCallbackReleaseHoldsItsStreamNotItsPut).
+// Without the field the record passes as soon as the woken host issues it.
+// The callback thread is not held: the Put wakes the host at the same time.
+func TestCallbackReleaseHoldsTheStreamForWorkItsPutBrings(t *testing.T) {
+	type got struct{ elapsed, get time.Duration }
+	run := func(hold bool) got {
+		cfg := h100Config(t)
+		cfg.FrontEnd.CallbackWakeNs = 30e3
+		cfg.FrontEnd.CallbackReleaseNs = 10e3
+		cfg.FrontEnd.CallbackReleaseHoldsStream = hold
+		var g got
+		runOn(t, cfg, func(h device.Host) error {
+			s, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			q := h.NewQueue("callback puts")
+			a, _ := h.NewEvent(device.EventOptions{})
+			b, _ := h.NewEvent(device.EventOptions{})
+			t0 := h.Now()
+			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 100*time.Microsecond)))
+			require.NoError(t, h.Record(a, s))
+			require.NoError(t, h.HostFunc(s, func() { q.Put(0) }))
+			_, ok := h.Get(q)
+			require.True(t, ok)
+			g.get = h.Now() - t0
+			require.NoError(t, h.Record(b, s))
+			require.NoError(t, h.StreamSynchronize(s))
+			g.elapsed, err = h.Elapsed(a, b)
+			return err
+		})
+		return g
+	}
+	free, held := run(false), run(true)
+	assert.Equal(t, 45*time.Microsecond, held.elapsed)
+	assert.Less(t, free.elapsed, 40*time.Microsecond, "without the field the record passes once issued")
+	assert.Greater(t, free.elapsed, 35*time.Microsecond, "after the callback's wake and run")
+	assert.Equal(t, free.get, held.get, "the Put wakes the host as the callback ends either way")
+}

@@ -462,6 +462,16 @@ type FrontEndCosts struct {
 	// not pay it. 0 (left out): the stream is released as the callback
 	// ends, as before the field existed.
 	CallbackReleaseNs float64 `yaml:"callback_release_ns,omitempty"`
+	// CallbackReleaseHoldsStream (optional): a stream with nothing queued
+	// behind a host callback when it ran is still held for
+	// callback_release_ns (the callback thread itself is not), so that work
+	// the callback's own Put brings, a host thread it wakes launching on
+	// the same stream, waits until the function has returned and the
+	// stream is released: on an H200 a graph launched once a host
+	// function's Put arrived starts within 2 us of one queued behind it
+	// (calibrate "graphs behind a host function", session 30). false (left
+	// out): such a stream is free at once, as before the field existed.
+	CallbackReleaseHoldsStream bool `yaml:"callback_release_holds_stream,omitempty"`
 	// CallbackParkAfterNs and CallbackParkedWakeNs (optional): the
 	// callback thread, idle longer than CallbackParkAfterNs (from the end
 	// of its last callback or release to a callback becoming ready), has

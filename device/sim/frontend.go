@@ -643,5 +643,11 @@ func (d *Device) runCallback(k *command) {
 		d.schedule(d.now+r, evCallbackRelease, 0, 0, k)
 		return
 	}
+	if r := d.cost.callbackRelease; r > 0 && k.gr == nil && k.nextS == nil && d.cfg.FrontEnd.CallbackReleaseHoldsStream {
+		// Nothing queued yet: the stream waits for the release (what the
+		// callback's Put brings lands behind it), the thread does not.
+		d.schedule(d.now+r, evCallbackRelease, 0, 0, k)
+		return
+	}
 	d.finishCmd(k)
 }
