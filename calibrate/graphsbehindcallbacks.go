@@ -24,17 +24,18 @@ import (
 //	                            a no-op host function, then G, issued
 //	                            under the gate: G waits behind the pending
 //	                            function
-//	launched after a host function returned
+//	launched once a host function's Put arrived
 //	                            a host function that Puts; the host Gets,
-//	                            then launches G (its launch call in G's
-//	                            time)
+//	                            then launches G (the function has not
+//	                            returned yet: the record before G waits for
+//	                            the stream's release, or passes at once)
 //
 // for G an empty kernel, b one-kernel branches, an empty kernel (b = 1, 4,
 // 12), and SET-batch's chunk shape (a 1 MiB copy in, 12 branches, a 1 MiB
 // copy out).
 var (
 	gbBranches = []int{1, 4, 12}
-	gbCases    = []string{"on an idle stream", "queued behind a host function", "launched after a host function returned"}
+	gbCases    = []string{"on an idle stream", "queued behind a host function", "launched once a host function's Put arrived"}
 )
 
 const gbGate = 80 * time.Microsecond

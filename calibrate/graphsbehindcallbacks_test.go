@@ -9,9 +9,11 @@ import (
 // On the simulator the callback thread releases a host function's stream
 // (front_end.callback_release_ns) before the event in front of the graph,
 // and the graph queued behind then runs as on an idle stream: the same
-// time. A graph launched after the host function returned has its launch
-// call in its time (the record before it passes at once), longer the more
-// branches it has.
+// time. A graph launched once the function's Put arrived has its launch
+// call in its time (the record before it passes at once: nothing was
+// queued behind the function when it ran), longer the more branches it
+// has; unless front_end.callback_release_holds_stream holds the stream for
+// the release, which hides that much of the call.
 func TestGraphsBehindCallbacksReadTheRelease(t *testing.T) {
 	_, value := measured(t, loadConfig(t, "h200"), "graphs behind a host function")
 	prev := 0.0
