@@ -137,35 +137,11 @@ func TestCallbacksOfTwoStreamsShareOneWake(t *testing.T) {
 // callback (which the thread runs next, the release after the last);
 // what the callback Puts is handed off as it ends, before the release.
 func TestCallbackReleaseHoldsItsStreamNotItsPut(t *testing.T) {
-	type got struct{ elapsed, get time.Duration }
-	run := func(release float64, funcs int) got {
+	run := func(release float64, funcs int) releaseRun {
 		cfg := h100Config(t)
 		cfg.FrontEnd.CallbackWakeNs = 30e3
 		cfg.FrontEnd.CallbackReleaseNs = release
-		var g got
-		runOn(t, cfg, func(h device.Host) error {
-			s, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
-			q := h.NewQueue("callback puts")
-			a, _ := h.NewEvent(device.EventOptions{})
-			b, _ := h.NewEvent(device.EventOptions{})
-			t0 := h.Now()
-			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 100*time.Microsecond)))
-			require.NoError(t, h.Record(a, s))
-			for i := 0; i < funcs; i++ {
-				require.NoError(t, h.HostFunc(s, func() { q.Put(i) }))
-			}
-			require.NoError(t, h.Record(b, s))
-			for i := 0; i < funcs; i++ {
-				_, ok := h.Get(q)
-				require.True(t, ok)
-			}
-			g.get = h.Now() - t0
-			require.NoError(t, h.StreamSynchronize(s))
-			g.elapsed, err = h.Elapsed(a, b)
-			return err
-		})
-		return g
+		return runReleased(t, cfg, funcs, false)
 	}
 	// One host function: wake 30 + run 5, then the release before the
 	// record behind it.
@@ -177,6 +153,47 @@ func TestCallbackReleaseHoldsItsStreamNotItsPut(t *testing.T) {
 	// Two back to back: one wake, two runs, one release after the second.
 	assert.Equal(t, 40*time.Microsecond, run(0, 2).elapsed)
 	assert.Equal(t, 50*time.Microsecond, run(10e3, 2).elapsed)
+}
+
+// releaseRun is what runReleased measures: the Elapsed from the record
+// before the host functions to the record after them, and the host's time
+// to its last Get.
+type releaseRun struct{ elapsed, get time.Duration }
+
+// runReleased launches a 100 us kernel, records, enqueues funcs host
+// functions that Put, and records again, before the Gets or (afterGets)
+// once they have returned.
+func runReleased(t *testing.T, cfg *Config, funcs int, afterGets bool) releaseRun {
+	t.Helper()
+	var g releaseRun
+	runOn(t, cfg, func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		q := h.NewQueue("callback puts")
+		a, _ := h.NewEvent(device.EventOptions{})
+		b, _ := h.NewEvent(device.EventOptions{})
+		t0 := h.Now()
+		require.NoError(t, h.Launch(s, spinLaunch(1, 32, 100*time.Microsecond)))
+		require.NoError(t, h.Record(a, s))
+		for i := 0; i < funcs; i++ {
+			require.NoError(t, h.HostFunc(s, func() { q.Put(i) }))
+		}
+		if !afterGets {
+			require.NoError(t, h.Record(b, s))
+		}
+		for i := 0; i < funcs; i++ {
+			_, ok := h.Get(q)
+			require.True(t, ok)
+		}
+		g.get = h.Now() - t0
+		if afterGets {
+			require.NoError(t, h.Record(b, s))
+		}
+		require.NoError(t, h.StreamSynchronize(s))
+		g.elapsed, err = h.Elapsed(a, b)
+		return err
+	})
+	return g
 }
 
 // The release of the work queued behind a callback keeps the callback
@@ -240,32 +257,12 @@ func TestCallbackReleaseKeepsTheThreadBusy(t *testing.T) {
 // Without the field the record passes as soon as the woken host issues it.
 // The callback thread is not held: the Put wakes the host at the same time.
 func TestCallbackReleaseHoldsTheStreamForWorkItsPutBrings(t *testing.T) {
-	type got struct{ elapsed, get time.Duration }
-	run := func(hold bool) got {
+	run := func(hold bool) releaseRun {
 		cfg := h100Config(t)
 		cfg.FrontEnd.CallbackWakeNs = 30e3
 		cfg.FrontEnd.CallbackReleaseNs = 10e3
 		cfg.FrontEnd.CallbackReleaseHoldsStream = hold
-		var g got
-		runOn(t, cfg, func(h device.Host) error {
-			s, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
-			q := h.NewQueue("callback puts")
-			a, _ := h.NewEvent(device.EventOptions{})
-			b, _ := h.NewEvent(device.EventOptions{})
-			t0 := h.Now()
-			require.NoError(t, h.Launch(s, spinLaunch(1, 32, 100*time.Microsecond)))
-			require.NoError(t, h.Record(a, s))
-			require.NoError(t, h.HostFunc(s, func() { q.Put(0) }))
-			_, ok := h.Get(q)
-			require.True(t, ok)
-			g.get = h.Now() - t0
-			require.NoError(t, h.Record(b, s))
-			require.NoError(t, h.StreamSynchronize(s))
-			g.elapsed, err = h.Elapsed(a, b)
-			return err
-		})
-		return g
+		return runReleased(t, cfg, 1, true)
 	}
 	free, held := run(false), run(true)
 	assert.Equal(t, 45*time.Microsecond, held.elapsed)
