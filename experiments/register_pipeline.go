@@ -125,9 +125,13 @@ func init() {
 			s.Gaps = p.Gaps
 			return s, nil
 		})
-	RegisterScheduler("queue", "pipeline baseline: b streams, each with a job queue and a host thread synchronizing per job (params: b, gaps)",
+	RegisterScheduler("queue", "pipeline baseline: b streams, each with a job queue and a host thread synchronizing per job; per_run_threads ends the threads at every run's end, so that the next run prepares inside its timing, as Queue did before session 21 (for results measured then) (params: b, per_run_threads, gaps)",
 		func(params *yaml.Node) (sched.Scheduler, error) {
-			p := workersParam{B: 4}
+			p := struct {
+				B             int  `yaml:"b"`
+				PerRunThreads bool `yaml:"per_run_threads"`
+				Gaps          bool `yaml:"gaps"`
+			}{B: 4}
 			if err := DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
@@ -135,7 +139,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			s.Gaps = p.Gaps
+			s.Gaps, s.PerRunThreads = p.Gaps, p.PerRunThreads
 			return s, nil
 		})
 	RegisterScheduler("set", "SET: b workers with per-worker graphs updated per job, private buffers, callback-fed free pool and work stealing; depth > 1 keeps that many jobs in flight per worker, threaded gives each worker its own host thread, coalesce n enqueues one callback per n jobs, ring r gives each worker r graph execs updated only once complete, so a dispatch is one graph launch (depth defaults to ring), jobs_per_launch j (with a ring) makes each exec a chain of j jobs launched at once, depth and coalesce then counting launches; copies stream (default graph) puts only the job's kernels in each worker's graph, captured once and never updated, and issues the job's host copies on the worker's stream around its launch (not with a ring or jobs_per_launch); copies batched (with a ring and jobs_per_launch j >= 2) launches chunks of j consecutive jobs, one coalesced copy in and out per chunk over strided host slots and the jobs' kernels as parallel branches over per-worker batch buffers (branches k: in k branches of consecutive jobs, 1 a chain); warm (default true) launches every graph exec once in Prepare and waits for it, so that no exec's first launch falls in the timed run (the runner's warm run reaches only the execs its jobs use; warm: false leaves the others cold) (params: b, depth, ring, threaded, coalesce, jobs_per_launch, copies, branches, warm, gaps)",

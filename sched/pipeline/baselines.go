@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/sched"
@@ -73,16 +74,25 @@ type Batching struct {
 // again inside its timing: 300-500 us on a GPU host, calibrate "host
 // thread starts").
 type Queue struct {
-	B       int
-	Gaps    bool
-	gaps    gapTimer
-	streams []device.Stream
-	queues  []device.Queue
-	done    device.Queue // a worker's end of a run: nil or its error
-	exited  device.Queue // a worker's end: its thread returned
-	threads []*Metrics   // per host thread, reset by each Run
-	failed  error        // a worker's error, which ended its thread
-	metrics Metrics
+	B    int
+	Gaps bool
+	// PerRunThreads makes every Run end its threads (closing their job
+	// queues), so that the next Run prepares again inside its timing:
+	// analyzes the jobs, creates its streams and starts its threads. It is
+	// what Queue did before f4357e7 (session 21), kept to simulate the GPU
+	// results measured then; a Run that prepared reports what each part
+	// took (Metrics.Setup*).
+	PerRunThreads bool
+	setup         setupTimes      // what the last Prepare spent, by part
+	stale         []device.Stream // earlier runs' streams (PerRunThreads), destroyed by Cleanup
+	gaps          gapTimer
+	streams       []device.Stream
+	queues        []device.Queue
+	done          device.Queue // a worker's end of a run: nil or its error
+	exited        device.Queue // a worker's end: its thread returned
+	threads       []*Metrics   // per host thread, reset by each Run
+	failed        error        // a worker's error, which ended its thread
+	metrics       Metrics
 }
 
 // runEnd, put on a worker's job queue after a run's jobs, ends the run:
@@ -304,6 +314,7 @@ func (b *Batching) Run(h device.Host, in *workloads.Instance) (err error) {
 // blocked on its (still empty) job queue, so no Run pays for a thread
 // start.
 func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
+	t := h.Now()
 	if _, err := analyze(in); err != nil {
 		return err
 	}
@@ -311,9 +322,14 @@ func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
 	if err := q.gaps.prepare(h, in.Steps()); err != nil {
 		return err
 	}
+	q.setup.analyze = h.Now() - t
+	t = h.Now()
 	if q.streams, err = sched.NewStreams(h, q.B); err != nil {
 		return err
 	}
+	q.setup.streams = h.Now() - t
+	t = h.Now()
+	defer func() { q.setup.threads = h.Now() - t }()
 	q.done = h.NewQueue("queue done")
 	q.exited = h.NewQueue("queue exited")
 	q.queues = make([]device.Queue, q.B)
@@ -394,6 +410,22 @@ func (w queueWorker) job(h device.Host, j int) error {
 	return nil
 }
 
+// setupTimes is what a Queue's Prepare spent: analyzing the jobs (and
+// its timing events), creating the streams, making the queues and starting
+// the threads.
+type setupTimes struct{ analyze, streams, threads time.Duration }
+
+// endThreads ends the run's threads without waiting for them (their job
+// queues closed, each returns when it sees it) and keeps the streams for
+// Cleanup, as Queue's Run did before it kept its threads (PerRunThreads).
+func (q *Queue) endThreads() {
+	for _, jq := range q.queues {
+		jq.Close()
+	}
+	q.stale = append(q.stale, q.streams...)
+	q.queues, q.streams = nil, nil
+}
+
 // Cleanup ends the host threads (closing their queues; a thread that
 // failed has ended already and reported its error to Run) and destroys the
 // streams.
@@ -413,19 +445,23 @@ func (q *Queue) Cleanup(h device.Host) error {
 	if err := q.gaps.destroy(h); err != nil && first == nil {
 		first = err
 	}
-	if err := sched.DestroyStreams(h, q.streams); err != nil && first == nil {
+	if err := sched.DestroyStreams(h, append(q.stale, q.streams...)); err != nil && first == nil {
 		first = err
 	}
-	q.streams, q.done = nil, nil
+	q.streams, q.stale, q.done = nil, nil, nil
 	return first
 }
 
 func (q *Queue) Run(h device.Host, in *workloads.Instance) (err error) {
+	var setup *setupTimes
 	if q.queues == nil {
 		if err := q.Prepare(h, in); err != nil {
 			return err
 		}
-		defer sched.JoinCleanup(h, q, &err)
+		setup = &q.setup
+		if !q.PerRunThreads {
+			defer sched.JoinCleanup(h, q, &err)
+		}
 	}
 	if q.failed != nil {
 		return fmt.Errorf("queue: a worker failed in an earlier run and has ended: %w", q.failed)
@@ -459,6 +495,12 @@ func (q *Queue) Run(h device.Host, in *workloads.Instance) (err error) {
 	*m = Metrics{Jobs: n, HostThreads: q.B, Makespan: h.Now() - start, Schedule: dealt}
 	for _, t := range q.threads {
 		m.merge(t)
+	}
+	if setup != nil {
+		m.SetupAnalyze, m.SetupStreams, m.SetupThreads = setup.analyze, setup.streams, setup.threads
+	}
+	if q.PerRunThreads && first == nil {
+		q.endThreads()
 	}
 	if first != nil {
 		q.failed = first

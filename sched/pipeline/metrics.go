@@ -44,6 +44,9 @@ type Metrics struct {
 	// SET's dispatcher is host-bound on the GPU).
 	Launches, HostFuncs                  int
 	LaunchTime, UpdateTime, HostFuncTime time.Duration
+	// A Run that prepared its scheduler inside its timing (Queue's
+	// PerRunThreads): the host time of each part.
+	SetupAnalyze, SetupStreams, SetupThreads time.Duration
 }
 
 // merge adds a host thread's counts and times to m: every field a host
@@ -129,6 +132,11 @@ func (m *Metrics) Map() map[string]float64 {
 	perCall("graph_launch_ns_per_launch", m.LaunchTime, m.Launches)
 	perCall("node_update_ns_per_update", m.UpdateTime, m.NodeUpdates)
 	perCall("host_func_ns_per_call", m.HostFuncTime, m.HostFuncs)
+	if m.SetupAnalyze+m.SetupStreams+m.SetupThreads > 0 {
+		out["setup_analyze_ns"] = float64(m.SetupAnalyze.Nanoseconds())
+		out["setup_streams_ns"] = float64(m.SetupStreams.Nanoseconds())
+		out["setup_threads_ns"] = float64(m.SetupThreads.Nanoseconds())
+	}
 	if m.Timed {
 		out["t_ideal_s"] = m.Ideal.Seconds()
 		out["gaps_intra_s"] = m.IntraGaps.Seconds()

@@ -60,6 +60,46 @@ func TestQueueKeepsItsThreadsAcrossRuns(t *testing.T) {
 	assert.Empty(t, races)
 }
 
+// With PerRunThreads every Run ends its threads, so the run after the
+// first prepares again: it starts a thread and creates a stream per worker
+// and reports what each part of its preparation took (the first run, after
+// Prepare, reports none); outputs stay race-free, and Cleanup destroys
+// every run's streams.
+func TestQueuePerRunThreadsPreparesInsideLaterRuns(t *testing.T) {
+	w, err := jobs.Sobel(jobs.SobelParams{Jobs: 24, Size: 64}, 1)
+	require.NoError(t, err)
+	q, err := NewQueue(3)
+	require.NoError(t, err)
+	q.PerRunThreads = true
+	var destroyed int
+	races, err := onBound(t, w.Program, func(h device.Host, in *workloads.Instance) error {
+		c := &startCounter{Host: h}
+		if err := q.Prepare(c, in); err != nil {
+			return err
+		}
+		for run := 0; run < 3; run++ {
+			if err := q.Run(c, in); err != nil {
+				return err
+			}
+			m := q.Metrics()
+			assert.Equal(t, 3*(run+1), c.threads, "run %d: threads started so far", run)
+			assert.Equal(t, 3*(run+1), c.streams, "run %d: streams created so far", run)
+			assert.InDelta(t, 24, m["syncs"], 0, "run %d", run)
+			if run == 0 {
+				assert.NotContains(t, m, "setup_threads_ns", "the first run was prepared before it")
+			} else {
+				assert.Greater(t, m["setup_threads_ns"], 0.0, "run %d starts its threads inside itself", run)
+				assert.Greater(t, m["setup_streams_ns"], 0.0, "run %d creates its streams inside itself", run)
+			}
+		}
+		destroyed = len(q.stale) + len(q.streams)
+		return q.Cleanup(c)
+	})
+	require.NoError(t, err)
+	assert.Empty(t, races)
+	assert.Equal(t, 9, destroyed, "Cleanup destroys the three runs' streams")
+}
+
 // A job that fails ends its worker's thread and fails the run, and every
 // later run says so at once, without waiting for the ended thread (no
 // hang); Cleanup still ends the other threads.
