@@ -318,6 +318,11 @@ func (q *Queue) Prepare(h device.Host, in *workloads.Instance) (err error) {
 	if _, err := analyze(in); err != nil {
 		return err
 	}
+	if q.PerRunThreads {
+		// Timed only here (inside every later run): charge it where the
+		// simulator would otherwise run it in no time.
+		spendAnalysis(h, in)
+	}
 	q.gaps = gapTimer{on: q.Gaps}
 	if err := q.gaps.prepare(h, in.Steps()); err != nil {
 		return err

@@ -89,6 +89,9 @@ func TestQueuePerRunThreadsPreparesInsideLaterRuns(t *testing.T) {
 				assert.NotContains(t, m, "setup_threads_ns", "the first run was prepared before it")
 			} else {
 				assert.Greater(t, m["setup_threads_ns"], 0.0, "run %d starts its threads inside itself", run)
+				// 24 jobs of 3 operations at analyzeCostPerOp, charged
+				// with Spend (the simulator runs the Go work in no time).
+				assert.InDelta(t, float64(72*analyzeCostPerOp.Nanoseconds()), m["setup_analyze_ns"], 1, "run %d analyzes the jobs again", run)
 				assert.Greater(t, m["setup_streams_ns"], 0.0, "run %d creates its streams inside itself", run)
 			}
 		}
