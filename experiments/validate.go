@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -36,7 +37,10 @@ type ValidateOptions struct {
 	// SchedulerDefaults sets parameters of every scheduler entry of a kind
 	// that does not set them itself, to simulate what an older GPU run ran
 	// (set.warm=false for SET rows measured before SET warmed its execs):
-	// kind -> parameter -> value.
+	// kind -> parameter -> value. A kind written GLOB:KIND applies only to
+	// the results files whose base name matches GLOB (path.Match), for
+	// runs the files do not tell apart by their parameters (Queue before
+	// session 21: heldout1[0-6]-set-gpu*.json:queue -> per_run_threads).
 	SchedulerDefaults map[string]map[string]string
 	// Keep, if set, selects the GPU rows to validate (the others are not
 	// simulated); nil keeps every row.
@@ -227,6 +231,10 @@ func simulateFile(path string, opt ValidateOptions) (*simFile, error) {
 		return nil, err
 	}
 	sub, notes, err := simSubset(e, gpu, f.configOf)
+	if err != nil {
+		return nil, err
+	}
+	opt.SchedulerDefaults, err = defaultsFor(opt.SchedulerDefaults, path)
 	if err != nil {
 		return nil, err
 	}
@@ -502,6 +510,41 @@ func (e *Experiment) applyDefaults(defaults map[string]map[string]string, record
 		}
 	}
 	return notes
+}
+
+// defaultsFor is the scheduler defaults that apply to the results file at
+// file: the kinds without a file pattern, and those written GLOB:KIND whose
+// GLOB matches the file's base name (a pattern's value wins over the plain
+// kind's for the same parameter).
+func defaultsFor(all map[string]map[string]string, file string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	set := func(kind string, params map[string]string) {
+		if out[kind] == nil {
+			out[kind] = map[string]string{}
+		}
+		for k, v := range params {
+			out[kind][k] = v
+		}
+	}
+	for _, kind := range sortedKeys(all) {
+		if !strings.Contains(kind, ":") {
+			set(kind, all[kind])
+		}
+	}
+	for _, key := range sortedKeys(all) {
+		glob, kind, ok := strings.Cut(key, ":")
+		if !ok {
+			continue
+		}
+		match, err := pathpkg.Match(glob, pathpkg.Base(filepath.ToSlash(file)))
+		if err != nil {
+			return nil, fmt.Errorf("scheduler default %q: bad file pattern: %w", key, err)
+		}
+		if match {
+			set(kind, all[key])
+		}
+	}
+	return out, nil
 }
 
 // hasKey reports whether mapping n has key k.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
@@ -41,7 +42,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.variant, "compare-variant", "", "results files only: also simulate every row on its GPU's default config's variant NAME "+
 		"(datasheet: h100-datasheet for H100 rows, the config before calibration) and print it, and put it beside each summary line of the page")
 	f.defaults = schedulerDefaults{}
-	fs.Var(f.defaults, "scheduler-default", "results files only: KIND.PARAM=VALUE simulates every KIND entry that leaves PARAM out with VALUE, "+
+	fs.Var(f.defaults, "scheduler-default", "results files only: [FILEGLOB:]KIND.PARAM=VALUE simulates every KIND entry that leaves PARAM out with VALUE (with FILEGLOB, in the results files whose base name matches it), "+
 		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
 	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU; results files are simulated that many at a time)")
 	fs.BoolVar(&f.rows, "rows", false, "also print the per-row table")
@@ -164,9 +165,19 @@ func (d schedulerDefaults) String() string {
 
 func (d schedulerDefaults) Set(s string) error {
 	kp, v, ok := strings.Cut(s, "=")
+	glob, kp, hasGlob := strings.Cut(kp, ":")
+	if !hasGlob {
+		kp, glob = glob, ""
+	}
 	kind, param, ok2 := strings.Cut(kp, ".")
-	if !ok || !ok2 || kind == "" || param == "" || v == "" {
-		return fmt.Errorf("want KIND.PARAM=VALUE (for example set.warm=false), got %q", s)
+	if !ok || !ok2 || kind == "" || param == "" || v == "" || (hasGlob && glob == "") {
+		return fmt.Errorf("want KIND.PARAM=VALUE or FILEGLOB:KIND.PARAM=VALUE (for example set.warm=false, 'heldout1[0-6]-set-gpu*.json:queue.per_run_threads=true'), got %q", s)
+	}
+	if hasGlob {
+		if _, err := path.Match(glob, ""); err != nil {
+			return fmt.Errorf("%q: bad file pattern %q: %w", s, glob, err)
+		}
+		kind = glob + ":" + kind
 	}
 	if d[kind] == nil {
 		d[kind] = map[string]string{}
