@@ -151,7 +151,7 @@ func (v *Validation) add(e *Experiment, simRes, gpu *Results, src Source, config
 		v.Rows = append(v.Rows, vr)
 	}
 	if len(added) > 0 {
-		src.Notes = append(src.Notes, "parameters added since the GPU ran, simulated at their defaults: "+strings.Join(sortedKeys(added), ", "))
+		src.Notes = append(src.Notes, "parameters the GPU rows do not record (added since they ran), simulated as: "+strings.Join(sortedKeys(added), ", "))
 	}
 	v.Sources = append(v.Sources, src)
 }

@@ -388,7 +388,7 @@ func TestValidateFilesNotesParametersAddedSince(t *testing.T) {
 	for _, r := range v.Rows {
 		assert.False(t, r.Excluded, "%v", r.Problems)
 	}
-	assert.Contains(t, v.Sources[0].Notes, "parameters added since the GPU ran, simulated at their defaults: synthetic max_blocks=16")
+	assert.Contains(t, v.Sources[0].Notes, "parameters the GPU rows do not record (added since they ran), simulated as: synthetic max_blocks=16")
 }
 
 // TestPageKindsFollowASchedulerAcrossFiles: the page's per-kind table pools
