@@ -9,14 +9,12 @@
 # same cache entries (the key includes the executable's SHA-256).
 FIDELITY_CACHE ?= .cache/validate
 FIDELITY_RESULTS = $(sort $(wildcard docs/results/*-gpu*.json))
-# The files measured before Queue kept its threads across runs (f4357e7,
-# session 21): their timed runs prepared Queue inside their timing, which
-# its per_run_threads reproduces (calibration-h100.md "Session 30").
-FIDELITY_QUEUE_DEFAULTS = $(foreach g,set-gpu-v10-r2.json heldout[6-9]-set-gpu*.json heldout1[0-6]-set-gpu*.json tournament-gpu*.json,--scheduler-default '$(g):queue.per_run_threads=true')
+# What older GPU runs ran that their files do not record: mk/fidelity-defaults.txt.
+FIDELITY_DEFAULTS = $(foreach d,$(shell grep -v '^\#' mk/fidelity-defaults.txt),--scheduler-default '$(d)')
 
 .PHONY: fidelity-page
 fidelity-page:
-	$(GO) run -trimpath ./cmd/gpusched validate $(FIDELITY_RESULTS) --scheduler-default set.warm=false $(FIDELITY_QUEUE_DEFAULTS) --compare-variant datasheet \
+	$(GO) run -trimpath ./cmd/gpusched validate $(FIDELITY_RESULTS) $(FIDELITY_DEFAULTS) --compare-variant datasheet \
 		$(if $(FIDELITY_CACHE),--cache $(FIDELITY_CACHE)) \
 		--page docs/results/fidelity.md --limits docs/results/fidelity-regression.yaml
 

@@ -20,11 +20,12 @@ TAG=fp
 . scripts/gpu/lease.sh
 cp "$W/device.txt" "$W/BUILD" "$OUT/" 2>/dev/null
 mkdir -p .cache/validate
-queue=()
-for g in 'set-gpu-v10-r2.json' 'heldout[6-9]-set-gpu*.json' 'heldout1[0-6]-set-gpu*.json' 'tournament-gpu*.json'; do
-  queue+=(--scheduler-default "$g:queue.per_run_threads=true") # as mk/fidelity.mk
-done
-timeout "$LIMIT" "$BIN" validate $(ls docs/results/*-gpu*.json | LC_ALL=C sort) --scheduler-default set.warm=false "${queue[@]}" \
+defaults=() # as make fidelity-page
+while read -r d; do
+  case "$d" in '#'* | '') continue ;; esac
+  defaults+=(--scheduler-default "$d")
+done < mk/fidelity-defaults.txt
+timeout "$LIMIT" "$BIN" validate $(ls docs/results/*-gpu*.json | LC_ALL=C sort) "${defaults[@]}" \
   --compare-variant datasheet --cache .cache/validate --page "$OUT/fidelity.md" \
   --limits docs/results/fidelity-regression.yaml > "$OUT/validate.log" 2>&1
 rc=$?
