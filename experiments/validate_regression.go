@@ -16,13 +16,11 @@ import (
 // (docs/results/fidelity-regression.yaml): a selection of committed GPU
 // rows and the limits the simulator's errors on them must stay within.
 type FidelityCheck struct {
-	Name       string   `yaml:"name"`
-	Results    string   `yaml:"results"` // GPU results file, relative to the regression file
-	Workloads  []string `yaml:"workloads"`
-	Schedulers []string `yaml:"schedulers"` // empty: all
-	// SchedulerDefaults are ValidateOptions.SchedulerDefaults.
-	SchedulerDefaults map[string]map[string]string `yaml:"scheduler_defaults"`
-	Limits            FidelityLimits               `yaml:"limits"`
+	Name       string         `yaml:"name"`
+	Results    string         `yaml:"results"` // GPU results file, relative to the regression file
+	Workloads  []string       `yaml:"workloads"`
+	Schedulers []string       `yaml:"schedulers"` // empty: all
+	Limits     FidelityLimits `yaml:"limits"`
 }
 
 // FidelityLimits bound a check's summary: errors at most, agreement at

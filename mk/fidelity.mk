@@ -9,8 +9,8 @@
 # same cache entries (the key includes the executable's SHA-256).
 FIDELITY_CACHE ?= .cache/validate
 FIDELITY_RESULTS = $(sort $(wildcard docs/results/*-gpu*.json))
-# What older GPU runs ran that their files do not record: mk/fidelity-defaults.txt.
-FIDELITY_DEFAULTS = $(foreach d,$(shell grep -v '^\#' mk/fidelity-defaults.txt),--scheduler-default '$(d)')
+# What older GPU runs ran that their files do not record: docs/results/fidelity-defaults.txt.
+FIDELITY_DEFAULTS = $(foreach d,$(shell grep -v '^\#' docs/results/fidelity-defaults.txt),--scheduler-default '$(d)')
 
 .PHONY: fidelity-page
 fidelity-page:

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
@@ -20,7 +19,7 @@ type validateFlags struct {
 	page, limits, variant     string
 	cpuProfile, cache         string
 	args                      []string
-	defaults                  schedulerDefaults
+	defaults                  experiments.SchedulerDefaults
 	jobs                      int
 	rows                      bool
 	hostSpeed                 onOff
@@ -41,7 +40,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.limits, "limits", "", "with --page: the regression checks to report (docs/results/fidelity-regression.yaml)")
 	fs.StringVar(&f.variant, "compare-variant", "", "results files only: also simulate every row on its GPU's default config's variant NAME "+
 		"(datasheet: h100-datasheet for H100 rows, the config before calibration) and print it, and put it beside each summary line of the page")
-	f.defaults = schedulerDefaults{}
+	f.defaults = experiments.SchedulerDefaults{}
 	fs.Var(f.defaults, "scheduler-default", "results files only: [FILEGLOB:]KIND.PARAM=VALUE simulates every KIND entry that leaves PARAM out with VALUE (with FILEGLOB, in the results files whose base name matches it), "+
 		"as an older GPU run ran it (set.warm=false for SET rows measured before SET warmed its execs; repeatable)")
 	fs.IntVar(&f.jobs, "j", 0, "simulator rows to run at once (default: one per CPU; results files are simulated that many at a time)")
@@ -148,42 +147,6 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		out.Close() //nolint:errcheck // best effort: a diagnostic file
 	}, nil
-}
-
-// schedulerDefaults is the --scheduler-default flag: kind -> param -> value.
-type schedulerDefaults map[string]map[string]string
-
-func (d schedulerDefaults) String() string {
-	var out []string
-	for k, ps := range d {
-		for p, v := range ps {
-			out = append(out, k+"."+p+"="+v)
-		}
-	}
-	return strings.Join(out, ",")
-}
-
-func (d schedulerDefaults) Set(s string) error {
-	kp, v, ok := strings.Cut(s, "=")
-	glob, kp, hasGlob := strings.Cut(kp, ":")
-	if !hasGlob {
-		kp, glob = glob, ""
-	}
-	kind, param, ok2 := strings.Cut(kp, ".")
-	if !ok || !ok2 || kind == "" || param == "" || v == "" || (hasGlob && glob == "") {
-		return fmt.Errorf("want KIND.PARAM=VALUE or FILEGLOB:KIND.PARAM=VALUE (for example set.warm=false, 'heldout1[0-6]-set-gpu*.json:queue.per_run_threads=true'), got %q", s)
-	}
-	if hasGlob {
-		if _, err := path.Match(glob, ""); err != nil {
-			return fmt.Errorf("%q: bad file pattern %q: %w", s, glob, err)
-		}
-		kind = glob + ":" + kind
-	}
-	if d[kind] == nil {
-		d[kind] = map[string]string{}
-	}
-	d[kind][param] = v
-	return nil
 }
 
 // writePage writes the fidelity page and its rows.

@@ -106,15 +106,3 @@ func validationTotal(t *testing.T, dir string) fidelity.Summary {
 	require.NoError(t, json.Unmarshal(js, &v))
 	return v.Total
 }
-
-// --scheduler-default takes KIND.PARAM=VALUE or FILEGLOB:KIND.PARAM=VALUE
-// (the glob's dots are not the kind's) and names what it wants otherwise.
-func TestSchedulerDefaultFlag(t *testing.T) {
-	d := schedulerDefaults{}
-	require.NoError(t, d.Set("set.warm=false"))
-	require.NoError(t, d.Set("heldout1[0-6]-set-gpu*.json:queue.per_run_threads=true"))
-	assert.Equal(t, schedulerDefaults{"set": {"warm": "false"}, "heldout1[0-6]-set-gpu*.json:queue": {"per_run_threads": "true"}}, d)
-	for _, bad := range []string{"set.warm", ":queue.b=2", "x.json:queue=2", "heldout[1-:queue.b=2"} {
-		assert.Error(t, d.Set(bad), bad)
-	}
-}

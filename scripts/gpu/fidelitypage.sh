@@ -24,7 +24,7 @@ defaults=() # as make fidelity-page
 while read -r d; do
   case "$d" in '#'* | '') continue ;; esac
   defaults+=(--scheduler-default "$d")
-done < mk/fidelity-defaults.txt
+done < docs/results/fidelity-defaults.txt
 timeout "$LIMIT" "$BIN" validate $(ls docs/results/*-gpu*.json | LC_ALL=C sort) "${defaults[@]}" \
   --compare-variant datasheet --cache .cache/validate --page "$OUT/fidelity.md" \
   --limits docs/results/fidelity-regression.yaml > "$OUT/validate.log" 2>&1
