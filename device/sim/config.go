@@ -588,8 +588,9 @@ type CopyModel struct {
 	BackToBackLatencyNs float64 `yaml:"back_to_back_latency_ns,omitempty"`
 	// GraphLatencyNs (optional) replaces LatencyNs for a graph's pinned
 	// or pageable copy node that follows a copy of the same launch on its
-	// engine, chained or side by side (hostcopies.go). 0 (left out):
-	// LatencyNs, as before the field existed.
+	// engine, chained or side by side, and was ready by the time that
+	// copy ended (hostcopies.go). 0 (left out): LatencyNs, as before the
+	// field existed.
 	GraphLatencyNs float64 `yaml:"graph_latency_ns,omitempty"`
 }
 

@@ -139,6 +139,7 @@ type graphRun struct {
 	nodes     []gnode
 	cmd       *command
 	npend     []int32
+	ready     []Time // per node: when its last predecessor finished (the launch's start for a root)
 	remaining int
 	nvc       []vclock // per node: the join of its finished predecessors' clocks
 	all       vclock   // the join of its finished nodes' clocks
@@ -535,6 +536,7 @@ func (d *Device) startGraph(k *command) {
 	gr.remaining = n
 	gr.npend = make([]int32, n)
 	copy(gr.npend, x.npred)
+	gr.ready = make([]Time, n)
 	if n == 0 {
 		d.graphFinished(gr)
 		return
@@ -553,6 +555,7 @@ func (d *Device) startGraph(k *command) {
 // graph_branch_queue_ns per branch the other running launches run beside
 // their streams; plus graph_copy_node_ns for a copy node.
 func (d *Device) scheduleRelease(gr *graphRun, i int32, delay Time) {
+	gr.ready[i] = d.now
 	at := max(d.now+delay, gr.handed(i, d.cost.graphStreamAfter))
 	if d.cost.graphDispatch > 0 || d.cost.graphBranchQueue > 0 {
 		at = max(at, gr.nextRelease)

@@ -83,11 +83,34 @@ func TestHostCopiesFollowingCopiesPayLess(t *testing.T) {
 func TestHostCopyAfterAnIdleEnginePaysTheLatency(t *testing.T) {
 	cfg := duplexConfig(t, 1.25)
 	cfg.Copy.BackToBackLatencyNs = 400
+	assert.Equal(t, []Time{11_000_000, 11_000_000}, copyKernelCopy(t, cfg, false))
+}
+
+// Hand-computed, as above: a graph of copy, 20 us kernel, copy on one
+// chain. The second copy becomes ready 20 us after the first ended, with
+// its engine idle since, and pays the whole latency (11 us), as a program
+// captured on one stream does on the GPU (each job's copy in behind the
+// last job's kernel); a copy ready as its engine's last copy of the launch
+// ends pays the graph latency (TestGraphCopiesAfterTheLaunchsFirstPayLess).
+func TestGraphCopyAfterAnIdleEnginePaysTheLatency(t *testing.T) {
+	cfg := duplexConfig(t, 0)
+	cfg.Copy.GraphLatencyNs = 300
+	assert.Equal(t, []Time{11_000_000, 11_000_000}, copyKernelCopy(t, cfg, true))
+}
+
+// copyKernelCopy runs a 500,000-byte host-to-device copy, a 20 us kernel
+// and a second such copy on one stream, issued or captured as one graph
+// and launched, and returns the copies' durations.
+func copyKernelCopy(t *testing.T, cfg *Config, graph bool) []Time {
+	t.Helper()
 	d, err := New(cfg, WithTrace(true))
 	require.NoError(t, err)
 	require.NoError(t, d.Run(func(h device.Host) error {
 		s, err := h.NewStream(device.StreamOptions{})
 		require.NoError(t, err)
+		if graph {
+			require.NoError(t, h.BeginCapture(s))
+		}
 		for i := 0; i < 2; i++ {
 			buf, err := h.Malloc(500_000)
 			require.NoError(t, err)
@@ -99,6 +122,13 @@ func TestHostCopyAfterAnIdleEnginePaysTheLatency(t *testing.T) {
 					Work: device.Work{Cycles: cyclesFor(20 * time.Microsecond)}, Label: "between"}))
 			}
 		}
+		if graph {
+			g, err := h.EndCapture(s)
+			require.NoError(t, err)
+			x, err := h.Instantiate(g)
+			require.NoError(t, err)
+			require.NoError(t, h.GraphLaunch(x, s))
+		}
 		return h.Synchronize()
 	}))
 	var durs []Time
@@ -107,7 +137,7 @@ func TestHostCopyAfterAnIdleEnginePaysTheLatency(t *testing.T) {
 			durs = append(durs, sp.end-sp.start)
 		}
 	}
-	assert.Equal(t, []Time{11_000_000, 11_000_000}, durs)
+	return durs
 }
 
 // graphCopyRun captures n host-to-device copies of bytes as parallel

@@ -25,10 +25,6 @@ DEVICE=${DEVICE:-cuda}
 CAL_TIMEOUT=${CAL_TIMEOUT:-180}
 TAG=co
 . scripts/gpu/lease.sh
-probe() { # name, output stem
-  timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "$1" --raw "$W/$2.json" --report "$W/$2.md" > "$W/$2.log" 2>&1
-  echo "$2 rc=$?" >> "$W/rc.txt"
-}
 probe "copies at once, each timed" co
 probe "copies one way on many streams" cf
 probe "copies both ways at once" cw

@@ -6,7 +6,8 @@
 #     the date, the host's CPUs) and a copy of .gpu/$TAG/BUILD,
 #   - sets $gpu to the GPU's name for the tarball's (e.g. nvidia-h200), or
 #     "sim" when DEVICE names a simulator config (a dry run here).
-# The caller writes its results under $W and packs it into $OUT.
+# The caller writes its results under $W and packs it into $OUT; probe
+# (below) runs one calibrate section into it.
 BIN=${BIN:-.gpu/$TAG/gpusched}
 [ -x "$BIN" ] || { [ -f "$BIN.xz" ] && xz -dk "$BIN.xz"; }
 chmod +x "$BIN"
@@ -15,3 +16,10 @@ W=$(mktemp -d)
 cp ".gpu/$TAG/BUILD" "$W/" 2>/dev/null
 gpu=$(head -1 "$W/device.txt" | sed 's/ /-/g; s/,.*//' | tr 'A-Z' 'a-z')
 [ "${DEVICE:-cuda}" = cuda ] || gpu=sim
+# probe NAME STEM runs `calibrate --only NAME` on $DEVICE (cuda unless set)
+# under $CAL_TIMEOUT seconds (180 unless set), writing $W/STEM.json, .md
+# and .log, and appends "STEM rc=N" to $W/rc.txt.
+probe() {
+  timeout "${CAL_TIMEOUT:-180}" "$BIN" calibrate --device "${DEVICE:-cuda}" --only "$1" --raw "$W/$2.json" --report "$W/$2.md" > "$W/$2.log" 2>&1
+  echo "$2 rc=$?" >> "$W/rc.txt"
+}
