@@ -245,6 +245,10 @@ func (d *Device) rerateFlight(i int32, s float64, resid, all bool) {
 // latency (no data moves), transfer, done.
 const copyMoves = 1 // evCopyDone's a: the copy's latency is over
 
+// copyPick is evCopyDone's a for a host engine's pick of its next queued
+// copy (copy.stream_runs; pcie.go).
+const copyPick = 2
+
 // startDtoD starts copy k on the device-to-device engine, or queues it.
 func (d *Device) startDtoD(k *command) {
 	k.engine = engDtoD

@@ -592,6 +592,12 @@ type CopyModel struct {
 	// copy ended (hostcopies.go). 0 (left out): LatencyNs, as before the
 	// field existed.
 	GraphLatencyNs float64 `yaml:"graph_latency_ns,omitempty"`
+	// StreamRuns (optional): a host engine whose copy ends serves a copy
+	// its stream issues at that instant before the copies queued from
+	// other streams, and that copy pays BackToBackLatencyNs (hostcopies.go).
+	// Only with DuplexSlowdown > 1 and two engines (pcie.go), where copies
+	// queue on their engine; without, each copy is timed as it is issued.
+	StreamRuns bool `yaml:"stream_runs,omitempty"`
 }
 
 // DQModel is ACS-HW's hardware dependency queue (Durvasula et al., arXiv

@@ -44,8 +44,18 @@ func (e *rateEngine) move(now Time, rest float64) {
 // finish ends the engine's copy k at now and returns the next queued copy
 // to start (nil: none).
 func (e *rateEngine) finish(k *command, now Time) *command {
+	e.finishKeep(k, now)
+	return e.pop()
+}
+
+// finishKeep ends the engine's copy k at now and leaves the queue as it is.
+func (e *rateEngine) finishKeep(k *command, now Time) {
 	k.end = now
 	e.copy, e.moving, e.slow, e.seq = nil, false, 0, 0
+}
+
+// pop takes the first queued copy off the queue (nil: none).
+func (e *rateEngine) pop() *command {
 	if len(e.queue) == 0 {
 		return nil
 	}

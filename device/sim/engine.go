@@ -175,6 +175,9 @@ func (d *Device) handle(ev event) {
 		d.syncBlockDone(ev.cmd, int(ev.a), int(ev.b))
 	case evCopyDone:
 		switch {
+		case ev.a == copyPick:
+			d.pciePick(int(ev.b - 1))
+			return
 		case ev.a == copyMoves && ev.b > 0:
 			d.pcieMoving(int(ev.b - 1))
 			return

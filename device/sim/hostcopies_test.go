@@ -223,3 +223,50 @@ func TestGraphCopiesAfterTheLaunchsFirstPayLess(t *testing.T) {
 	cfg.Copy.GraphLatencyNs = 0
 	assert.Equal(t, []Time{11 * us, 11 * us, 11 * us}, graphCopyRun(t, cfg, 3, 1, 500_000, true), "no field")
 }
+
+// Hand-computed: latency 1 us, back to back 0.4 us, 500,000 bytes move in
+// 10 us. Copies a and c on stream A, b and d on stream B, issued a, b, c,
+// d behind a gate. In issue order each waits for the engine behind another
+// stream's copy and pays the whole latency: a, b, c, d end at 11, 22, 33,
+// 44 us after the gate. With copy.stream_runs the engine serves c, issued
+// by A as a ends, before b: a, c, b, d end at 11, 21.4, 32.4, 42.8.
+func TestStreamRunsServeAStreamsCopiesInARun(t *testing.T) {
+	const us = Time(1_000_000) // ps
+	run := func(runs bool) []Time {
+		cfg := duplexConfig(t, 1.25)
+		cfg.Copy.BackToBackLatencyNs, cfg.Copy.StreamRuns = 400, runs
+		d, err := New(cfg, WithTrace(true))
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			gate, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			open, err := h.NewEvent(device.EventOptions{})
+			require.NoError(t, err)
+			require.NoError(t, h.Launch(gate, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32),
+				Work: device.Work{Cycles: cyclesFor(200 * time.Microsecond)}, Label: "gate"}))
+			require.NoError(t, h.Record(open, gate))
+			var streams [2]device.Stream
+			for i := range streams {
+				streams[i], err = h.NewStream(device.StreamOptions{})
+				require.NoError(t, err)
+				require.NoError(t, h.Wait(streams[i], open))
+			}
+			for i := 0; i < 4; i++ {
+				buf, err := h.Malloc(500_000)
+				require.NoError(t, err)
+				mem, err := h.AllocHost(500_000, true)
+				require.NoError(t, err)
+				require.NoError(t, h.Copy(streams[i%2], &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: string(rune('a' + i))}))
+			}
+			return h.Synchronize()
+		}))
+		spans := copySpans(t, d, 4)
+		var ends []Time
+		for _, s := range spans {
+			ends = append(ends, s[1]-spans[0][0])
+		}
+		return ends
+	}
+	assert.Equal(t, []Time{11 * us, 22 * us, 33 * us, 44 * us}, run(false), "issue order")
+	assert.Equal(t, []Time{11 * us, 32400 * us / 1000, 21400 * us / 1000, 42800 * us / 1000}, run(true), "stream runs")
+}

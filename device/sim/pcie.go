@@ -57,13 +57,38 @@ func (d *Device) pcieMoving(eng int) {
 	d.pcieRerate()
 }
 
-// pcieDone ends engine eng's copy k and starts the next queued one.
+// pcieDone ends engine eng's copy k and starts the next queued one. With
+// copy.stream_runs the engine stays idle until the events of this instant
+// have run: a copy k's stream issues as k ends takes it before the queue
+// (pciePick).
 func (d *Device) pcieDone(eng int, k *command) {
-	next := d.pcie.eng[eng].finish(k, d.now)
+	e := &d.pcie.eng[eng]
+	if d.cfg.Copy.StreamRuns {
+		e.finishKeep(k, d.now)
+		d.pcieRerate()
+		d.noteHostCopy(k, d.now)
+		if len(e.queue) > 0 {
+			d.schedule(d.now, evCopyDone, copyPick, pcieEvent(eng), nil)
+		}
+		return
+	}
+	next := e.finish(k, d.now)
 	d.pcieRerate()
 	// The next copy follows k (hostcopies.go).
 	d.noteHostCopy(k, d.now)
 	if next != nil {
+		d.startPCIe(eng, next, true)
+	}
+}
+
+// pciePick starts engine eng's first queued copy, unless a copy took the
+// idle engine since its last copy ended.
+func (d *Device) pciePick(eng int) {
+	e := &d.pcie.eng[eng]
+	if e.copy != nil {
+		return
+	}
+	if next := e.pop(); next != nil {
 		d.startPCIe(eng, next, true)
 	}
 }
