@@ -400,6 +400,27 @@ func (c *calibrator) warmRounds(round func(measured bool) error) error {
 	return nil
 }
 
+// medianRounds calls measure reps times a round in warmRounds' rounds and
+// returns each measured round's median.
+func (c *calibrator) medianRounds(reps int, measure func() (float64, error)) ([]float64, error) {
+	var rounds []float64
+	err := c.warmRounds(func(measured bool) error {
+		var ts []float64
+		for r := 0; r < reps; r++ {
+			t, err := measure()
+			if err != nil {
+				return err
+			}
+			ts = append(ts, t)
+		}
+		if measured {
+			rounds = append(rounds, stats.Median(ts))
+		}
+		return nil
+	})
+	return rounds, err
+}
+
 // pick is f of every round.
 func pick[T any](rounds []T, f func(T) float64) []float64 {
 	out := make([]float64, len(rounds))

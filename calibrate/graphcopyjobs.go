@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/gpusched/gpusched/device"
-	"github.com/gpusched/gpusched/internal/stats"
 )
 
 // "copies around kernels in a graph" (issue #18, session 31): the
@@ -69,7 +68,7 @@ func (c *calibrator) copiesAroundKernelsInAGraph(h device.Host) error {
 func (c *calibrator) cjShape(h device.Host, env *gatedCopyEnv, done device.Buffer, sh cjShape, mode string) error {
 	times := make([][]float64, len(cfCounts)) // per count, per round
 	for k, n := range cfCounts {
-		issue := func() error { return cjIssue(h, env, c, done, sh, n) }
+		issue := func() error { return c.cjIssue(h, env, done, sh, n) }
 		var x device.GraphExec
 		if mode == cjModes[0] {
 			var err error
@@ -78,20 +77,8 @@ func (c *calibrator) cjShape(h device.Host, env *gatedCopyEnv, done device.Buffe
 			}
 			issue = func() error { return h.GraphLaunch(x, env.streams[0]) }
 		}
-		if err := c.warmRounds(func(measured bool) error {
-			var reps []float64
-			for r := 0; r < gcReps; r++ {
-				t, err := c.cjTime(h, env, issue)
-				if err != nil {
-					return err
-				}
-				reps = append(reps, t)
-			}
-			if measured {
-				times[k] = append(times[k], stats.Median(reps))
-			}
-			return nil
-		}); err != nil {
+		var err error
+		if times[k], err = c.medianRounds(gcReps, func() (float64, error) { return c.cjTime(h, env, issue) }); err != nil {
 			return err
 		}
 		if x != nil {
@@ -109,7 +96,7 @@ func (c *calibrator) cjShape(h device.Host, env *gatedCopyEnv, done device.Buffe
 
 // cjIssue issues n jobs of shape sh on env's first stream, one after the
 // other.
-func cjIssue(h device.Host, env *gatedCopyEnv, c *calibrator, done device.Buffer, sh cjShape, n int) error {
+func (c *calibrator) cjIssue(h device.Host, env *gatedCopyEnv, done device.Buffer, sh cjShape, n int) error {
 	s := env.streams[0]
 	for i := 0; i < n; i++ {
 		if err := h.Copy(s, env.copy(device.HostToDevice, i, cjBytes)); err != nil {
@@ -186,22 +173,9 @@ func (c *calibrator) copyJobsOverStreams(h device.Host) error {
 	}
 	for _, sh := range csShapes {
 		for _, s := range csStreams {
-			var times []float64
-			if err := c.warmRounds(func(measured bool) error {
-				var reps []float64
-				for r := 0; r < gcReps; r++ {
-					t, err := c.csTime(h, env, sh, s)
-					if err != nil {
-						return fmt.Errorf("copy jobs over streams, %s, %d streams: %w", sh.name, s, err)
-					}
-					reps = append(reps, t)
-				}
-				if measured {
-					times = append(times, stats.Median(reps))
-				}
-				return nil
-			}); err != nil {
-				return err
+			times, err := c.medianRounds(gcReps, func() (float64, error) { return c.csTime(h, env, sh, s) })
+			if err != nil {
+				return fmt.Errorf("copy jobs over streams, %s, %d streams: %w", sh.name, s, err)
 			}
 			c.record(fmt.Sprintf("copy jobs over streams, %s, %d jobs on %d streams", sh.name, csJobs, s), "", "ns",
 				fmt.Sprintf("Elapsed from a %d us gate kernel's end to the last stream's end, jobs dealt round-robin, issued behind the gate, 64 KiB pinned copies, each job its own buffers; median of %d a round", csGateUs, gcReps), times)

@@ -12,10 +12,10 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
-// hostCopyRun issues n host-to-device copies of bytes behind an event
-// recorded after a 200 us gate kernel, back to back on one stream or each
-// on its own stream, and returns each copy's start and end.
-func hostCopyRun(t *testing.T, cfg *Config, n int, bytes int64, spread bool) [][2]Time {
+// hostCopyRun issues n host-to-device copies of bytes behind a 200 us
+// gate kernel, copy i on stream i mod streams (1: back to back on one
+// stream; n: each on its own), and returns each copy's span by label.
+func hostCopyRun(t *testing.T, cfg *Config, n int, bytes int64, streams int) [][2]Time {
 	t.Helper()
 	d, err := New(cfg, WithTrace(true))
 	require.NoError(t, err)
@@ -27,20 +27,20 @@ func hostCopyRun(t *testing.T, cfg *Config, n int, bytes int64, spread bool) [][
 		require.NoError(t, h.Launch(gate, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32),
 			Work: device.Work{Cycles: cyclesFor(200 * time.Microsecond)}, Label: "gate"}))
 		require.NoError(t, h.Record(open, gate))
-		var streams []device.Stream
+		var ss []device.Stream
 		for i := 0; i < n; i++ {
-			if i == 0 || spread {
+			if i < streams {
 				s, err := h.NewStream(device.StreamOptions{})
 				require.NoError(t, err)
 				require.NoError(t, h.Wait(s, open))
-				streams = append(streams, s)
+				ss = append(ss, s)
 			}
 			buf, err := h.Malloc(bytes)
 			require.NoError(t, err)
 			mem, err := h.AllocHost(bytes, true)
 			require.NoError(t, err)
 			cp := &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: bytes, Label: string(rune('a' + i))}
-			require.NoError(t, h.Copy(streams[len(streams)-1], cp))
+			require.NoError(t, h.Copy(ss[i%streams], cp))
 		}
 		return h.Synchronize()
 	}))
@@ -69,11 +69,11 @@ func TestHostCopiesFollowingCopiesPayLess(t *testing.T) {
 			}
 			return out
 		}
-		assert.Equal(t, []Time{11 * us, 10400 * us / 1000, 10400 * us / 1000}, durs(hostCopyRun(t, cfg, 3, 500_000, false)), "duplex %g, back to back", duplex)
-		assert.Equal(t, []Time{11 * us, 10700 * us / 1000, 10700 * us / 1000}, durs(hostCopyRun(t, cfg, 3, 500_000, true)), "duplex %g, spread", duplex)
+		assert.Equal(t, []Time{11 * us, 10400 * us / 1000, 10400 * us / 1000}, durs(hostCopyRun(t, cfg, 3, 500_000, 1)), "duplex %g, back to back", duplex)
+		assert.Equal(t, []Time{11 * us, 10700 * us / 1000, 10700 * us / 1000}, durs(hostCopyRun(t, cfg, 3, 500_000, 3)), "duplex %g, spread", duplex)
 		cfg.Copy.BackToBackLatencyNs, cfg.Copy.QueuedLatencyNs = 0, 0
-		assert.Equal(t, []Time{11 * us, 11 * us, 11 * us}, durs(hostCopyRun(t, cfg, 3, 500_000, false)), "duplex %g, back to back, no fields", duplex)
-		assert.Equal(t, []Time{11 * us, 11 * us, 11 * us}, durs(hostCopyRun(t, cfg, 3, 500_000, true)), "duplex %g, spread, no fields", duplex)
+		assert.Equal(t, []Time{11 * us, 11 * us, 11 * us}, durs(hostCopyRun(t, cfg, 3, 500_000, 1)), "duplex %g, back to back, no fields", duplex)
+		assert.Equal(t, []Time{11 * us, 11 * us, 11 * us}, durs(hostCopyRun(t, cfg, 3, 500_000, 3)), "duplex %g, spread, no fields", duplex)
 	}
 }
 
@@ -235,32 +235,7 @@ func TestStreamRunsServeAStreamsCopiesInARun(t *testing.T) {
 	run := func(runs bool) []Time {
 		cfg := duplexConfig(t, 1.25)
 		cfg.Copy.BackToBackLatencyNs, cfg.Copy.StreamRuns = 400, runs
-		d, err := New(cfg, WithTrace(true))
-		require.NoError(t, err)
-		require.NoError(t, d.Run(func(h device.Host) error {
-			gate, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
-			open, err := h.NewEvent(device.EventOptions{})
-			require.NoError(t, err)
-			require.NoError(t, h.Launch(gate, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32),
-				Work: device.Work{Cycles: cyclesFor(200 * time.Microsecond)}, Label: "gate"}))
-			require.NoError(t, h.Record(open, gate))
-			var streams [2]device.Stream
-			for i := range streams {
-				streams[i], err = h.NewStream(device.StreamOptions{})
-				require.NoError(t, err)
-				require.NoError(t, h.Wait(streams[i], open))
-			}
-			for i := 0; i < 4; i++ {
-				buf, err := h.Malloc(500_000)
-				require.NoError(t, err)
-				mem, err := h.AllocHost(500_000, true)
-				require.NoError(t, err)
-				require.NoError(t, h.Copy(streams[i%2], &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: string(rune('a' + i))}))
-			}
-			return h.Synchronize()
-		}))
-		spans := copySpans(t, d, 4)
+		spans := hostCopyRun(t, cfg, 4, 500_000, 2)
 		var ends []Time
 		for _, s := range spans {
 			ends = append(ends, s[1]-spans[0][0])

@@ -63,20 +63,17 @@ func (d *Device) pcieMoving(eng int) {
 // (pciePick).
 func (d *Device) pcieDone(eng int, k *command) {
 	e := &d.pcie.eng[eng]
+	e.finishKeep(k, d.now)
+	d.pcieRerate()
+	// The next copy follows k (hostcopies.go).
+	d.noteHostCopy(k, d.now)
 	if d.cfg.Copy.StreamRuns {
-		e.finishKeep(k, d.now)
-		d.pcieRerate()
-		d.noteHostCopy(k, d.now)
 		if len(e.queue) > 0 {
 			d.schedule(d.now, evCopyDone, copyPick, pcieEvent(eng), nil)
 		}
 		return
 	}
-	next := e.finish(k, d.now)
-	d.pcieRerate()
-	// The next copy follows k (hostcopies.go).
-	d.noteHostCopy(k, d.now)
-	if next != nil {
+	if next := e.pop(); next != nil {
 		d.startPCIe(eng, next, true)
 	}
 }
