@@ -23,6 +23,10 @@ var (
 	cklDelays = []int{0, 3, 6, 10, 20}
 	// cklJobs is how many jobs a job loop issues.
 	cklJobs = 8
+	// cklStreams is how many fresh streams the gated pairs are timed on
+	// one by one: a cost that differs by stream within one process is
+	// the stream's (its copy engine's), not the process's.
+	cklStreams = 8
 )
 
 const (
@@ -86,7 +90,53 @@ func (c *calibrator) copiesAndKernelsIssuedLive(h device.Host) error {
 		c.record("copies and kernels issued live, "+alone.name, "", "ns",
 			fmt.Sprintf("Elapsed around it on an idle stream (64 KiB pinned); median of %d a round", cklReps), rounds)
 	}
-	return c.cklLoops(h, env)
+	if err := c.cklLoops(h, env); err != nil {
+		return err
+	}
+	return c.cklOnStreams(h, env)
+}
+
+// cklOnStreams times the two gated pairs on cklStreams fresh streams,
+// each with its own events, one stream after the other.
+func (c *calibrator) cklOnStreams(h device.Host, env *cklEnv) error {
+	for j := 1; j <= cklStreams; j++ {
+		t, err := newTimedStream(h)
+		if err != nil {
+			return err
+		}
+		for _, pair := range []struct {
+			name  string
+			issue func() error
+			less  float64
+		}{
+			{"copy in then empty kernel", func() error {
+				if err := h.Copy(t.s, env.copy(device.HostToDevice, 0)); err != nil {
+					return err
+				}
+				return h.Launch(t.s, c.emptyLaunch(1))
+			}, 0},
+			{fmt.Sprintf("%d us kernel then copy out", cklSpinUs), func() error {
+				if err := h.Launch(t.s, c.spinLaunch(us(cklSpinUs), t.done)); err != nil {
+					return err
+				}
+				return h.Copy(t.s, env.copy(device.DeviceToHost, 0))
+			}, ns(us(cklSpinUs))},
+		} {
+			rounds, err := c.medianRounds(cklReps, func() (float64, error) {
+				if err := h.Launch(t.s, c.spinLaunch(us(cklGateUs), t.done)); err != nil {
+					return 0, err
+				}
+				d, err := t.elapsed(h, pair.issue)
+				return d - pair.less, err
+			})
+			if err != nil {
+				return fmt.Errorf("copies and kernels issued live, %s, stream %d: %w", pair.name, j, err)
+			}
+			c.record(fmt.Sprintf("copies and kernels issued live, %s, %s, stream %d of %d", pair.name, cklGateName, j, cklStreams), "", "ns",
+				fmt.Sprintf("as the pair behind a gate, on the %d-th of %d streams created one after the other, each with its own events; median of %d a round", j, cklStreams, cklReps), rounds)
+		}
+	}
+	return nil
 }
 
 // copy is a 64 KiB pinned copy of job i's buffers.

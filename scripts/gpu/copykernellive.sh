@@ -6,10 +6,11 @@
 # (the same jobs issued live, a synchronize after each) are simulated 9%
 # slow already. One lease:
 #  1. `gpusched calibrate --only "copies and kernels issued live"`
-#     (calibrate/copykernellive.go), twice (two processes): a copy then a
+#     (calibrate/copykernellive.go), three times (three processes): a copy then a
 #     kernel, and a kernel then a copy, the second issued 0-20 us after
 #     the first or both behind a gate; the copy and the kernel alone; 8
-#     jobs issued live with a synchronize after each or one at the end;
+#     jobs issued live with a synchronize after each or one at the end; the
+#     gated pairs again on 8 fresh streams, one after the other;
 #  2. `--only "copies around kernels in a graph"` (session 31) again: the
 #     same lease's queued jobs.
 #
@@ -30,6 +31,7 @@ TAG=ck
 . scripts/gpu/lease.sh
 probe "copies and kernels issued live" ckl
 probe "copies and kernels issued live" ckl2
+probe "copies and kernels issued live" ckl3
 probe "copies around kernels in a graph" cj
 tar czf "$OUT/ck-$gpu.tgz" -C "$W" .
 cat "$W/rc.txt"
