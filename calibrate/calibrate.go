@@ -291,6 +291,7 @@ var measurements = []struct {
 	{name: "copies around kernels in a graph", run: (*calibrator).copiesAroundKernelsInAGraph, onlyNamed: true},
 	{name: "copy jobs over streams", run: (*calibrator).copyJobsOverStreams, onlyNamed: true},
 	{name: "copies and kernels issued live", run: (*calibrator).copiesAndKernelsIssuedLive, onlyNamed: true},
+	{name: "waits across engines", run: (*calibrator).waitsAcrossEngines, onlyNamed: true},
 	{name: "graph launch of upload fans", run: (*calibrator).graphLaunchOfUploadFans, onlyNamed: true},
 	{name: "graph launch of joins", run: (*calibrator).graphLaunchOfJoins, onlyNamed: true},
 	{name: "long waits", run: (*calibrator).longWaits, onlyNamed: true},

@@ -12,7 +12,11 @@
 #     jobs issued live with a synchronize after each or one at the end; the
 #     gated pairs again on 8 fresh streams, one after the other;
 #  2. `--only "copies around kernels in a graph"` (session 31) again: the
-#     same lease's queued jobs.
+#     same lease's queued jobs;
+#  3. `--only "waits across engines"` (calibrate/crossengine.go), twice: a
+#     copy issued 0-14 us after a 5 or 20 us kernel (and a kernel after a
+#     512 KiB copy, a kernel after a kernel) in 1 us steps, to show the
+#     period at which a command waiting on another engine is looked at.
 #
 # Build here:
 #   mkdir -p .gpu/ck && go build -tags cuda -trimpath -ldflags='-s -w' -o .gpu/ck/gpusched ./cmd/gpusched
@@ -33,5 +37,7 @@ probe "copies and kernels issued live" ckl
 probe "copies and kernels issued live" ckl2
 probe "copies and kernels issued live" ckl3
 probe "copies around kernels in a graph" cj
+probe "waits across engines" ce
+probe "waits across engines" ce2
 tar czf "$OUT/ck-$gpu.tgz" -C "$W" .
 cat "$W/rc.txt"

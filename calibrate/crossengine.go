@@ -1,0 +1,82 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// "waits across engines" (issue #18, session 32): on an H200 a 64 KiB
+// copy out issued 0 us after a 5 us kernel's launch returned ends 18.7 us
+// after the kernel's launch, issued 3 us later 21.7 and 6 us later (once
+// the kernel has ended) 16.5 ("copies and kernels issued live"): a copy
+// that reaches the device while the kernel before it on its stream runs
+// starts about 10.6 us after it arrived, however soon the kernel ends, as
+// if a command waiting on another engine's work were looked at again only
+// a fixed time after it first was. This probe sweeps the issue delay
+// finely to show that period: a 5 us kernel then a 64 KiB copy out, and a
+// 512 KiB copy in then an empty kernel, the second issued d = 0, 1, ...,
+// 14 us after the first call returned.
+var ceDelays = func() []int {
+	var d []int
+	for i := 0; i <= 14; i++ {
+		d = append(d, i)
+	}
+	return d
+}()
+
+const (
+	ceBigBytes = 512 << 10
+	ceLongUs   = 20 // the kernel a copy waits on over several periods
+)
+
+func (c *calibrator) waitsAcrossEngines(h device.Host) error {
+	t, err := newTimedStream(h)
+	if err != nil {
+		return err
+	}
+	dev, err := h.Malloc(ceBigBytes)
+	if err != nil {
+		return err
+	}
+	pin, err := h.AllocHost(ceBigBytes, true)
+	if err != nil {
+		return err
+	}
+	in := &device.Copy{Kind: device.HostToDevice, Host: pin, Dst: dev, Bytes: ceBigBytes}
+	out := &device.Copy{Kind: device.DeviceToHost, Host: pin, Src: dev, Bytes: cklBytes}
+	for _, pair := range []struct {
+		name          string
+		first, second func() error
+		less          float64
+	}{
+		{fmt.Sprintf("%d us kernel then 64 KiB copy out", cklSpinUs), func() error { return h.Launch(t.s, c.spinLaunch(us(cklSpinUs), t.done)) },
+			func() error { return h.Copy(t.s, out) }, ns(us(cklSpinUs))},
+		{fmt.Sprintf("%d us kernel then 64 KiB copy out", ceLongUs), func() error { return h.Launch(t.s, c.spinLaunch(us(ceLongUs), t.done)) },
+			func() error { return h.Copy(t.s, out) }, ns(us(ceLongUs))},
+		{"512 KiB copy in then empty kernel", func() error { return h.Copy(t.s, in) },
+			func() error { return h.Launch(t.s, c.emptyLaunch(1)) }, 0},
+		// The control: a kernel waiting on a kernel, one engine.
+		{fmt.Sprintf("%d us kernel then empty kernel", ceLongUs), func() error { return h.Launch(t.s, c.spinLaunch(us(ceLongUs), t.done)) },
+			func() error { return h.Launch(t.s, c.emptyLaunch(1)) }, ns(us(ceLongUs))},
+	} {
+		for _, d := range ceDelays {
+			rounds, err := c.medianRounds(cklReps, func() (float64, error) {
+				e, err := t.elapsed(h, func() error {
+					if err := pair.first(); err != nil {
+						return err
+					}
+					hold(h, us(d))
+					return pair.second()
+				})
+				return e - pair.less, err
+			})
+			if err != nil {
+				return fmt.Errorf("waits across engines, %s, %d us: %w", pair.name, d, err)
+			}
+			c.record(fmt.Sprintf("waits across engines, %s, the second %d us after", pair.name, d), "", "ns",
+				fmt.Sprintf("Elapsed around both on an idle stream, the second issued %d us after the first call returned (the host polling its clock), pinned, less the kernel's spin; median of %d a round", d, cklReps), rounds)
+		}
+	}
+	return nil
+}
