@@ -4,6 +4,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,9 +18,18 @@ import (
 // TestFidelityRegression simulates a representative subset of the
 // committed GPU rows (docs/results/fidelity-regression.yaml) and fails
 // when the simulator's errors on them grow past the documented limits.
+// GPUSCHED_FIDELITY_CHECKS, a regular expression, runs only the checks
+// whose names it matches (trying a model change on the rows it touches;
+// make test runs every check).
 func TestFidelityRegression(t *testing.T) {
 	checks, err := LoadFidelityChecks(filepath.Join("..", "docs", "results", "fidelity-regression.yaml"))
 	require.NoError(t, err)
+	if expr := os.Getenv("GPUSCHED_FIDELITY_CHECKS"); expr != "" {
+		only, err := regexp.Compile(expr)
+		require.NoError(t, err, "GPUSCHED_FIDELITY_CHECKS")
+		checks = slices.DeleteFunc(checks, func(c FidelityCheck) bool { return !only.MatchString(c.Name) })
+		require.NotEmpty(t, checks, "GPUSCHED_FIDELITY_CHECKS %q matches no check", expr)
+	}
 	// As the fidelity page: the older runs simulated as they ran.
 	defaults, err := LoadSchedulerDefaults(filepath.Join("..", "docs", "results", "fidelity-defaults.txt"))
 	require.NoError(t, err)

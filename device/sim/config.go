@@ -376,6 +376,16 @@ type FrontEndCosts struct {
 	// copy up on a copy engine more slowly than a kernel. 0 (left out):
 	// nothing, as before the field existed.
 	GraphCopyNodeNs float64 `yaml:"graph_copy_node_ns,omitempty"`
+	// CopyPollNs and KernelPollNs (optional) are how often the GPU looks
+	// again at a command that reached it while its stream predecessor
+	// still ran on another engine: a copy behind a kernel (CopyPollNs),
+	// a kernel behind a copy (KernelPollNs). Such a command starts at the
+	// first multiple of the period after its arrival by which the
+	// predecessor has ended, a copy then paying copy.idle_latency_ns
+	// (waits.go). 0 (left out): it starts when the predecessor ends, as
+	// before the fields existed.
+	CopyPollNs   float64 `yaml:"copy_poll_ns,omitempty"`
+	KernelPollNs float64 `yaml:"kernel_poll_ns,omitempty"`
 	// GraphDispatchNs (optional) is the device's time per node of a
 	// launched graph: its executor releases the launch's nodes one at a
 	// time, at least this far apart (a fork's branches, the parallel
@@ -584,7 +594,13 @@ type CopyModel struct {
 	// going idle between them (hostcopies.go). 0 (left out): LatencyNs,
 	// as before the fields existed. Device-to-device copies always pay
 	// LatencyNs (not measured).
-	QueuedLatencyNs     float64 `yaml:"queued_latency_ns,omitempty"`
+	QueuedLatencyNs float64 `yaml:"queued_latency_ns,omitempty"`
+	// IdleLatencyNs (optional) replaces LatencyNs for a pinned or
+	// pageable copy that starts on a free engine the instant it reaches
+	// the device, or at the poll that finds the kernel before it on its
+	// stream ended (front_end.copy_poll_ns): it waited on nothing of its
+	// own engine (hostcopies.go). 0 (left out): LatencyNs.
+	IdleLatencyNs       float64 `yaml:"idle_latency_ns,omitempty"`
 	BackToBackLatencyNs float64 `yaml:"back_to_back_latency_ns,omitempty"`
 	// GraphLatencyNs (optional) replaces LatencyNs for a graph's pinned
 	// or pageable copy node that follows a copy of the same launch on its

@@ -35,6 +35,9 @@ type command struct {
 	// predecessor ended (front_end.records_pass_queue); it completes
 	// when it becomes its stream's head.
 	passed bool
+	// polled: dispatched at a poll after waiting on its stream
+	// predecessor on another engine (waits.go).
+	polled bool
 
 	// Kernels.
 	l       device.Launch
@@ -242,6 +245,13 @@ func (d *Device) dispatch(c *conn) {
 		if k.st.head != k {
 			return // its stream predecessor is still running
 		}
+		if at := d.pollAt(k); at > d.now {
+			if c.wakeAt != at {
+				c.wakeAt = at
+				d.schedule(at, evConn, int32(c.id), 0, nil)
+			}
+			return
+		}
 		switch k.kind {
 		case cmdWait:
 			if !k.ev.done(k.gen) {
@@ -391,6 +401,9 @@ func (d *Device) launchKernel(k *command) {
 // streamDone completes the head command of its stream.
 func (d *Device) streamDone(k *command) {
 	st := k.st
+	if k.kind == cmdCopy || k.kind == cmdKernel || k.kind == cmdGraph {
+		st.lastWork, st.lastWorkEnd = k.kind, d.now
+	}
 	st.head = k.nextS
 	if st.head == nil {
 		st.tail = nil

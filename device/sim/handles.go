@@ -20,6 +20,9 @@ type stream struct {
 	head, tail *command
 	pending    int
 	waiters    []*thread // host threads in StreamSynchronize
+	// The last kernel or copy the stream completed, and when (waits.go).
+	lastWork    cmdKind
+	lastWorkEnd Time
 	// Capture state: the capture this stream takes part in and the nodes
 	// its next command depends on.
 	capture *capture

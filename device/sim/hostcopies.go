@@ -83,5 +83,8 @@ func (d *Device) hostCopyLatency(eng int, k *command, start Time, queued bool) T
 	if q := d.cost.copyQueuedLatency; q > 0 && queued {
 		return q
 	}
+	if i := d.cost.copyIdleLatency; i > 0 && !queued && (start == k.arrive || k.polled) {
+		return i
+	}
 	return d.cost.copyLatency
 }

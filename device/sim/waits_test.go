@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/device"
+)
+
+// pollPair issues, on one stream, a 20 us kernel "k" then a 500,000-byte
+// copy "a" in (10 us of bytes at 50 bytes/ns) the host holding hold
+// between them, or (copyFirst) the copy then an empty kernel; it returns
+// the second command's arrival (the host clock as its call returned), the
+// first's end and the second's span.
+func pollPair(t *testing.T, cfg *Config, hold time.Duration, copyFirst bool) (arrive, firstEnd Time, second [2]Time) {
+	t.Helper()
+	cfg.DQ.Enabled = false // the host is a plain thread, whose clock the arrival is
+	d, err := New(cfg, WithTrace(true))
+	require.NoError(t, err)
+	require.NoError(t, d.Run(func(h device.Host) error {
+		s, err := h.NewStream(device.StreamOptions{})
+		require.NoError(t, err)
+		buf, err := h.Malloc(500_000)
+		require.NoError(t, err)
+		mem, err := h.AllocHost(500_000, true)
+		require.NoError(t, err)
+		cp := &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: "a"}
+		spin := &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: cyclesFor(20 * time.Microsecond)}, Label: "k"}
+		if copyFirst {
+			spin.Work.Cycles = 0
+			require.NoError(t, h.Copy(s, cp))
+			h.Spend(hold)
+			require.NoError(t, h.Launch(s, spin))
+		} else {
+			require.NoError(t, h.Launch(s, spin))
+			h.Spend(hold)
+			require.NoError(t, h.Copy(s, cp))
+		}
+		arrive = h.(*thread).clock // the second call returned: its command arrived
+		return h.Synchronize()
+	}))
+	spans := map[string][2]Time{}
+	for _, sp := range d.lastTrace.spans {
+		if sp.kind == trackCopy || sp.kind == trackStream {
+			spans[sp.name] = [2]Time{sp.start, sp.end}
+		}
+	}
+	require.Contains(t, spans, "a")
+	require.Contains(t, spans, "k")
+	if copyFirst {
+		return arrive, spans["a"][1], spans["k"]
+	}
+	return arrive, spans["k"][1], spans["a"]
+}
+
+// Hand-computed, a copy behind a kernel: with copy_poll_ns 8 us the copy,
+// arriving while the 20 us kernel runs, starts at the first multiple of
+// 8 us after its arrival by which the kernel has ended, and pays
+// idle_latency_ns (0.5 us) and its 10 us of bytes; issued 30 us later,
+// after the kernel, it starts as it arrives; with the fields left out it
+// starts as the kernel ends and pays latency_ns (1 us).
+func TestACopyBehindAKernelWaitsForAPoll(t *testing.T) {
+	cfg := duplexConfig(t, 0)
+	cfg.FrontEnd.CopyPollNs, cfg.Copy.IdleLatencyNs = 8000, 500
+	const period = 8 * us
+	arrive, kEnd, a := pollPair(t, cfg, 0, false)
+	require.Less(t, arrive, kEnd, "the copy arrives while the kernel runs")
+	n := (kEnd - arrive + period - 1) / period
+	assert.Equal(t, arrive+n*period, a[0], "starts at the first poll after the kernel's end")
+	assert.Less(t, a[0]-period, kEnd, "and not a poll later")
+	assert.Equal(t, 10*us+us/2, a[1]-a[0], "idle latency and bytes")
+
+	arrive, kEnd, a = pollPair(t, cfg, 30*time.Microsecond, false)
+	require.Greater(t, arrive, kEnd, "the copy arrives after the kernel")
+	assert.Equal(t, [2]Time{arrive, arrive + 10*us + us/2}, a, "starts as it arrives")
+
+	cfg.FrontEnd.CopyPollNs, cfg.Copy.IdleLatencyNs = 0, 0
+	_, kEnd, a = pollPair(t, cfg, 0, false)
+	assert.Equal(t, [2]Time{kEnd, kEnd + 11*us}, a, "no fields: at the kernel's end, the whole latency")
+}
+
+// Hand-computed, a kernel behind a copy: with kernel_poll_ns 6 us the
+// empty kernel, arriving while the copy moves its bytes, gets its first
+// block back_to_back_ns after the first multiple of 6 us after its
+// arrival by which the copy has ended.
+func TestAKernelBehindACopyWaitsForAPoll(t *testing.T) {
+	cfg := duplexConfig(t, 0)
+	cfg.FrontEnd.KernelPollNs = 6000
+	const period = 6 * us
+	b2b := nsTime(cfg.FrontEnd.BackToBackNs)
+	arrive, cEnd, k := pollPair(t, cfg, 0, true)
+	require.Less(t, arrive, cEnd, "the kernel arrives while the copy runs")
+	n := (cEnd - arrive + period - 1) / period
+	require.Greater(t, n, Time(0))
+	assert.Equal(t, arrive+n*period+b2b, k[0], "first block back to back after the first poll past the copy's end")
+
+	cfg.FrontEnd.KernelPollNs = 0
+	_, cEnd, k = pollPair(t, cfg, 0, true)
+	assert.Equal(t, cEnd+b2b, k[0], "no field: back to back after the copy")
+}
