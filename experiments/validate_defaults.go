@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	pathpkg "path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -80,4 +81,39 @@ func LoadSchedulerDefaults(path string) (SchedulerDefaults, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
+}
+
+// defaultsFor is the scheduler defaults that apply to the results file at
+// file: the kinds without a file pattern, and those written GLOB:KIND whose
+// GLOB matches the file's base name (a pattern's value wins over the plain
+// kind's for the same parameter).
+func defaultsFor(all map[string]map[string]string, file string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	set := func(kind string, params map[string]string) {
+		if out[kind] == nil {
+			out[kind] = map[string]string{}
+		}
+		for k, v := range params {
+			out[kind][k] = v
+		}
+	}
+	for _, kind := range sortedKeys(all) {
+		if !strings.Contains(kind, ":") {
+			set(kind, all[kind])
+		}
+	}
+	for _, key := range sortedKeys(all) {
+		glob, kind, ok := strings.Cut(key, ":")
+		if !ok {
+			continue
+		}
+		match, err := pathpkg.Match(glob, pathpkg.Base(filepath.ToSlash(file)))
+		if err != nil {
+			return nil, fmt.Errorf("scheduler default %q: bad file pattern: %w", key, err)
+		}
+		if match {
+			set(kind, all[key])
+		}
+	}
+	return out, nil
 }

@@ -477,22 +477,3 @@ func TestValidationShowsBimodalRows(t *testing.T) {
 	v.pageModes(&b)
 	assert.Contains(t, b.String(), "No row is bimodal.")
 }
-
-// A scheduler default written GLOB:KIND applies to the results files whose
-// base name matches GLOB, over the plain kind's value; the others get the
-// plain kinds only; a bad pattern is an error that names it.
-func TestSchedulerDefaultsForAFile(t *testing.T) {
-	all := map[string]map[string]string{
-		"set":                               {"warm": "false"},
-		"queue":                             {"b": "2"},
-		"heldout1[0-6]-set-gpu*.json:queue": {"per_run_threads": "true", "b": "3"},
-	}
-	got, err := defaultsFor(all, "docs/results/heldout12-set-gpu-h100-r2.json")
-	require.NoError(t, err)
-	assert.Equal(t, map[string]map[string]string{"set": {"warm": "false"}, "queue": {"b": "3", "per_run_threads": "true"}}, got)
-	got, err = defaultsFor(all, "docs/results/heldout17-set-gpu-h100.json")
-	require.NoError(t, err)
-	assert.Equal(t, map[string]map[string]string{"set": {"warm": "false"}, "queue": {"b": "2"}}, got)
-	_, err = defaultsFor(map[string]map[string]string{"heldout[1-:queue": {"b": "3"}}, "x.json")
-	assert.ErrorContains(t, err, `scheduler default "heldout[1-:queue": bad file pattern`)
-}
