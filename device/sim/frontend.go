@@ -236,20 +236,14 @@ func (d *Device) dispatch(c *conn) {
 			return
 		}
 		if k.arrive > d.now {
-			if c.wakeAt != k.arrive {
-				c.wakeAt = k.arrive
-				d.schedule(k.arrive, evConn, int32(c.id), 0, nil)
-			}
+			d.wakeConnAt(c, k.arrive)
 			return
 		}
 		if k.st.head != k {
 			return // its stream predecessor is still running
 		}
 		if at := d.pollAt(k); at > d.now {
-			if c.wakeAt != at {
-				c.wakeAt = at
-				d.schedule(at, evConn, int32(c.id), 0, nil)
-			}
+			d.wakeConnAt(c, at)
 			return
 		}
 		switch k.kind {
@@ -262,10 +256,7 @@ func (d *Device) dispatch(c *conn) {
 				return
 			}
 			if at := d.waitPassAt(k); at > d.now {
-				if c.wakeAt != at {
-					c.wakeAt = at
-					d.schedule(at, evConn, int32(c.id), 0, nil)
-				}
+				d.wakeConnAt(c, at)
 				return
 			}
 		case cmdKernel:
@@ -306,6 +297,14 @@ func (d *Device) dispatch(c *conn) {
 		case cmdGraph:
 			d.startGraph(k)
 		}
+	}
+}
+
+// wakeConnAt schedules c's dispatch at at, once.
+func (d *Device) wakeConnAt(c *conn, at Time) {
+	if c.wakeAt != at {
+		c.wakeAt = at
+		d.schedule(at, evConn, int32(c.id), 0, nil)
 	}
 }
 
