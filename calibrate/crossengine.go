@@ -45,6 +45,8 @@ func (c *calibrator) waitsAcrossEngines(h device.Host) error {
 	}
 	in := &device.Copy{Kind: device.HostToDevice, Host: pin, Dst: dev, Bytes: ceBigBytes}
 	out := &device.Copy{Kind: device.DeviceToHost, Host: pin, Src: dev, Bytes: cklBytes}
+	outBig := &device.Copy{Kind: device.DeviceToHost, Host: pin, Src: dev, Bytes: ceBigBytes}
+	in64 := &device.Copy{Kind: device.HostToDevice, Host: pin, Dst: dev, Bytes: cklBytes}
 	for _, pair := range []struct {
 		name          string
 		first, second func() error
@@ -56,6 +58,8 @@ func (c *calibrator) waitsAcrossEngines(h device.Host) error {
 			func() error { return h.Copy(t.s, out) }, ns(us(ceLongUs))},
 		{"512 KiB copy in then empty kernel", func() error { return h.Copy(t.s, in) },
 			func() error { return h.Launch(t.s, c.emptyLaunch(1)) }, 0},
+		{"512 KiB copy out then 64 KiB copy in", func() error { return h.Copy(t.s, outBig) },
+			func() error { return h.Copy(t.s, in64) }, 0},
 		// The control: a kernel waiting on a kernel, one engine.
 		{fmt.Sprintf("%d us kernel then empty kernel", ceLongUs), func() error { return h.Launch(t.s, c.spinLaunch(us(ceLongUs), t.done)) },
 			func() error { return h.Launch(t.s, c.emptyLaunch(1)) }, ns(us(ceLongUs))},
@@ -76,6 +80,67 @@ func (c *calibrator) waitsAcrossEngines(h device.Host) error {
 			}
 			c.record(fmt.Sprintf("waits across engines, %s, the second %d us after", pair.name, d), "", "ns",
 				fmt.Sprintf("Elapsed around both on an idle stream, the second issued %d us after the first call returned (the host polling its clock), pinned, less the kernel's spin; median of %d a round", d, cklReps), rounds)
+		}
+	}
+	return c.ceAcrossStreams(h, t, in, out)
+}
+
+// ceAcrossStreams times the waits when the second command is on another
+// stream, behind a wait on an event recorded after the first: a 20 us
+// kernel then a 64 KiB copy out, a 512 KiB copy in then an empty kernel.
+// Elapsed from a record before the first, on its stream, to one after
+// the second, on the other.
+func (c *calibrator) ceAcrossStreams(h device.Host, t *timedStream, in, out *device.Copy) error {
+	s2, err := h.NewStream(device.StreamOptions{})
+	if err != nil {
+		return err
+	}
+	ev, err := h.NewEvent(device.EventOptions{})
+	if err != nil {
+		return err
+	}
+	for _, pair := range []struct {
+		name          string
+		first, second func() error
+		less          float64
+	}{
+		{fmt.Sprintf("%d us kernel then 64 KiB copy out on another stream", ceLongUs), func() error { return h.Launch(t.s, c.spinLaunch(us(ceLongUs), t.done)) },
+			func() error { return h.Copy(s2, out) }, ns(us(ceLongUs))},
+		{"512 KiB copy in then empty kernel on another stream", func() error { return h.Copy(t.s, in) },
+			func() error { return h.Launch(s2, c.emptyLaunch(1)) }, 0},
+	} {
+		for _, d := range ceDelays {
+			rounds, err := c.medianRounds(cklReps, func() (float64, error) {
+				if err := h.Record(t.e0, t.s); err != nil {
+					return 0, err
+				}
+				if err := pair.first(); err != nil {
+					return 0, err
+				}
+				if err := h.Record(ev, t.s); err != nil {
+					return 0, err
+				}
+				hold(h, us(d))
+				if err := h.Wait(s2, ev); err != nil {
+					return 0, err
+				}
+				if err := pair.second(); err != nil {
+					return 0, err
+				}
+				if err := h.Record(t.e1, s2); err != nil {
+					return 0, err
+				}
+				if err := h.Synchronize(); err != nil {
+					return 0, err
+				}
+				e, err := h.Elapsed(t.e0, t.e1)
+				return ns(e) - pair.less, err
+			})
+			if err != nil {
+				return fmt.Errorf("waits across engines, %s, %d us: %w", pair.name, d, err)
+			}
+			c.record(fmt.Sprintf("waits across engines, %s, the second %d us after", pair.name, d), "", "ns",
+				fmt.Sprintf("Elapsed from a record before the first to one after the second on its own stream, the second issued %d us after the first's record returned, behind a wait on it (the host polling its clock), pinned, less the kernel's spin; median of %d a round", d, cklReps), rounds)
 		}
 	}
 	return nil

@@ -15,7 +15,9 @@
 #     same lease's queued jobs;
 #  3. `--only "waits across engines"` (calibrate/crossengine.go), twice: a
 #     copy issued 0-14 us after a 5 or 20 us kernel (and a kernel after a
-#     512 KiB copy, a kernel after a kernel) in 1 us steps, to show the
+#     512 KiB copy, a copy in after a copy out, a kernel after a kernel;
+#     a copy and a kernel on a second stream behind an event wait) in 1 us
+#     steps, to show the
 #     period at which a command waiting on another engine is looked at.
 #
 # Build here:
