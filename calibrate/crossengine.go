@@ -87,7 +87,8 @@ func (c *calibrator) waitsAcrossEngines(h device.Host) error {
 
 // ceAcrossStreams times the waits when the second command is on another
 // stream, behind a wait on an event recorded after the first: a 20 us
-// kernel then a 64 KiB copy out, a 512 KiB copy in then an empty kernel.
+// kernel then a 64 KiB copy out, a 512 KiB copy in then an empty kernel,
+// a 20 us kernel then an empty kernel.
 // Elapsed from a record before the first, on its stream, to one after
 // the second, on the other.
 func (c *calibrator) ceAcrossStreams(h device.Host, t *timedStream, in, out *device.Copy) error {
@@ -108,6 +109,10 @@ func (c *calibrator) ceAcrossStreams(h device.Host, t *timedStream, in, out *dev
 			func() error { return h.Copy(s2, out) }, ns(us(ceLongUs))},
 		{"512 KiB copy in then empty kernel on another stream", func() error { return h.Copy(t.s, in) },
 			func() error { return h.Launch(s2, c.emptyLaunch(1)) }, 0},
+		// One engine, two streams: does a kernel behind another stream's
+		// kernel poll too?
+		{fmt.Sprintf("%d us kernel then empty kernel on another stream", ceLongUs), func() error { return h.Launch(t.s, c.spinLaunch(us(ceLongUs), t.done)) },
+			func() error { return h.Launch(s2, c.emptyLaunch(1)) }, ns(us(ceLongUs))},
 	} {
 		for _, d := range ceDelays {
 			rounds, err := c.medianRounds(cklReps, func() (float64, error) {
