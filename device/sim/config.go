@@ -377,13 +377,15 @@ type FrontEndCosts struct {
 	// nothing, as before the field existed.
 	GraphCopyNodeNs float64 `yaml:"graph_copy_node_ns,omitempty"`
 	// CopyPollNs and KernelPollNs (optional) are how often the GPU looks
-	// again at a command that reached it while its stream predecessor
-	// still ran on another engine: a copy behind a kernel (CopyPollNs),
-	// a kernel behind a copy (KernelPollNs). Such a command starts at the
-	// first multiple of the period after its arrival by which the
-	// predecessor has ended, a copy then paying copy.idle_latency_ns
-	// (waits.go). 0 (left out): it starts when the predecessor ends, as
-	// before the fields existed.
+	// again at a command that reached it while the work it follows (its
+	// stream predecessor, or the work before the record a stream wait
+	// before it waited on) still ran on another engine: a copy behind a
+	// kernel or behind the other copy engine's copy (CopyPollNs), a
+	// kernel behind a copy (KernelPollNs). Such a command starts at the
+	// first multiple of the period after its arrival by which that work
+	// has ended, a copy then paying copy.idle_latency_ns (waits.go). 0
+	// (left out): it starts when the work ends, as before the fields
+	// existed.
 	CopyPollNs   float64 `yaml:"copy_poll_ns,omitempty"`
 	KernelPollNs float64 `yaml:"kernel_poll_ns,omitempty"`
 	// GraphDispatchNs (optional) is the device's time per node of a

@@ -280,7 +280,7 @@ func (d *Device) dispatch(c *conn) {
 		d.hbDispatch(k)
 		switch k.kind {
 		case cmdRecord:
-			d.recordDone(k.ev, k.gen, k.st.id)
+			d.recordDone(k.ev, k.gen, k.st)
 			d.streamDone(k)
 			d.release(k)
 		case cmdWait:
@@ -400,9 +400,7 @@ func (d *Device) launchKernel(k *command) {
 // streamDone completes the head command of its stream.
 func (d *Device) streamDone(k *command) {
 	st := k.st
-	if k.kind == cmdCopy || k.kind == cmdKernel || k.kind == cmdGraph {
-		st.lastWork, st.lastWorkEnd = k.kind, d.now
-	}
+	d.noteWorkDone(k)
 	st.head = k.nextS
 	if st.head == nil {
 		st.tail = nil
@@ -427,7 +425,7 @@ func (d *Device) streamDone(k *command) {
 	if h := st.head; h != nil && h.passed {
 		h.passed = false
 		d.hbDispatch(h)
-		d.recordDone(h.ev, h.gen, st.id)
+		d.recordDone(h.ev, h.gen, st)
 		d.streamDone(h)
 		d.release(h)
 		return
@@ -453,7 +451,8 @@ func (d *Device) checkIdle() {
 // recordDone completes record gen of ev now. Only the waits bound to gen
 // (or to an earlier record already complete) are released: a later record
 // completing first releases nothing bound to an earlier one.
-func (d *Device) recordDone(ev *eventObj, gen uint64, streamID int) {
+func (d *Device) recordDone(ev *eventObj, gen uint64, st *stream) {
+	streamID := st.id
 	for i, p := range ev.pend {
 		if p.gen == gen {
 			ev.pend = append(ev.pend[:i], ev.pend[i+1:]...)
@@ -462,6 +461,7 @@ func (d *Device) recordDone(ev *eventObj, gen uint64, streamID int) {
 	}
 	if gen == ev.issued {
 		ev.doneAt = d.now
+		ev.last = st.last
 	}
 	if d.eventWaits() {
 		if len(ev.recent) == recentRecords {
@@ -557,18 +557,29 @@ const (
 	engDtoD
 )
 
+// copyEngine is the engine copy c runs on: host to device, device to
+// host (the host-to-device engine with one copy engine), device to device.
+func (d *Device) copyEngine(c *device.Copy) int {
+	switch c.Kind {
+	case device.HostToDevice:
+		return engHtoD
+	case device.DeviceToHost:
+		if d.info.CopyEngines >= 2 {
+			return engDtoH
+		}
+		return engHtoD
+	}
+	return engDtoD
+}
+
 func (d *Device) startCopy(k *command) {
 	c := &k.cp
 	if d.prof != nil && d.prof.cold {
 		d.l2.copy(c)
 	}
-	eng := engDtoD
-	switch c.Kind {
-	case device.HostToDevice, device.DeviceToHost:
-		eng = engHtoD
-		if c.Kind == device.DeviceToHost && d.info.CopyEngines >= 2 {
-			eng = engDtoH
-		}
+	eng := d.copyEngine(c)
+	switch eng {
+	case engHtoD, engDtoH:
 		if d.pcie.on {
 			d.startPCIe(eng, k, false)
 			return

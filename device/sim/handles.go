@@ -20,9 +20,8 @@ type stream struct {
 	head, tail *command
 	pending    int
 	waiters    []*thread // host threads in StreamSynchronize
-	// The last kernel or copy the stream completed, and when (waits.go).
-	lastWork    cmdKind
-	lastWorkEnd Time
+	// last is the latest work the stream's commands follow (waits.go).
+	last workDone
 	// Capture state: the capture this stream takes part in and the nodes
 	// its next command depends on.
 	capture *capture
@@ -55,6 +54,7 @@ type eventObj struct {
 	issued    uint64    // records issued
 	pend      []pendRec // issued records not yet complete, in issue order
 	doneAt    Time      // when the latest record completed (for Elapsed)
+	last      workDone  // what the latest record completed followed (waits.go)
 	stream    int       // stream of the last issued record
 	waiters   []*command
 	hostWait  []evWaiter

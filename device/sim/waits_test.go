@@ -101,3 +101,56 @@ func TestAKernelBehindACopyWaitsForAPoll(t *testing.T) {
 	_, cEnd, k = pollPair(t, cfg, 0, true)
 	assert.Equal(t, cEnd+b2b, k[0], "no field: back to back after the copy")
 }
+
+// Hand-computed, across streams: a copy on a second stream behind a wait
+// on an event recorded after a 20 us kernel polls as one behind the
+// kernel on its own stream does; an empty kernel there does not (a
+// kernel behind a kernel, one engine), its first block back_to_back_ns
+// after the kernel's end.
+func TestAWaitOnAnotherEnginesWorkPolls(t *testing.T) {
+	cfg := duplexConfig(t, 0)
+	cfg.DQ.Enabled = false
+	cfg.FrontEnd.CopyPollNs, cfg.FrontEnd.KernelPollNs, cfg.Copy.IdleLatencyNs = 8000, 8000, 500
+	const period = 8 * us
+	for _, copySecond := range []bool{true, false} {
+		d, err := New(cfg, WithTrace(true))
+		require.NoError(t, err)
+		var arrive Time
+		require.NoError(t, d.Run(func(h device.Host) error {
+			a, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			b, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			ev, err := h.NewEvent(device.EventOptions{})
+			require.NoError(t, err)
+			buf, err := h.Malloc(500_000)
+			require.NoError(t, err)
+			mem, err := h.AllocHost(500_000, true)
+			require.NoError(t, err)
+			require.NoError(t, h.Launch(a, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: cyclesFor(20 * time.Microsecond)}, Label: "k"}))
+			require.NoError(t, h.Record(ev, a))
+			require.NoError(t, h.Wait(b, ev))
+			if copySecond {
+				require.NoError(t, h.Copy(b, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: "a"}))
+			} else {
+				require.NoError(t, h.Launch(b, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Label: "a"}))
+			}
+			arrive = h.(*thread).clock
+			return h.Synchronize()
+		}))
+		spans := map[string][2]Time{}
+		for _, sp := range d.lastTrace.spans {
+			if sp.kind == trackCopy || sp.kind == trackStream {
+				spans[sp.name] = [2]Time{sp.start, sp.end}
+			}
+		}
+		kEnd, a := spans["k"][1], spans["a"]
+		require.Less(t, arrive, kEnd, "the second command arrives while the kernel runs")
+		if copySecond {
+			n := (kEnd - arrive + period - 1) / period
+			assert.Equal(t, [2]Time{arrive + n*period, arrive + n*period + 10*us + us/2}, a, "the copy starts at a poll")
+		} else {
+			assert.Equal(t, kEnd+nsTime(cfg.FrontEnd.BackToBackNs), a[0], "the kernel does not poll")
+		}
+	}
+}
