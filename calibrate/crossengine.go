@@ -82,7 +82,10 @@ func (c *calibrator) waitsAcrossEngines(h device.Host) error {
 				fmt.Sprintf("Elapsed around both on an idle stream, the second issued %d us after the first call returned (the host polling its clock), pinned, less the kernel's spin; median of %d a round", d, cklReps), rounds)
 		}
 	}
-	return c.ceAcrossStreams(h, t, in, out)
+	if err := c.ceAcrossStreams(h, t, in, out); err != nil {
+		return err
+	}
+	return c.ceJobLoops(h, t)
 }
 
 // ceAcrossStreams times the waits when the second command is on another
@@ -146,6 +149,73 @@ func (c *calibrator) ceAcrossStreams(h device.Host, t *timedStream, in, out *dev
 			}
 			c.record(fmt.Sprintf("waits across engines, %s, the second %d us after", pair.name, d), "", "ns",
 				fmt.Sprintf("Elapsed from a record before the first to one after the second on its own stream, the second issued %d us after the first's record returned, behind a wait on it (the host polling its clock), pinned, less the kernel's spin; median of %d a round", d, cklReps), rounds)
+		}
+	}
+	return nil
+}
+
+// ceLoopJobs is how many jobs ceJobLoops issues; ceLoopSpins the kernels'
+// spins (us).
+var ceLoopSpins = []int{5, 20}
+
+const ceLoopJobs = 16
+
+// ceJobLoops times 16 jobs of a 64 KiB copy in, a spinning kernel and a
+// 64 KiB copy out on one stream, issued live (the GPU falls behind the
+// host with the 20 us kernel: its commands queue behind running work as
+// they arrive) or all queued behind a 200 us gate first: per job, Elapsed
+// from a record before the first job (behind the gate, for the gated) to
+// one after the last, over the jobs, less the spin. Queued behind a gate
+// every command of a chain waits for a poll; whether commands queued
+// behind work issued as it runs do is what tells the model.
+func (c *calibrator) ceJobLoops(h device.Host, t *timedStream) error {
+	var dev []device.Buffer
+	var pin []*device.HostMem
+	for i := 0; i < ceLoopJobs; i++ {
+		b, err := h.Malloc(cklBytes)
+		if err != nil {
+			return err
+		}
+		p, err := h.AllocHost(cklBytes, true)
+		if err != nil {
+			return err
+		}
+		dev, pin = append(dev, b), append(pin, p)
+	}
+	for _, spin := range ceLoopSpins {
+		issue := func() error {
+			for i := 0; i < ceLoopJobs; i++ {
+				if err := h.Copy(t.s, &device.Copy{Kind: device.HostToDevice, Host: pin[i], Dst: dev[i], Bytes: cklBytes}); err != nil {
+					return err
+				}
+				if err := h.Launch(t.s, c.spinLaunch(us(spin), t.done)); err != nil {
+					return err
+				}
+				if err := h.Copy(t.s, &device.Copy{Kind: device.DeviceToHost, Host: pin[i], Src: dev[i], Bytes: cklBytes}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for _, gated := range []bool{false, true} {
+			rounds, err := c.medianRounds(cklReps/2, func() (float64, error) {
+				if gated {
+					if err := h.Launch(t.s, c.spinLaunch(us(200), t.done)); err != nil {
+						return 0, err
+					}
+				}
+				e, err := t.elapsed(h, issue)
+				return e/ceLoopJobs - ns(us(spin)), err
+			})
+			if err != nil {
+				return fmt.Errorf("waits across engines, job loop, %d us kernel: %w", spin, err)
+			}
+			how := "issued live"
+			if gated {
+				how = "queued behind a gate"
+			}
+			c.record(fmt.Sprintf("waits across engines, %d jobs of copy in, %d us kernel, copy out %s, per job less the spin", ceLoopJobs, spin, how), "", "ns",
+				fmt.Sprintf("Elapsed from a record before the first job (behind a 200 us gate kernel when queued) to one after the last, over the jobs, less the kernel's spin; 64 KiB pinned copies, each job its own buffers; median of %d a round", cklReps/2), rounds)
 		}
 	}
 	return nil
