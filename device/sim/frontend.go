@@ -35,8 +35,8 @@ type command struct {
 	// predecessor ended (front_end.records_pass_queue); it completes
 	// when it becomes its stream's head.
 	passed bool
-	// polled: dispatched at a poll after waiting on its stream
-	// predecessor on another engine (waits.go).
+	// polled: dispatched at a poll after waiting on work on another
+	// engine (waits.go).
 	polled bool
 
 	// Kernels.
@@ -452,7 +452,6 @@ func (d *Device) checkIdle() {
 // (or to an earlier record already complete) are released: a later record
 // completing first releases nothing bound to an earlier one.
 func (d *Device) recordDone(ev *eventObj, gen uint64, st *stream) {
-	streamID := st.id
 	for i, p := range ev.pend {
 		if p.gen == gen {
 			ev.pend = append(ev.pend[:i], ev.pend[i+1:]...)
@@ -467,7 +466,7 @@ func (d *Device) recordDone(ev *eventObj, gen uint64, st *stream) {
 		if len(ev.recent) == recentRecords {
 			ev.recent = append(ev.recent[:0], ev.recent[1:]...)
 		}
-		ev.recent = append(ev.recent, doneRec{gen: gen, stream: streamID, at: d.now, wait: d.eventWaitNow()})
+		ev.recent = append(ev.recent, doneRec{gen: gen, stream: st.id, at: d.now, wait: d.eventWaitNow()})
 	}
 	if len(ev.hostWait) > 0 {
 		keep := ev.hostWait[:0]

@@ -31,7 +31,9 @@ type workDone struct {
 // work the stream's next commands follow: a kernel, copy or graph itself;
 // for a stream wait, the work before the record it waited on, when that
 // ended later than the stream's own (a command behind a wait on another
-// stream's copy waits on the copy engine).
+// stream's copy waits on the copy engine). The event keeps what its
+// latest completed record followed: a wait bound to an earlier record
+// reads the later one's, which is rare and only shifts a poll.
 func (d *Device) noteWorkDone(k *command) {
 	st := k.st
 	switch k.kind {
