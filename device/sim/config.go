@@ -388,6 +388,10 @@ type FrontEndCosts struct {
 	// existed.
 	CopyPollNs   float64 `yaml:"copy_poll_ns,omitempty"`
 	KernelPollNs float64 `yaml:"kernel_poll_ns,omitempty"`
+	// EngineWaitNs (optional, with the poll fields): a command that
+	// arrived before the work it waits on started starts that long after
+	// the work ends, not at a poll (waits.go). 0 (left out): it polls.
+	EngineWaitNs float64 `yaml:"engine_wait_ns,omitempty"`
 	// GraphDispatchNs (optional) is the device's time per node of a
 	// launched graph: its executor releases the launch's nodes one at a
 	// time, at least this far apart (a fork's branches, the parallel

@@ -259,7 +259,7 @@ type costs struct {
 	parkAfter, parkedWake, parkedCbWake, syncParkAfter, syncParkedWake      Time
 	parkedDecade, cbParkedDecade                                            float64 // ps a parked wake grows by per tenfold wait beyond deepParkFrom
 	coldCall                                                                Time
-	copyPoll, kernelPoll, copyIdleLatency                                   Time
+	copyPoll, kernelPoll, copyIdleLatency, engineWait                       Time
 	graphStreamAfter                                                        Time
 	cycle                                                                   float64 // ns per SM cycle
 
@@ -350,7 +350,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphOpenEndLaunch: nsTime(h.GraphLaunchOpenEndNs), graphCopyFanEdgeLaunch: nsTime(cmp.Or(h.GraphLaunchCopyFanEdgeNs, h.GraphLaunchCopyEdgeNs)), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		graphCopyNode: nsTime(f.GraphCopyNodeNs), copyPoll: nsTime(f.CopyPollNs), kernelPoll: nsTime(f.KernelPollNs), copyIdleLatency: nsTime(cfg.Copy.IdleLatencyNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
+		graphCopyNode: nsTime(f.GraphCopyNodeNs), copyPoll: nsTime(f.CopyPollNs), kernelPoll: nsTime(f.KernelPollNs), engineWait: nsTime(f.EngineWaitNs), copyIdleLatency: nsTime(cfg.Copy.IdleLatencyNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
 		cbParkAfter: nsTime(f.CallbackParkAfterNs), cbParkedWake: nsTime(f.CallbackParkedWakeNs),
 		parkedDecade: 1000 * h.ParkedWakePerDecadeNs, cbParkedDecade: 1000 * f.CallbackParkedWakePerDecadeNs,
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),

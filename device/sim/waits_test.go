@@ -154,3 +154,48 @@ func TestAWaitOnAnotherEnginesWorkPolls(t *testing.T) {
 		}
 	}
 }
+
+// Hand-computed, a copy queued deeper: behind two 20 us kernels, the copy
+// arrives before the second starts, so with engine_wait_ns 3 us it starts
+// 3 us after that kernel's end (a running pipeline's wait), not at a
+// poll; with the field left out it polls as a copy arriving while the
+// kernel runs does.
+func TestACommandQueuedBeforeItsWorkStartedWaitsAFixedTime(t *testing.T) {
+	cfg := duplexConfig(t, 0)
+	cfg.DQ.Enabled = false
+	cfg.FrontEnd.CopyPollNs, cfg.FrontEnd.EngineWaitNs, cfg.Copy.IdleLatencyNs = 8000, 3000, 500
+	const period = 8 * us
+	run := func() (arrive, k2Start, k2End Time, a [2]Time) {
+		d, err := New(cfg, WithTrace(true))
+		require.NoError(t, err)
+		require.NoError(t, d.Run(func(h device.Host) error {
+			s, err := h.NewStream(device.StreamOptions{})
+			require.NoError(t, err)
+			buf, err := h.Malloc(500_000)
+			require.NoError(t, err)
+			mem, err := h.AllocHost(500_000, true)
+			require.NoError(t, err)
+			for _, l := range []string{"k1", "k2"} {
+				require.NoError(t, h.Launch(s, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: cyclesFor(20 * time.Microsecond)}, Label: l}))
+			}
+			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: "a"}))
+			arrive = h.(*thread).clock
+			return h.Synchronize()
+		}))
+		spans := map[string][2]Time{}
+		for _, sp := range d.lastTrace.spans {
+			if sp.kind == trackCopy || sp.kind == trackStream {
+				spans[sp.name] = [2]Time{sp.start, sp.end}
+			}
+		}
+		return arrive, spans["k2"][0], spans["k2"][1], spans["a"]
+	}
+	arrive, k2Start, k2End, a := run()
+	require.Less(t, arrive, k2Start, "the copy arrives before the kernel it follows starts")
+	assert.Equal(t, [2]Time{k2End + 3*us, k2End + 3*us + 10*us + us/2}, a, "a fixed wait after the kernel, then the idle latency")
+
+	cfg.FrontEnd.EngineWaitNs = 0
+	arrive, _, k2End, a = run()
+	n := (k2End - arrive + period - 1) / period
+	assert.Equal(t, arrive+n*period, a[0], "without the field: the first poll after the kernel's end")
+}
