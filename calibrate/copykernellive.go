@@ -39,9 +39,8 @@ const (
 
 // cklEnv is the probe's stream, its events and buffers.
 type cklEnv struct {
-	t   *timedStream
-	dev []device.Buffer
-	pin []*device.HostMem
+	t *timedStream
+	copySlots
 }
 
 func (c *calibrator) copiesAndKernelsIssuedLive(h device.Host) error {
@@ -50,16 +49,8 @@ func (c *calibrator) copiesAndKernelsIssuedLive(h device.Host) error {
 	if env.t, err = newTimedStream(h); err != nil {
 		return err
 	}
-	for i := 0; i < cklJobs; i++ {
-		b, err := h.Malloc(cklBytes)
-		if err != nil {
-			return err
-		}
-		p, err := h.AllocHost(cklBytes, true)
-		if err != nil {
-			return err
-		}
-		env.dev, env.pin = append(env.dev, b), append(env.pin, p)
+	if env.copySlots, err = newCopySlots(h, cklJobs, cklBytes); err != nil {
+		return err
 	}
 	for _, pair := range []struct {
 		name   string
@@ -67,10 +58,10 @@ func (c *calibrator) copiesAndKernelsIssuedLive(h device.Host) error {
 		second func() error
 		less   float64
 	}{
-		{"copy in then empty kernel", func() error { return h.Copy(env.t.s, env.copy(device.HostToDevice, 0)) },
+		{"copy in then empty kernel", func() error { return h.Copy(env.t.s, env.copy(device.HostToDevice, 0, cklBytes)) },
 			func() error { return h.Launch(env.t.s, c.emptyLaunch(1)) }, 0},
 		{fmt.Sprintf("%d us kernel then copy out", cklSpinUs), func() error { return h.Launch(env.t.s, c.spinLaunch(us(cklSpinUs), env.t.done)) },
-			func() error { return h.Copy(env.t.s, env.copy(device.DeviceToHost, 0)) }, ns(us(cklSpinUs))},
+			func() error { return h.Copy(env.t.s, env.copy(device.DeviceToHost, 0, cklBytes)) }, ns(us(cklSpinUs))},
 	} {
 		if err := c.cklPair(h, env, pair.name, pair.first, pair.second, pair.less); err != nil {
 			return fmt.Errorf("copies and kernels issued live, %s: %w", pair.name, err)
@@ -80,7 +71,7 @@ func (c *calibrator) copiesAndKernelsIssuedLive(h device.Host) error {
 		name  string
 		issue func() error
 	}{
-		{"copy in alone", func() error { return h.Copy(env.t.s, env.copy(device.HostToDevice, 0)) }},
+		{"copy in alone", func() error { return h.Copy(env.t.s, env.copy(device.HostToDevice, 0, cklBytes)) }},
 		{"empty kernel alone", func() error { return h.Launch(env.t.s, c.emptyLaunch(1)) }},
 	} {
 		rounds, err := c.medianRounds(cklReps, func() (float64, error) { return env.t.elapsed(h, alone.issue) })
@@ -110,7 +101,7 @@ func (c *calibrator) cklOnStreams(h device.Host, env *cklEnv) error {
 			less  float64
 		}{
 			{"copy in then empty kernel", func() error {
-				if err := h.Copy(t.s, env.copy(device.HostToDevice, 0)); err != nil {
+				if err := h.Copy(t.s, env.copy(device.HostToDevice, 0, cklBytes)); err != nil {
 					return err
 				}
 				return h.Launch(t.s, c.emptyLaunch(1))
@@ -119,7 +110,7 @@ func (c *calibrator) cklOnStreams(h device.Host, env *cklEnv) error {
 				if err := h.Launch(t.s, c.spinLaunch(us(cklSpinUs), t.done)); err != nil {
 					return err
 				}
-				return h.Copy(t.s, env.copy(device.DeviceToHost, 0))
+				return h.Copy(t.s, env.copy(device.DeviceToHost, 0, cklBytes))
 			}, ns(us(cklSpinUs))},
 		} {
 			rounds, err := c.medianRounds(cklReps, func() (float64, error) {
@@ -137,17 +128,6 @@ func (c *calibrator) cklOnStreams(h device.Host, env *cklEnv) error {
 		}
 	}
 	return nil
-}
-
-// copy is a 64 KiB pinned copy of job i's buffers.
-func (env *cklEnv) copy(kind device.CopyKind, i int) *device.Copy {
-	cp := &device.Copy{Kind: kind, Host: env.pin[i], Bytes: cklBytes}
-	if kind == device.HostToDevice {
-		cp.Dst = env.dev[i]
-	} else {
-		cp.Src = env.dev[i]
-	}
-	return cp
 }
 
 // cklPair times first and second on an idle stream, second issued each
@@ -195,13 +175,13 @@ func (c *calibrator) cklPair(h device.Host, env *cklEnv, name string, first, sec
 // SET's synchronous loop) or one at the end (Elapsed per job).
 func (c *calibrator) cklLoops(h device.Host, env *cklEnv) error {
 	job := func(i int) error {
-		if err := h.Copy(env.t.s, env.copy(device.HostToDevice, i)); err != nil {
+		if err := h.Copy(env.t.s, env.copy(device.HostToDevice, i, cklBytes)); err != nil {
 			return err
 		}
 		if err := h.Launch(env.t.s, c.emptyLaunch(1)); err != nil {
 			return err
 		}
-		return h.Copy(env.t.s, env.copy(device.DeviceToHost, i))
+		return h.Copy(env.t.s, env.copy(device.DeviceToHost, i, cklBytes))
 	}
 	synced, err := c.medianRounds(cklReps, func() (float64, error) {
 		t0 := h.Now()

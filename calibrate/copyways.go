@@ -45,8 +45,7 @@ type gatedCopyEnv struct {
 	gate    *timedStream
 	streams []device.Stream
 	ends    []device.Event
-	dev     []device.Buffer
-	pin     []*device.HostMem
+	copySlots
 }
 
 func newGatedCopyEnv(h device.Host, n int, largest int64) (*gatedCopyEnv, error) {
@@ -63,26 +62,53 @@ func newGatedCopyEnv(h device.Host, n int, largest int64) (*gatedCopyEnv, error)
 		if err != nil {
 			return nil, err
 		}
-		b, err := h.Malloc(largest)
-		if err != nil {
+		env.streams = append(env.streams, s)
+		if err := env.add(h, largest); err != nil {
 			return nil, err
 		}
-		m, err := h.AllocHost(largest, true)
-		if err != nil {
-			return nil, err
-		}
-		env.streams, env.dev, env.pin = append(env.streams, s), append(env.dev, b), append(env.pin, m)
 	}
 	return env, nil
 }
 
+// copySlots is, per copy slot, its own device buffer and pinned host
+// memory, so that no two copies of a case touch the same bytes.
+type copySlots struct {
+	dev []device.Buffer
+	pin []*device.HostMem
+}
+
+// newCopySlots allocates n slots of bytes each.
+func newCopySlots(h device.Host, n int, bytes int64) (copySlots, error) {
+	var s copySlots
+	for i := 0; i < n; i++ {
+		if err := s.add(h, bytes); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// add allocates one more slot of bytes.
+func (s *copySlots) add(h device.Host, bytes int64) error {
+	b, err := h.Malloc(bytes)
+	if err != nil {
+		return err
+	}
+	m, err := h.AllocHost(bytes, true)
+	if err != nil {
+		return err
+	}
+	s.dev, s.pin = append(s.dev, b), append(s.pin, m)
+	return nil
+}
+
 // copy is slot i's copy of bytes the kind's way.
-func (env *gatedCopyEnv) copy(kind device.CopyKind, i int, bytes int64) *device.Copy {
-	cp := &device.Copy{Kind: kind, Host: env.pin[i], Bytes: bytes}
+func (s copySlots) copy(kind device.CopyKind, i int, bytes int64) *device.Copy {
+	cp := &device.Copy{Kind: kind, Host: s.pin[i], Bytes: bytes}
 	if kind == device.HostToDevice {
-		cp.Dst = env.dev[i]
+		cp.Dst = s.dev[i]
 	} else {
-		cp.Src = env.dev[i]
+		cp.Src = s.dev[i]
 	}
 	return cp
 }

@@ -35,18 +35,12 @@ func (c *calibrator) waitsAcrossEngines(h device.Host) error {
 	if err != nil {
 		return err
 	}
-	dev, err := h.Malloc(ceBigBytes)
+	slot, err := newCopySlots(h, 1, ceBigBytes)
 	if err != nil {
 		return err
 	}
-	pin, err := h.AllocHost(ceBigBytes, true)
-	if err != nil {
-		return err
-	}
-	in := &device.Copy{Kind: device.HostToDevice, Host: pin, Dst: dev, Bytes: ceBigBytes}
-	out := &device.Copy{Kind: device.DeviceToHost, Host: pin, Src: dev, Bytes: cklBytes}
-	outBig := &device.Copy{Kind: device.DeviceToHost, Host: pin, Src: dev, Bytes: ceBigBytes}
-	in64 := &device.Copy{Kind: device.HostToDevice, Host: pin, Dst: dev, Bytes: cklBytes}
+	in, outBig := slot.copy(device.HostToDevice, 0, ceBigBytes), slot.copy(device.DeviceToHost, 0, ceBigBytes)
+	in64, out := slot.copy(device.HostToDevice, 0, cklBytes), slot.copy(device.DeviceToHost, 0, cklBytes)
 	for _, pair := range []struct {
 		name          string
 		first, second func() error
@@ -169,29 +163,20 @@ const ceLoopJobs = 16
 // every command of a chain waits for a poll; whether commands queued
 // behind work issued as it runs do is what tells the model.
 func (c *calibrator) ceJobLoops(h device.Host, t *timedStream) error {
-	var dev []device.Buffer
-	var pin []*device.HostMem
-	for i := 0; i < ceLoopJobs; i++ {
-		b, err := h.Malloc(cklBytes)
-		if err != nil {
-			return err
-		}
-		p, err := h.AllocHost(cklBytes, true)
-		if err != nil {
-			return err
-		}
-		dev, pin = append(dev, b), append(pin, p)
+	slots, err := newCopySlots(h, ceLoopJobs, cklBytes)
+	if err != nil {
+		return err
 	}
 	for _, spin := range ceLoopSpins {
 		issue := func() error {
 			for i := 0; i < ceLoopJobs; i++ {
-				if err := h.Copy(t.s, &device.Copy{Kind: device.HostToDevice, Host: pin[i], Dst: dev[i], Bytes: cklBytes}); err != nil {
+				if err := h.Copy(t.s, slots.copy(device.HostToDevice, i, cklBytes)); err != nil {
 					return err
 				}
 				if err := h.Launch(t.s, c.spinLaunch(us(spin), t.done)); err != nil {
 					return err
 				}
-				if err := h.Copy(t.s, &device.Copy{Kind: device.DeviceToHost, Host: pin[i], Src: dev[i], Bytes: cklBytes}); err != nil {
+				if err := h.Copy(t.s, slots.copy(device.DeviceToHost, i, cklBytes)); err != nil {
 					return err
 				}
 			}

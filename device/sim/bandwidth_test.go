@@ -52,12 +52,7 @@ func sharingRun(t *testing.T, cfg *Config, ops ...func(h device.Host, s device.S
 		}
 		return h.Synchronize()
 	}))
-	spans := map[string][2]Time{}
-	for _, s := range d.lastTrace.spans {
-		if s.kind == trackStream || s.kind == trackCopy {
-			spans[s.name] = [2]Time{s.start, s.end}
-		}
-	}
+	spans := opSpans(d)
 	var trace bytes.Buffer
 	require.NoError(t, d.WriteTrace(&trace))
 	return spans, trace.Bytes()
@@ -176,4 +171,16 @@ func TestSharedBandwidthContentionRange(t *testing.T) {
 	_, err = New(sharingConfig(t, -0.5))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "copy.dtod_contention")
+}
+
+// opSpans is the start and end of each kernel and copy of d's last run,
+// by label.
+func opSpans(d *Device) map[string][2]Time {
+	spans := map[string][2]Time{}
+	for _, s := range d.lastTrace.spans {
+		if s.kind == trackStream || s.kind == trackCopy {
+			spans[s.name] = [2]Time{s.start, s.end}
+		}
+	}
+	return spans
 }

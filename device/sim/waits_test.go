@@ -42,12 +42,7 @@ func pollPair(t *testing.T, cfg *Config, hold time.Duration, copyFirst bool) (ar
 		arrive = h.(*thread).clock // the second call returned: its command arrived
 		return h.Synchronize()
 	}))
-	spans := map[string][2]Time{}
-	for _, sp := range d.lastTrace.spans {
-		if sp.kind == trackCopy || sp.kind == trackStream {
-			spans[sp.name] = [2]Time{sp.start, sp.end}
-		}
-	}
+	spans := opSpans(d)
 	require.Contains(t, spans, "a")
 	require.Contains(t, spans, "k")
 	if copyFirst {
@@ -138,12 +133,7 @@ func TestAWaitOnAnotherEnginesWorkPolls(t *testing.T) {
 			arrive = h.(*thread).clock
 			return h.Synchronize()
 		}))
-		spans := map[string][2]Time{}
-		for _, sp := range d.lastTrace.spans {
-			if sp.kind == trackCopy || sp.kind == trackStream {
-				spans[sp.name] = [2]Time{sp.start, sp.end}
-			}
-		}
+		spans := opSpans(d)
 		kEnd, a := spans["k"][1], spans["a"]
 		require.Less(t, arrive, kEnd, "the second command arrives while the kernel runs")
 		if copySecond {
@@ -182,12 +172,7 @@ func TestACommandQueuedBeforeItsWorkStartedWaitsAFixedTime(t *testing.T) {
 			arrive = h.(*thread).clock
 			return h.Synchronize()
 		}))
-		spans := map[string][2]Time{}
-		for _, sp := range d.lastTrace.spans {
-			if sp.kind == trackCopy || sp.kind == trackStream {
-				spans[sp.name] = [2]Time{sp.start, sp.end}
-			}
-		}
+		spans := opSpans(d)
 		return arrive, spans["k2"][0], spans["k2"][1], spans["a"]
 	}
 	arrive, k2Start, k2End, a := run()
