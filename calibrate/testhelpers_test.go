@@ -17,6 +17,15 @@ func loadConfig(t *testing.T, name string) *sim.Config {
 	return cfg
 }
 
+// lockOnly is the h100 config with its queue calls free
+// (host.queue_call_ns and queue_call_per_thread_ns left out), for tests of
+// the queue lock alone.
+func lockOnly(t *testing.T) *sim.Config {
+	cfg := loadConfig(t, "h100")
+	cfg.Host.QueueCallNs, cfg.Host.QueueCallPerThreadNs = 0, 0
+	return cfg
+}
+
 // newFitted is a fit starting from cfg, as Run starts one, for tests that
 // call one fit step on a report.
 func newFitted(cfg *sim.Config) *Fitted {

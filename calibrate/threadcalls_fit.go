@@ -44,9 +44,12 @@ func steps(from, to, by float64) (vs []float64) {
 //
 // Closest is the mean absolute log ratio; the first of equals, smallest
 // first. A probe the report lacks leaves its fields as cfg has them (a
-// note says so); a report with none of them is an error.
+// note says so); a report with none of them is an error. The queue lock
+// stands for the queue calls' whole cost: the result leaves out cfg's
+// host.queue_call_ns and queue_call_per_thread_ns.
 func FitThreadCalls(rep *Report, cfg *sim.Config) (*Fitted, error) {
 	c := *cfg
+	c.Host.QueueCallNs, c.Host.QueueCallPerThreadNs = 0, 0
 	f := &Fitted{Config: &c, Comments: map[string]string{}}
 	fitted := 0
 	if m, ok := rep.byName(untimedRecordName); ok && m.Value > 0 {

@@ -15,7 +15,7 @@ var threadCallSections = []string{"host thread hand-off", "event records without
 // wants it back to back but the measuring thread's Gets); one thread's
 // launch host.launch_ns, and 8 threads' more (the driver lock).
 func TestThreadCallProbesSeeTheirFields(t *testing.T) {
-	cfg := loadConfig(t, "h100")
+	cfg := lockOnly(t)
 	cfg.Host.UntimedRecordNs, cfg.Host.QueueLockNs, cfg.Host.QueueLockHandoffNs = 600, 200, 0
 	_, value := measured(t, cfg, threadCallSections[1:]...)
 	assert.InDelta(t, 600, value(untimedRecordName), 0.5)
@@ -33,7 +33,7 @@ func TestThreadCallsFitRecoversTheSimulatedFields(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates the probes a few dozen times")
 	}
-	truth := loadConfig(t, "h100")
+	truth := lockOnly(t)
 	truth.Host.UntimedRecordNs, truth.Host.DriverLockHandoffNs = 700, 1500
 	truth.Host.QueueLockNs, truth.Host.QueueLockHandoffNs = 200, 800
 	rep, err := Measure(mustSim(t, truth), threadCallSections, nil)

@@ -45,8 +45,10 @@ var (
 // calls it makes (a Put and a Get), so that the ping-pong stays what was
 // measured; the pair is the one whose simulated window figures are closest
 // to the measured ones (mean absolute log ratio; the first of equals,
-// smallest lock first). The result's Comments say where the fields come
-// from and their error.
+// smallest lock first). The lock stands for the queue calls' whole cost:
+// the result leaves out cfg's host.queue_call_ns and
+// queue_call_per_thread_ns. The result's Comments say where the fields
+// come from and their error.
 func FitQueueLock(rep *Report, cfg *sim.Config) (*Fitted, error) {
 	pp, ok := rep.byName(pingPongName)
 	if !ok || pp.Value <= 0 {
@@ -62,6 +64,7 @@ func FitQueueLock(rep *Report, cfg *sim.Config) (*Fitted, error) {
 		return nil, fmt.Errorf("the report has no %q over 1 and more scheduler threads (gpusched calibrate --only \"scheduler threads behind a window\")", windowHandoffLoop)
 	}
 	c := *cfg
+	c.Host.QueueCallNs, c.Host.QueueCallPerThreadNs = 0, 0
 	f := &Fitted{Config: &c, Comments: map[string]string{}}
 	bestL, bestH, bestErr, bestGot, err := gridQueueLock(&c, pp.Value, queueLocks, queueLockHandoffs,
 		func(try *sim.Config) (map[int]float64, float64, error) {

@@ -14,7 +14,7 @@ import (
 // the time per kernel however many threads reply.
 func TestWindowHandoffsSeeTheQueueLock(t *testing.T) {
 	perKernel := func(lock float64) map[int]float64 {
-		cfg := loadConfig(t, "h100")
+		cfg := lockOnly(t)
 		cfg.Host.HandoffNs, cfg.Host.QueueLockNs, cfg.Host.QueueLockHandoffNs = 1000, lock, 0
 		rep, err := Measure(mustSim(t, cfg), []string{"scheduler threads behind a window"}, nil)
 		require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestQueueLockFitRecoversTheSimulatedPair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates the window probe a few dozen times")
 	}
-	truth := loadConfig(t, "h100")
+	truth := lockOnly(t)
 	truth.Host.QueueLockNs, truth.Host.QueueLockHandoffNs = 400, 1500
 	rep, err := Measure(mustSim(t, truth), []string{"host thread hand-off", "scheduler threads behind a window"}, nil)
 	require.NoError(t, err)
@@ -49,7 +49,7 @@ func TestQueueLockFitRecoversTheSimulatedPair(t *testing.T) {
 	ls, hs := queueLocks, queueLockHandoffs
 	queueLocks, queueLockHandoffs = []float64{0, 200, 400, 600, 800}, []float64{0, 500, 1500, 2500}
 	defer func() { queueLocks, queueLockHandoffs = ls, hs }()
-	f, err := FitQueueLock(rep, loadConfig(t, "h100"))
+	f, err := FitQueueLock(rep, lockOnly(t))
 	require.NoError(t, err)
 	assert.Equal(t, 400.0, f.Config.Host.QueueLockNs)
 	assert.Equal(t, 1500.0, f.Config.Host.QueueLockHandoffNs)

@@ -138,6 +138,19 @@ type HostCosts struct {
 	// (left out): queue calls are free, as before the fields existed.
 	QueueLockNs        float64 `yaml:"queue_lock_ns,omitempty"`
 	QueueLockHandoffNs float64 `yaml:"queue_lock_handoff_ns,omitempty"`
+	// QueueCallNs and QueueCallPerThreadNs (optional): what a host
+	// thread's Queue Put or Len takes of its own time, QueueCallNs plus
+	// QueueCallPerThreadNs for every other live host thread of the Run
+	// (device/cuda's queues share one mutex per Run, whose line the other
+	// threads' queue calls and spinning Gets keep moving). No lock is
+	// modelled, so the cost does not feed on itself. A Put's value is
+	// there once the call ends (a Get waiting for it resumes HandoffNs
+	// after: set HandoffNs to the measured ping-pong's hand-off less one
+	// Put, so that the ping-pong stays as measured); a Len reads the
+	// queue as it begins; host callbacks' Puts pay nothing. 0 (left
+	// out): free, as before the fields existed.
+	QueueCallNs          float64 `yaml:"queue_call_ns,omitempty"`
+	QueueCallPerThreadNs float64 `yaml:"queue_call_per_thread_ns,omitempty"`
 	// UntimedRecordNs (optional) is cuEventRecord's cost for an event
 	// made with DisableTiming (ACS-SW's events: no timestamp to write);
 	// 0 (left out): record_ns, which calibrate measures on a timing

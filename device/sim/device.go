@@ -286,6 +286,9 @@ type costs struct {
 	// The optional queue lock: held per Queue call, and the contended
 	// hand-off.
 	queueLock, queueLockHandoff Time
+	// The optional own time of a Queue Put or Len, and its growth per
+	// other live host thread.
+	queueCall, queueCallPerThread Time
 
 	// The optional record of a timing-disabled event and the driver
 	// lock's contended hand-off.
@@ -361,6 +364,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		pendingQueue: nsTime(f.PendingQueueNs), pendingQueueMax: nsTime(f.PendingQueueMaxNs),
 		firstGraphLaunchNode: nsTime(h.FirstGraphLaunchPerNodeNs), destroyExecNode: nsTime(h.DestroyExecPerNodeNs), instArg: nsTime(h.InstantiatePerArgNs), instCopyNode: nsTime(cmp.Or(h.InstantiatePerCopyNodeNs, h.InstantiatePerNodeNs)),
 		graphLockHandoff: nsTime(h.GraphLockHandoffNs), queueLock: nsTime(h.QueueLockNs), queueLockHandoff: nsTime(h.QueueLockHandoffNs),
+		queueCall: nsTime(h.QueueCallNs), queueCallPerThread: nsTime(h.QueueCallPerThreadNs),
 		untimedRecord: nsTime(cmp.Or(h.UntimedRecordNs, h.RecordNs)), driverLockHandoff: nsTime(h.DriverLockHandoffNs),
 		driverSwitch: nsTime(h.DriverSwitchNs),
 		instSegment:  nsTime(h.InstantiatePerSegmentNs), destroyExecSegment: nsTime(h.DestroyExecPerSegmentNs),
@@ -918,6 +922,24 @@ func (th *thread) chargeQueueLock() {
 	if th.clock > horizon {
 		d.hostPastHorizon(th, "queue call", c)
 	}
+}
+
+// chargeQueueCall makes the thread pay a Queue Put's or Len's own time:
+// host.queue_call_ns and host.queue_call_per_thread_ns for every other
+// live host thread of the Run, and reports whether it charged any.
+// Without the fields it does nothing.
+func (th *thread) chargeQueueCall() bool {
+	d := th.d
+	if d.cost.queueCall == 0 && d.cost.queueCallPerThread == 0 {
+		return false
+	}
+	th.order() // the threads alive at the call's start
+	c := d.cost.queueCall + d.cost.queueCallPerThread*Time(max(d.live-1, 0))
+	th.clock += c
+	if th.clock > horizon {
+		d.hostPastHorizon(th, "queue call", c)
+	}
+	return true
 }
 
 // lockGap is a time the driver lock is idle while a thread that waited

@@ -214,6 +214,11 @@ func (q *queue) Put(v any) {
 		th.chargeQueueLock()
 		t = th.clock
 	}
+	if th := d.current; th != nil && th.chargeQueueCall() {
+		// The value is there once the call ends: a Get another thread
+		// makes before then waits, and resumes host.handoff_ns after.
+		t = d.putTime()
+	}
 	var vc vclock
 	if d.hb.on {
 		if th := d.current; th != nil {
@@ -270,6 +275,7 @@ func (q *queue) Len() int {
 	n := len(q.items) - q.head
 	if own {
 		th.queueLen(q, n)
+		th.chargeQueueCall() // read as the call begins
 	}
 	return n
 }

@@ -24,9 +24,12 @@ const (
 // work takes its real time):
 //   - checkHostScale: the dependency check (window_check_ns_per_op) took
 //     2.1x (H100; H200 2.2x, rows 1.4-3.6x) what CheckCost charges;
-//   - windowPutCost: a work queue's Put from the window thread (the
-//     queue's mutex and the spinning scheduler thread's cache line), 446
-//     ns (H100; H200 435; rows 239-1,161);
+//   - a work queue's Put from the window thread (the queue's mutex and
+//     the spinning scheduler thread's cache line), 446 ns (H100; H200
+//     435; rows 239-1,161): since session 33 the simulator charges every
+//     host thread's Put and Len itself (host.queue_call_ns and
+//     queue_call_per_thread_ns, fitted on these rows' window Puts and
+//     their scheduler threads' Len and Put), so it is no longer Spent here;
 //   - windowRetireCost: retiring one finished job (its completion's Get,
 //     the queue's Len, completing its operations in the window), 628 ns
 //     (H100; H200 595; rows 358-1,285).
@@ -36,7 +39,6 @@ const (
 // ACS-SW's rows on DNN and random-DAG shapes, ran 3-7x too fast.
 const (
 	checkHostScale   = 2.1
-	windowPutCost    = 446 * time.Nanosecond
 	windowRetireCost = 628 * time.Nanosecond
 )
 

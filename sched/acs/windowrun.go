@@ -108,7 +108,6 @@ func (r *windowRun) send(h device.Host, t int, ops []int, waits []device.Event) 
 	case !r.batched:
 		s.timedPart(h, &s.wcalls.put, func() {
 			s.work[t].Put(j)
-			h.Spend(windowPutCost)
 		})
 	case r.heads[t] == nil:
 		r.heads[t], r.tails[t] = j, j
@@ -127,7 +126,6 @@ func (r *windowRun) flush(h device.Host) {
 		if j != nil {
 			s.timedPart(h, &s.wcalls.put, func() {
 				s.work[t].Put(j)
-				h.Spend(windowPutCost)
 			})
 			r.heads[t], r.tails[t] = nil, nil
 		}
