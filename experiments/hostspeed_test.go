@@ -83,8 +83,8 @@ func TestHostLaunchNsIsTheMeanOfItsProbes(t *testing.T) {
 	assert.InDelta(t, 3900, ns, 1e-9)
 }
 
-// Every host CPU cost is scaled, nothing else (the queue lock, like the
-// hand-offs and the graph lock's, is the CPU's): the list is explicit so
+// Every host CPU cost is scaled, nothing else (the queue lock and the
+// queue calls, like the hand-offs and the graph lock's, are the CPU's): the list is explicit so
 // that a new host field is a decision (scaled or in unscaledHostFields).
 func TestScaleHostCostsScalesHostCPUCostsOnly(t *testing.T) {
 	cfg, err := sim.LoadConfig("h100")
@@ -94,7 +94,7 @@ func TestScaleHostCostsScalesHostCPUCostsOnly(t *testing.T) {
 	assert.Equal(t, []string{"launch_ns", "copy_enqueue_ns", "record_ns", "wait_ns", "query_ns", "sync_call_ns", "wakeup_ns",
 		"host_func_ns", "host_func_after_graph_ns", "stream_create_ns", "event_create_ns", "destroy_ns", "malloc_ns", "free_ns", "alloc_host_ns", "capture_ns",
 		"graph_lock_handoff_ns", "capture_event_ns", "instantiate_base_ns", "instantiate_per_node_ns", "graph_launch_ns", "set_node_ns", "thread_start_ns",
-		"handoff_ns", "callback_handoff_ns", "queue_lock_ns", "queue_lock_handoff_ns", "untimed_record_ns", "driver_lock_handoff_ns", "driver_switch_ns", "busy_stream_ns", "graph_launch_branch_ns", "graph_launch_open_end_ns", "graph_launch_join_ns", "graph_launch_node_ns",
+		"handoff_ns", "callback_handoff_ns", "queue_lock_ns", "queue_lock_handoff_ns", "queue_call_ns", "queue_call_per_thread_ns", "untimed_record_ns", "driver_lock_handoff_ns", "driver_switch_ns", "busy_stream_ns", "graph_launch_branch_ns", "graph_launch_open_end_ns", "graph_launch_join_ns", "graph_launch_node_ns",
 		"graph_launch_copy_node_ns", "graph_launch_copy_edge_ns", "graph_launch_copy_fan_edge_ns", "graph_launch_kernel_change_ns", "graph_launch_changed_node_ns", "graph_launch_stream_after_ns", "set_node_kernel_change_ns", "stream_switch_ns",
 		"wait_pending_ns", "record_pending_ns", "first_graph_launch_per_node_ns", "instantiate_per_arg_ns", "instantiate_per_copy_node_ns",
 		"destroy_exec_per_node_ns", "instantiate_per_segment_ns", "destroy_exec_per_segment_ns", "sync_switch_ns"}, scaled)
