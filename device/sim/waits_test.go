@@ -10,39 +10,63 @@ import (
 	"github.com/gpusched/gpusched/device"
 )
 
-// pollPair issues, on one stream, a 20 us kernel "k" then a 500,000-byte
-// copy "a" in (10 us of bytes at 50 bytes/ns) the host holding hold
-// between them, or (copyFirst) the copy then an empty kernel; it returns
-// the second command's arrival (the host clock as its call returned), the
-// first's end and the second's span.
-func pollPair(t *testing.T, cfg *Config, hold time.Duration, copyFirst bool) (arrive, firstEnd Time, second [2]Time) {
+// pollRun runs issue on a traced device of cfg with its dependency queue
+// off (the host is a plain thread, whose clock is the arrival), then
+// synchronizes; it returns the host clock as issue returned (its last
+// command's arrival) and every labelled command's span.
+func pollRun(t *testing.T, cfg *Config, issue func(h device.Host)) (arrive Time, spans map[string][2]Time) {
 	t.Helper()
-	cfg.DQ.Enabled = false // the host is a plain thread, whose clock the arrival is
+	cfg.DQ.Enabled = false
 	d, err := New(cfg, WithTrace(true))
 	require.NoError(t, err)
 	require.NoError(t, d.Run(func(h device.Host) error {
-		s, err := h.NewStream(device.StreamOptions{})
-		require.NoError(t, err)
-		buf, err := h.Malloc(500_000)
-		require.NoError(t, err)
-		mem, err := h.AllocHost(500_000, true)
-		require.NoError(t, err)
-		cp := &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: "a"}
-		spin := &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: cyclesFor(20 * time.Microsecond)}, Label: "k"}
+		issue(h)
+		arrive = h.(*thread).clock
+		return h.Synchronize()
+	}))
+	return arrive, opSpans(d)
+}
+
+// pollCopy is the poll tests' copy: 500,000 bytes in from pinned memory
+// (10 us of bytes at 50 bytes/ns), labelled "a".
+func pollCopy(t *testing.T, h device.Host) *device.Copy {
+	buf, err := h.Malloc(500_000)
+	require.NoError(t, err)
+	mem, err := h.AllocHost(500_000, true)
+	require.NoError(t, err)
+	return &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: "a"}
+}
+
+// pollKernel is a one-block kernel spinning for d (0: empty), labelled.
+func pollKernel(d time.Duration, label string) *device.Launch {
+	return &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: cyclesFor(d)}, Label: label}
+}
+
+// pollStream is a new stream of h.
+func pollStream(t *testing.T, h device.Host) device.Stream {
+	s, err := h.NewStream(device.StreamOptions{})
+	require.NoError(t, err)
+	return s
+}
+
+// pollPair issues, on one stream, a 20 us kernel "k" then the copy "a",
+// the host holding hold between them, or (copyFirst) the copy then an
+// empty kernel; it returns the second command's arrival, the first's end
+// and the second's span.
+func pollPair(t *testing.T, cfg *Config, hold time.Duration, copyFirst bool) (arrive, firstEnd Time, second [2]Time) {
+	t.Helper()
+	arrive, spans := pollRun(t, cfg, func(h device.Host) {
+		s, cp := pollStream(t, h), pollCopy(t, h)
 		if copyFirst {
-			spin.Work.Cycles = 0
 			require.NoError(t, h.Copy(s, cp))
 			h.Spend(hold)
-			require.NoError(t, h.Launch(s, spin))
+			require.NoError(t, h.Launch(s, pollKernel(0, "k")))
 		} else {
-			require.NoError(t, h.Launch(s, spin))
+			require.NoError(t, h.Launch(s, pollKernel(20*time.Microsecond, "k")))
 			h.Spend(hold)
 			require.NoError(t, h.Copy(s, cp))
 		}
-		arrive = h.(*thread).clock // the second call returned: its command arrived
-		return h.Synchronize()
-	}))
-	spans := opSpans(d)
+	})
 	require.Contains(t, spans, "a")
 	require.Contains(t, spans, "k")
 	if copyFirst {
@@ -104,36 +128,23 @@ func TestAKernelBehindACopyWaitsForAPoll(t *testing.T) {
 // after the kernel's end.
 func TestAWaitOnAnotherEnginesWorkPolls(t *testing.T) {
 	cfg := duplexConfig(t, 0)
-	cfg.DQ.Enabled = false
 	cfg.FrontEnd.CopyPollNs, cfg.FrontEnd.KernelPollNs, cfg.Copy.IdleLatencyNs = 8000, 8000, 500
 	const period = 8 * us
 	for _, copySecond := range []bool{true, false} {
-		d, err := New(cfg, WithTrace(true))
-		require.NoError(t, err)
-		var arrive Time
-		require.NoError(t, d.Run(func(h device.Host) error {
-			a, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
-			b, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
+		arrive, spans := pollRun(t, cfg, func(h device.Host) {
+			a, b := pollStream(t, h), pollStream(t, h)
 			ev, err := h.NewEvent(device.EventOptions{})
 			require.NoError(t, err)
-			buf, err := h.Malloc(500_000)
-			require.NoError(t, err)
-			mem, err := h.AllocHost(500_000, true)
-			require.NoError(t, err)
-			require.NoError(t, h.Launch(a, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: cyclesFor(20 * time.Microsecond)}, Label: "k"}))
+			cp := pollCopy(t, h)
+			require.NoError(t, h.Launch(a, pollKernel(20*time.Microsecond, "k")))
 			require.NoError(t, h.Record(ev, a))
 			require.NoError(t, h.Wait(b, ev))
 			if copySecond {
-				require.NoError(t, h.Copy(b, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: "a"}))
+				require.NoError(t, h.Copy(b, cp))
 			} else {
-				require.NoError(t, h.Launch(b, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Label: "a"}))
+				require.NoError(t, h.Launch(b, pollKernel(0, "a")))
 			}
-			arrive = h.(*thread).clock
-			return h.Synchronize()
-		}))
-		spans := opSpans(d)
+		})
 		kEnd, a := spans["k"][1], spans["a"]
 		require.Less(t, arrive, kEnd, "the second command arrives while the kernel runs")
 		if copySecond {
@@ -152,27 +163,16 @@ func TestAWaitOnAnotherEnginesWorkPolls(t *testing.T) {
 // kernel runs does.
 func TestACommandQueuedBeforeItsWorkStartedWaitsAFixedTime(t *testing.T) {
 	cfg := duplexConfig(t, 0)
-	cfg.DQ.Enabled = false
 	cfg.FrontEnd.CopyPollNs, cfg.FrontEnd.EngineWaitNs, cfg.Copy.IdleLatencyNs = 8000, 3000, 500
 	const period = 8 * us
 	run := func() (arrive, k2Start, k2End Time, a [2]Time) {
-		d, err := New(cfg, WithTrace(true))
-		require.NoError(t, err)
-		require.NoError(t, d.Run(func(h device.Host) error {
-			s, err := h.NewStream(device.StreamOptions{})
-			require.NoError(t, err)
-			buf, err := h.Malloc(500_000)
-			require.NoError(t, err)
-			mem, err := h.AllocHost(500_000, true)
-			require.NoError(t, err)
+		arrive, spans := pollRun(t, cfg, func(h device.Host) {
+			s, cp := pollStream(t, h), pollCopy(t, h)
 			for _, l := range []string{"k1", "k2"} {
-				require.NoError(t, h.Launch(s, &device.Launch{Kernel: spinK, Grid: device.D1(1), Block: device.D1(32), Work: device.Work{Cycles: cyclesFor(20 * time.Microsecond)}, Label: l}))
+				require.NoError(t, h.Launch(s, pollKernel(20*time.Microsecond, l)))
 			}
-			require.NoError(t, h.Copy(s, &device.Copy{Kind: device.HostToDevice, Dst: buf, Host: mem, Bytes: 500_000, Label: "a"}))
-			arrive = h.(*thread).clock
-			return h.Synchronize()
-		}))
-		spans := opSpans(d)
+			require.NoError(t, h.Copy(s, cp))
+		})
 		return arrive, spans["k2"][0], spans["k2"][1], spans["a"]
 	}
 	arrive, k2Start, k2End, a := run()
