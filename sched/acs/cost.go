@@ -32,7 +32,9 @@ const (
 //     their scheduler threads' Len and Put), so it is no longer Spent here;
 //   - windowRetireCost: retiring one finished job (its completion's Get,
 //     the queue's Len, completing its operations in the window), 628 ns
-//     (H100; H200 595; rows 358-1,285).
+//     (H100; H200 595; rows 358-1,285). Its Len is charged again by the
+//     simulator since session 33; taking it out made every checked
+//     figure worse, so it stays (calibration-h100.md "Session 33").
 //
 // The simulator charged none of these before (its queues' calls are free
 // unless host.queue_lock_ns is set), so the window thread, which binds
