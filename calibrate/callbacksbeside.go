@@ -1,0 +1,140 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpusched/gpusched/device"
+	"github.com/gpusched/gpusched/internal/stats"
+)
+
+// "callbacks beside running graphs" (issue #18, session 34): in SET-batch's
+// GPU timelines (scripts/callback-wakes.py on raw/callbackthread-h200.txz and
+// raw/callbackwakes-h200.txz) the driver's callback thread, idle 60-250 us,
+// runs a host function 44.5-56.7 us (mean) after its stream reaches it when
+// no chunk graph runs on any stream at that instant, and 75.2-103.7 us with
+// one or more running; the simulator's wake does not look at other streams.
+// This probe times callbackAfterIdle's hand-off (a spin kernel of the idle
+// time, then a host function that Puts to a queue the host waits on in Get;
+// Host.Now around the three calls, less the idle time) with 0, 1 or 3 other
+// streams each running a graph of one spin kernel launched just before, that
+// outlasts the timed kernel by cbBesideTailUs. It sets no field.
+var (
+	cbBesideIdles  = []int{20, 50, 80, 110}
+	cbBesideOthers = []int{0, 1, 3}
+)
+
+const (
+	cbBesideReps   = 20
+	cbBesideTailUs = 40 // the others' graphs run this long past the timed kernel
+)
+
+func cbBesideName(idle, others int) string {
+	return fmt.Sprintf("callback hand-off after a %d us kernel, %d other streams running a graph", idle, others)
+}
+
+func cbBesideMeanName(idle, others int) string {
+	return cbBesideName(idle, others) + ", mean"
+}
+
+func cbBesideExtraName(idle, others int) string {
+	return fmt.Sprintf("callback hand-off after a %d us kernel, %d other streams running a graph, over none", idle, others)
+}
+
+func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
+	t, err := newTimedStream(h)
+	if err != nil {
+		return err
+	}
+	most := cbBesideOthers[len(cbBesideOthers)-1]
+	others := make([]device.Stream, most)
+	// execs[i][k]: other stream k's graph for idle time i, a spin kernel of
+	// the idle time and the tail, writing its own buffer.
+	execs := make([][]device.GraphExec, len(cbBesideIdles))
+	for k := range others {
+		if others[k], err = h.NewStream(device.StreamOptions{}); err != nil {
+			return err
+		}
+		done, err := h.Malloc(64)
+		if err != nil {
+			return err
+		}
+		for i, idle := range cbBesideIdles {
+			spin := c.spinLaunch(us(idle+cbBesideTailUs), done)
+			x, err := c.instantiate(h, others[k], func() error { return h.Launch(others[k], spin) })
+			if err != nil {
+				return err
+			}
+			execs[i] = append(execs[i], x)
+		}
+	}
+	q := h.NewQueue("callbacks beside graphs")
+	put := func() { q.Put(struct{}{}) }
+	// idle, others, round: the median and the mean of the repetitions (the
+	// rows' slow wakes are a tail: their median hardly moves)
+	times := make([][][]float64, len(cbBesideIdles))
+	means := make([][][]float64, len(cbBesideIdles))
+	for i := range times {
+		times[i] = make([][]float64, len(cbBesideOthers))
+		means[i] = make([][]float64, len(cbBesideOthers))
+	}
+	if err := c.warmRounds(func(measured bool) error {
+		for i, idle := range cbBesideIdles {
+			spin := c.spinLaunch(us(idle), t.done)
+			for j, n := range cbBesideOthers {
+				var each []float64
+				for r := 0; r < cbBesideReps; r++ {
+					for k := 0; k < n; k++ {
+						if err := h.GraphLaunch(execs[i][k], others[k]); err != nil {
+							return err
+						}
+					}
+					t0 := h.Now()
+					if err := h.Launch(t.s, spin); err != nil {
+						return err
+					}
+					if err := h.HostFunc(t.s, put); err != nil {
+						return err
+					}
+					if _, ok := h.Get(q); !ok {
+						return errors.New("callbacks beside graphs: queue closed")
+					}
+					each = append(each, ns(h.Now()-t0-us(idle)))
+					for k := 0; k < n; k++ {
+						if err := h.StreamSynchronize(others[k]); err != nil {
+							return err
+						}
+					}
+				}
+				if measured {
+					times[i][j] = append(times[i][j], stats.Median(each))
+					means[i][j] = append(means[i][j], meanOf(each))
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	const method = "Host.Now around a spin kernel of the idle time, a host function that Puts to a queue and the host's Get of it, less the idle time, with the other streams' graphs (one spin kernel each, outlasting the timed one by 40 us) launched just before; median of 20 a round"
+	for i, idle := range cbBesideIdles {
+		for j, n := range cbBesideOthers {
+			c.record(cbBesideName(idle, n), "", "ns", method, times[i][j])
+			c.record(cbBesideMeanName(idle, n), "", "ns", "the same, the mean of the 20 a round", means[i][j])
+			if j == 0 {
+				continue
+			}
+			extra := make([]float64, len(times[i][j]))
+			for r := range extra {
+				extra[r] = times[i][j][r] - times[i][0][r]
+			}
+			c.record(cbBesideExtraName(idle, n), "", "ns", "per round, the hand-off beside the running graphs less the hand-off alone", extra)
+		}
+	}
+	for _, xs := range execs {
+		if err := destroyExecs(h, xs); err != nil {
+			return err
+		}
+	}
+	return h.StreamSynchronize(t.s)
+}
