@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/gpusched/gpusched/device"
@@ -16,7 +15,7 @@ import (
 // one or more running; the simulator's wake does not look at other streams.
 // This probe times callbackAfterIdle's hand-off (a spin kernel of the idle
 // time, then a host function that Puts to a queue the host waits on in Get;
-// Host.Now around the three calls, less the idle time) with 0, 1 or 3 other
+// kernelThenCallback, less the idle time) with 0, 1 or 3 other
 // streams each running a graph of one spin kernel launched just before, that
 // outlasts the timed kernel by cbBesideTailUs. It sets no field.
 var (
@@ -89,17 +88,11 @@ func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
 							return err
 						}
 					}
-					t0 := h.Now()
-					if err := h.Launch(t.s, spin); err != nil {
+					took, err := kernelThenCallback(h, t.s, spin, q, put)
+					if err != nil {
 						return err
 					}
-					if err := h.HostFunc(t.s, put); err != nil {
-						return err
-					}
-					if _, ok := h.Get(q); !ok {
-						return errors.New("callbacks beside graphs: queue closed")
-					}
-					each = append(each, ns(h.Now()-t0-us(idle)))
+					each = append(each, ns(took-us(idle)))
 					for k := 0; k < n; k++ {
 						if err := h.StreamSynchronize(others[k]); err != nil {
 							return err

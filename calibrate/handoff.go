@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"errors"
+	"time"
 
 	"github.com/gpusched/gpusched/device"
 )
@@ -67,18 +68,12 @@ func (c *calibrator) callbackWake(h device.Host) error {
 	spin := c.spinLaunch(wakeD, t.done)
 	var wake []float64
 	if err := c.warmRounds(func(measured bool) error {
-		t0 := h.Now()
-		if err := h.Launch(t.s, spin); err != nil {
+		d, err := kernelThenCallback(h, t.s, spin, q, put)
+		if err != nil {
 			return err
-		}
-		if err := h.HostFunc(t.s, put); err != nil {
-			return err
-		}
-		if _, ok := h.Get(q); !ok {
-			return errors.New("callback queue closed")
 		}
 		if measured {
-			wake = append(wake, ns(h.Now()-t0)-c.launchNs-c.latencyNs-ns(wakeD)-c.callbackNs)
+			wake = append(wake, ns(d)-c.launchNs-c.latencyNs-ns(wakeD)-c.callbackNs)
 		}
 		return nil
 	}); err != nil {
@@ -88,4 +83,21 @@ func (c *calibrator) callbackWake(h device.Host) error {
 		"Host.Now from launching a 50 us spin kernel and a host function that Puts to a queue to the Get's return, "+
 			"less launch cost, latency, 50 us and the callback duration", wake)
 	return h.StreamSynchronize(t.s)
+}
+
+// kernelThenCallback launches l on s, then a host function that runs put
+// (a Put to q), and waits for it in Get: the host time from before the
+// launch to the Get's return.
+func kernelThenCallback(h device.Host, s device.Stream, l *device.Launch, q device.Queue, put func()) (time.Duration, error) {
+	t0 := h.Now()
+	if err := h.Launch(s, l); err != nil {
+		return 0, err
+	}
+	if err := h.HostFunc(s, put); err != nil {
+		return 0, err
+	}
+	if _, ok := h.Get(q); !ok {
+		return 0, errors.New("callback queue closed")
+	}
+	return h.Now() - t0, nil
 }

@@ -155,17 +155,11 @@ func (c *calibrator) callbackAfterIdle(h device.Host, t *timedStream, idles []in
 			spin := c.spinLaunch(d, t.done)
 			var each []float64
 			for x := 0; x < n; x++ {
-				t0 := h.Now()
-				if err := h.Launch(t.s, spin); err != nil {
+				took, err := kernelThenCallback(h, t.s, spin, q, put)
+				if err != nil {
 					return err
 				}
-				if err := h.HostFunc(t.s, put); err != nil {
-					return err
-				}
-				if _, ok := h.Get(q); !ok {
-					return errors.New("parked callback queue closed")
-				}
-				each = append(each, ns(h.Now()-t0-d))
+				each = append(each, ns(took-d))
 			}
 			if measured {
 				med[i], mean[i] = append(med[i], stats.Median(each)), append(mean[i], meanOf(each))
