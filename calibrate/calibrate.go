@@ -281,6 +281,7 @@ var measurements = []struct {
 	{name: "host functions over streams", run: (*calibrator).hostFuncsOverStreams, onlyNamed: true},
 	{name: "host functions before graphs", run: (*calibrator).hostFuncsBeforeGraphs, onlyNamed: true},
 	{name: "callbacks beside running graphs", run: (*calibrator).callbacksBesideGraphs, onlyNamed: true},
+	{name: "host functions after chunk graphs", run: (*calibrator).hostFuncsAfterChunks, onlyNamed: true},
 	{name: "copies both ways at once", run: (*calibrator).copiesBothWays, onlyNamed: true},
 	{name: "copies one way on many streams", run: (*calibrator).copiesOneWayOnManyStreams, onlyNamed: true},
 	{name: "copies at once, each timed", run: (*calibrator).copiesAtOnceEachTimed, onlyNamed: true},

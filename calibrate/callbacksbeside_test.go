@@ -13,12 +13,7 @@ import (
 // front_end.callback_park_after_ns) front_end.callback_wake_ns more than
 // without the wake.
 func TestCallbacksBesideGraphsReadTheWake(t *testing.T) {
-	const section = "callbacks beside running graphs"
-	with := loadConfig(t, "h200")
-	without := loadConfig(t, "h200")
-	without.FrontEnd.CallbackWakeNs = 0
-	_, v := measured(t, with, section)
-	_, v0 := measured(t, without, section)
+	with, v, v0 := measuredWakeOnOff(t, "h200", "callbacks beside running graphs")
 	for _, idle := range cbBesideIdles {
 		alone := v(cbBesideName(idle, 0))
 		// The kernel's length is taken out: what is left is the wake and

@@ -53,3 +53,14 @@ func measured(t *testing.T, cfg *sim.Config, sections ...string) (*Report, func(
 		return m.Value
 	}
 }
+
+// measuredWakeOnOff runs section on the named config as it is and with
+// front_end.callback_wake_ns 0: the config and both runs' figures by name.
+func measuredWakeOnOff(t *testing.T, config, section string) (*sim.Config, func(string) float64, func(string) float64) {
+	t.Helper()
+	with, without := loadConfig(t, config), loadConfig(t, config)
+	without.FrontEnd.CallbackWakeNs = 0
+	_, v := measured(t, with, section)
+	_, v0 := measured(t, without, section)
+	return with, v, v0
+}

@@ -17,8 +17,6 @@ set -uo pipefail
 CAL_TIMEOUT=${CAL_TIMEOUT:-150}
 TAG=cbg
 . scripts/gpu/lease.sh
-for p in 1 2 3; do
-  probe "callbacks beside running graphs" "cbg$p"
-done
+probes 3 "callbacks beside running graphs" cbg
 tar czf "$OUT/callbacksbeside-$gpu.tgz" -C "$W" .
 cat "$W/rc.txt"

@@ -23,3 +23,10 @@ probe() {
   timeout "${CAL_TIMEOUT:-180}" "$BIN" calibrate --device "${DEVICE:-cuda}" --only "$1" --raw "$W/$2.json" --report "$W/$2.md" > "$W/$2.log" 2>&1
   echo "$2 rc=$?" >> "$W/rc.txt"
 }
+# probes N NAME STEM runs probe NAME in N processes one after another,
+# writing STEM1 .. STEMN under $W.
+probes() {
+  for p in $(seq "$1"); do
+    probe "$2" "$3$p"
+  done
+}
