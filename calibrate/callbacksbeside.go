@@ -31,27 +31,22 @@ const (
 )
 
 // cbBesideWork is what the other streams run while the timed host function
-// waits: a graph of one spin kernel, or a pinned copy each way.
+// waits: a graph of one spin kernel, or a pinned copy each way. The
+// measurements are named by idle time, other streams and work (its index).
 var cbBesideWork = []string{"running a graph", "copying 1.6 MB each way"}
 
 const cbBesideCopyBytes = sbChunkBytes // SET-batch's chunk copy ("set-batch chunks")
 
-func cbBesideName(idle, others int) string { return cbBesideWorkName(idle, others, 0) }
-
-func cbBesideWorkName(idle, others, work int) string {
+func cbBesideName(idle, others, work int) string {
 	return fmt.Sprintf("callback hand-off after a %d us kernel, %d other streams %s", idle, others, cbBesideWork[work])
 }
 
-func cbBesideMeanName(idle, others int) string { return cbBesideWorkMeanName(idle, others, 0) }
-
-func cbBesideWorkMeanName(idle, others, work int) string {
-	return cbBesideWorkName(idle, others, work) + ", mean"
+func cbBesideMeanName(idle, others, work int) string {
+	return cbBesideName(idle, others, work) + ", mean"
 }
 
-func cbBesideExtraName(idle, others int) string { return cbBesideWorkExtraName(idle, others, 0) }
-
-func cbBesideWorkExtraName(idle, others, work int) string {
-	return cbBesideWorkName(idle, others, work) + ", over none"
+func cbBesideExtraName(idle, others, work int) string {
+	return cbBesideName(idle, others, work) + ", over none"
 }
 
 func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
@@ -157,8 +152,8 @@ func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
 				if w > 0 && n == 0 {
 					continue
 				}
-				c.record(cbBesideWorkName(idle, n, w), "", "ns", methods[w], times[w][i][j])
-				c.record(cbBesideWorkMeanName(idle, n, w), "", "ns", "the same, the mean of the 20 a round", means[w][i][j])
+				c.record(cbBesideName(idle, n, w), "", "ns", methods[w], times[w][i][j])
+				c.record(cbBesideMeanName(idle, n, w), "", "ns", "the same, the mean of the 20 a round", means[w][i][j])
 				if j == 0 {
 					continue
 				}
@@ -166,7 +161,7 @@ func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
 				for r := range extra {
 					extra[r] = times[w][i][j][r] - times[0][i][0][r]
 				}
-				c.record(cbBesideWorkExtraName(idle, n, w), "", "ns", "per round, the hand-off beside the other streams' work less the hand-off alone", extra)
+				c.record(cbBesideExtraName(idle, n, w), "", "ns", "per round, the hand-off beside the other streams' work less the hand-off alone", extra)
 			}
 		}
 	}

@@ -15,17 +15,17 @@ import (
 func TestCallbacksBesideGraphsReadTheWake(t *testing.T) {
 	with, v, v0 := measuredWakeOnOff(t, "h200", "callbacks beside running graphs")
 	for _, idle := range cbBesideIdles {
-		alone := v(cbBesideName(idle, 0))
+		alone := v(cbBesideName(idle, 0, 0))
 		// The kernel's length is taken out: what is left is the wake and
 		// the calls around it (launch, host function, callback, hand-off).
 		assert.Greater(t, alone-with.FrontEnd.CallbackWakeNs, 5000.0, "idle %d us", idle)
 		assert.Less(t, alone-with.FrontEnd.CallbackWakeNs, 20000.0, "idle %d us", idle)
-		assert.InDelta(t, with.FrontEnd.CallbackWakeNs, alone-v0(cbBesideName(idle, 0)), 1, "idle %d us: the wake", idle)
+		assert.InDelta(t, with.FrontEnd.CallbackWakeNs, alone-v0(cbBesideName(idle, 0, 0)), 1, "idle %d us: the wake", idle)
 		for w, work := range cbBesideWork {
 			for _, n := range cbBesideOthers[1:] {
-				assert.InDelta(t, alone, v(cbBesideWorkName(idle, n, w)), 50, "idle %d us, %d others %s", idle, n, work)
-				assert.InDelta(t, 0, v(cbBesideWorkExtraName(idle, n, w)), 50, "idle %d us, %d others %s", idle, n, work)
-				assert.InDelta(t, v(cbBesideMeanName(idle, 0)), v(cbBesideWorkMeanName(idle, n, w)), 50, "idle %d us, %d others %s: the mean", idle, n, work)
+				assert.InDelta(t, alone, v(cbBesideName(idle, n, w)), 50, "idle %d us, %d others %s", idle, n, work)
+				assert.InDelta(t, 0, v(cbBesideExtraName(idle, n, w)), 50, "idle %d us, %d others %s", idle, n, work)
+				assert.InDelta(t, v(cbBesideMeanName(idle, 0, 0)), v(cbBesideMeanName(idle, n, w)), 50, "idle %d us, %d others %s: the mean", idle, n, work)
 			}
 		}
 	}
