@@ -49,126 +49,163 @@ func cbBesideExtraName(idle, others, work int) string {
 	return cbBesideName(idle, others, work) + ", over none"
 }
 
-func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
+// cbBesideEnv is what the probe sets up: the timed stream, the other
+// streams with, per idle time, a graph each (execs[i][k], a spin kernel of
+// the idle time and the tail writing its own buffer) and a copy slot each,
+// and the queue the host function Puts to.
+type cbBesideEnv struct {
+	t      *timedStream
+	others []device.Stream
+	execs  [][]device.GraphExec
+	slots  copySlots
+	q      device.Queue
+}
+
+func (c *calibrator) newCBBesideEnv(h device.Host) (*cbBesideEnv, error) {
 	t, err := newTimedStream(h)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	most := cbBesideOthers[len(cbBesideOthers)-1]
-	others := make([]device.Stream, most)
-	// execs[i][k]: other stream k's graph for idle time i, a spin kernel of
-	// the idle time and the tail, writing its own buffer.
-	execs := make([][]device.GraphExec, len(cbBesideIdles))
-	for k := range others {
-		if others[k], err = h.NewStream(device.StreamOptions{}); err != nil {
-			return err
+	env := &cbBesideEnv{t: t, others: make([]device.Stream, most), execs: make([][]device.GraphExec, len(cbBesideIdles))}
+	for k := range env.others {
+		if env.others[k], err = h.NewStream(device.StreamOptions{}); err != nil {
+			return nil, err
 		}
 		done, err := h.Malloc(64)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for i, idle := range cbBesideIdles {
 			spin := c.spinLaunch(us(idle+cbBesideTailUs), done)
-			x, err := c.instantiate(h, others[k], func() error { return h.Launch(others[k], spin) })
+			st := env.others[k]
+			x, err := c.instantiate(h, st, func() error { return h.Launch(st, spin) })
 			if err != nil {
-				return err
+				return nil, err
 			}
-			execs[i] = append(execs[i], x)
+			env.execs[i] = append(env.execs[i], x)
 		}
 	}
-	slots, err := newCopySlots(h, most, cbBesideCopyBytes)
+	if env.slots, err = newCopySlots(h, most, cbBesideCopyBytes); err != nil {
+		return nil, err
+	}
+	env.q = h.NewQueue("callbacks beside graphs")
+	return env, nil
+}
+
+// start issues work w on other stream k for idle time i.
+func (env *cbBesideEnv) start(h device.Host, w, i, k int) error {
+	st := env.others[k]
+	if w == 0 {
+		return h.GraphLaunch(env.execs[i][k], st)
+	}
+	if err := h.Copy(st, env.slots.copy(device.HostToDevice, k, cbBesideCopyBytes)); err != nil {
+		return err
+	}
+	return h.Copy(st, env.slots.copy(device.DeviceToHost, k, cbBesideCopyBytes))
+}
+
+// handoffs times cbBesideReps hand-offs after spin (idle us) with work w
+// on the first n other streams, each started just before: their median
+// and mean (ns).
+func (env *cbBesideEnv) handoffs(h device.Host, spin *device.Launch, idle, w, i, n int) (med, mean float64, err error) {
+	put := func() { env.q.Put(struct{}{}) }
+	var each []float64
+	for r := 0; r < cbBesideReps; r++ {
+		for k := 0; k < n; k++ {
+			if err := env.start(h, w, i, k); err != nil {
+				return 0, 0, err
+			}
+		}
+		took, err := kernelThenCallback(h, env.t.s, spin, env.q, put)
+		if err != nil {
+			return 0, 0, err
+		}
+		each = append(each, ns(took-us(idle)))
+		for k := 0; k < n; k++ {
+			if err := h.StreamSynchronize(env.others[k]); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	return stats.Median(each), meanOf(each), nil
+}
+
+// cbBesideCase is one timed case: work w on n other streams (0: alone,
+// timed once, as work 0's) after a kernel of idle time i.
+type cbBesideCase struct{ w, i, j int }
+
+func cbBesideCases() []cbBesideCase {
+	var cases []cbBesideCase
+	for i := range cbBesideIdles {
+		for w := range cbBesideWork {
+			for j, n := range cbBesideOthers {
+				if w == 0 || n > 0 {
+					cases = append(cases, cbBesideCase{w, i, j})
+				}
+			}
+		}
+	}
+	return cases
+}
+
+func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
+	env, err := c.newCBBesideEnv(h)
 	if err != nil {
 		return err
 	}
-	// issue[w](i, k) starts work w on other stream k for idle time i.
-	issue := []func(i, k int) error{
-		func(i, k int) error { return h.GraphLaunch(execs[i][k], others[k]) },
-		func(i, k int) error {
-			if err := h.Copy(others[k], slots.copy(device.HostToDevice, k, cbBesideCopyBytes)); err != nil {
+	cases := cbBesideCases()
+	// Per case and round, the median and the mean of the repetitions (the
+	// rows' slow wakes are a tail: their median hardly moves).
+	med, mean := make([][]float64, len(cases)), make([][]float64, len(cases))
+	if err := c.warmRounds(func(measured bool) error {
+		for x, cs := range cases {
+			idle := cbBesideIdles[cs.i]
+			m, a, err := env.handoffs(h, c.spinLaunch(us(idle), env.t.done), idle, cs.w, cs.i, cbBesideOthers[cs.j])
+			if err != nil {
 				return err
 			}
-			return h.Copy(others[k], slots.copy(device.DeviceToHost, k, cbBesideCopyBytes))
-		},
-	}
-	q := h.NewQueue("callbacks beside graphs")
-	put := func() { q.Put(struct{}{}) }
-	// work, idle, others, round: the median and the mean of the
-	// repetitions (the rows' slow wakes are a tail: their median hardly
-	// moves). The hand-off alone (no others) is timed once, as work 0's.
-	times := make([][][][]float64, len(cbBesideWork))
-	means := make([][][][]float64, len(cbBesideWork))
-	for w := range times {
-		times[w] = make([][][]float64, len(cbBesideIdles))
-		means[w] = make([][][]float64, len(cbBesideIdles))
-		for i := range times[w] {
-			times[w][i] = make([][]float64, len(cbBesideOthers))
-			means[w][i] = make([][]float64, len(cbBesideOthers))
-		}
-	}
-	if err := c.warmRounds(func(measured bool) error {
-		for i, idle := range cbBesideIdles {
-			spin := c.spinLaunch(us(idle), t.done)
-			for w := range cbBesideWork {
-				for j, n := range cbBesideOthers {
-					if w > 0 && n == 0 {
-						continue
-					}
-					var each []float64
-					for r := 0; r < cbBesideReps; r++ {
-						for k := 0; k < n; k++ {
-							if err := issue[w](i, k); err != nil {
-								return err
-							}
-						}
-						took, err := kernelThenCallback(h, t.s, spin, q, put)
-						if err != nil {
-							return err
-						}
-						each = append(each, ns(took-us(idle)))
-						for k := 0; k < n; k++ {
-							if err := h.StreamSynchronize(others[k]); err != nil {
-								return err
-							}
-						}
-					}
-					if measured {
-						times[w][i][j] = append(times[w][i][j], stats.Median(each))
-						means[w][i][j] = append(means[w][i][j], meanOf(each))
-					}
-				}
+			if measured {
+				med[x], mean[x] = append(med[x], m), append(mean[x], a)
 			}
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	methods := []string{
-		"Host.Now around a spin kernel of the idle time, a host function that Puts to a queue and the host's Get of it, less the idle time, with the other streams' graphs (one spin kernel each, outlasting the timed one by 40 us) launched just before; median of 20 a round",
-		"the same with each other stream copying 1.6 MB host to device then device to host (pinned, its own buffers), issued just before",
-	}
-	for w := range cbBesideWork {
-		for i, idle := range cbBesideIdles {
-			for j, n := range cbBesideOthers {
-				if w > 0 && n == 0 {
-					continue
-				}
-				c.record(cbBesideName(idle, n, w), "", "ns", methods[w], times[w][i][j])
-				c.record(cbBesideMeanName(idle, n, w), "", "ns", "the same, the mean of the 20 a round", means[w][i][j])
-				if j == 0 {
-					continue
-				}
-				extra := make([]float64, len(times[w][i][j]))
-				for r := range extra {
-					extra[r] = times[w][i][j][r] - times[0][i][0][r]
-				}
-				c.record(cbBesideExtraName(idle, n, w), "", "ns", "per round, the hand-off beside the other streams' work less the hand-off alone", extra)
-			}
-		}
-	}
-	for _, xs := range execs {
+	c.recordCBBeside(cases, med, mean)
+	for _, xs := range env.execs {
 		if err := destroyExecs(h, xs); err != nil {
 			return err
 		}
 	}
-	return h.StreamSynchronize(t.s)
+	return h.StreamSynchronize(env.t.s)
+}
+
+// recordCBBeside records each case's median and mean and, beside other
+// streams' work, its median over the alone case's of the same idle time.
+func (c *calibrator) recordCBBeside(cases []cbBesideCase, med, mean [][]float64) {
+	methods := []string{
+		"Host.Now around a spin kernel of the idle time, a host function that Puts to a queue and the host's Get of it, less the idle time, with the other streams' graphs (one spin kernel each, outlasting the timed one by 40 us) launched just before; median of 20 a round",
+		"the same with each other stream copying 1.6 MB host to device then device to host (pinned, its own buffers), issued just before",
+	}
+	alone := map[int][]float64{} // idle index -> the alone case's rounds
+	for x, cs := range cases {
+		if cbBesideOthers[cs.j] == 0 {
+			alone[cs.i] = med[x]
+		}
+	}
+	for x, cs := range cases {
+		idle, n := cbBesideIdles[cs.i], cbBesideOthers[cs.j]
+		c.record(cbBesideName(idle, n, cs.w), "", "ns", methods[cs.w], med[x])
+		c.record(cbBesideMeanName(idle, n, cs.w), "", "ns", "the same, the mean of the 20 a round", mean[x])
+		if n == 0 {
+			continue
+		}
+		extra := make([]float64, len(med[x]))
+		for r := range extra {
+			extra[r] = med[x][r] - alone[cs.i][r]
+		}
+		c.record(cbBesideExtraName(idle, n, cs.w), "", "ns", "per round, the hand-off beside the other streams' work less the hand-off alone", extra)
+	}
 }

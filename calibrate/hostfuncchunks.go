@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/internal/stats"
@@ -58,32 +59,11 @@ func (c *calibrator) hostFuncsAfterChunks(h device.Host) error {
 		for i, cs := range hfChunkCases {
 			var each []float64
 			for r := 0; r < hfChunkReps; r++ {
-				if cs.other {
-					for k, st := range others {
-						if err := h.GraphLaunch(xs[2+k], st); err != nil {
-							return err
-						}
-					}
-				}
-				t0 := h.Now()
-				if err := h.GraphLaunch(xs[0], s); err != nil {
+				took, err := hfChunkHandoff(h, xs, s, others, cs.queued, cs.other, q, put)
+				if err != nil {
 					return err
 				}
-				if err := h.HostFunc(s, put); err != nil {
-					return err
-				}
-				if cs.queued {
-					if err := h.GraphLaunch(xs[1], s); err != nil {
-						return err
-					}
-				}
-				if _, ok := h.Get(q); !ok {
-					return fmt.Errorf("host functions after chunk graphs: queue closed")
-				}
-				each = append(each, ns(h.Now()-t0))
-				if err := h.Synchronize(); err != nil {
-					return err
-				}
+				each = append(each, ns(took))
 			}
 			if measured {
 				med[i] = append(med[i], stats.Median(each))
@@ -100,4 +80,36 @@ func (c *calibrator) hostFuncsAfterChunks(h device.Host) error {
 		c.record(hfChunkMeanName(cs.name), "", "ns", "the same, the mean of the 20 a round", mean[i])
 	}
 	return destroyExecs(h, xs)
+}
+
+// hfChunkHandoff launches the chunk xs[0] on s and a host function that
+// runs put (a Put to q), with xs[1] queued behind it (queued) or xs[2..]
+// running on the other streams first (other), and returns the host time
+// from before the chunk's launch to the Get of the Put; then it waits for
+// the device.
+func hfChunkHandoff(h device.Host, xs []device.GraphExec, s device.Stream, others []device.Stream, queued, other bool, q device.Queue, put func()) (time.Duration, error) {
+	if other {
+		for k, st := range others {
+			if err := h.GraphLaunch(xs[2+k], st); err != nil {
+				return 0, err
+			}
+		}
+	}
+	t0 := h.Now()
+	if err := h.GraphLaunch(xs[0], s); err != nil {
+		return 0, err
+	}
+	if err := h.HostFunc(s, put); err != nil {
+		return 0, err
+	}
+	if queued {
+		if err := h.GraphLaunch(xs[1], s); err != nil {
+			return 0, err
+		}
+	}
+	if _, ok := h.Get(q); !ok {
+		return 0, fmt.Errorf("host functions after chunk graphs: queue closed")
+	}
+	took := h.Now() - t0
+	return took, h.Synchronize()
 }
