@@ -9,9 +9,9 @@ import (
 // On the simulator the callback thread's wake looks at nothing but its own
 // idle time: a host function's hand-off after a spin kernel costs the same
 // with 0, 1 or 3 other streams running a graph or copying (but for
-// host.busy_stream_ns's few ns a call per other busy stream), and (every idle here below
-// front_end.callback_park_after_ns) front_end.callback_wake_ns more than
-// without the wake.
+// host.busy_stream_ns's few ns a call per other busy stream), and (every
+// idle here below front_end.callback_park_after_ns)
+// front_end.callback_wake_ns more than without the wake.
 func TestCallbacksBesideGraphsReadTheWake(t *testing.T) {
 	with, v, v0 := measuredWakeOnOff(t, "h200", "callbacks beside running graphs")
 	for _, idle := range cbBesideIdles {

@@ -89,12 +89,24 @@ func (c *calibrator) callbackWake(h device.Host) error {
 // (a Put to q), and waits for it in Get: the host time from before the
 // launch to the Get's return.
 func kernelThenCallback(h device.Host, s device.Stream, l *device.Launch, q device.Queue, put func()) (time.Duration, error) {
+	return hostFuncHandoff(h, s, q, put, func() error { return h.Launch(s, l) }, nil)
+}
+
+// hostFuncHandoff issues head on s, then a host function that runs put (a
+// Put to q), then behind (nil: nothing), and waits for the Put in Get: the
+// host time from before head to the Get's return.
+func hostFuncHandoff(h device.Host, s device.Stream, q device.Queue, put func(), head, behind func() error) (time.Duration, error) {
 	t0 := h.Now()
-	if err := h.Launch(s, l); err != nil {
+	if err := head(); err != nil {
 		return 0, err
 	}
 	if err := h.HostFunc(s, put); err != nil {
 		return 0, err
+	}
+	if behind != nil {
+		if err := behind(); err != nil {
+			return 0, err
+		}
 	}
 	if _, ok := h.Get(q); !ok {
 		return 0, errors.New("callback queue closed")

@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
@@ -95,21 +94,13 @@ func hfChunkHandoff(h device.Host, xs []device.GraphExec, s device.Stream, other
 			}
 		}
 	}
-	t0 := h.Now()
-	if err := h.GraphLaunch(xs[0], s); err != nil {
-		return 0, err
-	}
-	if err := h.HostFunc(s, put); err != nil {
-		return 0, err
-	}
+	var behind func() error
 	if queued {
-		if err := h.GraphLaunch(xs[1], s); err != nil {
-			return 0, err
-		}
+		behind = func() error { return h.GraphLaunch(xs[1], s) }
 	}
-	if _, ok := h.Get(q); !ok {
-		return 0, fmt.Errorf("host functions after chunk graphs: queue closed")
+	took, err := hostFuncHandoff(h, s, q, put, func() error { return h.GraphLaunch(xs[0], s) }, behind)
+	if err != nil {
+		return 0, err
 	}
-	took := h.Now() - t0
 	return took, h.Synchronize()
 }
