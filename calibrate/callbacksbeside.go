@@ -31,11 +31,15 @@ const (
 )
 
 // cbBesideWork is what the other streams run while the timed host function
-// waits: a graph of one spin kernel, or a pinned copy each way. The
-// measurements are named by idle time, other streams and work (its index).
-var cbBesideWork = []string{"running a graph", "copying 1.6 MB each way"}
+// waits: a graph of one spin kernel, or a pinned copy each way of SET-batch's
+// chunk ("set-batch chunks", 1.6 MB), 0.4 MB or 6.6 MB
+// (session 35: whether the delay follows the copies' time left or only
+// what moves while the hand-off lasts). The measurements are named by idle
+// time, other streams and work (its index).
+var cbBesideWork = []string{"running a graph", "copying 1.6 MB each way", "copying 0.4 MB each way", "copying 6.6 MB each way"}
 
-const cbBesideCopyBytes = sbChunkBytes // SET-batch's chunk copy ("set-batch chunks")
+// cbBesideCopyBytes is each work's copy size (0: a graph).
+var cbBesideCopyBytes = []int64{0, sbChunkBytes, sbChunkBytes / 4, 4 * sbChunkBytes}
 
 func cbBesideName(idle, others, work int) string {
 	return fmt.Sprintf("callback hand-off after a %d us kernel, %d other streams %s", idle, others, cbBesideWork[work])
@@ -86,7 +90,7 @@ func (c *calibrator) newCBBesideEnv(h device.Host) (*cbBesideEnv, error) {
 			env.execs[i] = append(env.execs[i], x)
 		}
 	}
-	if env.slots, err = newCopySlots(h, most, cbBesideCopyBytes); err != nil {
+	if env.slots, err = newCopySlots(h, most, 4*sbChunkBytes); err != nil {
 		return nil, err
 	}
 	env.q = h.NewQueue("callbacks beside graphs")
@@ -99,10 +103,11 @@ func (env *cbBesideEnv) start(h device.Host, w, i, k int) error {
 	if w == 0 {
 		return h.GraphLaunch(env.execs[i][k], st)
 	}
-	if err := h.Copy(st, env.slots.copy(device.HostToDevice, k, cbBesideCopyBytes)); err != nil {
+	bytes := cbBesideCopyBytes[w]
+	if err := h.Copy(st, env.slots.copy(device.HostToDevice, k, bytes)); err != nil {
 		return err
 	}
-	return h.Copy(st, env.slots.copy(device.DeviceToHost, k, cbBesideCopyBytes))
+	return h.Copy(st, env.slots.copy(device.DeviceToHost, k, bytes))
 }
 
 // handoffs times cbBesideReps hand-offs after spin (idle us) with work w
@@ -112,6 +117,13 @@ func (env *cbBesideEnv) handoffs(h device.Host, spin *device.Launch, idle, w, i,
 	put := func() { env.q.Put(struct{}{}) }
 	var each []float64
 	for r := 0; r < cbBesideReps; r++ {
+		// An untimed hand-off first, so that the callback thread's idle
+		// before the timed one is the kernel's: waiting for the last
+		// repetition's copies (6.6 MB each way take longer than any idle
+		// time here) would park it.
+		if _, err := kernelThenCallback(h, env.t.s, spin, env.q, put); err != nil {
+			return 0, 0, err
+		}
 		for k := 0; k < n; k++ {
 			if err := env.start(h, w, i, k); err != nil {
 				return 0, 0, err
@@ -185,9 +197,9 @@ func (c *calibrator) callbacksBesideGraphs(h device.Host) error {
 // recordCBBeside records each case's median and mean and, beside other
 // streams' work, its median over the alone case's of the same idle time.
 func (c *calibrator) recordCBBeside(cases []cbBesideCase, med, mean [][]float64) {
-	methods := []string{
-		"Host.Now around a spin kernel of the idle time, a host function that Puts to a queue and the host's Get of it, less the idle time, with the other streams' graphs (one spin kernel each, outlasting the timed one by 40 us) launched just before; median of 20 a round",
-		"the same with each other stream copying 1.6 MB host to device then device to host (pinned, its own buffers), issued just before",
+	methods := []string{"Host.Now around a spin kernel of the idle time, a host function that Puts to a queue and the host's Get of it, less the idle time, with the other streams' graphs (one spin kernel each, outlasting the timed one by 40 us) launched just before; median of 20 a round"}
+	for _, b := range cbBesideCopyBytes[1:] {
+		methods = append(methods, fmt.Sprintf("the same with each other stream copying %.1f MB host to device then device to host (pinned, its own buffers), issued just before", float64(b)/1e6))
 	}
 	alone := map[int][]float64{} // idle index -> the alone case's rounds
 	for x, cs := range cases {
