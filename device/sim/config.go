@@ -517,6 +517,13 @@ type FrontEndCosts struct {
 	// beyond 300 us, as host.parked_wake_per_decade_ns for a Get; 0 (left
 	// out): the same however long the idle, as before the field existed.
 	CallbackParkedWakePerDecadeNs float64 `yaml:"callback_parked_wake_per_decade_ns,omitempty"`
+	// CallbackCopyDelay (optional, 0 to 1) delays a host callback, as it
+	// becomes ready, by this fraction of the pinned host copies' time left
+	// then, up to CallbackCopyDelayMaxNs (callbackcopies.go): other
+	// streams' copies in flight slow the callback path. 0 (left out): they
+	// do not, as before the fields existed.
+	CallbackCopyDelay      float64 `yaml:"callback_copy_delay,omitempty"`
+	CallbackCopyDelayMaxNs float64 `yaml:"callback_copy_delay_max_ns,omitempty"`
 	// MinBlockNs is the shortest duration of a block (an empty kernel's).
 	MinBlockNs float64 `yaml:"min_block_ns"`
 	// BlockDispatchNs is the GPU-wide block distributor's time per block:

@@ -75,6 +75,10 @@ func (c *Config) check() error {
 		return bad("host.graph_lock_fraction", "must be between 0 and 1 (0: driver_lock_fraction), got %g", c.Host.GraphLockFraction)
 	case c.Copy.DuplexSlowdown != 0 && (c.Copy.DuplexSlowdown < 1 || c.Copy.DuplexSlowdown > 4):
 		return bad("copy.duplex_slowdown", "must be between 1 and 4 (0: off), got %g", c.Copy.DuplexSlowdown)
+	case c.FrontEnd.CallbackCopyDelay > 0 && c.FrontEnd.CallbackCopyDelayMaxNs == 0:
+		return bad("front_end.callback_copy_delay_max_ns", "must be set (the most other streams' copies delay a callback) with front_end.callback_copy_delay")
+	case c.FrontEnd.CallbackCopyDelay > 1:
+		return bad("front_end.callback_copy_delay", "must be between 0 and 1 (a fraction of the copies' time left; 0: off), got %g", c.FrontEnd.CallbackCopyDelay)
 	case c.Copy.DtoDContention > 2:
 		return bad("copy.dtod_contention", "must be between 0 and 2, got %g", c.Copy.DtoDContention)
 	case c.SM.RetimeThreshold < 0 || c.SM.RetimeThreshold > 0.5:

@@ -66,6 +66,19 @@ func (e *rateEngine) pop() *command {
 	return next
 }
 
+// left is the transfer time the engine's copy has left at now, at its
+// rate alone: all of it (whole) while its latency runs.
+func (e *rateEngine) left(now Time, whole Time) Time {
+	if !e.moving {
+		return whole
+	}
+	rest := e.rest
+	if e.slow > 0 {
+		rest = max(0, rest-float64(now-e.at)/e.slow)
+	}
+	return psTime(rest)
+}
+
 // setSlow brings the moving copy's work left up to now at its slowdown so
 // far and rates it s from now on; it returns the time its end lies after
 // now, and false when s is its slowdown already (its end stands).

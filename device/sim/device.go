@@ -189,7 +189,11 @@ type Device struct {
 	graphBusy int
 
 	copyFree [3]Time
-	copyPrev [2]copyPrev // each host engine's last copy (hostcopies.go)
+	// copiesIssued is the transfer time of the pinned host copies issued
+	// (stream copies as called, a graph's copy nodes as it starts) and
+	// not yet started on their engine (callbackcopies.go).
+	copiesIssued Time
+	copyPrev     [2]copyPrev // each host engine's last copy (hostcopies.go)
 	// coldHost: ColdCaches was called and no call has submitted work
 	// since (host.cold_call_ns).
 	coldHost bool
@@ -435,6 +439,7 @@ func (d *Device) reset() {
 	d.slotWait = d.slotWait[:0]
 	d.cbFree, d.graphLanes, d.graphBusy = 0, 0, 0
 	d.copyFree = [3]Time{}
+	d.copiesIssued = 0
 	d.copyPrev = [2]copyPrev{}
 	d.coldHost = false
 	d.resetBandwidth()

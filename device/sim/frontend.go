@@ -573,6 +573,7 @@ func (d *Device) copyEngine(c *device.Copy) int {
 
 func (d *Device) startCopy(k *command) {
 	c := &k.cp
+	d.noteCopyStarted(k)
 	if d.prof != nil && d.prof.cold {
 		d.l2.copy(c)
 	}
@@ -634,8 +635,8 @@ func (d *Device) startCallback(k *command) {
 			start += w + deepPark(d.now-d.cbFree, d.cost.cbParkedDecade)
 		}
 	}
-	k.start = start
-	k.end = start + d.cost.callback
+	k.start = start + d.callbackCopyDelay()
+	k.end = k.start + d.cost.callback
 	d.cbFree = k.end
 	d.schedule(k.end, evCallback, 0, 0, k)
 }

@@ -542,6 +542,11 @@ func (d *Device) startGraph(k *command) {
 		return
 	}
 	for i := range gr.nodes {
+		if gr.nodes[i].kind == cmdCopy {
+			d.noteCopyIssued(&gr.nodes[i].cp, false)
+		}
+	}
+	for i := range gr.nodes {
 		if gr.npend[i] == 0 {
 			d.scheduleRelease(gr, int32(i), d.cost.graphLatency)
 		}

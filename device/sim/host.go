@@ -264,6 +264,7 @@ func (th *thread) Copy(s device.Stream, c *device.Copy) error {
 	k := d.newCommand(cmdCopy)
 	k.cp = *c
 	k.pageable = pageable
+	d.noteCopyIssued(&k.cp, pageable)
 	d.enqueue(st, k, th.clock)
 	if pageable {
 		// A pageable copy is staged through a driver buffer and the call

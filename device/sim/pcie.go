@@ -117,14 +117,18 @@ func (d *Device) pcieRerate() {
 
 // copyTransfer is what the bytes of host copy k take at its direction's
 // rate alone (pageable: at most copy.pageable_gbps).
-func (d *Device) copyTransfer(k *command) Time {
+func (d *Device) copyTransfer(k *command) Time { return d.transferTime(&k.cp, k.pageable) }
+
+// transferTime is what host copy c's bytes take at its direction's rate
+// alone (pageable: at most copy.pageable_gbps).
+func (d *Device) transferTime(c *device.Copy, pageable bool) Time {
 	gbps := d.cfg.Copy.HtoDGBps
-	if k.cp.Kind == device.DeviceToHost {
+	if c.Kind == device.DeviceToHost {
 		gbps = d.cfg.Copy.DtoHGBps
 	}
-	if k.pageable {
+	if pageable {
 		gbps = min(gbps, d.cfg.Copy.PageableGBps)
 	}
 	// bytes / (GB/s) is nanoseconds.
-	return nsTime(float64(k.cp.Bytes) / gbps)
+	return nsTime(float64(c.Bytes) / gbps)
 }
