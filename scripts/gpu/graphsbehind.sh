@@ -4,7 +4,7 @@
 # callback is pending (ring 2) run 52-58 us longer on an H200 than those
 # launched after it (ring 1). One lease:
 #  `gpusched calibrate --only "graphs behind a host function"`
-#  (calibrate/graphsbehindcallbacks.go), two processes.
+#  (calibrate/graphsbehindcallbacks.go), three processes (two until session 35).
 #
 # Build here:
 #   mkdir -p .gpu/gb && go build -tags cuda -trimpath -ldflags='-s -w' -o .gpu/gb/gpusched ./cmd/gpusched
@@ -21,7 +21,7 @@ DEVICE=${DEVICE:-cuda}
 CAL_TIMEOUT=${CAL_TIMEOUT:-150}
 TAG=gb
 . scripts/gpu/lease.sh
-for p in 1 2; do
+for p in 1 2 3; do
   timeout "$CAL_TIMEOUT" "$BIN" calibrate --device "$DEVICE" --only "graphs behind a host function" --raw "$W/gb$p.json" --report "$W/gb$p.md" > "$W/gb$p.log" 2>&1
   echo "gb$p rc=$?" >> "$W/rc.txt"
 done
