@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpusched/gpusched/device"
 	"github.com/gpusched/gpusched/internal/stats"
@@ -90,7 +91,7 @@ func (c *calibrator) newCBBesideEnv(h device.Host) (*cbBesideEnv, error) {
 			env.execs[i] = append(env.execs[i], x)
 		}
 	}
-	if env.slots, err = newCopySlots(h, most, 4*sbChunkBytes); err != nil {
+	if env.slots, err = newCopySlots(h, most, slices.Max(cbBesideCopyBytes)); err != nil {
 		return nil, err
 	}
 	env.q = h.NewQueue("callbacks beside graphs")
