@@ -110,11 +110,9 @@ func (c *calibrator) gbRounds(h device.Host, g *timedStream, x device.GraphExec,
 		// idles only the gate's time before the timed one: after the
 		// last round's graph and the gate it would be at its park
 		// threshold (140-170 us; session 35's first timing had that).
-		if err := h.HostFunc(g.s, func() { done.Put(nil) }); err != nil {
+		put := func() { done.Put(nil) }
+		if _, err := hostFuncHandoff(h, g.s, done, put, nil, nil); err != nil {
 			return err
-		}
-		if _, ok := h.Get(done); !ok {
-			return fmt.Errorf("queue closed")
 		}
 		if err := h.Launch(g.s, c.spinLaunch(gbGate, g.done)); err != nil {
 			return err
@@ -128,11 +126,8 @@ func (c *calibrator) gbRounds(h device.Host, g *timedStream, x device.GraphExec,
 				return err
 			}
 		case gbCases[2]:
-			if err := h.HostFunc(g.s, func() { done.Put(nil) }); err != nil {
+			if _, err := hostFuncHandoff(h, g.s, done, put, nil, nil); err != nil {
 				return err
-			}
-			if _, ok := h.Get(done); !ok {
-				return fmt.Errorf("queue closed")
 			}
 		}
 		y, err := g.elapsed(h, func() error { return h.GraphLaunch(x, g.s) })

@@ -92,13 +92,15 @@ func kernelThenCallback(h device.Host, s device.Stream, l *device.Launch, q devi
 	return hostFuncHandoff(h, s, q, put, func() error { return h.Launch(s, l) }, nil)
 }
 
-// hostFuncHandoff issues head on s, then a host function that runs put (a
-// Put to q), then behind (nil: nothing), and waits for the Put in Get: the
-// host time from before head to the Get's return.
+// hostFuncHandoff issues head on s (nil: nothing), then a host function
+// that runs put (a Put to q), then behind (nil: nothing), and waits for the
+// Put in Get: the host time from before head to the Get's return.
 func hostFuncHandoff(h device.Host, s device.Stream, q device.Queue, put func(), head, behind func() error) (time.Duration, error) {
 	t0 := h.Now()
-	if err := head(); err != nil {
-		return 0, err
+	if head != nil {
+		if err := head(); err != nil {
+			return 0, err
+		}
 	}
 	if err := h.HostFunc(s, put); err != nil {
 		return 0, err
