@@ -18,9 +18,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 TAG=cbg
 . scripts/gpu/lease.sh
 probes 3 "callbacks beside running graphs" cbg
-t0=$(date +%s)
-timeout "$RUN_TIMEOUT" "$BIN" run configs/experiments/heldout22-set-gpu.yaml -o "$W/heldout22-set" > "$W/heldout22-set.log" 2>&1
-echo "heldout22-set rc=$? in $(($(date +%s) - t0)) s" >> "$W/rc.txt"
+experiment heldout22-set configs/experiments/heldout22-set-gpu.yaml
 rm -f "$W"/*/*.svg "$W"/*/*.pdf
 tar cJf "$OUT/callbackcopies-$gpu.txz" -C "$W" .
 cat "$W/rc.txt"

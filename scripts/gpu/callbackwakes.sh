@@ -30,9 +30,7 @@ for run in plain tl; do
   timeout "$RUN_TIMEOUT" "$BIN" run "$SBC" -o "$W/$run" $flags > "$W/$run.stdout" 2> "$W/$run.stderr"
   echo "$run rc=$? in $(($(date +%s) - t0)) s" >> "$W/rc.txt"
 done
-t0=$(date +%s)
-timeout "$RUN_TIMEOUT" "$BIN" run configs/experiments/heldout21-acs-gpu.yaml -o "$W/heldout21-acs" > "$W/heldout21-acs.log" 2>&1
-echo "heldout21-acs rc=$? in $(($(date +%s) - t0)) s" >> "$W/rc.txt"
+experiment heldout21-acs configs/experiments/heldout21-acs-gpu.yaml
 rm -f "$W"/*/*.svg "$W"/*/*.pdf
 tar cJf "$OUT/callbackwakes-$gpu.txz" -C "$W" .
 cat "$W/rc.txt"

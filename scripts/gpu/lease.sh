@@ -30,3 +30,13 @@ probes() {
     probe "$2" "$3$p"
   done
 }
+# experiment NAME FILE [FLAGS...] runs `gpusched run FILE -o $W/NAME FLAGS`
+# under $RUN_TIMEOUT seconds (300 unless set), its output in $W/NAME.log,
+# and appends "NAME rc=N in S s" to $W/rc.txt.
+experiment() {
+  local name=$1 file=$2 t0
+  shift 2
+  t0=$(date +%s)
+  timeout "${RUN_TIMEOUT:-300}" "$BIN" run "$file" -o "$W/$name" "$@" > "$W/$name.log" 2>&1
+  echo "$name rc=$? in $(($(date +%s) - t0)) s" >> "$W/rc.txt"
+}
