@@ -287,6 +287,7 @@ var measurements = []struct {
 	{name: "copies at once, each timed", run: (*calibrator).copiesAtOnceEachTimed, onlyNamed: true},
 	{name: "reached graphs' waiting branches", run: (*calibrator).reachedBranches, onlyNamed: true},
 	{name: "graphs behind a host function", run: (*calibrator).graphsBehindCallbacks, onlyNamed: true},
+	{name: "host function releases beside driver calls", run: (*calibrator).releasesBesideCalls, onlyNamed: true},
 	{name: "graph launch beside its first nodes", run: (*calibrator).graphLaunchOverlap, onlyNamed: true},
 	{name: "graph launch of uploads", run: (*calibrator).graphLaunchOfUploads, onlyNamed: true},
 	{name: "copies in a graph", run: (*calibrator).copiesInAGraph, onlyNamed: true},
