@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/device"
@@ -32,6 +33,13 @@ import (
 //	launches chunk graphs on a running stream
 //	                          the same on an idle stream (its copies and
 //	                          kernels run beside)
+//	launches kernels onto the timed streams
+//	launches chunk graphs onto the timed streams
+//	                          round-robin onto the streams whose host
+//	                          functions are pending, behind their graphs
+//	                          (SET-batch's dispatcher with two launches in
+//	                          flight a worker), a chunk's own two execs a
+//	                          stream (an exec's launches are ordered)
 //
 // and per stream the time from the record after its gate to the one after
 // its host function (the callback thread's wake, the function and the
@@ -41,7 +49,8 @@ import (
 var (
 	rlStreams = []int{1, 4}
 	rlCases   = []string{"host spinning", "host querying an event", "host launching kernels on a held stream",
-		"host launching chunk graphs on a held stream", "host launching chunk graphs on a running stream"}
+		"host launching chunk graphs on a held stream", "host launching chunk graphs on a running stream",
+		"host launching kernels onto the timed streams", "host launching chunk graphs onto the timed streams"}
 )
 
 const (
@@ -72,8 +81,11 @@ type rlEnv struct {
 	holdDone device.Buffer
 	g        device.GraphExec
 	chunks   []device.GraphExec // two, alternating (their copy nodes updated)
-	chunk    gdShape
-	done     device.Queue
+	// onto[i] are timed stream i's own two chunk execs (the cases that
+	// launch onto the timed streams).
+	onto  [][]device.GraphExec
+	chunk gdShape
+	done  device.Queue
 }
 
 func (c *calibrator) newRLEnv(h device.Host) (*rlEnv, error) {
@@ -108,6 +120,13 @@ func (c *calibrator) newRLEnv(h device.Host) (*rlEnv, error) {
 	if env.chunks, err = c.uploadedExecs(h, gd, 2, gd.issue(h, env.chunk)); err != nil {
 		return nil, err
 	}
+	for range env.timed {
+		xs, err := c.uploadedExecs(h, gd, 2, gd.issue(h, env.chunk))
+		if err != nil {
+			return nil, err
+		}
+		env.onto = append(env.onto, xs)
+	}
 	return env, nil
 }
 
@@ -135,7 +154,7 @@ func (c *calibrator) releasesBesideCalls(h device.Host) error {
 			c.record(rlCallsName(n, cs), "", "calls", "Driver calls the host made in its 400 us", calls)
 		}
 	}
-	for _, x := range append(env.chunks, env.g) {
+	for _, x := range append(slices.Concat(env.onto...), append(env.chunks, env.g)...) {
 		if err := h.Destroy(x); err != nil {
 			return err
 		}
@@ -162,7 +181,7 @@ func (c *calibrator) rlRound(h device.Host, env *rlEnv, n int, cs string) (first
 			return 0, 0, 0, err
 		}
 	}
-	if calls, err = c.rlBusy(h, env, cs); err != nil {
+	if calls, err = c.rlBusy(h, env, n, cs); err != nil {
 		return 0, 0, 0, err
 	}
 	if err := h.Synchronize(); err != nil {
@@ -202,9 +221,9 @@ func (c *calibrator) rlIssue(h device.Host, env *rlEnv, i int) error {
 	return h.Record(t.e1, t.s)
 }
 
-// rlBusy keeps the host busy rlBusy long as case cs says and returns the
-// driver calls it made.
-func (c *calibrator) rlBusy(h device.Host, env *rlEnv, cs string) (int, error) {
+// rlBusy keeps the host busy rlBusy long as case cs says (n streams
+// timed) and returns the driver calls it made.
+func (c *calibrator) rlBusy(h device.Host, env *rlEnv, n int, cs string) (int, error) {
 	if cs == rlCases[0] {
 		h.Spend(rlBusy)
 		return 0, nil
@@ -217,6 +236,14 @@ func (c *calibrator) rlBusy(h device.Host, env *rlEnv, cs string) (int, error) {
 			_, err = h.Query(env.gate[0])
 		case rlCases[2]:
 			err = h.Launch(env.other, env.gd.le)
+		case rlCases[5]:
+			err = h.Launch(env.timed[calls%n].s, env.gd.le)
+		case rlCases[6]:
+			i := calls % n
+			x := env.onto[i][calls/n%2]
+			if err = env.gd.updateCopies(h, x, env.chunk, calls/n); err == nil {
+				err = h.GraphLaunch(x, env.timed[i].s)
+			}
 		default:
 			x := env.chunks[calls%2]
 			if err = env.gd.updateCopies(h, x, env.chunk, calls); err == nil {

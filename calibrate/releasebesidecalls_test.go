@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +20,7 @@ func TestReleasesBesideCallsShareNothingWithTheHost(t *testing.T) {
 		spin := value(rlName(n, rlCases[0], "last"))
 		assert.Greater(t, spin, 30000.0, "%d streams: a wake, the callback and the release", n)
 		assert.LessOrEqual(t, value(rlName(n, rlCases[0], "first")), spin, "%d streams", n)
-		for _, cs := range rlCases[1:4] {
+		for _, cs := range slices.Concat(rlCases[1:4], rlCases[5:]) {
 			assert.InDelta(t, spin, value(rlName(n, cs, "last")), 1, "%d streams, %s", n, cs)
 		}
 		q, k, g := value(rlCallsName(n, rlCases[1])), value(rlCallsName(n, rlCases[2])), value(rlCallsName(n, rlCases[3]))
