@@ -12,7 +12,7 @@
 # Build here:
 #   mkdir -p .gpu/rl && go build -tags cuda -trimpath -ldflags='-s -w' -o .gpu/rl/gpusched ./cmd/gpusched
 #   git log -1 --format='%H %s' > .gpu/rl/BUILD; xz -9 -f .gpu/rl/gpusched
-# There, from the repository root, carrying .gpu/rl:
+# There, from the repository root, carrying .gpu/rl (or TAG=DIR, .gpu/DIR):
 #   OUT=$OUT bash scripts/gpu/releases.sh
 # Dry run on the simulator:
 #   OUT=/tmp/x DEVICE=configs/devices/h200.yaml BIN=/tmp/gpusched bash scripts/gpu/releases.sh
@@ -20,7 +20,7 @@
 # JSON, report and log.
 set -uo pipefail
 
-TAG=rl
+TAG=${TAG:-rl}
 . scripts/gpu/lease.sh
 probes 3 "host function releases beside driver calls" rl
 probe "set-batch chunks" sbc
