@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,7 +12,9 @@ import (
 // function and the release (front_end.callback_wake_ns + callback_ns +
 // callback_release_ns), whatever is queued behind, and after the 300 us
 // lead the callback thread has parked (callback_parked_wake_ns more,
-// whatever the host does meanwhile; not after a 40 us lead); on three streams at
+// whatever the host does meanwhile; not after a 40 us lead), and a host
+// polling the event meanwhile holds the release for the query in progress
+// and front_end.callback_release_host_wait_ns (10 us); on three streams at
 // once the second and third wait for the thread's function only (the
 // release keeps the stream, not the thread). SET-batch's loop over one
 // stream pays at least that span per job, and three streams overlap it.
@@ -25,6 +28,9 @@ func TestHostFuncsBeforeGraphsReadTheCallbackThread(t *testing.T) {
 		want := 85000.0
 		if w.leadUs < 160 {
 			want = 45000
+		}
+		if strings.Contains(w.name, "polls") {
+			want += 10000
 		}
 		assert.InDelta(t, want, value(hgName(1, 0)+", "+w.name+": first span"), 100, w.name)
 	}

@@ -40,6 +40,10 @@ import (
 //	                          (SET-batch's dispatcher with two launches in
 //	                          flight a worker), a chunk's own two execs a
 //	                          stream (an exec's launches are ordered)
+//	launches chunk graphs on a running stream, 2, 10 or 40 us apart
+//	                          the host spinning that long after each
+//	                          launch: does a release starve only through
+//	                          calls back to back?
 //
 // and per stream the time from the record after its gate to the one after
 // its host function (the callback thread's wake, the function and the
@@ -50,7 +54,10 @@ var (
 	rlStreams = []int{1, 4}
 	rlCases   = []string{"host spinning", "host querying an event", "host launching kernels on a held stream",
 		"host launching chunk graphs on a held stream", "host launching chunk graphs on a running stream",
-		"host launching kernels onto the timed streams", "host launching chunk graphs onto the timed streams"}
+		"host launching kernels onto the timed streams", "host launching chunk graphs onto the timed streams",
+		rlSpaced(2), rlSpaced(10), rlSpaced(40)}
+	// rlGaps are the spaced cases' gaps between launches.
+	rlGaps = []time.Duration{2 * time.Microsecond, 10 * time.Microsecond, 40 * time.Microsecond}
 )
 
 const (
@@ -63,6 +70,12 @@ const (
 // functions in case cs, "first" (the earliest release) or "last".
 func rlName(n int, cs, which string) string {
 	return fmt.Sprintf("host function release on %d streams, %s, %s", n, cs, which)
+}
+
+// rlSpaced is the case of chunk graph launches on a running stream us
+// microseconds apart.
+func rlSpaced(us int) string {
+	return fmt.Sprintf("host launching chunk graphs on a running stream, %d us apart", us)
 }
 
 // rlCallsName is the number of driver calls the host made in case cs's
@@ -248,6 +261,9 @@ func (c *calibrator) rlBusy(h device.Host, env *rlEnv, n int, cs string) (int, e
 			x := env.chunks[calls%2]
 			if err = env.gd.updateCopies(h, x, env.chunk, calls); err == nil {
 				err = h.GraphLaunch(x, env.other)
+			}
+			if i := slices.Index(rlCases, cs) - 7; i >= 0 {
+				h.Spend(rlGaps[i])
 			}
 		}
 		if err != nil {

@@ -501,6 +501,12 @@ type FrontEndCosts struct {
 	// (calibrate "graphs behind a host function", session 30). false (left
 	// out): such a stream is free at once, as before the field existed.
 	CallbackReleaseHoldsStream bool `yaml:"callback_release_holds_stream,omitempty"`
+	// CallbackReleaseHostWaitNs (optional): a callback release
+	// (callback_release_ns) that begins while a host thread is inside a
+	// driver call waits for the call to return and this much more
+	// (callbackhostcalls.go). 0 (left out): it does not wait, as before
+	// the field existed.
+	CallbackReleaseHostWaitNs float64 `yaml:"callback_release_host_wait_ns,omitempty"`
 	// CallbackParkAfterNs and CallbackParkedWakeNs (optional): the
 	// callback thread, idle longer than CallbackParkAfterNs (from the end
 	// of its last callback or release to a callback becoming ready), has

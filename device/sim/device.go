@@ -312,7 +312,9 @@ type costs struct {
 	// The optional wake-up of the idle callback thread, and the stream's
 	// release after a callback.
 	callbackWake, callbackRelease Time
-	cbParkAfter, cbParkedWake     Time
+	// releaseHostWait: front_end.callback_release_host_wait_ns.
+	releaseHostWait           Time
+	cbParkAfter, cbParkedWake Time
 }
 
 // New builds a simulated device from cfg.
@@ -357,7 +359,7 @@ func New(cfg *Config, opts ...Option) (*Device, error) {
 		dqInsert: nsTime(float64(cfg.DQ.InsertCycles) * cyc), dqComplete: nsTime(float64(cfg.DQ.CompleteCycles) * cyc),
 		graphNodeLaunch: nsTime(h.GraphLaunchNodeNs), graphCopyLaunch: nsTime(h.GraphLaunchCopyNodeNs), graphCopyEdgeLaunch: nsTime(h.GraphLaunchCopyEdgeNs), graphBranchLaunch: nsTime(h.GraphLaunchBranchNs), graphOpenEndLaunch: nsTime(h.GraphLaunchOpenEndNs), graphCopyFanEdgeLaunch: nsTime(cmp.Or(h.GraphLaunchCopyFanEdgeNs, h.GraphLaunchCopyEdgeNs)), graphJoinLaunch: nsTime(h.GraphLaunchJoinNs),
 		graphKernelChange: nsTime(h.GraphLaunchKernelChangeNs), graphChangedNode: nsTime(h.GraphLaunchChangedNodeNs), setNodeKernelChange: nsTime(h.SetNodeKernelChangeNs),
-		graphCopyNode: nsTime(f.GraphCopyNodeNs), copyPoll: nsTime(f.CopyPollNs), kernelPoll: nsTime(f.KernelPollNs), engineWait: nsTime(f.EngineWaitNs), copyIdleLatency: nsTime(cfg.Copy.IdleLatencyNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs),
+		graphCopyNode: nsTime(f.GraphCopyNodeNs), copyPoll: nsTime(f.CopyPollNs), kernelPoll: nsTime(f.KernelPollNs), engineWait: nsTime(f.EngineWaitNs), copyIdleLatency: nsTime(cfg.Copy.IdleLatencyNs), graphDispatch: nsTime(f.GraphDispatchNs), graphBranchQueue: nsTime(f.GraphBranchQueueNs), callbackWake: nsTime(f.CallbackWakeNs), callbackRelease: nsTime(f.CallbackReleaseNs), releaseHostWait: nsTime(f.CallbackReleaseHostWaitNs),
 		cbParkAfter: nsTime(f.CallbackParkAfterNs), cbParkedWake: nsTime(f.CallbackParkedWakeNs),
 		parkedDecade: 1000 * h.ParkedWakePerDecadeNs, cbParkedDecade: 1000 * f.CallbackParkedWakePerDecadeNs,
 		parkAfter: nsTime(h.ParkAfterNs), parkedWake: nsTime(h.ParkedWakeNs), parkedCbWake: nsTime(cmp.Or(h.ParkedCallbackWakeNs, h.ParkedWakeNs)),
@@ -694,7 +696,11 @@ const (
 // thread is a host thread: a goroutine that runs only while the engine has
 // handed it control, so that host threads are coroutines in simulated time.
 type thread struct {
-	d         *Device
+	d *Device
+	// calls are the thread's driver calls not yet ended, in order
+	// (front_end.callback_release_host_wait_ns; callbackhostcalls.go).
+	calls     []hostCall
+	callsHead int // calls before it have ended
 	name      string
 	id        int
 	clock     Time
@@ -1017,6 +1023,7 @@ func (th *thread) chargeLocked(cost Time, call string, fraction float64, handoff
 			d.lockFree, d.lockHolder = th.clock, th
 		}
 	}
+	th.noteHostCall(start, th.clock)
 	if d.tr.on {
 		d.tr.hostCall(th.id, call, start, th.clock, d.cmdSeq+1)
 	}

@@ -662,6 +662,7 @@ func (d *Device) runCallback(k *command) {
 		// this one keeps its start. A stream with nothing queued behind
 		// is free at once (later work goes straight to the GPU), and a
 		// callback queued behind on the stream runs without it.
+		r += d.releaseHostWait()
 		d.cbFree = max(d.cbFree, d.now+r)
 		d.schedule(d.now+r, evCallbackRelease, 0, 0, k)
 		return
