@@ -7,10 +7,10 @@ package sim
 // thread is making driver calls: 1 or 4 streams each behind a 100 us gate,
 // a no-op host function and a record behind it; the record lands 10-19 us
 // later than with the host spinning when the host queries an event back
-// to back, 21-24 us later when it launches empty kernels, 20-40 us later
-// (medians; some rounds 200-700 us) when it updates and launches SET-batch's
+// to back, 15-30 us later when it launches empty kernels, 20-40 us later
+// (medians; some rounds 150-700 us) when it updates and launches SET-batch's
 // chunk graph (calibrate "host function releases beside driver calls",
-// session 36, two leases; calibration-h100.md "Session 36"). As if the
+// session 36, three leases; calibration-h100.md "Session 36"). As if the
 // callback thread took a lock every driver call holds: with
 // front_end.callback_release_host_wait_ns w set, a release that would
 // begin while a host thread is inside a driver call begins when that call
@@ -20,7 +20,10 @@ package sim
 // when another worker's completion callback releases its queued chunk.
 // One wait, not more: a thread that waited for every call back to back
 // (the host re-taking the lock first) would starve through the probe's
-// 400 us of launches, which the GPU mostly does not.
+// 400 us of launches, which the GPU mostly does not. Nor is it only the
+// call a release falls inside: launches spaced 2-40 us apart delay it
+// about as much on a fourth lease; the one wait stands in, on average,
+// for the host's driver activity as such.
 
 // hostCall is a driver call's time on its host thread.
 type hostCall struct{ from, to Time }
