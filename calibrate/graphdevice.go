@@ -142,10 +142,7 @@ func (c *calibrator) gdRounds(h device.Host, env *gdEnv, x device.GraphExec, sh 
 	calls := n * (3 + sh.branches + sh.perBranch/8)
 	ys, err := c.gatedRounds(h, env.ss, 1, calls, func() error {
 		for i := 0; i < n; i++ {
-			if err := env.updateCopies(h, x, sh, i); err != nil {
-				return err
-			}
-			if err := h.GraphLaunch(x, env.ss.t.s); err != nil {
+			if err := env.launchUpdated(h, x, sh, i, env.ss.t.s); err != nil {
 				return err
 			}
 			if sh.hostFunc {
@@ -176,6 +173,14 @@ func (env *gdEnv) updateCopies(h device.Host, x device.GraphExec, sh gdShape, i 
 		return err
 	}
 	return h.SetCopyNode(x, x.Nodes()-1, out)
+}
+
+// launchUpdated launches x on s after updateCopies for launch i.
+func (env *gdEnv) launchUpdated(h device.Host, x device.GraphExec, sh gdShape, i int, s device.Stream) error {
+	if err := env.updateCopies(h, x, sh, i); err != nil {
+		return err
+	}
+	return h.GraphLaunch(x, s)
 }
 
 // issue captures sh on the set's origin stream and its side streams.

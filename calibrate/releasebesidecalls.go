@@ -52,13 +52,48 @@ import (
 // driver, and most with the long graph launches.
 var (
 	rlStreams = []int{1, 4}
-	rlCases   = []string{"host spinning", "host querying an event", "host launching kernels on a held stream",
-		"host launching chunk graphs on a held stream", "host launching chunk graphs on a running stream",
-		"host launching kernels onto the timed streams", "host launching chunk graphs onto the timed streams",
-		rlSpaced(2), rlSpaced(10), rlSpaced(40)}
-	// rlGaps are the spaced cases' gaps between launches.
-	rlGaps = []time.Duration{2 * time.Microsecond, 10 * time.Microsecond, 40 * time.Microsecond}
+	rlCases   = append([]rlCase{
+		{name: "host spinning"},
+		{name: "host querying an event", calls: rlQueries},
+		{name: "host launching kernels on a held stream", calls: rlKernels, hold: true},
+		{name: "host launching chunk graphs on a held stream", calls: rlChunks, hold: true},
+		{name: "host launching chunk graphs on a running stream", calls: rlChunks},
+		{name: "host launching kernels onto the timed streams", calls: rlKernels, onto: true},
+		{name: "host launching chunk graphs onto the timed streams", calls: rlChunks, onto: true},
+	}, rlSpaced(2, 10, 40)...)
 )
+
+// rlCase is what the host does in its busy time: which driver calls, on
+// the other stream (held by a long spin kernel first, or running) or
+// onto the timed streams, and the gap it spins after each.
+type rlCase struct {
+	name  string
+	calls rlCalls
+	hold  bool
+	onto  bool
+	gap   time.Duration
+}
+
+// rlCalls is the driver call the host repeats.
+type rlCalls int
+
+const (
+	rlSpin    rlCalls = iota // none: Host.Spend
+	rlQueries                // cuEventQuery on the first gate's event
+	rlKernels                // empty kernel launches
+	rlChunks                 // the chunk's copy nodes updated and launched
+)
+
+// rlSpaced are the cases of chunk graph launches on a running stream, us
+// microseconds apart.
+func rlSpaced(us ...int) []rlCase {
+	var out []rlCase
+	for _, u := range us {
+		out = append(out, rlCase{name: fmt.Sprintf("host launching chunk graphs on a running stream, %d us apart", u),
+			calls: rlChunks, gap: time.Duration(u) * time.Microsecond})
+	}
+	return out
+}
 
 const (
 	rlGate = 100 * time.Microsecond
@@ -70,12 +105,6 @@ const (
 // functions in case cs, "first" (the earliest release) or "last".
 func rlName(n int, cs, which string) string {
 	return fmt.Sprintf("host function release on %d streams, %s, %s", n, cs, which)
-}
-
-// rlSpaced is the case of chunk graph launches on a running stream us
-// microseconds apart.
-func rlSpaced(us int) string {
-	return fmt.Sprintf("host launching chunk graphs on a running stream, %d us apart", us)
 }
 
 // rlCallsName is the number of driver calls the host made in case cs's
@@ -149,10 +178,11 @@ func (c *calibrator) releasesBesideCalls(h device.Host) error {
 		return err
 	}
 	for _, n := range rlStreams {
-		for _, cs := range rlCases {
+		for _, rc := range rlCases {
+			cs := rc.name
 			var first, last, calls []float64
 			err := c.warmRounds(func(measured bool) error {
-				f, l, k, err := c.rlRound(h, env, n, cs)
+				f, l, k, err := c.rlRound(h, env, n, rc)
 				if measured {
 					first, last, calls = append(first, f), append(last, l), append(calls, float64(k))
 				}
@@ -175,16 +205,16 @@ func (c *calibrator) releasesBesideCalls(h device.Host) error {
 	return nil
 }
 
-// rlRound issues one round of case cs on n streams and returns the
+// rlRound issues one round of case rc on n streams and returns the
 // shortest and longest release span and the host's driver calls.
-func (c *calibrator) rlRound(h device.Host, env *rlEnv, n int, cs string) (first, last float64, calls int, err error) {
+func (c *calibrator) rlRound(h device.Host, env *rlEnv, n int, rc rlCase) (first, last float64, calls int, err error) {
 	// An untimed host function first, so that the callback thread is
 	// awake (its idle the gate's) when the timed ones become ready.
 	put := func() { env.done.Put(nil) }
 	if _, err := hostFuncHandoff(h, env.timed[0].s, env.done, put, nil, nil); err != nil {
 		return 0, 0, 0, err
 	}
-	if cs == rlCases[2] || cs == rlCases[3] {
+	if rc.hold {
 		if err := h.Launch(env.other, c.spinLaunch(rlHold, env.holdDone)); err != nil {
 			return 0, 0, 0, err
 		}
@@ -194,7 +224,7 @@ func (c *calibrator) rlRound(h device.Host, env *rlEnv, n int, cs string) (first
 			return 0, 0, 0, err
 		}
 	}
-	if calls, err = c.rlBusy(h, env, n, cs); err != nil {
+	if calls, err = c.rlBusy(h, env, n, rc); err != nil {
 		return 0, 0, 0, err
 	}
 	if err := h.Synchronize(); err != nil {
@@ -234,40 +264,35 @@ func (c *calibrator) rlIssue(h device.Host, env *rlEnv, i int) error {
 	return h.Record(t.e1, t.s)
 }
 
-// rlBusy keeps the host busy rlBusy long as case cs says (n streams
+// rlBusy keeps the host busy rlBusy long as case rc says (n streams
 // timed) and returns the driver calls it made.
-func (c *calibrator) rlBusy(h device.Host, env *rlEnv, n int, cs string) (int, error) {
-	if cs == rlCases[0] {
+func (c *calibrator) rlBusy(h device.Host, env *rlEnv, n int, rc rlCase) (int, error) {
+	if rc.calls == rlSpin {
 		h.Spend(rlBusy)
 		return 0, nil
 	}
 	calls := 0
 	for t0 := h.Now(); h.Now()-t0 < rlBusy; calls++ {
+		// The target: the other stream and its two chunk execs, or the
+		// timed streams round-robin, each with its own two.
+		s, xs, i := env.other, env.chunks, calls
+		if rc.onto {
+			s, xs, i = env.timed[calls%n].s, env.onto[calls%n], calls/n
+		}
 		var err error
-		switch cs {
-		case rlCases[1]:
+		switch rc.calls {
+		case rlQueries:
 			_, err = h.Query(env.gate[0])
-		case rlCases[2]:
-			err = h.Launch(env.other, env.gd.le)
-		case rlCases[5]:
-			err = h.Launch(env.timed[calls%n].s, env.gd.le)
-		case rlCases[6]:
-			i := calls % n
-			x := env.onto[i][calls/n%2]
-			if err = env.gd.updateCopies(h, x, env.chunk, calls/n); err == nil {
-				err = h.GraphLaunch(x, env.timed[i].s)
-			}
-		default:
-			x := env.chunks[calls%2]
-			if err = env.gd.updateCopies(h, x, env.chunk, calls); err == nil {
-				err = h.GraphLaunch(x, env.other)
-			}
-			if i := slices.Index(rlCases, cs) - 7; i >= 0 {
-				h.Spend(rlGaps[i])
-			}
+		case rlKernels:
+			err = h.Launch(s, env.gd.le)
+		case rlChunks:
+			err = env.gd.launchUpdated(h, xs[i%2], env.chunk, i, s)
 		}
 		if err != nil {
 			return calls, err
+		}
+		if rc.gap > 0 {
+			h.Spend(rc.gap)
 		}
 	}
 	return calls, nil

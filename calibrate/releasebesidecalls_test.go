@@ -18,20 +18,20 @@ import (
 // short queries, fewer kernel launches, a few long chunk graph launches.
 func TestReleasesBesideCallsWaitForTheHostsCall(t *testing.T) {
 	_, value := measured(t, loadConfig(t, "h200"), "host function releases beside driver calls")
-	last := func(n, i int) float64 { return value(rlName(n, rlCases[i], "last")) }
+	last := func(n, i int) float64 { return value(rlName(n, rlCases[i].name, "last")) }
 	for _, n := range rlStreams {
 		spin := last(n, 0)
 		assert.Greater(t, spin, 30000.0, "%d streams: a wake, the callback and the release", n)
-		assert.LessOrEqual(t, value(rlName(n, rlCases[0], "first")), spin, "%d streams", n)
+		assert.LessOrEqual(t, value(rlName(n, rlCases[0].name, "first")), spin, "%d streams", n)
 		for i := 1; i < 7; i++ {
-			assert.GreaterOrEqual(t, last(n, i)-spin, 10000.0, "%d streams, %s: the hand-off after a call", n, rlCases[i])
-			assert.Less(t, last(n, i)-spin, 70000.0, "%d streams, %s: one call and the hand-off at most", n, rlCases[i])
+			assert.GreaterOrEqual(t, last(n, i)-spin, 10000.0, "%d streams, %s: the hand-off after a call", n, rlCases[i].name)
+			assert.Less(t, last(n, i)-spin, 70000.0, "%d streams, %s: one call and the hand-off at most", n, rlCases[i].name)
 		}
-		q, k, g := value(rlCallsName(n, rlCases[1])), value(rlCallsName(n, rlCases[2])), value(rlCallsName(n, rlCases[3]))
+		q, k, g := value(rlCallsName(n, rlCases[1].name)), value(rlCallsName(n, rlCases[2].name)), value(rlCallsName(n, rlCases[3].name))
 		assert.Greater(t, q, k, "%d streams: more queries than launches in the busy time", n)
 		assert.Greater(t, k, g, "%d streams: more kernel launches than chunk graph launches", n)
 		assert.GreaterOrEqual(t, g, 4.0, "%d streams: the chunk graphs' launches", n)
-		assert.Zero(t, value(rlCallsName(n, rlCases[0])), "%d streams: spinning calls nothing", n)
+		assert.Zero(t, value(rlCallsName(n, rlCases[0].name)), "%d streams: spinning calls nothing", n)
 	}
 	assert.Less(t, last(1, 1), last(1, 2), "one stream: a query's wait is shorter than a kernel launch's")
 	assert.Less(t, last(1, 2), last(1, 3), "one stream: a kernel launch's is shorter than a chunk graph launch's")
@@ -40,8 +40,8 @@ func TestReleasesBesideCallsWaitForTheHostsCall(t *testing.T) {
 	// any (where it falls is the gap's phase), never more.
 	for _, n := range rlStreams {
 		for i := 7; i < len(rlCases); i++ {
-			assert.GreaterOrEqual(t, last(n, i), last(n, 0), "%d streams, %s", n, rlCases[i])
-			assert.Less(t, last(n, i)-last(n, 0), 70000.0, "%d streams, %s: one call and the hand-off at most", n, rlCases[i])
+			assert.GreaterOrEqual(t, last(n, i), last(n, 0), "%d streams, %s", n, rlCases[i].name)
+			assert.Less(t, last(n, i)-last(n, 0), 70000.0, "%d streams, %s: one call and the hand-off at most", n, rlCases[i].name)
 		}
 	}
 }

@@ -149,12 +149,7 @@ func destroyExecs(h device.Host, xs []device.GraphExec) error {
 // sbCalls is what SET-batch does per chunk: update x's copy nodes (when
 // sh.update), launch it on st, enqueue done after it (when sh.hostFunc).
 func sbCalls(h device.Host, env *gdEnv, x device.GraphExec, sh gdShape, st device.Stream, i int, done func()) error {
-	if sh.update {
-		if err := env.updateCopies(h, x, sh, i); err != nil {
-			return err
-		}
-	}
-	if err := h.GraphLaunch(x, st); err != nil {
+	if err := env.launchUpdated(h, x, sh, i, st); err != nil {
 		return err
 	}
 	if sh.hostFunc {
